@@ -1,0 +1,30 @@
+"""Seeded scenario generators, a registry of names, and the explicit-data form."""
+
+from . import (  # noqa: F401  (registration side effects)
+    bottleneck,
+    circle_crossing,
+    corridor,
+    crossing_flows,
+    obstacle_field,
+    path_course,
+    square_crossing,
+)
+from .base import SCENARIOS, BodyDefaults, Counts, ScenarioError, ScenarioSpec, make_params
+from .explicit import explicit_counts, from_dict
+
+__all__ = [
+    "SCENARIOS",
+    "BodyDefaults",
+    "Counts",
+    "ScenarioError",
+    "ScenarioSpec",
+    "explicit_counts",
+    "from_dict",
+    "make_params",
+    "scenario_names",
+]
+
+
+def scenario_names() -> list[str]:
+    """Names of the registered scenarios."""
+    return sorted(SCENARIOS)

@@ -1,0 +1,255 @@
+"""Anti-gravity obstacle avoidance weighted by a cardioid (Gast, Point A to Point B part 1).
+
+Every obstacle pushes the body away from it with a strength that falls off with the squared
+distance. The push is weighted by a cardioid of the angle between the direction to the target and
+the direction to the obstacle: full weight dead ahead, none behind, so obstacles already passed stop
+bending the path. The weighted pushes are added to the unit direction to the target and the sum is
+normalised.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .vec import EPS, normalize
+
+
+class CardioidParams(NamedTuple):
+    """Parameters of :func:`cardioid`.
+
+    ``personal_space`` scales the push: ``mag = personal_space * (r_self + r_obs)^2 / d^2``. Part 3
+    of the series uses 3 (the default here); part 1 uses 2.
+    """
+
+    personal_space: float = 3.0
+    power: float = 3.0  # cardioid exponent: ((1 + cos delta) / 2) ** power
+
+
+@njit(cache=True)
+def _n_valid(n_nb: int, k: int) -> int:
+    """Number of neighbour rows to read: ``n_nb`` clipped to ``[0, k]``."""
+    if n_nb < 0:
+        return 0
+    if n_nb > k:
+        return k
+    return n_nb
+
+
+@njit(cache=True)
+def cardioid_push(
+    px: float,
+    py: float,
+    radius: float,
+    ox: float,
+    oy: float,
+    o_radius: float,
+    dirx: float,
+    diry: float,
+    personal_space: float,
+    power: float,
+) -> tuple[float, float, float, float]:
+    """Anti-gravity push of one obstacle on a body, unweighted, and its cardioid weight.
+
+    Returns ``(vx, vy, mag, r)``: the push ``v`` points from the obstacle to the body with length
+    ``mag``; ``r`` is the cardioid weight for the unit target direction ``(dirx, diry)``. A body
+    exactly on the obstacle has no defined push direction and gets ``(0, 0, 0, 0)``.
+    """
+    ex = px - ox
+    ey = py - oy
+    d = np.sqrt(ex * ex + ey * ey)
+    if d < EPS:
+        return 0.0, 0.0, 0.0, 0.0
+    w = radius + o_radius
+    mag = personal_space * w * w / (d * d)
+    ux = ex / d
+    uy = ey / d
+    # delta is the angle between the target direction and the direction to the obstacle (-u);
+    # only its cosine is needed. Clipped so that rounding cannot make the base negative.
+    c = -(dirx * ux + diry * uy)
+    if c > 1.0:
+        c = 1.0
+    elif c < -1.0:
+        c = -1.0
+    r = ((1.0 + c) * 0.5) ** power
+    return ux * mag, uy * mag, mag, r
+
+
+@njit(cache=True)
+def cardioid_one(
+    px: float,
+    py: float,
+    tx: float,
+    ty: float,
+    radius: float,
+    nb_pos: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: int,
+    params: CardioidParams,
+) -> tuple[float, float]:
+    """Unit desired direction of one body at ``(px, py)`` heading for ``(tx, ty)``.
+
+    ``nb_pos: (K, 2)``, ``nb_radius: (K,)``; the first ``n_nb`` rows are the obstacles. Returns
+    ``(0, 0)`` on the target.
+    """
+    dirx, diry = normalize(tx - px, ty - py)
+    if dirx == 0.0 and diry == 0.0:
+        return 0.0, 0.0
+    sx = dirx
+    sy = diry
+    for k in range(_n_valid(n_nb, nb_pos.shape[0])):
+        vx, vy, _, r = cardioid_push(
+            px,
+            py,
+            radius,
+            nb_pos[k, 0],
+            nb_pos[k, 1],
+            nb_radius[k],
+            dirx,
+            diry,
+            params.personal_space,
+            params.power,
+        )
+        sx += vx * r
+        sy += vy * r
+    return normalize(sx, sy)
+
+
+@njit(cache=True)
+def cardioid_pushes_one(
+    px: float,
+    py: float,
+    tx: float,
+    ty: float,
+    radius: float,
+    nb_pos: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: int,
+    params: CardioidParams,
+    out: np.ndarray,
+) -> None:
+    """Write each obstacle's weighted push ``v * r`` into ``out: (K, 2)`` (zeros past ``n_nb``),
+    for drawing the push vectors over a rendered frame."""
+    out[:, :] = 0.0
+    dirx, diry = normalize(tx - px, ty - py)
+    if dirx == 0.0 and diry == 0.0:
+        return
+    for k in range(_n_valid(n_nb, nb_pos.shape[0])):
+        vx, vy, _, r = cardioid_push(
+            px,
+            py,
+            radius,
+            nb_pos[k, 0],
+            nb_pos[k, 1],
+            nb_radius[k],
+            dirx,
+            diry,
+            params.personal_space,
+            params.power,
+        )
+        out[k, 0] = vx * r
+        out[k, 1] = vy * r
+
+
+@njit(cache=True)
+def _cardioid_batch(pos, target, radius, nb_pos, nb_radius, n_nb, params):
+    n = pos.shape[0]
+    out = np.zeros((n, 2))
+    for a in range(n):
+        out[a, 0], out[a, 1] = cardioid_one(
+            pos[a, 0],
+            pos[a, 1],
+            target[a, 0],
+            target[a, 1],
+            radius[a],
+            nb_pos[a],
+            nb_radius[a],
+            n_nb[a],
+            params,
+        )
+    return out
+
+
+@njit(cache=True)
+def _cardioid_pushes_batch(pos, target, radius, nb_pos, nb_radius, n_nb, params):
+    out = np.zeros(nb_pos.shape)
+    for a in range(pos.shape[0]):
+        cardioid_pushes_one(
+            pos[a, 0],
+            pos[a, 1],
+            target[a, 0],
+            target[a, 1],
+            radius[a],
+            nb_pos[a],
+            nb_radius[a],
+            n_nb[a],
+            params,
+            out[a],
+        )
+    return out
+
+
+def _check_batch(
+    pos: np.ndarray,
+    target: np.ndarray,
+    radius: np.ndarray | float,
+    nb_pos: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """Validate and convert the common batch arguments to contiguous float64 / int64 arrays.
+
+    ``pos, target: (A, 2)``, ``radius: (A,)`` or scalar, ``nb_pos: (A, K, 2)``,
+    ``nb_radius: (A, K)``, ``n_nb: (A,)``.
+    """
+    pos = np.ascontiguousarray(pos, dtype=np.float64)
+    target = np.ascontiguousarray(target, dtype=np.float64)
+    nb_pos = np.ascontiguousarray(nb_pos, dtype=np.float64)
+    nb_radius = np.ascontiguousarray(nb_radius, dtype=np.float64)
+    if pos.ndim != 2 or pos.shape[1] != 2:
+        raise ValueError(f"pos must be (A, 2), got {pos.shape}")
+    a = pos.shape[0]
+    if target.shape != pos.shape:
+        raise ValueError(f"target must be {pos.shape}, got {target.shape}")
+    if nb_pos.ndim != 3 or nb_pos.shape[0] != a or nb_pos.shape[2] != 2:
+        raise ValueError(f"nb_pos must be (A, K, 2) with A={a}, got {nb_pos.shape}")
+    if nb_radius.shape != nb_pos.shape[:2]:
+        raise ValueError(f"nb_radius must be {nb_pos.shape[:2]}, got {nb_radius.shape}")
+    radius = np.ascontiguousarray(np.broadcast_to(np.asarray(radius, np.float64), (a,)))
+    n_nb = np.ascontiguousarray(np.broadcast_to(np.asarray(n_nb, np.int64), (a,)))
+    return pos, target, radius, nb_pos, nb_radius, n_nb
+
+
+def cardioid(
+    pos: np.ndarray,
+    target: np.ndarray,
+    radius: np.ndarray | float,
+    nb_pos: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: np.ndarray,
+    params: CardioidParams | None = None,
+) -> np.ndarray:
+    """Unit desired directions ``(A, 2)`` for ``A`` bodies avoiding their obstacles.
+
+    ``pos, target: (A, 2)``, ``radius: (A,)``, ``nb_pos: (A, K, 2)``, ``nb_radius: (A, K)``,
+    ``n_nb: (A,)`` valid rows per body. ``(0, 0)`` for a body on its target.
+    """
+    p = CardioidParams() if params is None else CardioidParams(*(float(x) for x in params))
+    return _cardioid_batch(*_check_batch(pos, target, radius, nb_pos, nb_radius, n_nb), p)
+
+
+def cardioid_pushes(
+    pos: np.ndarray,
+    target: np.ndarray,
+    radius: np.ndarray | float,
+    nb_pos: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: np.ndarray,
+    params: CardioidParams | None = None,
+) -> np.ndarray:
+    """Weighted push of every obstacle on every body, ``(A, K, 2)`` (zeros for unused rows), for
+    rendering overlays. Same arguments as :func:`cardioid`."""
+    p = CardioidParams() if params is None else CardioidParams(*(float(x) for x in params))
+    return _cardioid_pushes_batch(*_check_batch(pos, target, radius, nb_pos, nb_radius, n_nb), p)

@@ -1,0 +1,348 @@
+"""Cardioid anti-gravity that picks a side (Gast, Point A to Point B parts 2 and 3).
+
+Part 2: each push ("red") is also rotated toward the perpendicular of the path when the obstacle
+is nearly straight ahead, giving the "adjusted" push ("blue"), so a single obstacle dead ahead
+is walked around rather than braked against.
+
+Part 3: two obstacles exactly symmetric about the path cancel each other's sideways pushes, red
+or blue alike, and the body stalls between them. The plain pushes are therefore also summed
+("yellow") and, when that sum is the larger one, the sum itself is turned to one side and scaled
+down like a single obstacle ("green", A). The final direction is
+``target_dir + A + igFac * B`` with B the sum of the blue pushes and igFac a quarter ellipse that
+drops B when ``A + B`` points straight back (or straight ahead).
+
+Side convention. The article turns a vector lying at an angle delta from the target direction
+by ``-theta * sign(delta)`` with the standard rotation formulas, and an exact tie (delta = +pi,
+what ``atan2`` gives for a sum pointing straight back along the +x path) therefore turns it
+clockwise in the formulas' own frame. The article draws on a canvas with y pointing down, where
+that is a turn to the walker's right: "we choose to go to the right". In our y-up world the same
+formulas would turn it to the left. ``side = +1`` (default) reproduces the article's picture:
+on a tie the body swerves to its right and the obstacles pass on its left. ``side = -1``
+swerves left. Away from ties the turn direction is geometric (away from the nearer mass of
+obstacles) and mirror-symmetric, so ``side`` only decides the exactly symmetric cases, which
+``tie_angle`` widens from bitwise equality to a small band so that rounding in the sums cannot
+flip the choice.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .cardioid import _check_batch, _n_valid, cardioid_push
+from .vec import EPS, normalize, rotate
+
+
+class SideChoiceParams(NamedTuple):
+    """Parameters of :func:`side_choice`."""
+
+    personal_space: float = 3.0  # "mass * mass * 3" (part 3)
+    power: float = 3.0  # cardioid exponent
+    side: float = 1.0  # +1: swerve right on a tie (the article's choice), -1: swerve left
+    tie_angle: float = 1e-6  # rad; a vector within this of straight back counts as a tie
+
+
+N_NB_DEBUG = 5  # per-neighbour debug columns: red (2), blue (2), cardioid weight
+N_SUM_DEBUG = 11  # per-body debug columns: target dir, yellow, blue sum, green, igFac, final
+
+
+class SideChoiceDebug(NamedTuple):
+    """Every intermediate vector of :func:`side_choice` for one body (for overlays).
+
+    Arrays over the ``n`` valid neighbours: ``plain (n, 2)`` weighted red pushes ``v * r``,
+    ``adjusted (n, 2)`` weighted blue pushes ``av * r``, ``weight (n,)`` cardioid weights ``r``.
+    Then ``target_dir (2,)``, ``yellow (2,)`` sum of red, ``blue (2,)`` sum of blue (B),
+    ``green (2,)`` turned-and-scaled yellow (A), ``ig_fac`` and ``final (2,)`` unit direction.
+    """
+
+    plain: np.ndarray
+    adjusted: np.ndarray
+    weight: np.ndarray
+    target_dir: np.ndarray
+    yellow: np.ndarray
+    blue: np.ndarray
+    green: np.ndarray
+    ig_fac: float
+    final: np.ndarray
+
+
+@njit(cache=True)
+def _turn_sign(delta: float, side: float, tie_angle: float) -> float:
+    """Sign used by the article's ``-theta * sign(delta)`` turns, with ties decided by ``side``.
+
+    ``sign(delta) = +1`` turns the vector clockwise (y-up), i.e. a push pointing back is turned
+    to the body's left; a tie (delta within ``tie_angle`` of +-pi) turns it to the configured side.
+    """
+    if math.pi - abs(delta) <= tie_angle:
+        return -1.0 if side >= 0.0 else 1.0
+    if delta > 0.0:
+        return 1.0
+    if delta < 0.0:
+        return -1.0
+    return 0.0
+
+
+@njit(cache=True)
+def _quarter_ellipse(delta_abs: float) -> float:
+    """``sqrt(1 - ((2 |delta| - pi) / pi)^2)``: 0 at 0 and pi, 1 at pi/2 (clipped, never NaN)."""
+    x = (2.0 * delta_abs - math.pi) / math.pi
+    q = 1.0 - x * x
+    if q <= 0.0:
+        return 0.0
+    return math.sqrt(q)
+
+
+@njit(cache=True)
+def adjusted_push(
+    vx: float,
+    vy: float,
+    r: float,
+    dirx: float,
+    diry: float,
+    side: float,
+    tie_angle: float,
+) -> tuple[float, float]:
+    """The part-2 "blue" vector: push ``v`` rotated toward the path's perpendicular.
+
+    ``delta`` is the angle from the target direction to the push. When ``|delta| >= pi/2`` the
+    inverted quarter ellipse ``r2 = 1 - sqrt(1 - ((2|delta| - pi)/pi)^2)`` grows from 0 (push
+    sideways) to 1 (push straight back); the rotation is ``theta = pi * r * r2 / 2`` away from the
+    obstacle's side, so an obstacle dead ahead with full cardioid weight gets a sideways push.
+    """
+    if vx == 0.0 and vy == 0.0:
+        return 0.0, 0.0
+    delta = math.atan2(dirx * vy - diry * vx, dirx * vx + diry * vy)
+    ad = abs(delta)
+    r2 = 0.0
+    if ad >= 0.5 * math.pi:
+        r2 = 1.0 - _quarter_ellipse(ad)
+    theta = math.pi * r * r2 * 0.5
+    return rotate(vx, vy, -theta * _turn_sign(delta, side, tie_angle))
+
+
+@njit(cache=True)
+def combine_sums(
+    dirx: float,
+    diry: float,
+    agx: float,
+    agy: float,
+    adjx: float,
+    adjy: float,
+    side: float,
+    tie_angle: float,
+) -> tuple[float, float, float, float, float]:
+    """Part 3's choice between the yellow sum ``ag`` and the blue sum ``adj`` (B).
+
+    Returns ``(fx, fy, ax, ay, ig_fac)``: the unit final direction, the green vector A and igFac.
+    """
+    magold = math.sqrt(agx * agx + agy * agy)
+    magnew = math.sqrt(adjx * adjx + adjy * adjy)
+    newx = 0.0
+    newy = 0.0
+    # Only when yellow is the larger (and non-zero: the article divides by it unguarded).
+    if magold > EPS and magold >= magnew:
+        keep = (1.0 - magnew / magold) * (1.0 / (magnew + 1.0))
+        new_theta = -keep * (0.5 * math.pi)
+        delta = math.atan2(dirx * agy - diry * agx, dirx * agx + diry * agy)
+        ad = abs(delta)
+        axxx = 0.0
+        if ad > 0.5 * math.pi:
+            # Linear 0..1 over 90..180 degrees, squared, signed. In the post this line sits inside
+            # a broken comment ("/square and give it a sign ... /"); it is code: without it the
+            # ratio is unsigned and the turn would not follow the side of the yellow vector.
+            axxx = (ad - 0.5 * math.pi) / (0.5 * math.pi)
+            axxx = axxx * axxx * _turn_sign(delta, side, tie_angle)
+        newx, newy = rotate(agx, agy, new_theta * axxx)
+        f = keep * abs(axxx)
+        newx *= f
+        newy *= f
+    cx = newx + adjx
+    cy = newy + adjy
+    ig_fac = 0.0
+    if cx * cx + cy * cy > EPS * EPS:
+        # Angle between A + B and the target direction, in [0, pi].
+        ig_fac = _quarter_ellipse(abs(math.atan2(dirx * cy - diry * cx, dirx * cx + diry * cy)))
+    fx, fy = normalize(dirx + newx + ig_fac * adjx, diry + newy + ig_fac * adjy)
+    return fx, fy, newx, newy, ig_fac
+
+
+@njit(cache=True)
+def _side_choice_core(px, py, tx, ty, radius, nb_pos, nb_radius, n_nb, params, dbg_nb, dbg):
+    want = dbg.shape[0] > 0
+    dirx, diry = normalize(tx - px, ty - py)
+    if want:
+        dbg_nb[:, :] = 0.0
+        dbg[:] = 0.0
+        dbg[0] = dirx
+        dbg[1] = diry
+    if dirx == 0.0 and diry == 0.0:
+        return 0.0, 0.0
+    agx = 0.0
+    agy = 0.0
+    adjx = 0.0
+    adjy = 0.0
+    for k in range(_n_valid(n_nb, nb_pos.shape[0])):
+        vx, vy, _, r = cardioid_push(
+            px,
+            py,
+            radius,
+            nb_pos[k, 0],
+            nb_pos[k, 1],
+            nb_radius[k],
+            dirx,
+            diry,
+            params.personal_space,
+            params.power,
+        )
+        avx, avy = adjusted_push(vx, vy, r, dirx, diry, params.side, params.tie_angle)
+        agx += vx * r
+        agy += vy * r
+        adjx += avx * r
+        adjy += avy * r
+        if want:
+            dbg_nb[k, 0] = vx * r
+            dbg_nb[k, 1] = vy * r
+            dbg_nb[k, 2] = avx * r
+            dbg_nb[k, 3] = avy * r
+            dbg_nb[k, 4] = r
+    fx, fy, gx, gy, ig = combine_sums(
+        dirx, diry, agx, agy, adjx, adjy, params.side, params.tie_angle
+    )
+    if want:
+        dbg[2] = agx
+        dbg[3] = agy
+        dbg[4] = adjx
+        dbg[5] = adjy
+        dbg[6] = gx
+        dbg[7] = gy
+        dbg[8] = ig
+        dbg[9] = fx
+        dbg[10] = fy
+    return fx, fy
+
+
+@njit(cache=True)
+def side_choice_one(
+    px: float,
+    py: float,
+    tx: float,
+    ty: float,
+    radius: float,
+    nb_pos: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: int,
+    params: SideChoiceParams,
+) -> tuple[float, float]:
+    """Unit desired direction of one body at ``(px, py)`` heading for ``(tx, ty)``.
+
+    ``nb_pos: (K, 2)``, ``nb_radius: (K,)``; the first ``n_nb`` rows are the obstacles. Returns
+    ``(0, 0)`` on the target.
+    """
+    return _side_choice_core(
+        px,
+        py,
+        tx,
+        ty,
+        radius,
+        nb_pos,
+        nb_radius,
+        n_nb,
+        params,
+        np.empty((0, N_NB_DEBUG)),
+        np.empty(0),
+    )
+
+
+@njit(cache=True)
+def _side_choice_batch(pos, target, radius, nb_pos, nb_radius, n_nb, params):
+    n = pos.shape[0]
+    out = np.zeros((n, 2))
+    no_nb = np.empty((0, N_NB_DEBUG))
+    no_sum = np.empty(0)
+    for a in range(n):
+        out[a, 0], out[a, 1] = _side_choice_core(
+            pos[a, 0],
+            pos[a, 1],
+            target[a, 0],
+            target[a, 1],
+            radius[a],
+            nb_pos[a],
+            nb_radius[a],
+            n_nb[a],
+            params,
+            no_nb,
+            no_sum,
+        )
+    return out
+
+
+def _params(params: SideChoiceParams | None) -> SideChoiceParams:
+    return SideChoiceParams() if params is None else SideChoiceParams(*(float(x) for x in params))
+
+
+def side_choice(
+    pos: np.ndarray,
+    target: np.ndarray,
+    radius: np.ndarray | float,
+    nb_pos: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: np.ndarray,
+    params: SideChoiceParams | None = None,
+) -> np.ndarray:
+    """Unit desired directions ``(A, 2)`` with side choice.
+
+    ``pos, target: (A, 2)``, ``radius: (A,)``, ``nb_pos: (A, K, 2)``, ``nb_radius: (A, K)``,
+    ``n_nb: (A,)`` valid rows per body. ``(0, 0)`` for a body on its target.
+    """
+    args = _check_batch(pos, target, radius, nb_pos, nb_radius, n_nb)
+    return _side_choice_batch(*args, _params(params))
+
+
+def side_choice_debug(
+    pos: np.ndarray,
+    target: np.ndarray,
+    radius: float,
+    nb_pos: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: int | None = None,
+    params: SideChoiceParams | None = None,
+) -> SideChoiceDebug:
+    """All intermediate vectors of :func:`side_choice` for one body.
+
+    ``pos, target: (2,)``, ``nb_pos: (K, 2)``, ``nb_radius: (K,)``, ``n_nb`` defaults to ``K``.
+    """
+    pos = np.asarray(pos, np.float64)
+    target = np.asarray(target, np.float64)
+    nb_pos = np.ascontiguousarray(nb_pos, dtype=np.float64).reshape(-1, 2)
+    nb_radius = np.ascontiguousarray(nb_radius, dtype=np.float64).reshape(-1)
+    k = nb_pos.shape[0]
+    n = k if n_nb is None else max(0, min(int(n_nb), k))
+    dbg_nb = np.zeros((k, N_NB_DEBUG))
+    dbg = np.zeros(N_SUM_DEBUG)
+    _side_choice_core(
+        float(pos[0]),
+        float(pos[1]),
+        float(target[0]),
+        float(target[1]),
+        float(radius),
+        nb_pos,
+        nb_radius,
+        n,
+        _params(params),
+        dbg_nb,
+        dbg,
+    )
+    return SideChoiceDebug(
+        plain=dbg_nb[:n, 0:2].copy(),
+        adjusted=dbg_nb[:n, 2:4].copy(),
+        weight=dbg_nb[:n, 4].copy(),
+        target_dir=dbg[0:2].copy(),
+        yellow=dbg[2:4].copy(),
+        blue=dbg[4:6].copy(),
+        green=dbg[6:8].copy(),
+        ig_fac=float(dbg[8]),
+        final=dbg[9:11].copy(),
+    )

@@ -1,0 +1,55 @@
+"""Per-step events of learners: progress, arrival, collision, and leaving the episode."""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from .state import LEARNER
+
+
+@njit(cache=True)
+def learner_events(
+    pos,
+    goal,
+    kind,
+    active,
+    reached,
+    collided,
+    hit_body,
+    hit_static,
+    goal_dist,
+    progress,
+    arrived_now,
+    collided_now,
+    goal_tolerance,
+    collision_ends,
+):
+    """Detect arrivals and collisions of active learners after integration, in place.
+
+    pos, goal: (B, N, 2); kind, active, reached, collided, hit_body, hit_static: (B, N).
+    ``goal_dist`` (B, N) holds the distance to goal before the step and is updated; ``progress``
+    receives the decrease. Arrival wins over a collision in the same step. A learner that arrives,
+    or collides while ``collision_ends``, is deactivated: it leaves the world.
+    """
+    nb, nn = active.shape
+    for b in range(nb):
+        for i in range(nn):
+            arrived_now[b, i] = False
+            collided_now[b, i] = False
+            progress[b, i] = 0.0
+            if kind[b, i] != LEARNER or not active[b, i]:
+                continue
+            d = math.hypot(goal[b, i, 0] - pos[b, i, 0], goal[b, i, 1] - pos[b, i, 1])
+            progress[b, i] = goal_dist[b, i] - d
+            goal_dist[b, i] = d
+            if d <= goal_tolerance:
+                arrived_now[b, i] = True
+                reached[b, i] = True
+                active[b, i] = False
+            elif hit_body[b, i] or hit_static[b, i]:
+                collided_now[b, i] = True
+                collided[b, i] = True
+                if collision_ends:
+                    active[b, i] = False

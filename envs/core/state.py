@@ -1,0 +1,117 @@
+"""The batched world state: B independent worlds of N bodies each, as arrays.
+
+Structure of arrays, float64 throughout. A single environment is simply ``B = 1``. Absent bodies
+(padding, or pedestrians not drawn this episode) have ``active = False`` and are ignored by every
+kernel. The state owns no behaviour: kernels in ``dynamics``, ``collisions``, ``crowd``,
+``sensing`` and ``rewards`` read and write these arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+# Body kinds.
+LEARNER = 0
+PEDESTRIAN = 1
+FLOCK = 2
+KIND_NAMES = ("learner", "pedestrian", "flock")
+NUM_KINDS = 3
+
+# Kinematic models.
+HOLONOMIC = 0
+UNICYCLE = 1
+KINEMATICS_NAMES = ("holonomic", "unicycle")
+
+
+@dataclass
+class WorldState:
+    """Arrays of B worlds x N bodies, M disc obstacles, W wall segments, P path points.
+
+    Bodies: ``pos, vel, goal, start: (B, N, 2)``; ``heading, radius, v_pref, v_max: (B, N)``;
+    ``kind, behaviour, kinematics: (B, N) int64``; ``active, reached, collided: (B, N) bool``.
+    Paths: ``path: (B, N, P, 2)`` waypoints, ``path_len: (B, N)`` valid points (0 = no path),
+    ``path_index: (B, N)`` current segment. Obstacles: ``obstacle_pos: (B, M, 2)``,
+    ``obstacle_radius: (B, M)``, ``obstacle_active: (B, M)``. Walls: ``walls: (B, W, 2, 2)``
+    (segment end points), ``wall_active: (B, W)``. Flock targets: ``target_pos, target_vel: (B, 2)``
+    (the roaming point chased by flock leaders). Clock: ``step_count: (B,)``.
+    """
+
+    pos: np.ndarray
+    vel: np.ndarray
+    heading: np.ndarray
+    goal: np.ndarray
+    start: np.ndarray
+    radius: np.ndarray
+    v_pref: np.ndarray
+    v_max: np.ndarray
+    kind: np.ndarray
+    behaviour: np.ndarray
+    kinematics: np.ndarray
+    active: np.ndarray
+    reached: np.ndarray
+    collided: np.ndarray
+    path: np.ndarray
+    path_len: np.ndarray
+    path_index: np.ndarray
+    obstacle_pos: np.ndarray
+    obstacle_radius: np.ndarray
+    obstacle_active: np.ndarray
+    walls: np.ndarray
+    wall_active: np.ndarray
+    target_pos: np.ndarray
+    target_vel: np.ndarray
+    step_count: np.ndarray
+
+    @classmethod
+    def empty(
+        cls, num_worlds: int, num_bodies: int, num_obstacles: int, num_walls: int, path_points: int
+    ) -> WorldState:
+        """Zero-filled state with room for the given counts (all bodies inactive)."""
+        b, n = num_worlds, num_bodies
+        m, w, p = max(num_obstacles, 1), max(num_walls, 1), max(path_points, 1)
+        f = np.float64
+        return cls(
+            pos=np.zeros((b, n, 2), f),
+            vel=np.zeros((b, n, 2), f),
+            heading=np.zeros((b, n), f),
+            goal=np.zeros((b, n, 2), f),
+            start=np.zeros((b, n, 2), f),
+            radius=np.zeros((b, n), f),
+            v_pref=np.zeros((b, n), f),
+            v_max=np.zeros((b, n), f),
+            kind=np.zeros((b, n), np.int64),
+            behaviour=np.zeros((b, n), np.int64),
+            kinematics=np.zeros((b, n), np.int64),
+            active=np.zeros((b, n), np.bool_),
+            reached=np.zeros((b, n), np.bool_),
+            collided=np.zeros((b, n), np.bool_),
+            path=np.zeros((b, n, p, 2), f),
+            path_len=np.zeros((b, n), np.int64),
+            path_index=np.zeros((b, n), np.int64),
+            obstacle_pos=np.zeros((b, m, 2), f),
+            obstacle_radius=np.zeros((b, m), f),
+            obstacle_active=np.zeros((b, m), np.bool_),
+            walls=np.zeros((b, w, 2, 2), f),
+            wall_active=np.zeros((b, w), np.bool_),
+            target_pos=np.zeros((b, 2), f),
+            target_vel=np.zeros((b, 2), f),
+            step_count=np.zeros(b, np.int64),
+        )
+
+    @property
+    def num_worlds(self) -> int:
+        return self.pos.shape[0]
+
+    @property
+    def num_bodies(self) -> int:
+        return self.pos.shape[1]
+
+    def copy(self) -> WorldState:
+        """Deep copy (every array copied)."""
+        return WorldState(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+
+    def world(self, b: int) -> WorldState:
+        """A copy of world ``b`` as a one-world state (for rendering and analysis)."""
+        return WorldState(**{f.name: getattr(self, f.name)[b : b + 1].copy() for f in fields(self)})
