@@ -1,0 +1,46 @@
+"""crowdsteer environments: Gymnasium, PettingZoo, vector and SB3 forms of one crowd simulator.
+
+Importing this package registers ``crowdsteer/CrowdNav-v0`` with Gymnasium (with a vector entry
+point for ``gymnasium.make_vec``). ``from crowdsteer.envs import crowd_v0`` gives the PettingZoo
+forms; ``make_sb3_vec_env`` the Stable-Baselines3 ``VecEnv`` (needs the ``train`` extra).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+
+from . import crowd_v0
+from .core.config import PRESETS, CrowdConfig
+from .core.engine import ActionError, CrowdBatch
+from .scenarios import ScenarioError, scenario_names
+
+ENV_ID = "crowdsteer/CrowdNav-v0"
+
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(
+        id=ENV_ID,
+        entry_point="crowdsteer.envs.api.single:CrowdNavEnv",
+        vector_entry_point="crowdsteer.envs.api.vector:CrowdNavVectorEnv",
+    )
+
+
+def make_sb3_vec_env(num_worlds: int = 1, **config: Any):
+    """Stable-Baselines3 ``VecEnv`` over all learners of ``num_worlds`` worlds (shared policy)."""
+    from .api.sb3 import make_sb3_vec_env as _make
+
+    return _make(num_worlds=num_worlds, **config)
+
+
+__all__ = [
+    "ENV_ID",
+    "PRESETS",
+    "ActionError",
+    "CrowdBatch",
+    "CrowdConfig",
+    "ScenarioError",
+    "crowd_v0",
+    "make_sb3_vec_env",
+    "scenario_names",
+]

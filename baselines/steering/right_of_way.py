@@ -1,0 +1,479 @@
+"""Side choice with right of way between moving walkers (Gast, Point A to Point B part 4).
+
+Two walkers whose paths cross can lock each other ("after you"): each one's anti-gravity pushes it
+sideways into the other's way. Each body looks ahead along its desired path, its current velocity
+and each moving neighbour's velocity; whoever reaches the crossing point first keeps its course,
+and the other mirrors the neighbour's pushes (red and blue) about its own desired direction, so it
+swerves behind the first instead of in front of it. Neighbours whose path does not cross the desired
+path have their pushes scaled by how much the two walk toward each other (head-on: kept; following:
+dropped unless close). Stationary neighbours go through plain side choice.
+
+Reconstruction of the posted code, which is missing closing braces:
+
+- ``if (!intersect) { ratio1 ...; ratiod ...; return scaled by ratiod; }``
+- ``if (intersect2) { t1, t2 at intersect2 } else { t1, t2 at intersect }``
+- then, for both: ``if (t2 > t1 || t1 < 1) return unchanged;`` followed by the ratio2 fades, the
+  mirror and the scaled return.
+
+Decisions where the post is ambiguous or wrong:
+
+- ``d40 = |vel| * 40 + w / 2`` (marked "adjust this line!!!"): kept as the body's current speed
+  times ``check_frames * frame_time`` plus its radius (``w / 2``). Frames are converted with
+  ``frame_time``.
+- ``dx`` is not defined in the post. Its comment says "delta must be between -90 and 90"; it is read
+  as the angle between the desired direction and the direction to the neighbour (the cardioid's
+  delta), so only neighbours ahead (``|dx| < pi/2``) are checked.
+- ``t1`` uses the body's preferred speed (the article's ``speed`` attribute, also used for the
+  desired-path segment); ``t2`` uses the neighbour's current speed, all a body can know of it.
+- ``if (t2 - t1 > 50)`` can never hold after the ``t2 > t1`` return above it; it is read as the
+  arrival gap ``t1 - t2 > 50``: a walker far behind the crossing has nothing to yield to, and the
+  mirror fades out linearly over the next 50 frames.
+- ``(120 - t1) / 40`` turns negative past 120 frames; it is clipped at 0.
+- ``mirrorVector`` divides by the axis' y component; the reflection ``2 (u . m) u - m`` about the
+  unit desired direction ``u`` is used instead (the same result, defined for every axis).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .cardioid import _check_batch, _n_valid, cardioid_push
+from .side_choice import adjusted_push, combine_sums
+from .vec import EPS, normalize, segment_intersection
+
+
+class RightOfWayParams(NamedTuple):
+    """Parameters of :func:`right_of_way`. Frame counts are the article's; ``frame_time``
+    converts them to seconds."""
+
+    personal_space: float = 3.0  # side choice: "mass * mass * 3"
+    power: float = 3.0  # side choice: cardioid exponent
+    side: float = 1.0  # side choice: +1 swerve right on ties, -1 left
+    tie_angle: float = 1e-6  # side choice: rad from straight back counted as a tie
+    frame_time: float = 0.05  # seconds per article frame
+    check_frames: float = 40.0  # d40 = |vel| * check_frames * frame_time + radius
+    path_frames: float = 120.0  # length of the look-ahead segments, in frames
+    moving_speed: float = 0.05  # m/s; slower neighbours are stationary obstacles
+    yield_gain: float = 3.0  # ratio2 before the fades
+    gap_fade_frames: float = 50.0  # arrival gap t1 - t2 beyond which ratio2 fades (over as many)
+    far_fade_frames: float = 80.0  # t1 beyond which ratio2 fades, to 0 at path_frames
+    near_fade_frames: float = 20.0  # t2 below which ratio2 fades (crossing almost done)
+    min_t1_frames: float = 1.0  # t1 below this: already crossing, no adjustment
+    near_ratio: float = 0.8  # ratio1 = (1 - dis / (near_ratio * d40))^2, 0 beyond near_ratio
+
+
+# crossPathFix outcomes
+MODE_NONE = 0  # not checked (too far, behind, or not moving)
+MODE_NO_CROSSING = 1  # desired path does not cross the neighbour's: pushes scaled by ratiod
+MODE_FIRST = 2  # this body reaches the crossing first (or is on it): pushes unchanged
+MODE_YIELD = 3  # this body arrives second: pushes mirrored and scaled by ratio2
+
+N_NB_DEBUG = 16
+N_SUM_DEBUG = 20
+
+
+class RightOfWayDebug(NamedTuple):
+    """Intermediate values of :func:`right_of_way` for one body (for overlays).
+
+    Per valid neighbour (``n`` rows): ``plain (n, 2)`` and ``adjusted (n, 2)`` weighted pushes after
+    the right-of-way fix, ``weight (n,)`` cardioid weights, ``mode (n,)`` one of the ``MODE_*``
+    values, ``scale (n,)`` ratiod or ratio2 (1 when unchanged), ``other_segment (n, 2, 2)`` the
+    neighbour's look-ahead, ``hit_desired (n,)``/``point_desired (n, 2)`` the crossing with the
+    desired path, ``hit_current (n,)``/``point_current (n, 2)`` with the current path, ``t1, t2 (n,)``
+    frames to the crossing. Per body: ``desired_segment (2, 2)``, ``current_segment (2, 2)``,
+    ``d40``, ``target_dir``, ``yellow``, ``blue``, ``green (2,)``, ``ig_fac``, ``final (2,)``.
+    """
+
+    plain: np.ndarray
+    adjusted: np.ndarray
+    weight: np.ndarray
+    mode: np.ndarray
+    scale: np.ndarray
+    other_segment: np.ndarray
+    hit_desired: np.ndarray
+    point_desired: np.ndarray
+    hit_current: np.ndarray
+    point_current: np.ndarray
+    t1: np.ndarray
+    t2: np.ndarray
+    desired_segment: np.ndarray
+    current_segment: np.ndarray
+    d40: float
+    target_dir: np.ndarray
+    yellow: np.ndarray
+    blue: np.ndarray
+    green: np.ndarray
+    ig_fac: float
+    final: np.ndarray
+
+
+@njit(cache=True)
+def mirror_vector(ux: float, uy: float, mx: float, my: float) -> tuple[float, float]:
+    """Reflect ``m`` about the axis along the unit vector ``u``: ``2 (u . m) u - m``."""
+    p = ux * mx + uy * my
+    return 2.0 * p * ux - mx, 2.0 * p * uy - my
+
+
+@njit(cache=True)
+def cross_path_fix(
+    px: float,
+    py: float,
+    dirx: float,
+    diry: float,
+    v_pref: float,
+    vx: float,
+    vy: float,
+    ox: float,
+    oy: float,
+    ovx: float,
+    ovy: float,
+    dis: float,
+    d40: float,
+    params: RightOfWayParams,
+) -> tuple[int, float, bool, float, float, bool, float, float, float, float]:
+    """The article's ``crossPathFix`` for one body (at ``p``, desired unit direction ``dir``,
+    velocity ``v``) and one moving neighbour (at ``o``, velocity ``ov``) at distance ``dis``.
+
+    Returns ``(mode, scale, hit1, ix1, iy1, hit2, ix2, iy2, t1, t2)``: what to do with the pushes
+    (``MODE_*``) and by how much to scale them, the crossings of the neighbour's look-ahead with the
+    desired path (1) and the current path (2), and the frames to the crossing for both walkers.
+    """
+    horizon = params.path_frames * params.frame_time  # seconds of look-ahead
+    # g1: desired path; g1v: current path; g2: the neighbour's current path.
+    g1x = px + dirx * v_pref * horizon
+    g1y = py + diry * v_pref * horizon
+    g1vx = px + vx * horizon
+    g1vy = py + vy * horizon
+    g2x = ox + ovx * horizon
+    g2y = oy + ovy * horizon
+    hit1, ix1, iy1, _, _ = segment_intersection(px, py, g1x, g1y, ox, oy, g2x, g2y)
+    hit2, ix2, iy2, _, _ = segment_intersection(px, py, g1vx, g1vy, ox, oy, g2x, g2y)
+    if not hit1:
+        ix1 = 0.0
+        iy1 = 0.0
+    if not hit2:
+        ix2 = 0.0
+        iy2 = 0.0
+
+    # ratio1: extra weight that grows as the neighbour comes within near_ratio * d40.
+    q = dis / max(d40, EPS)
+    ratio1 = 0.0
+    if q <= params.near_ratio:
+        e = 1.0 - q / params.near_ratio
+        ratio1 = e * e
+
+    if not hit1:
+        # Heading toward each other (1) or the same way (-1, clipped to 0).
+        n1x, n1y = normalize(vx, vy)
+        n2x, n2y = normalize(ovx, ovy)
+        sx = n1x + n2x
+        sy = n1y + n2y
+        ratiod = 1.0 - (sx * sx + sy * sy) * 0.5
+        if ratiod < 0.0:
+            ratiod = 0.0
+        return MODE_NO_CROSSING, ratiod + ratio1, hit1, ix1, iy1, hit2, ix2, iy2, 0.0, 0.0
+
+    # Who is first: the crossing of the current paths if there is one, else the desired one.
+    cx = ix2 if hit2 else ix1
+    cy = iy2 if hit2 else iy1
+    sp1 = max(v_pref, EPS) * params.frame_time  # metres per frame
+    sp2 = max(math.sqrt(ovx * ovx + ovy * ovy), EPS) * params.frame_time
+    t1 = math.sqrt((cx - px) ** 2 + (cy - py) ** 2) / sp1
+    t2 = math.sqrt((cx - ox) ** 2 + (cy - oy) ** 2) / sp2
+    if t2 > t1 or t1 < params.min_t1_frames:
+        return MODE_FIRST, 1.0, hit1, ix1, iy1, hit2, ix2, iy2, t1, t2
+
+    ratio = t2 / t1  # in [0, 1]
+    ratio2 = params.yield_gain
+    gap = t1 - t2
+    if gap > params.gap_fade_frames:
+        ratio2 *= 1.0 - (gap - params.gap_fade_frames) / max(params.gap_fade_frames, EPS)
+    if ratio2 < 0.0:
+        ratio2 = 0.0
+    if t1 > params.far_fade_frames:
+        f = (params.path_frames - t1) / max(params.path_frames - params.far_fade_frames, EPS)
+        ratio2 *= max(f, 0.0)
+    if t2 < params.near_fade_frames and not hit2:
+        ratio2 *= (t2 / params.near_fade_frames) * ratio
+    return MODE_YIELD, ratio2 + ratio1, hit1, ix1, iy1, hit2, ix2, iy2, t1, t2
+
+
+@njit(cache=True)
+def _right_of_way_core(
+    px, py, tx, ty, vx, vy, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb, params, dbg_nb, dbg
+):
+    want = dbg.shape[0] > 0
+    dirx, diry = normalize(tx - px, ty - py)
+    speed = math.sqrt(vx * vx + vy * vy)
+    d40 = speed * params.check_frames * params.frame_time + radius
+    if want:
+        horizon = params.path_frames * params.frame_time
+        dbg_nb[:, :] = 0.0
+        dbg[:] = 0.0
+        dbg[0] = dirx
+        dbg[1] = diry
+        dbg[11] = d40
+        dbg[12] = px
+        dbg[13] = py
+        dbg[14] = px + dirx * v_pref * horizon
+        dbg[15] = py + diry * v_pref * horizon
+        dbg[16] = px
+        dbg[17] = py
+        dbg[18] = px + vx * horizon
+        dbg[19] = py + vy * horizon
+    if dirx == 0.0 and diry == 0.0:
+        return 0.0, 0.0
+    agx = 0.0
+    agy = 0.0
+    adjx = 0.0
+    adjy = 0.0
+    for k in range(_n_valid(n_nb, nb_pos.shape[0])):
+        ox = nb_pos[k, 0]
+        oy = nb_pos[k, 1]
+        ovx = nb_vel[k, 0]
+        ovy = nb_vel[k, 1]
+        rvx, rvy, _, r = cardioid_push(
+            px, py, radius, ox, oy, nb_radius[k], dirx, diry, params.personal_space, params.power
+        )
+        avx, avy = adjusted_push(rvx, rvy, r, dirx, diry, params.side, params.tie_angle)
+        ex = ox - px
+        ey = oy - py
+        d = math.sqrt(ex * ex + ey * ey)
+        mode = MODE_NONE
+        res = (MODE_NONE, 1.0, False, 0.0, 0.0, False, 0.0, 0.0, 0.0, 0.0)
+        # Checked: within d40, ahead (|dx| < pi/2, i.e. positive dot product with the desired
+        # direction) and moving.
+        if (
+            d < d40
+            and d > EPS
+            and dirx * ex + diry * ey > 0.0
+            and ovx * ovx + ovy * ovy > params.moving_speed * params.moving_speed
+        ):
+            res = cross_path_fix(
+                px, py, dirx, diry, v_pref, vx, vy, ox, oy, ovx, ovy, d, d40, params
+            )
+            mode = res[0]
+            scale = res[1]
+            if mode == MODE_YIELD:
+                rvx, rvy = mirror_vector(dirx, diry, rvx, rvy)
+                avx, avy = mirror_vector(dirx, diry, avx, avy)
+            rvx *= scale
+            rvy *= scale
+            avx *= scale
+            avy *= scale
+        agx += rvx * r
+        agy += rvy * r
+        adjx += avx * r
+        adjy += avy * r
+        if want:
+            dbg_nb[k, 0] = rvx * r
+            dbg_nb[k, 1] = rvy * r
+            dbg_nb[k, 2] = avx * r
+            dbg_nb[k, 3] = avy * r
+            dbg_nb[k, 4] = r
+            dbg_nb[k, 5] = mode
+            dbg_nb[k, 6] = res[1]
+            dbg_nb[k, 7] = 1.0 if res[2] else 0.0
+            dbg_nb[k, 8] = res[3]
+            dbg_nb[k, 9] = res[4]
+            dbg_nb[k, 10] = 1.0 if res[5] else 0.0
+            dbg_nb[k, 11] = res[6]
+            dbg_nb[k, 12] = res[7]
+            dbg_nb[k, 13] = res[8]
+            dbg_nb[k, 14] = res[9]
+    fx, fy, gx, gy, ig = combine_sums(
+        dirx, diry, agx, agy, adjx, adjy, params.side, params.tie_angle
+    )
+    if want:
+        dbg[2] = agx
+        dbg[3] = agy
+        dbg[4] = adjx
+        dbg[5] = adjy
+        dbg[6] = gx
+        dbg[7] = gy
+        dbg[8] = ig
+        dbg[9] = fx
+        dbg[10] = fy
+    return fx, fy
+
+
+@njit(cache=True)
+def right_of_way_one(
+    px: float,
+    py: float,
+    tx: float,
+    ty: float,
+    vx: float,
+    vy: float,
+    radius: float,
+    v_pref: float,
+    nb_pos: np.ndarray,
+    nb_vel: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: int,
+    params: RightOfWayParams,
+) -> tuple[float, float]:
+    """Unit desired direction of one body at ``(px, py)`` with velocity ``(vx, vy)`` and preferred
+    speed ``v_pref`` heading for ``(tx, ty)``.
+
+    ``nb_pos, nb_vel: (K, 2)``, ``nb_radius: (K,)``; the first ``n_nb`` rows are the neighbours
+    (zero velocity for static obstacles). Returns ``(0, 0)`` on the target.
+    """
+    return _right_of_way_core(
+        px,
+        py,
+        tx,
+        ty,
+        vx,
+        vy,
+        radius,
+        v_pref,
+        nb_pos,
+        nb_vel,
+        nb_radius,
+        n_nb,
+        params,
+        np.empty((0, N_NB_DEBUG)),
+        np.empty(0),
+    )
+
+
+@njit(cache=True)
+def _right_of_way_batch(
+    pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb, params
+):
+    n = pos.shape[0]
+    out = np.zeros((n, 2))
+    no_nb = np.empty((0, N_NB_DEBUG))
+    no_sum = np.empty(0)
+    for a in range(n):
+        out[a, 0], out[a, 1] = _right_of_way_core(
+            pos[a, 0],
+            pos[a, 1],
+            target[a, 0],
+            target[a, 1],
+            vel[a, 0],
+            vel[a, 1],
+            radius[a],
+            v_pref[a],
+            nb_pos[a],
+            nb_vel[a],
+            nb_radius[a],
+            n_nb[a],
+            params,
+            no_nb,
+            no_sum,
+        )
+    return out
+
+
+def _params(params: RightOfWayParams | None) -> RightOfWayParams:
+    return RightOfWayParams() if params is None else RightOfWayParams(*(float(x) for x in params))
+
+
+def right_of_way(
+    pos: np.ndarray,
+    target: np.ndarray,
+    vel: np.ndarray,
+    radius: np.ndarray | float,
+    v_pref: np.ndarray | float,
+    nb_pos: np.ndarray,
+    nb_vel: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: np.ndarray,
+    params: RightOfWayParams | None = None,
+) -> np.ndarray:
+    """Unit desired directions ``(A, 2)`` with side choice and right of way.
+
+    ``pos, target, vel: (A, 2)``, ``radius, v_pref: (A,)`` or scalars, ``nb_pos, nb_vel: (A, K, 2)``,
+    ``nb_radius: (A, K)``, ``n_nb: (A,)`` valid rows per body. ``(0, 0)`` for a body on its target.
+    """
+    pos, target, radius, nb_pos, nb_radius, n_nb = _check_batch(
+        pos, target, radius, nb_pos, nb_radius, n_nb
+    )
+    vel = np.ascontiguousarray(vel, dtype=np.float64)
+    nb_vel = np.ascontiguousarray(nb_vel, dtype=np.float64)
+    if vel.shape != pos.shape:
+        raise ValueError(f"vel must be {pos.shape}, got {vel.shape}")
+    if nb_vel.shape != nb_pos.shape:
+        raise ValueError(f"nb_vel must be {nb_pos.shape}, got {nb_vel.shape}")
+    v_pref = np.ascontiguousarray(np.broadcast_to(np.asarray(v_pref, np.float64), radius.shape))
+    return _right_of_way_batch(
+        pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb, _params(params)
+    )
+
+
+def right_of_way_debug(
+    pos: np.ndarray,
+    target: np.ndarray,
+    vel: np.ndarray,
+    radius: float,
+    v_pref: float,
+    nb_pos: np.ndarray,
+    nb_vel: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: int | None = None,
+    params: RightOfWayParams | None = None,
+) -> RightOfWayDebug:
+    """Look-ahead segments, crossings, timings and all side-choice vectors for one body.
+
+    ``pos, target, vel: (2,)``, ``nb_pos, nb_vel: (K, 2)``, ``nb_radius: (K,)``; ``n_nb`` defaults
+    to ``K``.
+    """
+    p = _params(params)
+    nb_pos = np.ascontiguousarray(nb_pos, dtype=np.float64).reshape(-1, 2)
+    nb_vel = np.ascontiguousarray(nb_vel, dtype=np.float64).reshape(-1, 2)
+    nb_radius = np.ascontiguousarray(nb_radius, dtype=np.float64).reshape(-1)
+    k = nb_pos.shape[0]
+    n = k if n_nb is None else max(0, min(int(n_nb), k))
+    dbg_nb = np.zeros((k, N_NB_DEBUG))
+    dbg = np.zeros(N_SUM_DEBUG)
+    pos = np.asarray(pos, np.float64)
+    target = np.asarray(target, np.float64)
+    vel = np.asarray(vel, np.float64)
+    _right_of_way_core(
+        float(pos[0]),
+        float(pos[1]),
+        float(target[0]),
+        float(target[1]),
+        float(vel[0]),
+        float(vel[1]),
+        float(radius),
+        float(v_pref),
+        nb_pos,
+        nb_vel,
+        nb_radius,
+        n,
+        p,
+        dbg_nb,
+        dbg,
+    )
+    horizon = p.path_frames * p.frame_time
+    other = np.stack([nb_pos[:n], nb_pos[:n] + nb_vel[:n] * horizon], axis=1)
+    return RightOfWayDebug(
+        plain=dbg_nb[:n, 0:2].copy(),
+        adjusted=dbg_nb[:n, 2:4].copy(),
+        weight=dbg_nb[:n, 4].copy(),
+        mode=dbg_nb[:n, 5].astype(np.int64),
+        scale=dbg_nb[:n, 6].copy(),
+        other_segment=other,
+        hit_desired=dbg_nb[:n, 7] > 0.5,
+        point_desired=dbg_nb[:n, 8:10].copy(),
+        hit_current=dbg_nb[:n, 10] > 0.5,
+        point_current=dbg_nb[:n, 11:13].copy(),
+        t1=dbg_nb[:n, 13].copy(),
+        t2=dbg_nb[:n, 14].copy(),
+        desired_segment=dbg[12:16].reshape(2, 2).copy(),
+        current_segment=dbg[16:20].reshape(2, 2).copy(),
+        d40=float(dbg[11]),
+        target_dir=dbg[0:2].copy(),
+        yellow=dbg[2:4].copy(),
+        blue=dbg[4:6].copy(),
+        green=dbg[6:8].copy(),
+        ig_fac=float(dbg[8]),
+        final=dbg[9:11].copy(),
+    )

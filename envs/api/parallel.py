@@ -1,0 +1,115 @@
+"""PettingZoo parallel environment: every learner of one world is an agent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pettingzoo import ParallelEnv
+
+from ..core.config import CrowdConfig
+from ..core.engine import ActionError, CrowdBatch
+from .rendering import RenderHandle
+from .spaces import action_space, observation_space, to_dict_obs
+
+
+class CrowdParallelEnv(ParallelEnv):
+    """Learners ``learner_0 ... learner_{L-1}`` cross a scripted crowd together.
+
+    Spaces, rewards and options are those of ``CrowdNavEnv`` (one per agent, all agents alike).
+    An agent that reaches its goal, or collides while ``collision_ends``, is terminated and leaves
+    ``env.agents`` in that step (its body leaves the world); at ``max_steps`` every remaining agent
+    is truncated. ``state()`` returns the positions and velocities of every body of the world.
+    """
+
+    metadata = {
+        "render_modes": ["human", "rgb_array"],
+        "render_fps": 10,
+        "name": "crowd_v0",
+        "is_parallelizable": True,
+    }
+
+    def __init__(self, preset: str | None = None, max_cycles: int | None = None, **kwargs: Any):
+        if max_cycles is not None:
+            kwargs["max_steps"] = max_cycles
+        kwargs.setdefault("n_learners", 3)
+        self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
+        self.batch = CrowdBatch(self.config, 1)
+        n = self.batch.num_learners
+        self.possible_agents = [f"learner_{i}" for i in range(n)]
+        self._index = {a: i for i, a in enumerate(self.possible_agents)}
+        self.agents: list[str] = []
+        obs_space = observation_space(self.batch.layout, self.config.dict_obs)
+        self._obs_spaces = {a: obs_space for a in self.possible_agents}
+        self._act_spaces = {a: action_space() for a in self.possible_agents}
+        self.observation_spaces = self._obs_spaces
+        self.action_spaces = self._act_spaces
+        self.render_mode = self.config.render_mode
+        self.metadata = {**self.metadata, "render_fps": self.config.render_fps}
+        self._renderer = RenderHandle(self.batch, self.render_mode)
+        self._rng = np.random.default_rng()
+
+    def observation_space(self, agent: str):
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent: str):
+        return self._act_spaces[agent]
+
+    def _obs(self, i: int):
+        flat = self.batch.obs[0, i]
+        return to_dict_obs(self.batch.layout, flat) if self.config.dict_obs else flat.copy()
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+            self.batch.seed([seed])
+        elif not getattr(self, "_seeded", False):
+            self.batch.seed([int(self._rng.integers(2**63 - 1))])
+        self._seeded = True
+        self.batch.reset()
+        self.agents = [a for a in self.possible_agents if self.batch.alive[0, self._index[a]]]
+        obs = {a: self._obs(self._index[a]) for a in self.agents}
+        infos = {a: self.batch.learner_info(0, self._index[a]) for a in self.agents}
+        if self.render_mode == "human":
+            self.render()
+        return obs, infos
+
+    def step(self, actions: dict):
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ActionError(f"actions missing for live agents {missing}")
+        extra = [a for a in actions if a not in self.agents]
+        if extra:
+            raise ActionError(f"actions given for agents not in the episode: {extra}")
+        a = np.zeros((1, len(self.possible_agents), 2))
+        for agent, act in actions.items():
+            act = np.asarray(act)
+            if act.shape != (2,):
+                raise ActionError(f"action of {agent} must have shape (2,), got {act.shape}")
+            if not np.issubdtype(act.dtype, np.floating):
+                raise ActionError(f"action of {agent} must be floats, got dtype {act.dtype}")
+            a[0, self._index[agent]] = act
+        live = self.agents
+        _, reward, terminated, truncated = self.batch.step(a)
+        idx = [self._index[x] for x in live]
+        obs = {x: self._obs(i) for x, i in zip(live, idx)}
+        rewards = {x: float(reward[0, i]) for x, i in zip(live, idx)}
+        terms = {x: bool(terminated[0, i]) for x, i in zip(live, idx)}
+        truncs = {x: bool(truncated[0, i]) for x, i in zip(live, idx)}
+        infos = {x: self.batch.learner_info(0, i) for x, i in zip(live, idx)}
+        self.agents = [x for x in live if not (terms[x] or truncs[x])]
+        if self.render_mode == "human":
+            self.render()
+        return obs, rewards, terms, truncs, infos
+
+    def state(self) -> np.ndarray:
+        """Global state: ``(N, 4)`` positions and velocities of every body (zeros when absent)."""
+        s = self.batch.state
+        out = np.concatenate([s.pos[0], s.vel[0]], axis=-1)
+        return np.where(s.active[0][:, None], out, 0.0).astype(np.float32)
+
+    def render(self):
+        return self._renderer.render()
+
+    def close(self):
+        self._renderer.close()

@@ -1,0 +1,119 @@
+"""Stable-Baselines3 ``VecEnv`` whose slots are all learners of all worlds (one shared policy).
+
+Slot ``k`` is learner ``k % L`` of world ``k // L``. Autoreset is SB3's: same step, per world.
+When a learner's episode ends, its slot returns ``done=True`` with ``terminal_observation`` and
+``TimeLimit.truncated`` (time limit without termination) in its info, plus an ``episode`` record
+(return, length, time) for logging. A learner that finished while others of its world go on waits
+in its slot (zero reward, its terminal observation, ``done=False``) until the world resets, which
+happens in the same step as the world's last learner finishes or the time limit.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env import VecEnv
+
+from ..core.config import CrowdConfig
+from ..core.engine import ActionError, CrowdBatch
+from .rendering import RenderHandle
+from .spaces import action_space, observation_space
+
+
+class CrowdSB3VecEnv(VecEnv):
+    """B worlds x L learners as ``B * L`` SB3 environments stepped in one compiled call."""
+
+    def __init__(self, num_worlds: int = 1, preset: str | None = None, **kwargs: Any):
+        self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
+        if self.config.dict_obs:
+            raise ValueError("dict_obs=True is not supported by the SB3 vec env; use flat obs")
+        self.batch = CrowdBatch(self.config, num_worlds)
+        self.num_worlds = num_worlds
+        self.num_learners = self.batch.num_learners
+        self.render_mode = self.config.render_mode
+        self._renderer = RenderHandle(self.batch, "rgb_array" if self.render_mode else None)
+        super().__init__(
+            num_worlds * self.num_learners,
+            observation_space(self.batch.layout, False),
+            action_space(),
+        )
+        self._actions = None
+        self._returns = np.zeros((num_worlds, self.num_learners))
+        self._lengths = np.zeros((num_worlds, self.num_learners), np.int64)
+        self._t0 = time.time()
+
+    def reset(self) -> np.ndarray:
+        seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
+        if seed is not None:
+            self.batch.seed([seed + b for b in range(self.num_worlds)])
+        elif not getattr(self, "_seeded", False):
+            self.batch.seed(None)
+        self._seeded = True
+        self.batch.reset()
+        self._returns[:] = 0.0
+        self._lengths[:] = 0
+        self._reset_seeds()
+        self._reset_options()
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return self.batch.obs.reshape(self.num_envs, -1).copy()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs, 2):
+            raise ActionError(f"actions must have shape {(self.num_envs, 2)}, got {a.shape}")
+        self._actions = a.reshape(self.num_worlds, self.num_learners, 2)
+
+    def step_wait(self):
+        alive_before = self.batch.alive.copy()
+        obs, reward, terminated, truncated = self.batch.step(self._actions)
+        done = terminated | truncated
+        self._returns += reward
+        self._lengths += alive_before
+        infos: list[dict] = [{} for _ in range(self.num_envs)]
+        elapsed = round(time.time() - self._t0, 6)
+        for b, i in zip(*np.nonzero(done)):
+            k = b * self.num_learners + i
+            infos[k] = {
+                "terminal_observation": obs[b, i].copy(),
+                "TimeLimit.truncated": bool(truncated[b, i]),
+                "is_success": bool(self.batch.state.reached[b, i]),
+                "episode": {"r": float(self._returns[b, i]), "l": int(self._lengths[b, i]),
+                            "t": elapsed},  # fmt: skip
+            }
+            self._returns[b, i] = 0.0
+            self._lengths[b, i] = 0
+        worlds = self.batch.world_done()
+        if worlds.any():
+            self.batch.reset(worlds)
+        return (
+            self.batch.obs.reshape(self.num_envs, -1).copy(),
+            reward.reshape(-1).astype(np.float32),
+            done.reshape(-1),
+            infos,
+        )
+
+    def close(self) -> None:
+        self._renderer.close()
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        return [getattr(self, attr_name) for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        setattr(self, attr_name, value)
+
+    def env_method(self, method_name: str, *args, indices=None, **kwargs) -> list[Any]:
+        return [getattr(self, method_name)(*args, **kwargs) for _ in self._get_indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+    def get_images(self):
+        frame = self._renderer.render(0)
+        return [frame for _ in range(self.num_envs)]
+
+
+def make_sb3_vec_env(num_worlds: int = 1, **config: Any) -> CrowdSB3VecEnv:
+    """An SB3 ``VecEnv`` of ``num_worlds`` worlds whose slots are all their learners."""
+    return CrowdSB3VecEnv(num_worlds=num_worlds, **config)

@@ -1,0 +1,99 @@
+"""Gymnasium single-agent environment: one learner walking through a scripted crowd."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from ..core.config import CrowdConfig
+from ..core.engine import CrowdBatch
+from .rendering import RenderHandle
+from .spaces import action_space, observation_space, to_dict_obs
+
+
+class CrowdNavEnv(gym.Env):
+    """One learner reaches its goal through scripted pedestrians, flock units and obstacles.
+
+    ## Description
+    A learner (disc of radius ``radius``) starts and aims for a goal given by the scenario
+    (``circle_crossing`` by default). Scripted pedestrians steer with ``pedestrian_behaviour``
+    (``right_of_way`` by default) and flock units flock; all are seen in the observation and can be
+    collided with. Every option is a keyword of ``CrowdConfig`` (``preset="crowdnav"`` gives
+    CrowdNav's standard test).
+
+    ## Action Space
+    ``Box(-1, 1, (2,), float32)``. Holonomic: desired velocity in the goal frame (x toward the
+    goal, y to the left) in units of the preferred speed. Unicycle: (speed, turn rate) scaled to
+    ``[0, v_pref]`` and ``[-max_turn_rate, max_turn_rate]``. Values outside [-1, 1] are clipped;
+    a wrong shape, a non-float dtype, NaN or inf raises ``ActionError``.
+
+    ## Observation Space
+    ``Box(float32)`` of size ``8 + 9 K + 4 O + 5 W + 3 (P + 1)`` (see ``envs.core.sensing``):
+    own state, the K nearest bodies, O obstacles, W walls and P + 1 waypoints, all in the goal
+    frame, absent entries zeroed and flagged. ``dict_obs=True`` gives a ``Dict`` of the blocks.
+
+    ## Rewards
+    Sum of the terms of ``envs.core.rewards``: progress toward the goal, arrival bonus, collision
+    penalty, discomfort, time cost and optional shaping toward ``shaping_reference``. Each term is
+    in ``info["reward_<term>"]``.
+
+    ## Episode End
+    Terminated on arrival (within ``goal_tolerance``) or on a collision when ``collision_ends``;
+    truncated after ``max_steps`` steps.
+
+    ## Info
+    ``position``, ``velocity`` (world frame), ``reached_goal``, ``collision`` and the reward terms.
+    """
+
+    metadata = {"render_modes": ["human", "rgb_array"], "render_fps": 10}
+
+    def __init__(self, preset: str | None = None, **kwargs: Any):
+        kwargs.setdefault("n_learners", 1)
+        self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
+        if self.config.n_learners != 1 and isinstance(self.config.scenario, str):
+            raise ValueError(
+                f"n_learners={self.config.n_learners}: the single-agent env has exactly 1 learner; "
+                "use crowd_v0.parallel_env for several"
+            )
+        self.batch = CrowdBatch(self.config, 1)
+        if self.batch.num_learners != 1:
+            raise ValueError("the explicit scenario must hold exactly one 'learner' role")
+        self.observation_space = observation_space(self.batch.layout, self.config.dict_obs)
+        self.action_space = action_space()
+        self.render_mode = self.config.render_mode
+        self.metadata = {**self.metadata, "render_fps": self.config.render_fps}
+        self._renderer = RenderHandle(self.batch, self.render_mode)
+
+    def _obs(self):
+        flat = self.batch.obs[0, 0]
+        return to_dict_obs(self.batch.layout, flat) if self.config.dict_obs else flat.copy()
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None or not getattr(self, "_seeded", False):
+            self.batch.seed([int(self.np_random.integers(2**63 - 1)) if seed is None else seed])
+            self._seeded = True
+        self.batch.reset()
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), self.batch.learner_info(0, 0)
+
+    def step(self, action):
+        a = np.asarray(action)
+        if a.shape != (2,):
+            from ..core.engine import ActionError
+
+            raise ActionError(f"action must have shape (2,), got {a.shape}")
+        obs, reward, terminated, truncated = self.batch.step(a[None, None])
+        info = self.batch.learner_info(0, 0)
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), float(reward[0, 0]), bool(terminated[0, 0]), bool(truncated[0, 0]), info
+
+    def render(self):
+        return self._renderer.render()
+
+    def close(self):
+        self._renderer.close()

@@ -1,0 +1,98 @@
+"""Gymnasium native vector env: B worlds with one learner each, stepped in one compiled call.
+
+Autoreset mode ``NEXT_STEP`` (Gymnasium's default, as ``SyncVectorEnv``): the step after a world's
+episode ends returns that world's first observation of a new episode with reward 0 and both flags
+False, ignoring its action. ``reset(seed=s)`` seeds world ``i`` with ``s + i``, so a rollout equals
+that of ``gymnasium.make_vec(..., vectorization_mode="sync")`` with the same seed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from ..core.config import CrowdConfig
+from ..core.engine import ActionError, CrowdBatch
+from ..core.rewards import REWARD_TERMS
+from .rendering import RenderHandle
+from .spaces import action_space, observation_space
+
+
+class CrowdNavVectorEnv(VectorEnv):
+    """``num_envs`` independent copies of ``CrowdNavEnv`` as one batch (flat observations)."""
+
+    metadata = {
+        "render_modes": ["rgb_array"],
+        "render_fps": 10,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
+
+    def __init__(
+        self, num_envs: int = 1, preset: str | None = None, render_world: int = 0, **kwargs: Any
+    ):
+        kwargs.setdefault("n_learners", 1)
+        self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
+        if self.config.dict_obs:
+            raise ValueError("dict_obs=True is not supported by the vector env; use flat obs")
+        self.batch = CrowdBatch(self.config, num_envs)
+        if self.batch.num_learners != 1:
+            raise ValueError("the vector env has one learner per world; use make_sb3_vec_env")
+        self.num_envs = num_envs
+        self.single_observation_space = observation_space(self.batch.layout, False)
+        self.single_action_space = action_space()
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.render_mode = self.config.render_mode
+        self.metadata = {**self.metadata, "render_fps": self.config.render_fps}
+        self._renderer = RenderHandle(self.batch, self.render_mode, world=render_world)
+        self._prev_done = np.zeros(num_envs, bool)
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if isinstance(seed, int):
+            seed = [seed + i for i in range(self.num_envs)]
+        if seed is None:
+            seed = [int(s) for s in self.np_random.integers(2**63 - 1, size=self.num_envs)]
+        self.batch.seed(seed)
+        self.batch.reset()
+        self._prev_done[:] = False
+        return self.batch.obs[:, 0].copy(), self._infos()
+
+    def step(self, actions):
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs, 2):
+            raise ActionError(f"actions must have shape {(self.num_envs, 2)}, got {a.shape}")
+        _, reward, terminated, truncated = self.batch.step(a[:, None, :])
+        reward = reward[:, 0].copy()
+        terminated = terminated[:, 0].copy()
+        truncated = truncated[:, 0].copy()
+        if self._prev_done.any():
+            self.batch.reset(self._prev_done)
+            reward[self._prev_done] = 0.0
+            terminated[self._prev_done] = False
+            truncated[self._prev_done] = False
+        self._prev_done = self.batch.world_done()
+        return self.batch.obs[:, 0].copy(), reward, terminated, truncated, self._infos()
+
+    def _infos(self) -> dict[str, np.ndarray]:
+        s, sim = self.batch.state, self.batch.sim
+        infos = {
+            "position": s.pos[:, 0].copy(),
+            "velocity": s.vel[:, 0].copy(),
+            "reached_goal": s.reached[:, 0].copy(),
+            "collision": sim.collided_now[:, 0].copy(),
+        }
+        for t, name in enumerate(REWARD_TERMS):
+            infos[f"reward_{name}"] = self.batch.terms[:, 0, t].copy()
+        mask = np.ones(self.num_envs, bool)
+        infos.update({f"_{k}": mask for k in list(infos)})
+        return infos
+
+    def render(self):
+        return self._renderer.render()
+
+    def close_extras(self, **kwargs: Any):
+        self._renderer.close()

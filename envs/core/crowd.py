@@ -1,0 +1,245 @@
+"""Desired velocities of the scripted bodies: pedestrians steer, flock units flock.
+
+Every scripted pedestrian gathers what it senses (other active bodies within ``sensing_radius``,
+learners only when ``learners_visible``; disc obstacles; the closest point of each nearby wall as
+a zero-radius obstacle) into neighbour buffers and calls its steering behaviour's per-body core
+from ``crowdsteer.baselines.steering``. A pedestrian with a waypoint path aims at the projected
+path-following target instead of its goal. On reaching its goal a pedestrian turns back: start
+and goal swap (and its path reverses), so the crowd keeps moving for the whole episode.
+Flock units are unicycles at cruising speed, turned by the flocking lateral force.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from crowdsteer.baselines.steering.cardioid import CardioidParams, cardioid_one
+from crowdsteer.baselines.steering.path_follow import PathFollowParams, path_follow_projected_one
+from crowdsteer.baselines.steering.side_choice import SideChoiceParams, side_choice_one
+from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment, normalize
+
+from .behaviours import FLOCK_LEADER_MODES, FLOCK_TARGETS, FLOCK_VIEWS, behaviour_id
+from .neighbours import query, world_grid
+from .state import FLOCK, LEARNER, PEDESTRIAN
+
+GOAL_SEEK = behaviour_id("goal_seek")
+CARDIOID = behaviour_id("cardioid")
+SIDE_CHOICE = behaviour_id("side_choice")
+RIGHT_OF_WAY = behaviour_id("right_of_way")
+SOCIAL_FORCE = behaviour_id("social_force")
+ORCA = behaviour_id("orca")
+DETECTION_BOX = behaviour_id("detection_box")
+
+
+class CrowdParams(NamedTuple):
+    """Everything the compiled step needs from the config (a NamedTuple numba can pass)."""
+
+    dt: float
+    max_accel: float
+    max_turn_rate: float
+    goal_tolerance: float
+    collision_ends: bool
+    sensing_radius: float
+    learners_visible: bool
+    flock_view: int
+    flock_intercept: bool
+    flock_target_learner: bool
+    cardioid: CardioidParams
+    side_choice: SideChoiceParams
+    path: PathFollowParams
+
+
+def crowd_params(config) -> CrowdParams:
+    """The compiled step's parameters from a ``CrowdConfig``."""
+    return CrowdParams(
+        dt=float(config.dt),
+        max_accel=float(config.max_accel),
+        max_turn_rate=float(config.max_turn_rate),
+        goal_tolerance=float(config.goal_tolerance),
+        collision_ends=bool(config.collision_ends),
+        sensing_radius=float(config.sensing_radius),
+        learners_visible=bool(config.learners_visible),
+        flock_view=FLOCK_VIEWS.index(config.flock_view),
+        flock_intercept=FLOCK_LEADER_MODES.index(config.flock_leader) == 1,
+        flock_target_learner=FLOCK_TARGETS.index(config.flock_target) == 1,
+        cardioid=CardioidParams(),
+        side_choice=SideChoiceParams(),
+        path=PathFollowParams(),
+    )
+
+
+@njit(cache=True)
+def gather_neighbours(
+    b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
+    wall_active, grid, reach, see_learners, idx_buf, nb_pos, nb_vel, nb_radius, nb_kind,
+):  # fmt: skip
+    """Fill the neighbour buffers of body ``i`` of world ``b``; returns the count.
+
+    Bodies come first (nearest-first order is not guaranteed), then disc obstacles, then the
+    closest point of each wall, all within ``reach`` of the body's surface.
+    """
+    px = pos[b, i, 0]
+    py = pos[b, i, 1]
+    count = query(grid, pos[b], active[b], px, py, reach + radius[b, i] + 1.0, i, idx_buf)
+    n = 0
+    for k in range(count):
+        j = idx_buf[k]
+        if kind[b, j] == LEARNER and not see_learners:
+            continue
+        nb_pos[n, 0] = pos[b, j, 0]
+        nb_pos[n, 1] = pos[b, j, 1]
+        nb_vel[n, 0] = vel[b, j, 0]
+        nb_vel[n, 1] = vel[b, j, 1]
+        nb_radius[n] = radius[b, j]
+        nb_kind[n] = kind[b, j]
+        n += 1
+    for m in range(obstacle_pos.shape[1]):
+        if not obstacle_active[b, m]:
+            continue
+        dx = obstacle_pos[b, m, 0] - px
+        dy = obstacle_pos[b, m, 1] - py
+        if math.sqrt(dx * dx + dy * dy) - obstacle_radius[b, m] > reach:
+            continue
+        nb_pos[n, 0] = obstacle_pos[b, m, 0]
+        nb_pos[n, 1] = obstacle_pos[b, m, 1]
+        nb_vel[n, 0] = 0.0
+        nb_vel[n, 1] = 0.0
+        nb_radius[n] = obstacle_radius[b, m]
+        nb_kind[n] = -1
+        n += 1
+    for w in range(walls.shape[1]):
+        if not wall_active[b, w]:
+            continue
+        qx, qy = closest_point_on_segment(
+            px, py, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0], walls[b, w, 1, 1]
+        )
+        if math.hypot(qx - px, qy - py) > reach:
+            continue
+        nb_pos[n, 0] = qx
+        nb_pos[n, 1] = qy
+        nb_vel[n, 0] = 0.0
+        nb_vel[n, 1] = 0.0
+        nb_radius[n] = 0.0
+        nb_kind[n] = -2
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def pedestrian_direction(
+    beh, px, py, tx, ty, r, nb_pos, nb_vel, nb_radius, n, params
+):  # fmt: skip
+    """Unit desired direction of one pedestrian under behaviour id ``beh``."""
+    if beh == CARDIOID:
+        return cardioid_one(px, py, tx, ty, r, nb_pos, nb_radius, n, params.cardioid)
+    if beh == GOAL_SEEK:
+        return normalize(tx - px, ty - py)
+    return side_choice_one(px, py, tx, ty, r, nb_pos, nb_radius, n, params.side_choice)
+
+
+@njit(cache=True)
+def _renew_goal(b, i, pos, goal, start, path, path_len, path_index, tolerance):
+    """Swap start and goal of a pedestrian that reached its goal (its path reverses too)."""
+    dx = goal[b, i, 0] - pos[b, i, 0]
+    dy = goal[b, i, 1] - pos[b, i, 1]
+    if dx * dx + dy * dy > tolerance * tolerance:
+        return
+    for c in range(2):
+        tmp = goal[b, i, c]
+        goal[b, i, c] = start[b, i, c]
+        start[b, i, c] = tmp
+    n = path_len[b, i]
+    for k in range(n // 2):
+        for c in range(2):
+            tmp = path[b, i, k, c]
+            path[b, i, k, c] = path[b, i, n - 1 - k, c]
+            path[b, i, n - 1 - k, c] = tmp
+    path_index[b, i] = 0
+
+
+@njit(cache=True)
+def _roaming_target(b, step_count, bounds, dt, target_pos, target_vel):
+    """A point tracing a slow Lissajous figure inside the scenario bounds (the flock's quarry)."""
+    t = step_count[b] * dt
+    cx = 0.5 * (bounds[b, 0] + bounds[b, 2])
+    cy = 0.5 * (bounds[b, 1] + bounds[b, 3])
+    ax = 0.35 * (bounds[b, 2] - bounds[b, 0])
+    ay = 0.35 * (bounds[b, 3] - bounds[b, 1])
+    wx, wy = 0.11, 0.17
+    target_pos[b, 0] = cx + ax * math.sin(wx * t)
+    target_pos[b, 1] = cy + ay * math.sin(wy * t)
+    target_vel[b, 0] = ax * wx * math.cos(wx * t)
+    target_vel[b, 1] = ay * wy * math.cos(wy * t)
+
+
+@njit(cache=True)
+def crowd_desired_velocity(
+    pos, vel, heading, goal, start, radius, v_pref, kind, behaviour, active, path, path_len,
+    path_index, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, target_pos,
+    target_vel, step_count, bounds, desired, params,
+):  # fmt: skip
+    """Fill ``desired: (B, N, 2)`` for every active pedestrian and flock unit of every world."""
+    nb, nn = active.shape
+    cap = nn + obstacle_pos.shape[1] + walls.shape[1]
+    idx_buf = np.empty(nn, np.int64)
+    nb_pos = np.empty((cap, 2))
+    nb_vel = np.empty((cap, 2))
+    nb_radius = np.empty(cap)
+    nb_kind = np.empty(cap, np.int64)
+    for b in range(nb):
+        _roaming_target(b, step_count, bounds, params.dt, target_pos, target_vel)
+        if params.flock_target_learner and active[b, 0] and kind[b, 0] == LEARNER:
+            target_pos[b, 0] = pos[b, 0, 0]
+            target_pos[b, 1] = pos[b, 0, 1]
+            target_vel[b, 0] = vel[b, 0, 0]
+            target_vel[b, 1] = vel[b, 0, 1]
+        grid = world_grid(pos[b], active[b], params.sensing_radius + 1.0)
+        for i in range(nn):
+            desired[b, i, 0] = 0.0
+            desired[b, i, 1] = 0.0
+            if not active[b, i]:
+                continue
+            if kind[b, i] == LEARNER:
+                if path_len[b, i] >= 2:  # learners' path progress, for their observations
+                    _, _, seg = path_follow_projected_one(
+                        pos[b, i, 0], pos[b, i, 1], path[b, i], path_len[b, i], path_index[b, i],
+                        params.path,
+                    )  # fmt: skip
+                    path_index[b, i] = seg
+                continue
+            n = gather_neighbours(
+                b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius,
+                obstacle_active, walls, wall_active, grid, params.sensing_radius,
+                params.learners_visible, idx_buf, nb_pos, nb_vel, nb_radius, nb_kind,
+            )  # fmt: skip
+            px = pos[b, i, 0]
+            py = pos[b, i, 1]
+            if kind[b, i] == PEDESTRIAN:
+                _renew_goal(
+                    b, i, pos, goal, start, path, path_len, path_index, params.goal_tolerance
+                )
+                tx = goal[b, i, 0]
+                ty = goal[b, i, 1]
+                if path_len[b, i] >= 2:
+                    tx, ty, seg = path_follow_projected_one(
+                        px, py, path[b, i], path_len[b, i], path_index[b, i], params.path
+                    )
+                    path_index[b, i] = seg
+                dx, dy = pedestrian_direction(
+                    behaviour[b, i], px, py, tx, ty, radius[b, i], nb_pos, nb_vel, nb_radius, n,
+                    params,
+                )  # fmt: skip
+                speed = v_pref[b, i]
+                dist = math.hypot(tx - px, ty - py)
+                if dist < EPS:
+                    speed = 0.0
+                desired[b, i, 0] = speed * dx
+                desired[b, i, 1] = speed * dy
+            elif kind[b, i] == FLOCK:
+                # cruise along the heading; the flocking force turns it (filled in below)
+                desired[b, i, 0] = v_pref[b, i] * math.cos(heading[b, i])
+                desired[b, i, 1] = v_pref[b, i] * math.sin(heading[b, i])

@@ -1,0 +1,281 @@
+"""Ego-centric, rotation-invariant observations of the learners.
+
+Everything is expressed in the learner's goal frame: x points from the learner to its goal, y to
+its left (the CrowdNav convention). A scene rotated and translated as a whole therefore gives the
+same observation. One flat float32 vector per learner, laid out by ``ObservationLayout``:
+
+====================  =====  =================================================================
+block                 size   entries (all in the goal frame)
+====================  =====  =================================================================
+own                   8      goal distance, velocity (x, y), radius, preferred speed,
+                             heading (cos, sin) relative to the goal direction, time left (0..1)
+neighbours            9 K    K nearest other bodies by surface gap, nearest first: relative
+                             position (x, y), relative velocity (x, y), radius, kind one-hot
+                             (learner, pedestrian, flock), present flag
+obstacles             4 O    O nearest disc obstacles: centre (x, y), radius, present flag
+walls                 5 W    W nearest walls: closest point (x, y), direction (x, y), present
+waypoints             3 (P+1) start of the current path segment, then the next P waypoints:
+                             position (x, y), present flag
+====================  =====  =================================================================
+
+Absent entries are zeros with a zero present flag. Bodies, obstacles and walls beyond
+``sensing_radius`` (surface distance) are absent. Positions are clipped to +-``POS_CLIP`` m,
+velocities to +-``VEL_CLIP`` m/s, so every observation lies inside its documented ``Box``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
+
+POS_CLIP = 50.0
+VEL_CLIP = 10.0
+SIZE_CLIP = 5.0
+
+OWN_DIM = 8
+NEIGHBOUR_DIM = 9
+OBSTACLE_DIM = 4
+WALL_DIM = 5
+WAYPOINT_DIM = 3
+
+
+@dataclass(frozen=True)
+class ObservationLayout:
+    """Where each block sits in the flat observation, and its bounds."""
+
+    neighbours: int
+    obstacles: int
+    walls: int
+    waypoints: int
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        return {
+            "own": OWN_DIM,
+            "neighbours": NEIGHBOUR_DIM * self.neighbours,
+            "obstacles": OBSTACLE_DIM * self.obstacles,
+            "walls": WALL_DIM * self.walls,
+            "waypoints": WAYPOINT_DIM * (self.waypoints + 1),
+        }
+
+    @property
+    def shapes(self) -> dict[str, tuple[int, ...]]:
+        """Shapes of the blocks in the ``Dict`` observation form."""
+        return {
+            "own": (OWN_DIM,),
+            "neighbours": (self.neighbours, NEIGHBOUR_DIM),
+            "obstacles": (self.obstacles, OBSTACLE_DIM),
+            "walls": (self.walls, WALL_DIM),
+            "waypoints": (self.waypoints + 1, WAYPOINT_DIM),
+        }
+
+    @property
+    def dim(self) -> int:
+        return sum(self.sizes.values())
+
+    def slices(self) -> dict[str, slice]:
+        out, start = {}, 0
+        for name, size in self.sizes.items():
+            out[name] = slice(start, start + size)
+            start += size
+        return out
+
+    def split(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        """Views of a stack of flat observations ``(..., dim)`` as blocks ``(..., *shape)``."""
+        lead = obs.shape[:-1]
+        return {
+            name: obs[..., sl].reshape(*lead, *self.shapes[name])
+            for name, sl in self.slices().items()
+        }
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) float32 arrays of the flat observation."""
+        own_hi = [POS_CLIP, VEL_CLIP, VEL_CLIP, SIZE_CLIP, VEL_CLIP, 1, 1, 1]
+        own_lo = [0, -VEL_CLIP, -VEL_CLIP, 0, 0, -1, -1, 0]
+        nb_hi = [POS_CLIP, POS_CLIP, 2 * VEL_CLIP, 2 * VEL_CLIP, SIZE_CLIP, 1, 1, 1, 1]
+        nb_lo = [-POS_CLIP, -POS_CLIP, -2 * VEL_CLIP, -2 * VEL_CLIP, 0, 0, 0, 0, 0]
+        hi = (
+            own_hi
+            + nb_hi * self.neighbours
+            + [POS_CLIP, POS_CLIP, SIZE_CLIP, 1] * self.obstacles
+            + [POS_CLIP, POS_CLIP, 1, 1, 1] * self.walls
+            + [POS_CLIP, POS_CLIP, 1] * (self.waypoints + 1)
+        )
+        lo = (
+            own_lo
+            + nb_lo * self.neighbours
+            + [-POS_CLIP, -POS_CLIP, 0, 0] * self.obstacles
+            + [-POS_CLIP, -POS_CLIP, -1, -1, 0] * self.walls
+            + [-POS_CLIP, -POS_CLIP, 0] * (self.waypoints + 1)
+        )
+        return np.asarray(lo, np.float32), np.asarray(hi, np.float32)
+
+
+@njit(cache=True)
+def _clip(v, lim):
+    return min(max(v, -lim), lim)
+
+
+@njit(cache=True)
+def _insert_nearest(keys, idx, count, cap, key, j):
+    """Keep the ``cap`` smallest keys in ascending order (insertion into a short sorted list)."""
+    if count == cap and key >= keys[cap - 1]:
+        return count
+    k = count if count < cap else cap - 1
+    while k > 0 and keys[k - 1] > key:
+        keys[k] = keys[k - 1]
+        idx[k] = idx[k - 1]
+        k -= 1
+    keys[k] = key
+    idx[k] = j
+    return count + 1 if count < cap else cap
+
+
+@njit(cache=True)
+def observe(
+    pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len, path_index,
+    obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count, max_steps,
+    n_learners, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius, out,
+):  # fmt: skip
+    """Write the flat observation of every learner slot ``[0, n_learners)`` into ``out``.
+
+    Arrays as in ``WorldState``; out: (B, L, dim) float32. Learners that have left the episode
+    still get the observation of their last state (the terminal observation).
+    """
+    nb, nn = active.shape
+    kn = max(n_neighbours, 1)
+    keys = np.empty(kn)
+    idx = np.empty(kn, np.int64)
+    ko = max(n_obstacles, 1)
+    okeys = np.empty(ko)
+    oidx = np.empty(ko, np.int64)
+    kw = max(n_walls, 1)
+    wkeys = np.empty(kw)
+    widx = np.empty(kw, np.int64)
+    for b in range(nb):
+        for i in range(n_learners):
+            o = out[b, i]
+            o[:] = 0.0
+            px = pos[b, i, 0]
+            py = pos[b, i, 1]
+            gx = goal[b, i, 0] - px
+            gy = goal[b, i, 1] - py
+            gd = math.sqrt(gx * gx + gy * gy)
+            theta = math.atan2(gy, gx) if gd > EPS else heading[b, i]
+            c = math.cos(theta)
+            s = math.sin(theta)
+            vx = vel[b, i, 0]
+            vy = vel[b, i, 1]
+            o[0] = min(gd, POS_CLIP)
+            o[1] = _clip(c * vx + s * vy, VEL_CLIP)
+            o[2] = _clip(-s * vx + c * vy, VEL_CLIP)
+            o[3] = min(radius[b, i], SIZE_CLIP)
+            o[4] = min(v_pref[b, i], VEL_CLIP)
+            o[5] = math.cos(heading[b, i] - theta)
+            o[6] = math.sin(heading[b, i] - theta)
+            o[7] = max(0.0, 1.0 - step_count[b] / max_steps)
+            base = OWN_DIM
+            # K nearest other bodies by surface gap
+            count = 0
+            if n_neighbours > 0:
+                for j in range(nn):
+                    if j == i or not active[b, j]:
+                        continue
+                    dx = pos[b, j, 0] - px
+                    dy = pos[b, j, 1] - py
+                    gap = math.sqrt(dx * dx + dy * dy) - radius[b, i] - radius[b, j]
+                    if gap <= sensing_radius:
+                        count = _insert_nearest(keys, idx, count, n_neighbours, gap, j)
+            for k in range(count):
+                j = idx[k]
+                dx = pos[b, j, 0] - px
+                dy = pos[b, j, 1] - py
+                dvx = vel[b, j, 0] - vx
+                dvy = vel[b, j, 1] - vy
+                e = base + k * NEIGHBOUR_DIM
+                o[e] = _clip(c * dx + s * dy, POS_CLIP)
+                o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
+                o[e + 2] = _clip(c * dvx + s * dvy, 2 * VEL_CLIP)
+                o[e + 3] = _clip(-s * dvx + c * dvy, 2 * VEL_CLIP)
+                o[e + 4] = min(radius[b, j], SIZE_CLIP)
+                o[e + 5 + kind[b, j]] = 1.0
+                o[e + 8] = 1.0
+            base += NEIGHBOUR_DIM * n_neighbours
+            # O nearest disc obstacles
+            count = 0
+            if n_obstacles > 0:
+                for m in range(obstacle_pos.shape[1]):
+                    if not obstacle_active[b, m]:
+                        continue
+                    dx = obstacle_pos[b, m, 0] - px
+                    dy = obstacle_pos[b, m, 1] - py
+                    gap = math.sqrt(dx * dx + dy * dy) - radius[b, i] - obstacle_radius[b, m]
+                    if gap <= sensing_radius:
+                        count = _insert_nearest(okeys, oidx, count, n_obstacles, gap, m)
+            for k in range(count):
+                m = oidx[k]
+                dx = obstacle_pos[b, m, 0] - px
+                dy = obstacle_pos[b, m, 1] - py
+                e = base + k * OBSTACLE_DIM
+                o[e] = _clip(c * dx + s * dy, POS_CLIP)
+                o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
+                o[e + 2] = min(obstacle_radius[b, m], SIZE_CLIP)
+                o[e + 3] = 1.0
+            base += OBSTACLE_DIM * n_obstacles
+            # W nearest walls by distance to their closest point
+            count = 0
+            if n_walls > 0:
+                for w in range(walls.shape[1]):
+                    if not wall_active[b, w]:
+                        continue
+                    qx, qy = closest_point_on_segment(
+                        px, py, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0],
+                        walls[b, w, 1, 1],
+                    )  # fmt: skip
+                    d = math.hypot(qx - px, qy - py) - radius[b, i]
+                    if d <= sensing_radius:
+                        count = _insert_nearest(wkeys, widx, count, n_walls, d, w)
+            for k in range(count):
+                w = widx[k]
+                ax, ay = walls[b, w, 0, 0], walls[b, w, 0, 1]
+                bx, by = walls[b, w, 1, 0], walls[b, w, 1, 1]
+                qx, qy = closest_point_on_segment(px, py, ax, ay, bx, by)
+                ex, ey = bx - ax, by - ay
+                el = math.sqrt(ex * ex + ey * ey)
+                ux, uy = (ex / el, ey / el) if el > EPS else (0.0, 0.0)
+                e = base + k * WALL_DIM
+                o[e] = _clip(c * (qx - px) + s * (qy - py), POS_CLIP)
+                o[e + 1] = _clip(-s * (qx - px) + c * (qy - py), POS_CLIP)
+                o[e + 2] = c * ux + s * uy
+                o[e + 3] = -s * ux + c * uy
+                o[e + 4] = 1.0
+            base += WALL_DIM * n_walls
+            # the current segment's start, then the next waypoints
+            n_pts = path_len[b, i]
+            if n_pts >= 2:
+                first = min(path_index[b, i], n_pts - 1)
+                for k in range(n_waypoints + 1):
+                    q = first + k
+                    if q >= n_pts:
+                        break
+                    dx = path[b, i, q, 0] - px
+                    dy = path[b, i, q, 1] - py
+                    e = base + k * WAYPOINT_DIM
+                    o[e] = _clip(c * dx + s * dy, POS_CLIP)
+                    o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
+                    o[e + 2] = 1.0
+
+
+def goal_frame_angle(pos: np.ndarray, goal: np.ndarray, heading: np.ndarray) -> np.ndarray:
+    """Angle of each learner's goal frame: (...,) from ``pos, goal: (..., 2)``, ``heading: (...)``.
+
+    The frame of ``observe``: the direction to the goal, or the heading when on the goal.
+    """
+    g = goal - pos
+    d = np.hypot(g[..., 0], g[..., 1])
+    return np.where(d > EPS, np.arctan2(g[..., 1], g[..., 0]), heading)
