@@ -83,9 +83,10 @@ class RightOfWayDebug(NamedTuple):
     the right-of-way fix, ``weight (n,)`` cardioid weights, ``mode (n,)`` one of the ``MODE_*``
     values, ``scale (n,)`` ratiod or ratio2 (1 when unchanged), ``other_segment (n, 2, 2)`` the
     neighbour's look-ahead, ``hit_desired (n,)``/``point_desired (n, 2)`` the crossing with the
-    desired path, ``hit_current (n,)``/``point_current (n, 2)`` with the current path, ``t1, t2 (n,)``
-    frames to the crossing. Per body: ``desired_segment (2, 2)``, ``current_segment (2, 2)``,
-    ``d40``, ``target_dir``, ``yellow``, ``blue``, ``green (2,)``, ``ig_fac``, ``final (2,)``.
+    desired path, ``hit_current (n,)``/``point_current (n, 2)`` with the current path,
+    ``t1, t2 (n,)`` frames to the crossing. Per body: ``desired_segment (2, 2)``,
+    ``current_segment (2, 2)``, ``d40``, ``target_dir``, ``yellow``, ``blue``, ``green (2,)``,
+    ``ig_fac``, ``final (2,)``.
     """
 
     plain: np.ndarray
@@ -343,9 +344,7 @@ def right_of_way_one(
 
 
 @njit(cache=True)
-def _right_of_way_batch(
-    pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb, params
-):
+def _right_of_way_batch(pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb, params):
     n = pos.shape[0]
     out = np.zeros((n, 2))
     no_nb = np.empty((0, N_NB_DEBUG))
@@ -389,8 +388,9 @@ def right_of_way(
 ) -> np.ndarray:
     """Unit desired directions ``(A, 2)`` with side choice and right of way.
 
-    ``pos, target, vel: (A, 2)``, ``radius, v_pref: (A,)`` or scalars, ``nb_pos, nb_vel: (A, K, 2)``,
-    ``nb_radius: (A, K)``, ``n_nb: (A,)`` valid rows per body. ``(0, 0)`` for a body on its target.
+    ``pos, target, vel: (A, 2)``, ``radius, v_pref: (A,)`` or scalars,
+    ``nb_pos, nb_vel: (A, K, 2)``, ``nb_radius: (A, K)``, ``n_nb: (A,)`` valid rows per body.
+    ``(0, 0)`` for a body on its target.
     """
     pos, target, radius, nb_pos, nb_radius, n_nb = _check_batch(
         pos, target, radius, nb_pos, nb_radius, n_nb

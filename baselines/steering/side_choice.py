@@ -70,29 +70,34 @@ class SideChoiceDebug(NamedTuple):
 
 
 @njit(cache=True)
-def _turn_sign(delta: float, side: float, tie_angle: float) -> float:
-    """Sign used by the article's ``-theta * sign(delta)`` turns, with ties decided by ``side``.
+def _turn_sign(cross: float, back: float, side: float, tie_angle: float) -> float:
+    """Sign used by the article's ``-theta * sign(delta)`` turns, ties decided by ``side``.
 
-    ``sign(delta) = +1`` turns the vector clockwise (y-up), i.e. a push pointing back is turned
-    to the body's left; a tie (delta within ``tie_angle`` of +-pi) turns it to the configured side.
+    ``delta`` is the signed angle from the target direction to the vector; ``sign(delta)`` is the
+    sign of the cross product ``cross``, and ``back = pi - |delta|``. ``sign(delta) = +1`` turns the
+    vector clockwise (y-up), so a vector pointing back is turned to the body's left; a tie
+    (``back <= tie_angle``) turns it to the configured side.
     """
-    if math.pi - abs(delta) <= tie_angle:
+    if back <= tie_angle:
         return -1.0 if side >= 0.0 else 1.0
-    if delta > 0.0:
+    if cross > 0.0:
         return 1.0
-    if delta < 0.0:
+    if cross < 0.0:
         return -1.0
     return 0.0
 
 
 @njit(cache=True)
-def _quarter_ellipse(delta_abs: float) -> float:
-    """``sqrt(1 - ((2 |delta| - pi) / pi)^2)``: 0 at 0 and pi, 1 at pi/2 (clipped, never NaN)."""
-    x = (2.0 * delta_abs - math.pi) / math.pi
-    q = 1.0 - x * x
+def _quarter_ellipse(a: float, b: float) -> float:
+    """``sqrt(1 - ((2 delta - pi) / pi)^2)`` for ``delta = a`` in ``[0, pi]`` and ``b = pi - a``.
+
+    Written as ``sqrt(4 a b) / pi``, which is the same value but stays accurate near 0 and pi,
+    where the article's form loses digits under its square root.
+    """
+    q = 4.0 * a * b
     if q <= 0.0:
         return 0.0
-    return math.sqrt(q)
+    return min(math.sqrt(q) / math.pi, 1.0)
 
 
 @njit(cache=True)
@@ -114,13 +119,16 @@ def adjusted_push(
     """
     if vx == 0.0 and vy == 0.0:
         return 0.0, 0.0
-    delta = math.atan2(dirx * vy - diry * vx, dirx * vx + diry * vy)
-    ad = abs(delta)
+    cross = dirx * vy - diry * vx
+    dot = dirx * vx + diry * vy
+    # |delta| and pi - |delta|, each from its own atan2 so both are accurate.
+    ad = math.atan2(abs(cross), dot)
+    back = math.atan2(abs(cross), -dot)
     r2 = 0.0
-    if ad >= 0.5 * math.pi:
-        r2 = 1.0 - _quarter_ellipse(ad)
+    if back <= 0.5 * math.pi:
+        r2 = 1.0 - _quarter_ellipse(ad, back)
     theta = math.pi * r * r2 * 0.5
-    return rotate(vx, vy, -theta * _turn_sign(delta, side, tie_angle))
+    return rotate(vx, vy, -theta * _turn_sign(cross, back, side, tie_angle))
 
 
 @njit(cache=True)
@@ -146,15 +154,17 @@ def combine_sums(
     if magold > EPS and magold >= magnew:
         keep = (1.0 - magnew / magold) * (1.0 / (magnew + 1.0))
         new_theta = -keep * (0.5 * math.pi)
-        delta = math.atan2(dirx * agy - diry * agx, dirx * agx + diry * agy)
-        ad = abs(delta)
+        cross = dirx * agy - diry * agx
+        dot = dirx * agx + diry * agy
+        ad = math.atan2(abs(cross), dot)  # |delta| from the target direction to yellow
+        back = math.atan2(abs(cross), -dot)  # pi - |delta|
         axxx = 0.0
         if ad > 0.5 * math.pi:
             # Linear 0..1 over 90..180 degrees, squared, signed. In the post this line sits inside
             # a broken comment ("/square and give it a sign ... /"); it is code: without it the
             # ratio is unsigned and the turn would not follow the side of the yellow vector.
             axxx = (ad - 0.5 * math.pi) / (0.5 * math.pi)
-            axxx = axxx * axxx * _turn_sign(delta, side, tie_angle)
+            axxx = axxx * axxx * _turn_sign(cross, back, side, tie_angle)
         newx, newy = rotate(agx, agy, new_theta * axxx)
         f = keep * abs(axxx)
         newx *= f
@@ -163,8 +173,10 @@ def combine_sums(
     cy = newy + adjy
     ig_fac = 0.0
     if cx * cx + cy * cy > EPS * EPS:
-        # Angle between A + B and the target direction, in [0, pi].
-        ig_fac = _quarter_ellipse(abs(math.atan2(dirx * cy - diry * cx, dirx * cx + diry * cy)))
+        # Angle between A + B and the target direction, in [0, pi], and its supplement.
+        cross = abs(dirx * cy - diry * cx)
+        dot = dirx * cx + diry * cy
+        ig_fac = _quarter_ellipse(math.atan2(cross, dot), math.atan2(cross, -dot))
     fx, fy = normalize(dirx + newx + ig_fac * adjx, diry + newy + ig_fac * adjy)
     return fx, fy, newx, newy, ig_fac
 

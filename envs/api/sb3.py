@@ -79,8 +79,11 @@ class CrowdSB3VecEnv(VecEnv):
                 "terminal_observation": obs[b, i].copy(),
                 "TimeLimit.truncated": bool(truncated[b, i]),
                 "is_success": bool(self.batch.state.reached[b, i]),
-                "episode": {"r": float(self._returns[b, i]), "l": int(self._lengths[b, i]),
-                            "t": elapsed},  # fmt: skip
+                "episode": {
+                    "r": float(self._returns[b, i]),
+                    "l": int(self._lengths[b, i]),
+                    "t": elapsed,
+                },  # fmt: skip
             }
             self._returns[b, i] = 0.0
             self._lengths[b, i] = 0

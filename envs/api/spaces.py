@@ -16,9 +16,7 @@ def observation_space(layout: ObservationLayout, as_dict: bool) -> spaces.Space:
     blocks = {}
     for name, sl in layout.slices().items():
         shape = layout.shapes[name]
-        blocks[name] = spaces.Box(
-            low[sl].reshape(shape), high[sl].reshape(shape), dtype=np.float32
-        )
+        blocks[name] = spaces.Box(low[sl].reshape(shape), high[sl].reshape(shape), dtype=np.float32)
     return spaces.Dict(blocks)
 
 

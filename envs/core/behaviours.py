@@ -17,7 +17,7 @@ PEDESTRIAN_BEHAVIOURS = (
 )
 
 FLOCK_VIEWS = ("wide", "limited", "narrow")
-FLOCK_LEADER_MODES = ("chase", "intercept")
+FLOCK_LEADER_MODES = ("chase", "intercept", "mixed")  # mixed: the book's half-and-half
 FLOCK_TARGETS = ("roaming", "learner")
 
 

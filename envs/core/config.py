@@ -97,9 +97,7 @@ class CrowdConfig:
         allowed = {f.name for f in fields(cls)}
         unknown = sorted(set(kwargs) - allowed)
         if unknown:
-            raise TypeError(
-                f"unknown config keys {unknown}; allowed keys: {sorted(allowed)}"
-            )
+            raise TypeError(f"unknown config keys {unknown}; allowed keys: {sorted(allowed)}")
         base = cls() if preset is None else PRESETS.get(preset)
         if base is None:
             raise ValueError(f"preset={preset!r} is unknown; choose one of {sorted(PRESETS)}")

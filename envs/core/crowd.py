@@ -18,11 +18,24 @@ import numpy as np
 from numba import njit
 
 from crowdsteer.baselines.steering.cardioid import CardioidParams, cardioid_one
+from crowdsteer.baselines.steering.detection_box import (
+    DetectionBoxParams,
+    detection_box_direction_one,
+    detection_box_one,
+)
+from crowdsteer.baselines.steering.flocking import (
+    FlockingParams,
+    flocking_one,
+    flocking_turn_rate_one,
+)
+from crowdsteer.baselines.steering.orca import OrcaParams, orca_one
 from crowdsteer.baselines.steering.path_follow import PathFollowParams, path_follow_projected_one
+from crowdsteer.baselines.steering.right_of_way import RightOfWayParams, right_of_way_one
 from crowdsteer.baselines.steering.side_choice import SideChoiceParams, side_choice_one
+from crowdsteer.baselines.steering.social_force import SocialForceParams, social_force_one
 from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment, normalize
 
-from .behaviours import FLOCK_LEADER_MODES, FLOCK_TARGETS, FLOCK_VIEWS, behaviour_id
+from .behaviours import FLOCK_TARGETS, FLOCK_VIEWS, behaviour_id
 from .neighbours import query, world_grid
 from .state import FLOCK, LEARNER, PEDESTRIAN
 
@@ -46,10 +59,14 @@ class CrowdParams(NamedTuple):
     sensing_radius: float
     learners_visible: bool
     flock_view: int
-    flock_intercept: bool
     flock_target_learner: bool
     cardioid: CardioidParams
     side_choice: SideChoiceParams
+    right_of_way: RightOfWayParams
+    social_force: SocialForceParams
+    orca: OrcaParams
+    detection_box: DetectionBoxParams
+    flocking: FlockingParams
     path: PathFollowParams
 
 
@@ -64,10 +81,17 @@ def crowd_params(config) -> CrowdParams:
         sensing_radius=float(config.sensing_radius),
         learners_visible=bool(config.learners_visible),
         flock_view=FLOCK_VIEWS.index(config.flock_view),
-        flock_intercept=FLOCK_LEADER_MODES.index(config.flock_leader) == 1,
         flock_target_learner=FLOCK_TARGETS.index(config.flock_target) == 1,
         cardioid=CardioidParams(),
         side_choice=SideChoiceParams(),
+        right_of_way=RightOfWayParams(),
+        social_force=SocialForceParams(time_step=float(config.dt)),
+        orca=OrcaParams(time_step=float(config.dt)),
+        detection_box=DetectionBoxParams(),
+        # the book's craft length is the unit of every flocking radius: a flock unit's diameter
+        flocking=FlockingParams(
+            unit_length=2.0 * float(config.flock_radius), max_turn_rate=float(config.max_turn_rate)
+        ),
         path=PathFollowParams(),
     )
 
@@ -75,12 +99,13 @@ def crowd_params(config) -> CrowdParams:
 @njit(cache=True)
 def gather_neighbours(
     b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
-    wall_active, grid, reach, see_learners, idx_buf, nb_pos, nb_vel, nb_radius, nb_kind,
+    wall_active, grid, reach, see_learners, idx_buf, nb_pos, nb_vel, nb_radius, nb_index,
 ):  # fmt: skip
-    """Fill the neighbour buffers of body ``i`` of world ``b``; returns the count.
+    """Fill the neighbour buffers of body ``i`` of world ``b``; returns ``(count, n_bodies)``.
 
-    Bodies come first (nearest-first order is not guaranteed), then disc obstacles, then the
-    closest point of each wall, all within ``reach`` of the body's surface.
+    Bodies come first (``nb_index`` = their body index; nearest-first order is not guaranteed),
+    then disc obstacles (``nb_index`` -1), then the closest point of each wall (-2), all within
+    ``reach`` of the body's surface.
     """
     px = pos[b, i, 0]
     py = pos[b, i, 1]
@@ -95,8 +120,9 @@ def gather_neighbours(
         nb_vel[n, 0] = vel[b, j, 0]
         nb_vel[n, 1] = vel[b, j, 1]
         nb_radius[n] = radius[b, j]
-        nb_kind[n] = kind[b, j]
+        nb_index[n] = j
         n += 1
+    n_bodies = n
     for m in range(obstacle_pos.shape[1]):
         if not obstacle_active[b, m]:
             continue
@@ -109,7 +135,7 @@ def gather_neighbours(
         nb_vel[n, 0] = 0.0
         nb_vel[n, 1] = 0.0
         nb_radius[n] = obstacle_radius[b, m]
-        nb_kind[n] = -1
+        nb_index[n] = -1
         n += 1
     for w in range(walls.shape[1]):
         if not wall_active[b, w]:
@@ -124,21 +150,90 @@ def gather_neighbours(
         nb_vel[n, 0] = 0.0
         nb_vel[n, 1] = 0.0
         nb_radius[n] = 0.0
-        nb_kind[n] = -2
+        nb_index[n] = -2
         n += 1
-    return n
+    return n, n_bodies
 
 
 @njit(cache=True)
-def pedestrian_direction(
-    beh, px, py, tx, ty, r, nb_pos, nb_vel, nb_radius, n, params
+def pedestrian_velocity(
+    beh, px, py, vx, vy, heading, tx, ty, r, v_pref, nb_pos, nb_vel, nb_radius, n, n_bodies,
+    lines, proj, no_walls, params,
 ):  # fmt: skip
-    """Unit desired direction of one pedestrian under behaviour id ``beh``."""
-    if beh == CARDIOID:
-        return cardioid_one(px, py, tx, ty, r, nb_pos, nb_radius, n, params.cardioid)
-    if beh == GOAL_SEEK:
-        return normalize(tx - px, ty - py)
-    return side_choice_one(px, py, tx, ty, r, nb_pos, nb_radius, n, params.side_choice)
+    """Desired velocity of one pedestrian under behaviour id ``beh`` aiming at ``(tx, ty)``.
+
+    ``nb_*``: the first ``n`` rows are neighbours, bodies first (``n_bodies`` of them), then
+    static obstacles and wall points (walls reach the social force as points too, so its own
+    wall list ``no_walls`` stays empty). ``lines, proj``: ORCA scratch buffers.
+    """
+    if beh == RIGHT_OF_WAY:
+        dx, dy = right_of_way_one(
+            px, py, tx, ty, vx, vy, r, v_pref, nb_pos, nb_vel, nb_radius, n, params.right_of_way
+        )
+    elif beh == SIDE_CHOICE:
+        dx, dy = side_choice_one(px, py, tx, ty, r, nb_pos, nb_radius, n, params.side_choice)
+    elif beh == CARDIOID:
+        dx, dy = cardioid_one(px, py, tx, ty, r, nb_pos, nb_radius, n, params.cardioid)
+    elif beh == SOCIAL_FORCE:
+        ex, ey = normalize(tx - px, ty - py)
+        ax, ay = social_force_one(
+            px, py, vx, vy, r, ex, ey, v_pref, nb_pos, nb_radius, n, no_walls, 0,
+            params.social_force,
+        )  # fmt: skip
+        wx = vx + ax * params.dt
+        wy = vy + ay * params.dt
+        s = math.sqrt(wx * wx + wy * wy)
+        if s > v_pref:
+            wx *= v_pref / s
+            wy *= v_pref / s
+        return wx, wy
+    elif beh == ORCA:
+        ex, ey = normalize(tx - px, ty - py)
+        return orca_one(
+            px, py, vx, vy, r, v_pref * ex, v_pref * ey, v_pref, nb_pos, nb_vel, nb_radius,
+            n_bodies, nb_pos[n_bodies:], nb_radius[n_bodies:], n - n_bodies, params.orca, lines,
+            proj,
+        )  # fmt: skip
+    elif beh == DETECTION_BOX:
+        speed = math.sqrt(vx * vx + vy * vy)
+        fx, fy = detection_box_one(
+            px, py, heading, speed, v_pref, r, nb_pos, nb_radius, n, params.detection_box
+        )
+        dx, dy = detection_box_direction_one(
+            tx - px, ty - py, fx, fy, params.detection_box.direction_gain
+        )
+    else:  # GOAL_SEEK
+        dx, dy = normalize(tx - px, ty - py)
+    return v_pref * dx, v_pref * dy
+
+
+@njit(cache=True)
+def flock_velocity(
+    b, i, pos, vel, heading, behaviour, v_pref, nb_pos, nb_vel, nb_radius, nb_index, n,
+    n_bodies, kind, fl_pos, fl_vel, fl_int, target_pos, target_vel, params,
+):  # fmt: skip
+    """Desired velocity of flock unit ``i``: cruise along the heading, turned by the flocking
+    lateral force (Bourg & Seemann). Flock mates are the other flock units in the buffers;
+    ``behaviour`` 1 marks interceptors. Static obstacles are avoided as in the book."""
+    m = 0
+    for k in range(n_bodies):
+        j = nb_index[k]
+        if kind[b, j] == FLOCK:
+            fl_pos[m, 0] = nb_pos[k, 0]
+            fl_pos[m, 1] = nb_pos[k, 1]
+            fl_vel[m, 0] = nb_vel[k, 0]
+            fl_vel[m, 1] = nb_vel[k, 1]
+            fl_int[m] = behaviour[b, j] == 1
+            m += 1
+    force, _ = flocking_one(
+        pos[b, i, 0], pos[b, i, 1], heading[b, i], vel[b, i, 0], vel[b, i, 1],
+        behaviour[b, i] == 1, fl_pos, fl_vel, fl_int, m, nb_pos[n_bodies:],
+        nb_radius[n_bodies:], n - n_bodies, target_pos[b, 0], target_pos[b, 1],
+        target_vel[b, 0], target_vel[b, 1], params.flock_view, True, params.flocking,
+    )  # fmt: skip
+    turn = flocking_turn_rate_one(force, params.flocking)
+    h = heading[b, i] + turn * params.dt
+    return v_pref[b, i] * math.cos(h), v_pref[b, i] * math.sin(h)
 
 
 @njit(cache=True)
@@ -189,7 +284,13 @@ def crowd_desired_velocity(
     nb_pos = np.empty((cap, 2))
     nb_vel = np.empty((cap, 2))
     nb_radius = np.empty(cap)
-    nb_kind = np.empty(cap, np.int64)
+    nb_index = np.empty(cap, np.int64)
+    lines = np.empty((cap, 4))
+    proj = np.empty((cap, 4))
+    fl_pos = np.empty((nn, 2))
+    fl_vel = np.empty((nn, 2))
+    fl_int = np.empty(nn, np.bool_)
+    no_walls = np.zeros((1, 2, 2))
     for b in range(nb):
         _roaming_target(b, step_count, bounds, params.dt, target_pos, target_vel)
         if params.flock_target_learner and active[b, 0] and kind[b, 0] == LEARNER:
@@ -211,10 +312,10 @@ def crowd_desired_velocity(
                     )  # fmt: skip
                     path_index[b, i] = seg
                 continue
-            n = gather_neighbours(
+            n, n_bodies = gather_neighbours(
                 b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius,
                 obstacle_active, walls, wall_active, grid, params.sensing_radius,
-                params.learners_visible, idx_buf, nb_pos, nb_vel, nb_radius, nb_kind,
+                params.learners_visible, idx_buf, nb_pos, nb_vel, nb_radius, nb_index,
             )  # fmt: skip
             px = pos[b, i, 0]
             py = pos[b, i, 1]
@@ -229,17 +330,16 @@ def crowd_desired_velocity(
                         px, py, path[b, i], path_len[b, i], path_index[b, i], params.path
                     )
                     path_index[b, i] = seg
-                dx, dy = pedestrian_direction(
-                    behaviour[b, i], px, py, tx, ty, radius[b, i], nb_pos, nb_vel, nb_radius, n,
+                wx, wy = pedestrian_velocity(
+                    behaviour[b, i], px, py, vel[b, i, 0], vel[b, i, 1], heading[b, i], tx, ty,
+                    radius[b, i], v_pref[b, i], nb_pos, nb_vel, nb_radius, n, n_bodies, lines,
+                    proj, no_walls, params,
+                )  # fmt: skip
+                desired[b, i, 0] = wx
+                desired[b, i, 1] = wy
+            elif kind[b, i] == FLOCK:
+                desired[b, i, 0], desired[b, i, 1] = flock_velocity(
+                    b, i, pos, vel, heading, behaviour, v_pref, nb_pos, nb_vel, nb_radius,
+                    nb_index, n, n_bodies, kind, fl_pos, fl_vel, fl_int, target_pos, target_vel,
                     params,
                 )  # fmt: skip
-                speed = v_pref[b, i]
-                dist = math.hypot(tx - px, ty - py)
-                if dist < EPS:
-                    speed = 0.0
-                desired[b, i, 0] = speed * dx
-                desired[b, i, 1] = speed * dy
-            elif kind[b, i] == FLOCK:
-                # cruise along the heading; the flocking force turns it (filled in below)
-                desired[b, i, 0] = v_pref[b, i] * math.cos(heading[b, i])
-                desired[b, i, 1] = v_pref[b, i] * math.sin(heading[b, i])

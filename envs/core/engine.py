@@ -97,7 +97,9 @@ class CrowdBatch:
             return np.stack([c * ax - si * ay, si * ax + c * ay], axis=-1)
         assert (s.kinematics[:, sl] == UNICYCLE).all()
         speed = 0.5 * (actions[..., 0] + 1.0) * v_pref
-        new_heading = s.heading[:, sl] + actions[..., 1] * self.config.max_turn_rate * self.config.dt
+        new_heading = (
+            s.heading[:, sl] + actions[..., 1] * self.config.max_turn_rate * self.config.dt
+        )
         return np.stack([speed * np.cos(new_heading), speed * np.sin(new_heading)], axis=-1)
 
     def step(self, actions: np.ndarray):

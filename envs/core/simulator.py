@@ -131,6 +131,11 @@ class Simulator:
         s.active[b, slots] = True
         ped_default = behaviour_id(c.pedestrian_behaviour)
         s.behaviour[b, slots] = np.where(spec.behaviour >= 0, spec.behaviour, ped_default)
+        # flock units: behaviour 1 marks interceptors (the book makes the second half intercept)
+        flock_slots = slots[spec.kind == FLOCK]
+        rank = np.arange(len(flock_slots))
+        interceptor = {"chase": rank < 0, "intercept": rank >= 0, "mixed": rank > len(rank) // 2}
+        s.behaviour[b, flock_slots] = interceptor[c.flock_leader].astype(np.int64)
         learner_kin = KINEMATICS_NAMES.index(c.kinematics)
         s.kinematics[b, slots] = np.where(
             spec.kind == FLOCK, UNICYCLE, np.where(spec.kind == LEARNER, learner_kin, HOLONOMIC)
@@ -185,4 +190,3 @@ class Simulator:
     def truncated(self) -> np.ndarray:
         """(B,) worlds whose episode hit the time limit."""
         return self.state.step_count >= self.config.max_steps
-

@@ -1,0 +1,34 @@
+"""pygame rendering of crowdsteer worlds (imported only when rendering is asked for).
+
+:class:`Viewer` draws one world of a :class:`~crowdsteer.envs.core.state.WorldState` to a window
+(``"human"``) or to ``(H, W, 3) uint8`` frames (``"rgb_array"``, headless with
+``SDL_VIDEODRIVER=dummy``); :class:`Camera` maps world metres (y up) to pixels (y down);
+:class:`OverlayOptions` and :class:`OverlayData` switch and feed the debug overlays. Rendering
+only reads the state.
+"""
+
+from .camera import Camera, bounds_from_points
+from .overlays import (
+    FLOCK_VIEW_HALF_ANGLES,
+    FLOCK_VIEW_RADIUS_FACTORS,
+    OverlayData,
+    OverlayOptions,
+    overlay_data_from_state,
+)
+from .style import Style
+from .viewer import CRAFT_OUTLINE, RENDER_MODES, Viewer, format_info
+
+__all__ = [
+    "CRAFT_OUTLINE",
+    "FLOCK_VIEW_HALF_ANGLES",
+    "FLOCK_VIEW_RADIUS_FACTORS",
+    "RENDER_MODES",
+    "Camera",
+    "OverlayData",
+    "OverlayOptions",
+    "Style",
+    "Viewer",
+    "bounds_from_points",
+    "format_info",
+    "overlay_data_from_state",
+]

@@ -60,7 +60,9 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Bo
             [[hl, -hw], [hl, hw]],
         ]
     )
-    flock = flock_start(rng, counts, body, (-hl + 0.5, -hw + 0.5, -0.5, hw - 0.5), starts, clearance)
+    flock = flock_start(
+        rng, counts, body, (-hl + 0.5, -hw + 0.5, -0.5, hw - 0.5), starts, clearance
+    )
     return assemble(
         counts,
         body,

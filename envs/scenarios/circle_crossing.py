@@ -44,9 +44,7 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Ci
     clearance = np.full(walkers, body.radius + 0.05)
     starts, goals = place_pairs(rng, sample, walkers, clearance, "learners and pedestrians")
     outer = r + p.noise + p.flock_margin
-    flock = flock_start(
-        rng, counts, body, (-outer, -outer, outer, outer), starts, clearance
-    )
+    flock = flock_start(rng, counts, body, (-outer, -outer, outer, outer), starts, clearance)
     starts = np.concatenate([starts, flock])
     goals = np.concatenate([goals, flock])
     return assemble(counts, body, starts, goals, (-outer, -outer, outer, outer))

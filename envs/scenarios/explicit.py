@@ -49,7 +49,9 @@ def from_dict(data: Mapping, body: BodyDefaults) -> ScenarioSpec:
         raise ScenarioError(f"scenario must be a name or a mapping, got {type(data).__name__}")
     unknown = set(data) - _TOP_KEYS
     if unknown:
-        raise ScenarioError(f"scenario keys {sorted(unknown)} unknown; allowed: {sorted(_TOP_KEYS)}")
+        raise ScenarioError(
+            f"scenario keys {sorted(unknown)} unknown; allowed: {sorted(_TOP_KEYS)}"
+        )
     agents = list(data.get("agents", []))
     if not agents:
         raise ScenarioError("scenario['agents'] must list at least one body")
@@ -58,7 +60,9 @@ def from_dict(data: Mapping, body: BodyDefaults) -> ScenarioSpec:
     for i, a in enumerate(agents):
         bad = set(a) - _AGENT_KEYS
         if bad:
-            raise ScenarioError(f"agents[{i}] keys {sorted(bad)} unknown; allowed: {sorted(_AGENT_KEYS)}")
+            raise ScenarioError(
+                f"agents[{i}] keys {sorted(bad)} unknown; allowed: {sorted(_AGENT_KEYS)}"
+            )
         role = a.get("role", "pedestrian")
         kind = KIND_NAMES.index(role)
         start = _point(a.get("start"), f"agents[{i}].start")

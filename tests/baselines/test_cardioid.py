@@ -3,15 +3,14 @@
 import math
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from crowdsteer.baselines.steering.cardioid import (
     CardioidParams,
     cardioid,
     cardioid_one,
     cardioid_pushes,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 EPS = 1e-9
 
@@ -115,10 +114,13 @@ def test_pushes_sum_to_result(b):
     np.testing.assert_allclose(cardioid(*b), expected, atol=1e-9)
 
 
-def _one(pos, target, obstacles, radius=0.3, params=CardioidParams()):
+def _one(pos, target, obstacles, radius=0.3, params=None):
+    params = CardioidParams() if params is None else params
     nb = np.array([o[0] for o in obstacles], float).reshape(-1, 2)
     nr = np.array([o[1] for o in obstacles], float)
-    return np.array(cardioid_one(pos[0], pos[1], target[0], target[1], radius, nb, nr, len(nb), params))
+    return np.array(
+        cardioid_one(pos[0], pos[1], target[0], target[1], radius, nb, nr, len(nb), params)
+    )
 
 
 def test_obstacle_behind_has_no_effect():
@@ -180,6 +182,10 @@ def test_no_nan_degenerate():
     nb_radius = np.array([[0.0, 0.0, 0.0], [0.3, 0.3, 0.3], [0.3, 0.3, 0.0], [1.0, 1.0, 1.0]])
     out = cardioid(pos, target, 0.0, nb_pos, nb_radius, np.array([3, 3, 3, 0]))
     assert np.isfinite(out).all()
-    assert np.isfinite(cardioid_pushes(pos, target, 0.0, nb_pos, nb_radius, np.array([3, 3, 3, 0]))).all()
-    out = cardioid(np.zeros((0, 2)), np.zeros((0, 2)), 0.3, np.zeros((0, 0, 2)), np.zeros((0, 0)), np.zeros(0))
+    assert np.isfinite(
+        cardioid_pushes(pos, target, 0.0, nb_pos, nb_radius, np.array([3, 3, 3, 0]))
+    ).all()
+    out = cardioid(
+        np.zeros((0, 2)), np.zeros((0, 2)), 0.3, np.zeros((0, 0, 2)), np.zeros((0, 0)), np.zeros(0)
+    )
     assert out.shape == (0, 2)

@@ -4,9 +4,6 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from crowdsteer.baselines.steering.vec import (
     EPS,
     closest_point_on_segment,
@@ -16,6 +13,8 @@ from crowdsteer.baselines.steering.vec import (
     segment_intersection,
     wrap_angle,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
 coord = st.floats(-10.0, 10.0, allow_nan=False, allow_infinity=False)
@@ -40,7 +39,13 @@ def test_normalize_is_unit_or_zero(x, y):
 
 @pytest.mark.parametrize(
     ("a", "expected"),
-    [(math.pi, math.pi), (-math.pi, math.pi), (3 * math.pi, math.pi), (0.5, 0.5), (-7.0, -7.0 + 2 * math.pi)],
+    [
+        (math.pi, math.pi),
+        (-math.pi, math.pi),
+        (3 * math.pi, math.pi),
+        (0.5, 0.5),
+        (-7.0, -7.0 + 2 * math.pi),
+    ],
 )
 def test_wrap_angle_examples(a, expected):
     assert wrap_angle(a) == pytest.approx(expected, abs=1e-12)

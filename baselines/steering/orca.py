@@ -1,0 +1,490 @@
+"""Optimal reciprocal collision avoidance (van den Berg, Guy, Lin & Manocha 2011, ORCA).
+
+For each neighbour, the velocity obstacle truncated at the time horizon gives a half-plane of
+permitted velocities (an "ORCA line"): the body takes half of the smallest change ``u`` that leaves
+the obstacle, trusting the neighbour to take the other half. Static disc obstacles are neighbours
+at rest that do not take part, so the body takes all of ``u`` with their own time horizon. The new
+velocity is the permitted velocity closest to the preferred one within the speed disc, found by an
+incremental 2-D linear program; if the half-planes leave nothing, a 3-D linear program finds the
+velocity that violates the neighbours' half-planes the least while keeping the obstacles' ones.
+
+A line is stored as a row ``(point_x, point_y, dir_x, dir_y)``; its permitted side is the left of
+``dir`` (``det(dir, v - point) >= 0``). Obstacle lines come first.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .vec import EPS
+
+
+class OrcaParams(NamedTuple):
+    """ORCA parameters (the per-body maximum speed is an argument of :func:`orca`)."""
+
+    time_horizon: float = 5.0  # s; horizon of the velocity obstacles of other bodies
+    time_horizon_obst: float = 5.0  # s; horizon for static obstacles
+    time_step: float = 0.25  # s; the simulation step, used when bodies already overlap
+    lp_epsilon: float = 1e-5  # parallel-line tolerance of the linear programs
+
+
+@njit(cache=True)
+def _det(ax: float, ay: float, bx: float, by: float) -> float:
+    return ax * by - ay * bx
+
+
+@njit(cache=True)
+def _orca_line(
+    rpx: float,
+    rpy: float,
+    rvx: float,
+    rvy: float,
+    combined_radius: float,
+    time_horizon: float,
+    time_step: float,
+) -> tuple[float, float, float, float]:
+    """Boundary direction and smallest change ``u`` out of the truncated velocity obstacle.
+
+    ``rp`` is the neighbour's position relative to the body, ``rv`` the body's velocity relative
+    to the neighbour's. Returns ``(dir_x, dir_y, u_x, u_y)``.
+    """
+    dist_sq = rpx * rpx + rpy * rpy
+    r_sq = combined_radius * combined_radius
+    if dist_sq > r_sq:
+        inv_th = 1.0 / max(time_horizon, EPS)
+        # Vector from the cut-off circle's centre to the relative velocity.
+        wx = rvx - inv_th * rpx
+        wy = rvy - inv_th * rpy
+        w_len_sq = wx * wx + wy * wy
+        dot1 = wx * rpx + wy * rpy
+        if dot1 < 0.0 and dot1 * dot1 > r_sq * w_len_sq:
+            # Project on the cut-off circle (w_len > 0 follows from the test above).
+            w_len = math.sqrt(w_len_sq)
+            ux_ = wx / w_len
+            uy_ = wy / w_len
+            s = combined_radius * inv_th - w_len
+            return uy_, -ux_, s * ux_, s * uy_
+        # Project on the nearer leg of the cone.
+        leg = math.sqrt(dist_sq - r_sq)
+        if _det(rpx, rpy, wx, wy) > 0.0:
+            dx = (rpx * leg - rpy * combined_radius) / dist_sq
+            dy = (rpx * combined_radius + rpy * leg) / dist_sq
+        else:
+            dx = -(rpx * leg + rpy * combined_radius) / dist_sq
+            dy = -(-rpx * combined_radius + rpy * leg) / dist_sq
+        dot2 = rvx * dx + rvy * dy
+        return dx, dy, dot2 * dx - rvx, dot2 * dy - rvy
+    # Already overlapping: leave the overlap within one time step.
+    inv_dt = 1.0 / max(time_step, EPS)
+    wx = rvx - inv_dt * rpx
+    wy = rvy - inv_dt * rpy
+    w_len = math.sqrt(wx * wx + wy * wy)
+    if w_len > EPS:
+        ux_ = wx / w_len
+        uy_ = wy / w_len
+    else:
+        # w = 0: the relative velocity closes exactly the offset in one step (or the bodies
+        # coincide at equal velocities). RVO2 divides by zero here; push straight apart, or
+        # along +x for coincident bodies.
+        d = math.sqrt(dist_sq)
+        if d > EPS:
+            ux_ = -rpx / d
+            uy_ = -rpy / d
+        else:
+            ux_ = 1.0
+            uy_ = 0.0
+    s = combined_radius * inv_dt - w_len
+    return uy_, -ux_, s * ux_, s * uy_
+
+
+@njit(cache=True)
+def orca_fill_lines(
+    px: float,
+    py: float,
+    vx: float,
+    vy: float,
+    radius: float,
+    nb_pos: np.ndarray,
+    nb_vel: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: int,
+    obs_pos: np.ndarray,
+    obs_radius: np.ndarray,
+    n_obs: int,
+    params: OrcaParams,
+    lines: np.ndarray,
+) -> int:
+    """Write the ORCA lines of one body into ``lines: (>= n_obs + n_nb, 4)``, obstacles first;
+    return how many were written."""
+    n = 0
+    for j in range(n_obs):
+        # A static disc: relative velocity = own velocity, full responsibility (point = v + u).
+        dx, dy, ux, uy = _orca_line(
+            obs_pos[j, 0] - px,
+            obs_pos[j, 1] - py,
+            vx,
+            vy,
+            radius + obs_radius[j],
+            params.time_horizon_obst,
+            params.time_step,
+        )
+        lines[n, 0] = vx + ux
+        lines[n, 1] = vy + uy
+        lines[n, 2] = dx
+        lines[n, 3] = dy
+        n += 1
+    for j in range(n_nb):
+        dx, dy, ux, uy = _orca_line(
+            nb_pos[j, 0] - px,
+            nb_pos[j, 1] - py,
+            vx - nb_vel[j, 0],
+            vy - nb_vel[j, 1],
+            radius + nb_radius[j],
+            params.time_horizon,
+            params.time_step,
+        )
+        # Reciprocity: this body takes half of the change.
+        lines[n, 0] = vx + 0.5 * ux
+        lines[n, 1] = vy + 0.5 * uy
+        lines[n, 2] = dx
+        lines[n, 3] = dy
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def _lp1(
+    lines: np.ndarray,
+    line_no: int,
+    radius: float,
+    opt_x: float,
+    opt_y: float,
+    direction_opt: bool,
+    eps: float,
+) -> tuple[bool, float, float]:
+    """Optimum on line ``line_no`` subject to the earlier lines and the speed disc."""
+    px = lines[line_no, 0]
+    py = lines[line_no, 1]
+    dx = lines[line_no, 2]
+    dy = lines[line_no, 3]
+    dot = px * dx + py * dy
+    discriminant = dot * dot + radius * radius - (px * px + py * py)
+    if discriminant < 0.0:
+        return False, 0.0, 0.0  # the speed disc misses this line entirely
+    sq = math.sqrt(discriminant)
+    t_left = -dot - sq
+    t_right = -dot + sq
+    for i in range(line_no):
+        denominator = _det(dx, dy, lines[i, 2], lines[i, 3])
+        numerator = _det(lines[i, 2], lines[i, 3], px - lines[i, 0], py - lines[i, 1])
+        if abs(denominator) <= eps:
+            # Parallel lines: either this one lies wholly outside line i, or line i is moot.
+            if numerator < 0.0:
+                return False, 0.0, 0.0
+            continue
+        t = numerator / denominator
+        if denominator >= 0.0:
+            t_right = min(t_right, t)  # line i bounds line line_no on the right
+        else:
+            t_left = max(t_left, t)  # ... on the left
+        if t_left > t_right:
+            return False, 0.0, 0.0
+    if direction_opt:
+        # Optimise a direction: take the far end along it.
+        if opt_x * dx + opt_y * dy > 0.0:
+            t = t_right
+        else:
+            t = t_left
+    else:
+        # Optimise closest to opt: project and clamp.
+        t = dx * (opt_x - px) + dy * (opt_y - py)
+        if t < t_left:
+            t = t_left
+        elif t > t_right:
+            t = t_right
+    return True, px + t * dx, py + t * dy
+
+
+@njit(cache=True)
+def _lp2(
+    lines: np.ndarray,
+    n_lines: int,
+    radius: float,
+    opt_x: float,
+    opt_y: float,
+    direction_opt: bool,
+    eps: float,
+) -> tuple[int, float, float]:
+    """Incremental 2-D LP: returns ``(fail_index, x, y)``; ``fail_index == n_lines`` on success,
+    otherwise the first line that could not be met and the result so far."""
+    if direction_opt:
+        # opt is a unit direction: start from the far end of the disc along it.
+        rx = opt_x * radius
+        ry = opt_y * radius
+    elif opt_x * opt_x + opt_y * opt_y > radius * radius:
+        n = math.sqrt(opt_x * opt_x + opt_y * opt_y)
+        rx = opt_x / n * radius
+        ry = opt_y / n * radius
+    else:
+        rx = opt_x
+        ry = opt_y
+    for i in range(n_lines):
+        if _det(lines[i, 2], lines[i, 3], lines[i, 0] - rx, lines[i, 1] - ry) > 0.0:
+            # The current result violates line i: the new optimum lies on line i.
+            ok, nx, ny = _lp1(lines, i, radius, opt_x, opt_y, direction_opt, eps)
+            if not ok:
+                return i, rx, ry
+            rx = nx
+            ry = ny
+    return n_lines, rx, ry
+
+
+@njit(cache=True)
+def _lp3(
+    lines: np.ndarray,
+    n_lines: int,
+    n_obst_lines: int,
+    begin_line: int,
+    radius: float,
+    eps: float,
+    rx: float,
+    ry: float,
+    proj: np.ndarray,
+) -> tuple[float, float]:
+    """3-D LP fallback: minimise the largest violation of the non-obstacle lines while keeping
+    the obstacle lines, starting at the line the 2-D LP failed on. ``proj`` is scratch space of at
+    least ``n_lines`` rows."""
+    distance = 0.0
+    for i in range(begin_line, n_lines):
+        ix = lines[i, 0]
+        iy = lines[i, 1]
+        idx = lines[i, 2]
+        idy = lines[i, 3]
+        if _det(idx, idy, ix - rx, iy - ry) > distance:
+            # The result violates line i by more than the current worst: rebuild the problem
+            # on line i. The obstacle lines stay hard constraints.
+            n_proj = 0
+            for j in range(n_obst_lines):
+                proj[n_proj, 0] = lines[j, 0]
+                proj[n_proj, 1] = lines[j, 1]
+                proj[n_proj, 2] = lines[j, 2]
+                proj[n_proj, 3] = lines[j, 3]
+                n_proj += 1
+            for j in range(n_obst_lines, i):
+                jdx = lines[j, 2]
+                jdy = lines[j, 3]
+                determinant = _det(idx, idy, jdx, jdy)
+                if abs(determinant) <= eps:
+                    if idx * jdx + idy * jdy > 0.0:
+                        continue  # same direction: line j adds nothing
+                    # Opposite directions: the bisector between them.
+                    qx = 0.5 * (ix + lines[j, 0])
+                    qy = 0.5 * (iy + lines[j, 1])
+                else:
+                    t = _det(jdx, jdy, ix - lines[j, 0], iy - lines[j, 1]) / determinant
+                    qx = ix + t * idx
+                    qy = iy + t * idy
+                ddx = jdx - idx
+                ddy = jdy - idy
+                dn = math.sqrt(ddx * ddx + ddy * ddy)
+                if dn > EPS:
+                    ddx /= dn
+                    ddy /= dn
+                proj[n_proj, 0] = qx
+                proj[n_proj, 1] = qy
+                proj[n_proj, 2] = ddx
+                proj[n_proj, 3] = ddy
+                n_proj += 1
+            # Optimise along the inward normal of line i.
+            fail, nx, ny = _lp2(proj, n_proj, radius, -idy, idx, True, eps)
+            if fail >= n_proj:
+                rx = nx
+                ry = ny
+            # else: keep the previous result (in theory this cannot happen; rounding can).
+            distance = _det(idx, idy, ix - rx, iy - ry)
+    return rx, ry
+
+
+@njit(cache=True)
+def orca_solve(
+    lines: np.ndarray,
+    n_lines: int,
+    n_obst_lines: int,
+    max_speed: float,
+    pref_vx: float,
+    pref_vy: float,
+    params: OrcaParams,
+    proj: np.ndarray,
+) -> tuple[float, float]:
+    """Velocity closest to the preferred one within ``max_speed`` that satisfies the first
+    ``n_lines`` rows of ``lines: (L, 4)`` (the first ``n_obst_lines`` of them hard); the least
+    violating one when none does. ``proj``: scratch, at least ``n_lines`` rows."""
+    radius = max(max_speed, 0.0)
+    fail, rx, ry = _lp2(lines, n_lines, radius, pref_vx, pref_vy, False, params.lp_epsilon)
+    if fail < n_lines:
+        rx, ry = _lp3(lines, n_lines, n_obst_lines, fail, radius, params.lp_epsilon, rx, ry, proj)
+    return rx, ry
+
+
+@njit(cache=True)
+def orca_one(
+    px: float,
+    py: float,
+    vx: float,
+    vy: float,
+    radius: float,
+    pref_vx: float,
+    pref_vy: float,
+    max_speed: float,
+    nb_pos: np.ndarray,
+    nb_vel: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: int,
+    obs_pos: np.ndarray,
+    obs_radius: np.ndarray,
+    n_obs: int,
+    params: OrcaParams,
+    lines: np.ndarray,
+    proj: np.ndarray,
+) -> tuple[float, float]:
+    """New velocity of one body. ``nb_pos, nb_vel: (K, 2)``, ``nb_radius: (K,)``, first ``n_nb``
+    valid; ``obs_pos: (M, 2)``, ``obs_radius: (M,)``, first ``n_obs`` valid. ``lines`` and
+    ``proj`` are scratch buffers of at least ``n_nb + n_obs`` rows and 4 columns (allocate once,
+    reuse across bodies)."""
+    n_lines = orca_fill_lines(
+        px, py, vx, vy, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs,
+        params, lines,
+    )  # fmt: skip
+    return orca_solve(lines, n_lines, n_obs, max_speed, pref_vx, pref_vy, params, proj)
+
+
+@njit(cache=True)
+def _batch(
+    pos, vel, radius, pref_vel, max_speed, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius,
+    n_obs, params,
+):  # fmt: skip
+    n = pos.shape[0]
+    out = np.zeros((n, 2))
+    size = max(nb_pos.shape[1] + obs_pos.shape[1], 1)
+    lines = np.zeros((size, 4))
+    proj = np.zeros((size, 4))
+    for a in range(n):
+        out[a, 0], out[a, 1] = orca_one(
+            pos[a, 0], pos[a, 1], vel[a, 0], vel[a, 1], radius[a], pref_vel[a, 0], pref_vel[a, 1],
+            max_speed[a], nb_pos[a], nb_vel[a], nb_radius[a], n_nb[a], obs_pos[a], obs_radius[a],
+            n_obs[a], params, lines, proj,
+        )  # fmt: skip
+    return out
+
+
+@njit(cache=True)
+def _lines_batch(
+    pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs, params
+):
+    n = pos.shape[0]
+    lines = np.zeros((n, max(nb_pos.shape[1] + obs_pos.shape[1], 1), 4))
+    count = np.zeros(n, dtype=np.int64)
+    for a in range(n):
+        count[a] = orca_fill_lines(
+            pos[a, 0], pos[a, 1], vel[a, 0], vel[a, 1], radius[a], nb_pos[a], nb_vel[a],
+            nb_radius[a], n_nb[a], obs_pos[a], obs_radius[a], n_obs[a], params, lines[a],
+        )  # fmt: skip
+    return lines, count
+
+
+def _params(params: OrcaParams | None) -> OrcaParams:
+    p = OrcaParams() if params is None else params
+    return OrcaParams(*(float(x) for x in p))
+
+
+def _prep(pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs):
+    pos = np.ascontiguousarray(pos, dtype=np.float64)
+    if pos.ndim != 2 or pos.shape[1] != 2:
+        raise ValueError(f"pos must be (A, 2), got {pos.shape}")
+    a = pos.shape[0]
+    nb_pos = np.ascontiguousarray(nb_pos, dtype=np.float64)
+    if nb_pos.ndim != 3 or nb_pos.shape[0] != a or nb_pos.shape[2] != 2:
+        raise ValueError(f"nb_pos must be (A, K, 2) with A = {a}, got {nb_pos.shape}")
+    if obs_pos is None:
+        obs_pos = np.zeros((a, 0, 2))
+        obs_radius = np.zeros((a, 0))
+        n_obs = 0
+    obs_pos = np.ascontiguousarray(obs_pos, dtype=np.float64)
+    if obs_pos.ndim != 3 or obs_pos.shape[0] != a or obs_pos.shape[2] != 2:
+        raise ValueError(f"obs_pos must be (A, M, 2) with A = {a}, got {obs_pos.shape}")
+    if n_obs is None:
+        n_obs = obs_pos.shape[1]
+    n_nb = np.ascontiguousarray(np.broadcast_to(np.asarray(n_nb, np.int64), (a,)))
+    n_obs = np.ascontiguousarray(np.broadcast_to(np.asarray(n_obs, np.int64), (a,)))
+    if np.any(n_nb < 0) or np.any(n_nb > nb_pos.shape[1]):
+        raise ValueError("n_nb must lie in [0, K]")
+    if np.any(n_obs < 0) or np.any(n_obs > obs_pos.shape[1]):
+        raise ValueError("n_obs must lie in [0, M]")
+
+    def f64(x, shape):
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(x, np.float64), shape))
+
+    return (
+        pos,
+        f64(vel, (a, 2)),
+        f64(radius, (a,)),
+        nb_pos,
+        f64(nb_vel, nb_pos.shape),
+        f64(nb_radius, nb_pos.shape[:2]),
+        n_nb,
+        obs_pos,
+        f64(obs_radius, obs_pos.shape[:2]),
+        n_obs,
+    )
+
+
+def orca(
+    pos: np.ndarray,
+    vel: np.ndarray,
+    radius: np.ndarray | float,
+    pref_vel: np.ndarray,
+    max_speed: np.ndarray | float,
+    nb_pos: np.ndarray,
+    nb_vel: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: np.ndarray,
+    obs_pos: np.ndarray | None = None,
+    obs_radius: np.ndarray | None = None,
+    n_obs: np.ndarray | None = None,
+    params: OrcaParams | None = None,
+) -> np.ndarray:
+    """ORCA velocities ``(A, 2)``.
+
+    ``pos, vel, pref_vel: (A, 2)``, ``radius, max_speed: (A,)``, neighbours ``nb_pos, nb_vel:
+    (A, K, 2)``, ``nb_radius: (A, K)``, ``n_nb: (A,)``; static disc obstacles ``obs_pos:
+    (A, M, 2)``, ``obs_radius: (A, M)``, ``n_obs: (A,)`` (none when ``obs_pos`` is None).
+    """
+    args = _prep(pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs)
+    a = args[0].shape[0]
+    pref_vel = np.ascontiguousarray(np.broadcast_to(np.asarray(pref_vel, np.float64), (a, 2)))
+    max_speed = np.ascontiguousarray(np.broadcast_to(np.asarray(max_speed, np.float64), (a,)))
+    return _batch(*args[:3], pref_vel, max_speed, *args[3:], _params(params))
+
+
+def orca_half_planes(
+    pos: np.ndarray,
+    vel: np.ndarray,
+    radius: np.ndarray | float,
+    nb_pos: np.ndarray,
+    nb_vel: np.ndarray,
+    nb_radius: np.ndarray,
+    n_nb: np.ndarray,
+    obs_pos: np.ndarray | None = None,
+    obs_radius: np.ndarray | None = None,
+    n_obs: np.ndarray | None = None,
+    params: OrcaParams | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ORCA lines behind :func:`orca`, for checks and overlays: ``(lines (A, M + K, 4),
+    count (A,))``, rows ``(point_x, point_y, dir_x, dir_y)`` with the permitted velocities on the
+    left of ``dir``; the ``n_obs`` obstacle lines come first."""
+    args = _prep(pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs)
+    return _lines_batch(*args, _params(params))

@@ -1,0 +1,438 @@
+"""Debug overlays: steering vectors, detection boxes, view cones, personal space, look-ahead.
+
+Each overlay is switched on by a flag of :class:`OverlayOptions` and draws the arrays of an
+:class:`OverlayData` (world units). The environment fills ``OverlayData`` from the steering
+library's debug functions; :func:`overlay_data_from_state` does so for a few chosen bodies.
+Colours follow the source pictures (Gast, Point A to Point B parts 2-4): plain pushes red,
+adjusted pushes blue, their plain sum yellow, the turned sum green, the final direction black;
+look-ahead segments black, dashed along the desired path and dotted along the current velocity.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+import pygame
+import pygame.gfxdraw
+
+from crowdsteer.envs.core.state import FLOCK, LEARNER, PEDESTRIAN, WorldState
+
+from . import primitives as pr
+from .camera import Camera
+from .style import Style
+from .worldview import WorldView, world_view
+
+# Field of view of a flock unit, as half-angles about its heading (Bourg & Seemann, AI for Game
+# Developers ch. 4). Wide: everything but a 90-degree cone behind (|x| > |y| when y < 0 in the
+# unit's frame); limited: the front half (y > 0); narrow: a 90-degree cone ahead (|x| < y).
+FLOCK_VIEW_HALF_ANGLES = {
+    "wide": 0.75 * math.pi,
+    "limited": 0.5 * math.pi,
+    "narrow": 0.25 * math.pi,
+}
+# View radii of the book in unit lengths (_WIDEVIEW/_LIMITEDVIEW/_NARROWVIEW_RADIUS_FACTOR); a unit's
+# length is taken as its diameter.
+FLOCK_VIEW_RADIUS_FACTORS = {"wide": 200.0, "limited": 30.0, "narrow": 50.0}
+
+ARC_POINTS = 24  # polygon points along a view cone's arc
+
+
+@dataclass
+class OverlayOptions:
+    """Which debug overlays are drawn (all off by default)."""
+
+    steering_vectors: bool = False
+    detection_boxes: bool = False
+    view_cones: bool = False
+    personal_space: bool = False
+    lookahead: bool = False
+
+    def any(self) -> bool:
+        return any(getattr(self, f.name) for f in fields(self))
+
+    @classmethod
+    def all(cls) -> OverlayOptions:
+        """Every overlay on."""
+        return cls(**{f.name: True for f in fields(cls)})
+
+
+@dataclass
+class OverlayData:
+    """Arrays the overlays draw, in world units; any field may be None (that part is not drawn).
+
+    Steering vectors (drawn from the centre of a body, ``vector_scale`` metres per unit):
+    ``push_body`` int or ``(k,)`` body index of each push row, ``plain_pushes (k, 2)`` (red),
+    ``adjusted_pushes (k, 2)`` (blue); ``sum_body`` int or ``(s,)`` body index of each sum row,
+    ``yellow (s, 2)`` plain sum, ``blue (s, 2)`` adjusted sum, ``green (s, 2)`` turned sum,
+    ``final (s, 2)`` final direction (black).
+    Detection boxes: ``box_corners (n, 4, 2)`` world corners, ``box_hit (n,)`` bool (an obstacle
+    intersects the box).
+    View cones: ``view_cone_body (c,)`` int, ``view_cone_radius (c,)`` m,
+    ``view_cone_half_angle (c,)`` rad about the body's heading (pi or more: a full disc).
+    Personal space: ``personal_space`` float or ``(p,)`` gap in metres beyond the body's radius
+    (like the discomfort distance), around ``personal_space_body (p,)`` (None: every active
+    learner and pedestrian). A zone that another body's disc enters is drawn red.
+    Look-ahead: ``lookahead_segments (s, 2, 2)`` world segments, ``lookahead_desired (s,)`` bool
+    (True: the desired path, dashed; False: a current trajectory, dotted; None: all dashed),
+    ``crossings (q, 2)`` points where look-ahead segments meet.
+    """
+
+    push_body: int | np.ndarray | None = None
+    plain_pushes: np.ndarray | None = None
+    adjusted_pushes: np.ndarray | None = None
+    sum_body: int | np.ndarray | None = None
+    yellow: np.ndarray | None = None
+    blue: np.ndarray | None = None
+    green: np.ndarray | None = None
+    final: np.ndarray | None = None
+    vector_scale: float = 1.0
+    box_corners: np.ndarray | None = None
+    box_hit: np.ndarray | None = None
+    view_cone_body: np.ndarray | None = None
+    view_cone_radius: np.ndarray | None = None
+    view_cone_half_angle: np.ndarray | None = None
+    personal_space: float | np.ndarray | None = None
+    personal_space_body: np.ndarray | None = None
+    lookahead_segments: np.ndarray | None = None
+    lookahead_desired: np.ndarray | None = None
+    crossings: np.ndarray | None = None
+
+
+# --------------------------------------------------------------------------------------------------
+# Filling OverlayData from a state with the steering library's debug functions
+
+
+def _steering_function(module: str, name: str):
+    """``crowdsteer.baselines.steering.<module>.<name>``, or None when it does not exist."""
+    try:
+        mod = importlib.import_module(f"crowdsteer.baselines.steering.{module}")
+    except ImportError:
+        return None
+    return getattr(mod, name, None)
+
+
+def _neighbours(
+    view: WorldView, b: int, radius: float, with_obstacles: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Other active bodies (and active obstacles) whose centre lies within ``radius`` of body b.
+
+    Returns ``(pos (k, 2), vel (k, 2), radius (k,))``; obstacles have zero velocity.
+    """
+    n = view.pos.shape[0]
+    d = np.hypot(*(view.pos - view.pos[b]).T)
+    sel = view.active & (np.arange(n) != b) & (d <= radius)
+    pos, vel, rad = [view.pos[sel]], [view.vel[sel]], [view.radius[sel]]
+    if with_obstacles:
+        do = np.hypot(*(view.obstacle_pos - view.pos[b]).T)
+        osel = view.obstacle_active & (do - view.obstacle_radius <= radius)
+        pos.append(view.obstacle_pos[osel])
+        vel.append(np.zeros((int(osel.sum()), 2)))
+        rad.append(view.obstacle_radius[osel])
+    return np.concatenate(pos), np.concatenate(vel), np.concatenate(rad)
+
+
+def overlay_data_from_state(
+    state: WorldState,
+    world: int = 0,
+    options: OverlayOptions | None = None,
+    body: int | Sequence[int] = 0,
+    *,
+    neighbour_radius: float = 6.0,
+    personal_space: float = 0.2,
+    flock_view: str = "wide",
+    view_radius: float | None = None,
+    vector_scale: float = 1.0,
+) -> OverlayData:
+    """Overlay arrays for the bodies ``body`` of world ``world``, from the steering debug functions.
+
+    Steering vectors: ``side_choice_debug`` (Gast part 3) toward each body's goal, with the other
+    active bodies and the obstacles within ``neighbour_radius`` m. Detection boxes:
+    ``detection_box_debug`` (Buckland). Look-ahead: ``right_of_way_debug`` (Gast part 4): the
+    desired and current segments of each body and its moving neighbours' trajectories. View cones:
+    the chosen bodies that are flock units (or else the first active one), with ``flock_view``'s
+    half-angle and ``view_radius`` m (None: the book's factor times the unit's diameter). Personal
+    space: every active learner and pedestrian, with a gap of ``personal_space`` m. An overlay whose
+    debug function does not exist in the steering library is left empty. ``options=None``
+    computes every overlay. The state is only read.
+    """
+    opts = OverlayOptions.all() if options is None else options
+    view = world_view(state, world)
+    n = view.pos.shape[0]
+    bodies = [int(b) for b in np.atleast_1d(np.asarray(body, dtype=np.int64)).tolist()]
+    bodies = [b for b in bodies if 0 <= b < n and view.active[b]]
+    data = OverlayData(vector_scale=float(vector_scale))
+
+    if opts.steering_vectors:
+        fn = _steering_function("side_choice", "side_choice_debug")
+        if fn is not None and bodies:
+            push_body, plain, adjusted, sums = [], [], [], []
+            for b in bodies:
+                nb_pos, _, nb_rad = _neighbours(view, b, neighbour_radius, True)
+                dbg = fn(view.pos[b], view.goal[b], float(view.radius[b]), nb_pos, nb_rad)
+                push_body.append(np.full(dbg.plain.shape[0], b, dtype=np.int64))
+                plain.append(dbg.plain)
+                adjusted.append(dbg.adjusted)
+                sums.append((dbg.yellow, dbg.blue, dbg.green, dbg.final))
+            data.push_body = np.concatenate(push_body)
+            data.plain_pushes = np.concatenate(plain).reshape(-1, 2)
+            data.adjusted_pushes = np.concatenate(adjusted).reshape(-1, 2)
+            data.sum_body = np.asarray(bodies, dtype=np.int64)
+            data.yellow, data.blue, data.green, data.final = (
+                np.stack([s[i] for s in sums]) for i in range(4)
+            )
+
+    if opts.detection_boxes:
+        fn = _steering_function("detection_box", "detection_box_debug")
+        if fn is not None and bodies:
+            corners, hits = [], []
+            for b in bodies:
+                nb_pos, _, nb_rad = _neighbours(view, b, neighbour_radius, True)
+                speed = float(np.hypot(*view.vel[b]))
+                vmax = max(float(view.v_max[b]), float(view.v_pref[b]), speed)
+                _, chosen, c = fn(
+                    view.pos[b][None],
+                    float(view.heading[b]),
+                    speed,
+                    vmax,
+                    float(view.radius[b]),
+                    nb_pos[None],
+                    nb_rad[None],
+                )
+                corners.append(c[0])
+                hits.append(chosen[0] >= 0)
+            data.box_corners = np.stack(corners)
+            data.box_hit = np.asarray(hits, dtype=bool)
+
+    if opts.lookahead:
+        fn = _steering_function("right_of_way", "right_of_way_debug")
+        if fn is not None and bodies:
+            segs, desired, cross = [], [], []
+            for b in bodies:
+                nb_pos, nb_vel, nb_rad = _neighbours(view, b, neighbour_radius, False)
+                dbg = fn(
+                    view.pos[b],
+                    view.goal[b],
+                    view.vel[b],
+                    float(view.radius[b]),
+                    float(view.v_pref[b]),
+                    nb_pos,
+                    nb_vel,
+                    nb_rad,
+                )
+                # Only the neighbours the right-of-way check looked at (mode > 0), when known.
+                mode = getattr(dbg, "mode", None)
+                moving = np.hypot(*nb_vel.T) > 1e-9
+                if mode is not None and np.shape(mode) == moving.shape:
+                    moving &= np.asarray(mode) > 0
+                segs += [dbg.desired_segment[None], dbg.current_segment[None]]
+                segs.append(dbg.other_segment[moving])
+                desired += [True, False] + [False] * int(moving.sum())
+                cross.append(dbg.point_desired[dbg.hit_desired])
+                cross.append(dbg.point_current[dbg.hit_current])
+            data.lookahead_segments = np.concatenate(segs).reshape(-1, 2, 2)
+            data.lookahead_desired = np.asarray(desired, dtype=bool)
+            data.crossings = np.concatenate(cross).reshape(-1, 2)
+
+    if opts.view_cones:
+        flock = [b for b in bodies if view.kind[b] == FLOCK]
+        if not flock:
+            first = np.flatnonzero(view.active & (view.kind == FLOCK))
+            flock = [int(first[0])] if first.size else []
+        if flock:
+            if flock_view not in FLOCK_VIEW_HALF_ANGLES:
+                raise ValueError(f"flock_view must be one of {tuple(FLOCK_VIEW_HALF_ANGLES)}")
+            idx = np.asarray(flock, dtype=np.int64)
+            if view_radius is None:
+                radii = FLOCK_VIEW_RADIUS_FACTORS[flock_view] * 2.0 * view.radius[idx]
+            else:
+                radii = np.full(idx.shape, float(view_radius))
+            data.view_cone_body = idx
+            data.view_cone_radius = radii
+            data.view_cone_half_angle = np.full(idx.shape, FLOCK_VIEW_HALF_ANGLES[flock_view])
+
+    if opts.personal_space:
+        data.personal_space = float(personal_space)
+        data.personal_space_body = None
+    return data
+
+
+# --------------------------------------------------------------------------------------------------
+# Drawing
+
+
+def _body_index(idx: int | np.ndarray | None, rows: int, view: WorldView) -> np.ndarray:
+    """Body index per row (broadcast from a scalar), with -1 where it is invalid or inactive."""
+    if idx is None:
+        return np.full(rows, -1, dtype=np.int64)
+    out = np.broadcast_to(np.asarray(idx, dtype=np.int64), (rows,)).copy()
+    n = view.pos.shape[0]
+    ok = (out >= 0) & (out < n)
+    ok[ok] &= view.active[out[ok]]
+    out[~ok] = -1
+    return out
+
+
+def _vectors(
+    surface: pygame.Surface,
+    camera: Camera,
+    view: WorldView,
+    origin: np.ndarray,
+    vec: np.ndarray | None,
+    scale: float,
+    colour: tuple[int, int, int],
+    width: int,
+) -> None:
+    if vec is None:
+        return
+    v = np.asarray(vec, dtype=np.float64).reshape(-1, 2)
+    ok = origin[: v.shape[0]] >= 0
+    if not np.any(ok):
+        return
+    start = view.pos[origin[: v.shape[0]][ok]]
+    a = camera.world_to_screen_f(start).tolist()
+    b = camera.world_to_screen_f(start + scale * v[ok]).tolist()
+    for pa, pb in zip(a, b, strict=True):
+        pr.arrow(surface, colour, pa, pb, width)
+
+
+def draw_under(
+    surface: pygame.Surface,
+    layer: pygame.Surface,
+    camera: Camera,
+    view: WorldView,
+    data: OverlayData,
+    options: OverlayOptions,
+    style: Style,
+) -> bool:
+    """Overlays drawn beneath the bodies: personal space zones and view cones (translucent, on the
+    SRCALPHA ``layer``, outlines on ``surface``). Returns whether ``layer`` was drawn on."""
+    used = False
+    if options.personal_space and data.personal_space is not None:
+        used |= _personal_space(surface, layer, camera, view, data, style)
+    if options.view_cones and data.view_cone_body is not None:
+        used |= _view_cones(surface, layer, camera, view, data, style)
+    return used
+
+
+def draw_over(
+    surface: pygame.Surface,
+    camera: Camera,
+    view: WorldView,
+    data: OverlayData,
+    options: OverlayOptions,
+    style: Style,
+) -> None:
+    """Overlays drawn above the bodies: detection boxes, look-ahead segments, steering vectors."""
+    if options.detection_boxes and data.box_corners is not None:
+        corners = np.asarray(data.box_corners, dtype=np.float64).reshape(-1, 4, 2)
+        hit = (
+            np.zeros(corners.shape[0], dtype=bool)
+            if data.box_hit is None
+            else np.broadcast_to(np.asarray(data.box_hit, dtype=bool), corners.shape[:1])
+        )
+        px = camera.world_to_screen(corners).tolist()
+        for poly, h in zip(px, hit.tolist(), strict=True):
+            colour = style.detection_hit if h else style.detection_box
+            pygame.draw.lines(surface, colour, True, poly, 2 if h else 1)
+    if options.lookahead and data.lookahead_segments is not None:
+        segs = np.asarray(data.lookahead_segments, dtype=np.float64).reshape(-1, 2, 2)
+        desired = (
+            np.ones(segs.shape[0], dtype=bool)
+            if data.lookahead_desired is None
+            else np.broadcast_to(np.asarray(data.lookahead_desired, dtype=bool), segs.shape[:1])
+        )
+        px = camera.world_to_screen_f(segs).tolist()
+        for (a, b), d in zip(px, desired.tolist(), strict=True):
+            if d:
+                pr.dashed(surface, style.lookahead, a, b, 2, dash=9.0, gap=6.0)
+            else:
+                pr.dashed(surface, style.lookahead, a, b, 2, dash=2.0, gap=5.0)
+        if data.crossings is not None:
+            for x, y in camera.world_to_screen(np.reshape(data.crossings, (-1, 2))).tolist():
+                pr.ring(surface, style.crossing, x, y, 5, 2)
+    if options.steering_vectors:
+        s = float(data.vector_scale)
+        w = style.vector_width
+        pushes = [v for v in (data.plain_pushes, data.adjusted_pushes) if v is not None]
+        rows = max((np.reshape(v, (-1, 2)).shape[0] for v in pushes), default=0)
+        origin = _body_index(data.push_body, rows, view)
+        _vectors(surface, camera, view, origin, data.plain_pushes, s, style.plain_push, w)
+        _vectors(surface, camera, view, origin, data.adjusted_pushes, s, style.adjusted_push, w)
+        sums = [v for v in (data.yellow, data.blue, data.green, data.final) if v is not None]
+        rows = max((np.reshape(v, (-1, 2)).shape[0] for v in sums), default=0)
+        origin = _body_index(data.sum_body, rows, view)
+        _vectors(surface, camera, view, origin, data.yellow, s, style.yellow_sum, w + 1)
+        _vectors(surface, camera, view, origin, data.blue, s, style.adjusted_push, w + 1)
+        _vectors(surface, camera, view, origin, data.green, s, style.green_sum, w + 1)
+        _vectors(surface, camera, view, origin, data.final, s, style.final_dir, w + 1)
+
+
+def _personal_space(
+    surface: pygame.Surface,
+    layer: pygame.Surface,
+    camera: Camera,
+    view: WorldView,
+    data: OverlayData,
+    style: Style,
+) -> bool:
+    if data.personal_space_body is None:
+        idx = np.flatnonzero(view.active & ((view.kind == LEARNER) | (view.kind == PEDESTRIAN)))
+    else:
+        idx = _body_index(data.personal_space_body, np.size(data.personal_space_body), view)
+        idx = idx[idx >= 0]
+    if idx.size == 0:
+        return False
+    gap = np.broadcast_to(np.asarray(data.personal_space, dtype=np.float64), idx.shape)
+    zone = view.radius[idx] + np.maximum(gap, 0.0)
+    # A zone is intruded when another active body's disc reaches into it.
+    others = np.flatnonzero(view.active)
+    diff = view.pos[idx][:, None, :] - view.pos[others][None, :, :]
+    dist = np.hypot(diff[..., 0], diff[..., 1])
+    intr = (dist < zone[:, None] + view.radius[others][None, :]) & (idx[:, None] != others[None, :])
+    hit = np.any(intr, axis=1).tolist()
+    centres = camera.world_to_screen(view.pos[idx]).tolist()
+    rpx = np.maximum(np.rint(camera.length(zone)), 2).astype(np.int64).tolist()
+    for (x, y), r, h in zip(centres, rpx, hit, strict=True):
+        c = style.personal_space_hit if h else style.personal_space
+        pygame.gfxdraw.filled_circle(layer, x, y, r, (*c, style.personal_space_alpha))
+        pygame.gfxdraw.aacircle(surface, x, y, r, c)
+    return True
+
+
+def _view_cones(
+    surface: pygame.Surface,
+    layer: pygame.Surface,
+    camera: Camera,
+    view: WorldView,
+    data: OverlayData,
+    style: Style,
+) -> bool:
+    body = np.atleast_1d(np.asarray(data.view_cone_body, dtype=np.int64))
+    idx = _body_index(body, body.size, view)
+    radius = np.broadcast_to(np.asarray(data.view_cone_radius, dtype=np.float64), idx.shape)
+    half = np.broadcast_to(np.asarray(data.view_cone_half_angle, dtype=np.float64), idx.shape)
+    ok = idx >= 0
+    if not np.any(ok):
+        return False
+    idx, radius, half = idx[ok], radius[ok], np.clip(half[ok], 0.0, math.pi)
+    # Arc polygons in the world frame: centre, then ARC_POINTS points from heading - half to
+    # heading + half (a full circle when half reaches pi).
+    t = np.linspace(-1.0, 1.0, ARC_POINTS)
+    ang = view.heading[idx][:, None] + half[:, None] * t[None, :]
+    arc = view.pos[idx][:, None, :] + radius[:, None, None] * np.stack(
+        [np.cos(ang), np.sin(ang)], axis=-1
+    )
+    centre = camera.world_to_screen(view.pos[idx]).tolist()
+    arc_px = camera.world_to_screen(arc).tolist()
+    full = (half >= math.pi - 1e-9).tolist()
+    rgba = (*style.view_cone, style.view_cone_alpha)
+    for c, pts, f in zip(centre, arc_px, full, strict=True):
+        poly = pts if f else [c, *pts]
+        if len(poly) >= 3:
+            pygame.draw.polygon(layer, rgba, poly)
+            pygame.draw.lines(surface, style.view_cone, True, poly, 1)
+    return True

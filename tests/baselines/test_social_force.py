@@ -1,0 +1,161 @@
+"""Tests of the social force model (Helbing & Molnar 1995; Helbing, Farkas & Vicsek 2000)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crowdsteer.baselines.steering.social_force import (
+    SocialForceParams,
+    social_force,
+    social_force_acceleration,
+)
+
+EPS = 1e-9
+
+
+# --- plain numpy reference: the whole batch at once --------------------------------------------
+
+
+def ref_acceleration(pos, vel, radius, e, v0, nb_pos, nb_radius, n_nb, walls, n_walls, p):
+    e_norm = np.linalg.norm(e, axis=1, keepdims=True)
+    e = np.where(e_norm > EPS, e / np.where(e_norm > EPS, e_norm, 1.0), 0.0)
+    acc = (v0[:, None] * e - vel) / p.tau
+    k = p.A / p.mass
+
+    def push(diff, reach, valid):
+        d = np.linalg.norm(diff, axis=-1)
+        ok = valid & (d > EPS)
+        mag = k * np.exp(np.minimum((reach - d) / p.B, 50.0))
+        n = diff / np.where(ok, d, 1.0)[..., None]
+        return np.where(ok[..., None], mag[..., None] * n, 0.0).sum(axis=1)
+
+    valid_nb = np.arange(nb_pos.shape[1])[None] < n_nb[:, None]
+    acc += push(pos[:, None] - nb_pos, radius[:, None] + nb_radius, valid_nb)
+    # closest point of each wall segment
+    a, b = walls[:, :, 0], walls[:, :, 1]
+    ab = b - a
+    ll = (ab**2).sum(-1)
+    t = np.clip(((pos[:, None] - a) * ab).sum(-1) / np.where(ll < EPS**2, 1.0, ll), 0.0, 1.0)
+    t = np.where(ll < EPS**2, 0.0, t)
+    closest = a + t[..., None] * ab
+    valid_w = np.arange(walls.shape[1])[None] < n_walls[:, None]
+    acc += push(pos[:, None] - closest, radius[:, None] + 0.0 * closest[..., 0], valid_w)
+    return acc
+
+
+def ref_velocity(acc, vel, max_speed, p):
+    v = vel + acc * p.time_step
+    s = np.linalg.norm(v, axis=1)
+    scale = np.where(s > max_speed, max_speed / np.where(s > EPS, s, 1.0), 1.0)
+    return v * scale[:, None]
+
+
+# --- property test -----------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    a=st.integers(1, 10),
+    k=st.integers(0, 6),
+    w=st.integers(0, 3),
+    degenerate=st.booleans(),
+    tau=st.floats(0.1, 2.0),
+    A=st.floats(1.0, 3000.0),
+    B=st.floats(0.02, 1.0),
+)
+def test_matches_numpy_reference(seed, a, k, w, degenerate, tau, A, B):
+    rng = np.random.default_rng(seed)
+    pos = rng.uniform(-3, 3, (a, 2))
+    vel = rng.uniform(-1.5, 1.5, (a, 2))
+    radius = rng.uniform(0, 0.5, a)
+    e = rng.normal(size=(a, 2))
+    v0 = rng.uniform(0, 1.5, a)
+    max_speed = rng.uniform(0.5, 2.0, a)
+    nb_pos = pos[:, None] + rng.uniform(-2, 2, (a, k, 2))
+    nb_radius = rng.uniform(0, 0.5, (a, k))
+    n_nb = rng.integers(0, k + 1, a)
+    walls = pos[:, None, None] + rng.uniform(-3, 3, (a, w, 2, 2))
+    n_walls = rng.integers(0, w + 1, a)
+    if degenerate:
+        e[::2] = 0.0
+        vel[::3] = 0.0
+        if k:
+            nb_pos[:, 0] = pos  # coincident bodies
+        if w:
+            walls[:, 0, 1] = walls[:, 0, 0]  # a zero-length wall
+            walls[1::2, -1] = pos[1::2, None]  # a zero-length wall through the body's centre
+    p = SocialForceParams(tau, A, B, 80.0, 0.05)
+    acc = social_force_acceleration(
+        pos, vel, radius, e, v0, nb_pos, nb_radius, n_nb, walls, n_walls, p
+    )
+    ref = ref_acceleration(pos, vel, radius, e, v0, nb_pos, nb_radius, n_nb, walls, n_walls, p)
+    assert np.all(np.isfinite(acc))
+    np.testing.assert_allclose(acc, ref, rtol=1e-10, atol=1e-10)
+    new_v = social_force(
+        pos, vel, radius, e, v0, max_speed, nb_pos, nb_radius, n_nb, walls, n_walls, p
+    )
+    np.testing.assert_allclose(new_v, ref_velocity(ref, vel, max_speed, p), rtol=1e-10, atol=1e-10)
+    assert np.all(np.linalg.norm(new_v, axis=1) <= max_speed * (1 + 1e-12))
+
+
+# --- behaviour ---------------------------------------------------------------------------------
+
+
+def test_head_on_pair_both_sidestep_without_colliding():
+    # Two walkers face each other with a 10 cm lateral offset (exact symmetry only stalls them).
+    p = SocialForceParams(time_step=0.05)
+    pos = np.array([[-5.0, 0.05], [5.0, -0.05]])
+    goal = np.array([[5.0, 0.05], [-5.0, -0.05]])
+    vel = np.array([[1.3, 0.0], [-1.3, 0.0]])
+    radius = np.array([0.3, 0.3])
+    min_gap, max_dev = np.inf, np.zeros(2)
+    for _ in range(300):
+        nb = pos[::-1][:, None]
+        vel = social_force(pos, vel, radius, goal - pos, 1.3, 1.8, nb, radius[::-1, None], 1,
+                           params=p)  # fmt: skip
+        pos = pos + vel * p.time_step
+        min_gap = min(min_gap, np.linalg.norm(pos[0] - pos[1]) - radius.sum())
+        max_dev = np.maximum(max_dev, np.abs(pos[:, 1] - goal[:, 1]))
+    assert min_gap > 0.0, min_gap
+    assert np.all(max_dev > 0.1), max_dev  # both deviated
+    assert pos[0, 0] > 4.0 and pos[1, 0] < -4.0  # and both got past
+
+
+def test_wall_pushes_away_and_repulsion_decays_with_distance():
+    p = SocialForceParams()
+    wall = np.array([[[[-10.0, 0.0], [10.0, 0.0]]]])
+    accs = []
+    for y in (0.35, 0.5, 0.8):
+        acc = social_force_acceleration(
+            [[0.0, y]], [[0.0, 0.0]], 0.3, [[0.0, 0.0]], 0.0, np.zeros((1, 0, 2)),
+            np.zeros((1, 0)), 0, wall, params=p,
+        )  # fmt: skip
+        assert acc[0, 0] == 0.0 and acc[0, 1] > 0
+        accs.append(acc[0, 1])
+    assert accs[0] > accs[1] > accs[2]
+    # 2000 N / 80 kg at contact (distance = radius): 25 m/s^2
+    acc = social_force_acceleration(
+        [[0.0, 0.3]], [[0.0, 0.0]], 0.3, [[0.0, 0.0]], 0.0, np.zeros((1, 0, 2)), np.zeros((1, 0)),
+        0, wall, params=p,
+    )  # fmt: skip
+    np.testing.assert_allclose(acc[0], [0.0, 25.0])
+
+
+def test_driving_term_relaxes_to_preferred_velocity():
+    acc = social_force_acceleration(
+        [[0.0, 0.0]], [[0.5, 0.0]], 0.3, [[0.0, 3.0]], 1.0, np.zeros((1, 0, 2)), np.zeros((1, 0)), 0
+    )
+    np.testing.assert_allclose(acc[0], [-1.0, 2.0])  # ((0, 1) - (0.5, 0)) / 0.5
+
+
+def test_coincident_bodies_and_deep_overlaps_are_finite():
+    pos = np.zeros((2, 2))
+    nb = np.zeros((2, 3, 2))
+    nb[1, 1] = [1e-6, 0.0]  # nearly coincident, with huge radii: capped exponent
+    v = social_force(pos, np.zeros((2, 2)), 50.0, np.zeros((2, 2)), 1.0, 2.0, nb, 50.0, 3)
+    assert np.all(np.isfinite(v))
+    assert np.all(v[0] == 0.0)  # exactly coincident: no direction, no push
+    np.testing.assert_allclose(np.linalg.norm(v[1]), 2.0)  # pushed, clipped to max speed

@@ -1,0 +1,342 @@
+"""Pieces shared by the training scripts: argument parsing, environments, SB3 callbacks, saving.
+
+- ``parse_args(Args, argv)``: a dataclass of options as ``--kebab-case`` command-line flags;
+- ``env_config(args)``: the environment keyword arguments of an ``Args`` (plus ``--env KEY=VALUE``);
+- ``make_vec_env(args, num_worlds, seed, ...)``: ``make_sb3_vec_env`` wrapped in ``VecNormalize``;
+- ``rollout_outcomes``: a fast deterministic evaluation of a model on seeded worlds;
+- ``EvalCallback``: periodic evaluation (success, collision, timeout rates) to TensorBoard, to
+  ``progress.csv`` and ``evals.json``, keeping the best model in ``best/``;
+- ``ProgressBarCallback`` (tqdm), ``TimeLimitCallback`` (stop after a wall-clock budget) and
+  ``LossCheckCallback`` (records the logged losses and stops on a non-finite one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import dataclasses
+import json
+import math
+import time
+import types
+import typing
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import VecNormalize
+
+from crowdsteer.envs.api.sb3 import make_sb3_vec_env
+
+# Fields of an ``Args`` dataclass that are environment config keys (``CrowdConfig``) as they are.
+ENV_KEYS = (
+    "scenario",
+    "n_learners",
+    "n_pedestrians",
+    "n_flock",
+    "pedestrian_behaviour",
+    "shaping_reference",
+    "shaping_weight",
+    "reward_progress",
+    "reward_arrival",
+    "reward_collision",
+    "reward_discomfort",
+    "reward_time",
+    "max_steps",
+)
+
+
+# --------------------------------------------------------------------------- arguments
+def _field_type(tp: Any) -> tuple[Any, bool]:
+    """(base type, optional) of a dataclass field annotation such as ``str | None``."""
+    if isinstance(tp, str):
+        tp = eval(tp, vars(typing))  # annotations are strings under ``from __future__``
+    args = typing.get_args(tp)
+    if typing.get_origin(tp) in (typing.Union, types.UnionType) and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        return rest[0], True
+    return tp, False
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def parse_args(cls: type, argv: Sequence[str] | None = None) -> Any:
+    """Parse ``argv`` into the dataclass ``cls``: field ``foo_bar`` is ``--foo-bar VALUE``.
+
+    Booleans take ``--flag`` / ``--no-flag``; optional fields accept ``none``; list fields take
+    several values. The field's docstring-like ``metadata["help"]`` is the flag's help.
+    """
+    parser = argparse.ArgumentParser(description=cls.__doc__)
+    hints = typing.get_type_hints(cls, vars(typing))
+    for f in dataclasses.fields(cls):
+        flag = "--" + f.name.replace("_", "-")
+        tp, optional = _field_type(hints.get(f.name, f.type))
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        help_text = f"{f.metadata.get('help', '')} (default: {default!r})"
+        if tp is bool:
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default,
+                                help=help_text)  # fmt: skip
+        elif typing.get_origin(tp) in (list, tuple):
+            parser.add_argument(flag, nargs="*", default=default, type=_literal, help=help_text)
+        else:
+
+            def convert(text: str, tp=tp, optional=optional) -> Any:
+                if optional and text.lower() == "none":
+                    return None
+                return tp(text)
+
+            parser.add_argument(flag, type=convert, default=default, help=help_text)
+    ns = parser.parse_args(list(argv) if argv is not None else None)
+    return cls(**vars(ns))
+
+
+def env_config(args: Any) -> dict[str, Any]:
+    """The environment keyword arguments of ``args``: ``ENV_KEYS`` fields plus ``args.env``
+    (``KEY=VALUE`` strings, values read as Python literals)."""
+    config = {k: getattr(args, k) for k in ENV_KEYS if hasattr(args, k)}
+    if config.get("shaping_reference") is None:
+        config["shaping_weight"] = 0.0
+    for item in getattr(args, "env", []) or []:
+        key, _, value = str(item).partition("=")
+        config[key.strip()] = _literal(value.strip())
+    return config
+
+
+def make_vec_env(
+    args: Any, num_worlds: int, seed: int, training: bool = True, **overrides: Any
+) -> VecNormalize:
+    """``make_sb3_vec_env`` over ``num_worlds`` worlds, seeded, inside ``VecNormalize``."""
+    venv = make_sb3_vec_env(num_worlds=num_worlds, **{**env_config(args), **overrides})
+    venv.seed(seed)
+    return VecNormalize(
+        venv,
+        training=training,
+        norm_obs=args.norm_obs,
+        norm_reward=args.norm_reward and training,
+        clip_obs=10.0,
+        gamma=args.gamma,
+    )
+
+
+# --------------------------------------------------------------------------- evaluation
+def rollout_outcomes(
+    model: Any, obs_rms: Any, config: dict[str, Any], episodes: int, seed: int,
+    clip_obs: float = 10.0,
+) -> dict[str, float]:  # fmt: skip
+    """Success, collision and timeout rates and mean return of the first episode of each learner
+    in ``episodes`` seeded worlds, acting deterministically on normalised observations."""
+    env = make_sb3_vec_env(num_worlds=episodes, **config)
+    env.seed(seed)
+    obs = env.reset()
+    n = env.num_envs
+    outcome = np.full(n, -1)  # 0 success, 1 collision, 2 timeout
+    returns = np.zeros(n)
+    ret = np.zeros(n)
+    while (outcome < 0).any():
+        x = obs if obs_rms is None else np.clip(
+            (obs - obs_rms.mean) / np.sqrt(obs_rms.var + 1e-8), -clip_obs, clip_obs
+        )  # fmt: skip
+        action, _ = model.predict(x.astype(np.float32), deterministic=True)
+        obs, reward, done, infos = env.step(np.clip(action, -1.0, 1.0))
+        ret += reward
+        for k in np.nonzero(done)[0]:
+            if outcome[k] < 0:
+                info = infos[k]
+                outcome[k] = (
+                    0 if info["is_success"] else 2 if info["TimeLimit.truncated"] else 1
+                )
+                returns[k] = ret[k]
+            ret[k] = 0.0
+    env.close()
+    return {
+        "success_rate": float(np.mean(outcome == 0)),
+        "collision_rate": float(np.mean(outcome == 1)),
+        "timeout_rate": float(np.mean(outcome == 2)),
+        "mean_return": float(returns.mean()),
+        "learner_episodes": int(n),
+    }
+
+
+def evaluate_model(
+    model: Any, vecnorm: VecNormalize | None, config: dict[str, Any], episodes: int, seed: int
+) -> dict[str, float]:
+    """Metrics of ``model`` on ``episodes`` seeded episodes: the benchmark's
+    ``crowdsteer.training.evaluate.evaluate`` when present, else ``rollout_outcomes``."""
+    obs_rms = vecnorm.obs_rms if vecnorm is not None and vecnorm.norm_obs else None
+    clip = vecnorm.clip_obs if vecnorm is not None else 10.0
+    try:
+        from crowdsteer.training.evaluate import evaluate
+    except ImportError:
+        evaluate = None
+    if evaluate is not None:
+        from crowdsteer.baselines.policies import SB3Policy
+
+        scenario = config.get("scenario", "circle_crossing")
+        rest = {k: v for k, v in config.items() if k != "scenario"}
+        metrics = evaluate(SB3Policy(model, obs_rms, clip), scenario=scenario,
+                           episodes=episodes, seed=seed, **rest)  # fmt: skip
+        return {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float))}
+    return rollout_outcomes(model, obs_rms, config, episodes, seed, clip)
+
+
+class EvalCallback(BaseCallback):
+    """Every ``every`` environment steps: evaluate, log ``eval/*``, append to ``progress.csv``,
+    and save ``best/model.zip`` + ``best/vecnormalize.pkl`` when the success rate improves."""
+
+    def __init__(
+        self, run_dir: Path, config: dict[str, Any], every: int, episodes: int, seed: int,
+        fast: bool = True,
+    ):  # fmt: skip
+        super().__init__()
+        self.run_dir = Path(run_dir)
+        self.config = {k: v for k, v in config.items() if k not in ("shaping_reference",
+                                                                    "shaping_weight")}  # fmt: skip
+        self.every = max(1, int(every))
+        self.episodes = episodes
+        self.seed = seed
+        self.fast = fast
+        self.history: list[dict[str, float]] = []
+        self.best = -1.0
+        self._next = 0
+        self._t0 = time.time()
+        self._train_s = 0.0  # wall time spent outside evaluations
+
+    def _on_training_start(self) -> None:
+        self._t0 = time.time()
+        self._eval_s = 0.0
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self._next:
+            self._next = self.num_timesteps + self.every
+            self.evaluate()
+        return True
+
+    def _on_training_end(self) -> None:
+        if not self.history or self.history[-1]["timesteps"] != self.num_timesteps:
+            self.evaluate()
+
+    def evaluate(self) -> dict[str, float]:
+        t = time.time()
+        vn = self.model.get_vec_normalize_env()
+        if self.fast:
+            obs_rms = vn.obs_rms if vn is not None and vn.norm_obs else None
+            metrics = rollout_outcomes(self.model, obs_rms, self.config, self.episodes, self.seed)
+        else:
+            metrics = evaluate_model(self.model, vn, self.config, self.episodes, self.seed)
+        self._eval_s += time.time() - t
+        row = {
+            "timesteps": int(self.num_timesteps),
+            "wall_s": round(time.time() - self._t0, 2),
+            "train_wall_s": round(time.time() - self._t0 - self._eval_s, 2),
+            **metrics,
+        }
+        self.history.append(row)
+        for key, value in metrics.items():
+            self.logger.record(f"eval/{key}", value)
+        self._write()
+        if metrics["success_rate"] > self.best:
+            self.best = metrics["success_rate"]
+            save_run(self.model, self.run_dir / "best")
+        if self.verbose:
+            print(
+                f"[eval] steps={row['timesteps']:>9d} wall={row['wall_s']:7.1f}s "
+                f"success={metrics['success_rate']:.3f} collision={metrics['collision_rate']:.3f}"
+            )
+        return row
+
+    def _write(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        keys = list(self.history[0])
+        with open(self.run_dir / "progress.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(self.history)
+        (self.run_dir / "evals.json").write_text(json.dumps(self.history, indent=1))
+
+
+class ProgressBarCallback(BaseCallback):
+    """A tqdm bar over the total environment steps (SB3's own bar needs ``rich``)."""
+
+    def __init__(self, total: int):
+        super().__init__()
+        self.total = total
+        self.bar = None
+
+    def _on_training_start(self) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=self.total, unit="step", dynamic_ncols=True)
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.model.num_timesteps - self.bar.n)
+        return True
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+class TimeLimitCallback(BaseCallback):
+    """Stop training once ``minutes`` of wall time have passed (no limit when <= 0)."""
+
+    def __init__(self, minutes: float):
+        super().__init__()
+        self.seconds = minutes * 60.0
+        self._t0 = time.time()
+
+    def _on_training_start(self) -> None:
+        self._t0 = time.time()
+
+    def _on_step(self) -> bool:
+        return self.seconds <= 0 or time.time() - self._t0 < self.seconds
+
+
+class LossCheckCallback(BaseCallback):
+    """Collect the losses the algorithm logs (``train/*loss*``) after every update; training
+    stops if one is NaN or inf."""
+
+    def __init__(self):
+        super().__init__()
+        self.losses: list[dict[str, float]] = []
+        self.finite = True
+
+    def _on_step(self) -> bool:
+        return self.finite
+
+    def _on_rollout_start(self) -> None:
+        self._collect()
+
+    def _on_training_end(self) -> None:
+        self._collect()
+
+    def _collect(self) -> None:
+        values = getattr(self.logger, "name_to_value", {})
+        row = {k: float(v) for k, v in values.items() if k.startswith("train/") and "loss" in k}
+        if row and (not self.losses or row != self.losses[-1]):
+            self.losses.append(row)
+            if not all(math.isfinite(v) for v in row.values()):
+                self.finite = False
+
+
+# --------------------------------------------------------------------------- saving
+def save_run(model: Any, directory: Path) -> Path:
+    """Write ``model.zip`` and ``vecnormalize.pkl`` (if any) into ``directory``; returns the zip."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    model.save(directory / "model.zip")
+    vn = model.get_vec_normalize_env()
+    if vn is not None:
+        vn.save(str(directory / "vecnormalize.pkl"))
+    return directory / "model.zip"
+
+
+def write_json(path: Path, data: Any) -> None:
+    Path(path).write_text(json.dumps(data, indent=1, default=str))
