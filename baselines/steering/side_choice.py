@@ -11,6 +11,12 @@ down like a single obstacle ("green", A). The final direction is
 ``target_dir + A + igFac * B`` with B the sum of the blue pushes and igFac a quarter ellipse that
 drops B when ``A + B`` points straight back (or straight ahead).
 
+Limit of the method, kept as published: close to a symmetric pair both sums point almost
+straight back, igFac then drops B and A is only ``(|yellow| - |B|) / (|B| + 1)`` long. A pair of
+discs that overlap by a good part of their radius is gone around on the configured side (0.3 m
+discs 0.4-0.5 m apart, for a 0.3 m body); a pair that barely touches, or leaves a gap narrower
+than the body, is not: the body heads into the gap between them.
+
 Side convention. The article turns a vector lying at an angle delta from the target direction
 by ``-theta * sign(delta)`` with the standard rotation formulas, and an exact tie (delta = +pi,
 what ``atan2`` gives for a sum pointing straight back along the +x path) therefore turns it
@@ -117,10 +123,11 @@ def adjusted_push(
     sideways) to 1 (push straight back); the rotation is ``theta = pi * r * r2 / 2`` away from the
     obstacle's side, so an obstacle dead ahead with full cardioid weight gets a sideways push.
     """
-    if vx == 0.0 and vy == 0.0:
-        return 0.0, 0.0
     cross = dirx * vy - diry * vx
     dot = dirx * vx + diry * vy
+    if dot >= 0.0 or r == 0.0:
+        # |delta| <= pi/2 (r2 = 0) or no cardioid weight: no rotation. Also covers v = 0.
+        return vx, vy
     # |delta| and pi - |delta|, each from its own atan2 so both are accurate.
     ad = math.atan2(abs(cross), dot)
     back = math.atan2(abs(cross), -dot)

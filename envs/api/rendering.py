@@ -1,4 +1,4 @@
-"""The adapters' access to the renderer: created on the first ``render()`` call only."""
+"""The adapters' access to the renderer: viewers are created on the first ``render()`` call only."""
 
 from __future__ import annotations
 
@@ -8,23 +8,33 @@ from ..core.engine import CrowdBatch
 
 
 class RenderHandle:
-    """Lazily builds a viewer for one world of a batch and draws it on request."""
+    """Lazily builds one viewer per rendered world of a batch and draws it on request.
+
+    Each world gets its own viewer so that its trails follow that world only. In ``"human"`` mode
+    only ``world`` (the displayed one) is drawn to the window.
+    """
 
     def __init__(self, batch: CrowdBatch, render_mode: str | None, world: int = 0):
         self.batch = batch
         self.render_mode = render_mode
         self.world = world
-        self.viewer = None
+        self.viewers: dict[int, object] = {}
 
-    def render(self, world: int | None = None) -> np.ndarray | None:
-        if self.render_mode is None:
-            return None
-        if self.viewer is None:
+    def _viewer(self, b: int):
+        viewer = self.viewers.get(b)
+        if viewer is None:
             from ..render import Viewer
 
             c = self.batch.config
-            self.viewer = Viewer(c.render_size, c.render_size, c.render_fps, self.render_mode)
-        b = self.world if world is None else world
+            viewer = Viewer(c.render_size, c.render_size, c.render_fps, self.render_mode)
+            self.viewers[b] = viewer
+        return viewer
+
+    def render(self, world: int | None = None) -> np.ndarray | None:
+        """Frame ``(H, W, 3) uint8`` of one world (rgb_array), or None (human mode, no mode)."""
+        if self.render_mode is None:
+            return None
+        b = self.world if world is None else int(world)
         sim = self.batch.sim
         s = sim.state
         sl = sim.learner_slice
@@ -33,9 +43,16 @@ class RenderHandle:
             "arrived": int(s.reached[b, sl].sum()),
             "collisions": int(s.collided[b, sl].sum()),
         }
-        return self.viewer.draw(s, world=b, bounds=sim.bounds[b], info=info)
+        return self._viewer(b).draw(s, world=b, bounds=sim.bounds[b], info=info)
+
+    def render_all(self) -> tuple[np.ndarray | None, ...]:
+        """One frame per world (rgb_array); in human mode the displayed world is drawn."""
+        if self.render_mode == "human":
+            self.render()
+            return tuple(None for _ in range(self.batch.num_worlds))
+        return tuple(self.render(b) for b in range(self.batch.num_worlds))
 
     def close(self) -> None:
-        if self.viewer is not None:
-            self.viewer.close()
-            self.viewer = None
+        for viewer in self.viewers.values():
+            viewer.close()
+        self.viewers.clear()

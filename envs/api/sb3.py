@@ -112,9 +112,10 @@ class CrowdSB3VecEnv(VecEnv):
     def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
         return [False for _ in self._get_indices(indices)]
 
-    def get_images(self):
-        frame = self._renderer.render(0)
-        return [frame for _ in range(self.num_envs)]
+    def get_images(self) -> list[np.ndarray | None]:
+        """One frame per slot: each world drawn once, shared by its learners' slots."""
+        frames = self._renderer.render_all()
+        return [frames[k // self.num_learners] for k in range(self.num_envs)]
 
 
 def make_sb3_vec_env(num_worlds: int = 1, **config: Any) -> CrowdSB3VecEnv:

@@ -91,8 +91,11 @@ class CrowdNavVectorEnv(VectorEnv):
         infos.update({f"_{k}": mask for k in list(infos)})
         return infos
 
-    def render(self):
-        return self._renderer.render()
+    def render(self) -> tuple[np.ndarray | None, ...] | None:
+        """One ``(H, W, 3) uint8`` frame per sub-env (rgb_array), as ``SyncVectorEnv``."""
+        if self.render_mode is None:
+            return None
+        return self._renderer.render_all()
 
     def close_extras(self, **kwargs: Any):
         self._renderer.close()

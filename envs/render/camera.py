@@ -58,8 +58,9 @@ class Camera:
         """Float pixel coordinates ``(..., 2)`` of world points ``(..., 2)`` (y flipped)."""
         p = np.asarray(points, dtype=np.float64)
         out = np.empty(p.shape, dtype=np.float64)
-        out[..., 0] = self._screen_center[0] + (p[..., 0] - self.center[0]) * self.scale
-        out[..., 1] = self._screen_center[1] - (p[..., 1] - self.center[1]) * self.scale
+        with np.errstate(over="ignore", invalid="ignore"):
+            out[..., 0] = self._screen_center[0] + (p[..., 0] - self.center[0]) * self.scale
+            out[..., 1] = self._screen_center[1] - (p[..., 1] - self.center[1]) * self.scale
         # Non-finite input never reaches the drawing calls; it lands far off-screen.
         np.nan_to_num(out, copy=False, nan=-COORD_LIMIT, posinf=COORD_LIMIT, neginf=-COORD_LIMIT)
         return np.clip(out, -COORD_LIMIT, COORD_LIMIT, out=out)

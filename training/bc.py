@@ -1,0 +1,99 @@
+"""Behaviour-cloning warm start: pre-train an SB3 policy's actor on a scripted baseline's actions.
+
+``collect_demonstrations`` steps the training ``VecNormalize`` env with the baseline's actions
+(``make_policy(name, config=...).act(raw_obs)``), which also warms up the observation and reward
+statistics; ``pretrain_actor`` then fits the deterministic action of the policy (PPO: the mean of
+the Gaussian, ``action_net`` on the actor features; SAC: ``tanh`` of the actor's mean) to the
+baseline's actions with a mean-squared error, on observations normalised with the final
+statistics, exactly as the policy will see them during RL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from stable_baselines3.common.vec_env import VecNormalize
+
+from crowdsteer.baselines.policies import make_policy
+
+
+def collect_demonstrations(
+    env: VecNormalize, policy_name: str, steps: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Raw observations ``(S, obs_dim)`` and the baseline's actions ``(S, 2)``, ``S ~ steps``
+    (rounded up to whole vector steps), from the env's current episodes."""
+    base = env.venv if isinstance(env, VecNormalize) else env
+    teacher = make_policy(policy_name, config=base.config)
+
+    def original(obs: np.ndarray) -> np.ndarray:
+        return env.get_original_obs() if isinstance(env, VecNormalize) else obs
+
+    raw = original(env.reset())
+    observations, actions = [], []
+    for _ in range(max(1, -(-steps // env.num_envs))):
+        act = teacher.act(raw)
+        observations.append(raw.copy())
+        actions.append(act)
+        raw = original(env.step(act)[0])
+    return np.concatenate(observations).astype(np.float32), np.concatenate(actions)
+
+
+def _deterministic_action(model: Any, obs: torch.Tensor) -> torch.Tensor:
+    """The policy's action before exploration noise, as a differentiable tensor."""
+    if hasattr(model, "actor") and model.actor is not None:  # SAC / TD3: squashed mean
+        return model.actor(obs, deterministic=True)
+    policy = model.policy  # PPO / A2C: Gaussian mean
+    features = policy.extract_features(obs, policy.pi_features_extractor)
+    latent_pi = policy.mlp_extractor.forward_actor(features)
+    return policy.action_net(latent_pi)
+
+
+def pretrain_actor(
+    model: Any, obs: np.ndarray, actions: np.ndarray, epochs: int = 20, batch_size: int = 256,
+    learning_rate: float = 1e-3, seed: int = 0,
+) -> list[float]:  # fmt: skip
+    """Fit the model's deterministic action to ``actions`` on (normalised) ``obs``; returns the
+    mean loss of each epoch."""
+    target_t = torch.as_tensor(np.clip(actions, -1.0, 1.0), dtype=torch.float32)
+    obs_t = torch.as_tensor(obs, dtype=torch.float32)
+    if getattr(model, "actor", None) is not None:
+        params = list(model.actor.parameters())
+    else:
+        actor_parts = ("features_extractor", "pi_features_extractor", "mlp_extractor.policy_net",
+                       "action_net")  # fmt: skip
+        params = [p for n, p in model.policy.named_parameters() if n.startswith(actor_parts)]
+    optimiser = torch.optim.Adam(params, lr=learning_rate)
+    gen = torch.Generator().manual_seed(seed)
+    history = []
+    model.policy.set_training_mode(True)
+    for _ in range(epochs):
+        order = torch.randperm(len(obs_t), generator=gen)
+        total, count = 0.0, 0
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            pred = _deterministic_action(model, obs_t[idx])
+            loss = torch.nn.functional.mse_loss(pred, target_t[idx])
+            optimiser.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimiser.step()
+            total += float(loss) * len(idx)
+            count += len(idx)
+        history.append(total / max(count, 1))
+    model.policy.set_training_mode(False)
+    return history
+
+
+def behaviour_clone(
+    model: Any, env: VecNormalize, policy_name: str, steps: int = 20_000, epochs: int = 20,
+    batch_size: int = 256, learning_rate: float = 1e-3,
+) -> dict[str, Any]:  # fmt: skip
+    """Collect ``steps`` of ``policy_name`` on ``env`` and pre-train ``model``'s actor on them."""
+    raw, actions = collect_demonstrations(env, policy_name, steps)
+    obs = env.normalize_obs(raw) if isinstance(env, VecNormalize) else raw
+    losses = pretrain_actor(model, obs, actions, epochs, batch_size, learning_rate)
+    model._last_obs = None  # the next learn() resets the env
+    return {"policy": policy_name, "samples": len(raw), "losses": losses,
+            "final_loss": losses[-1] if losses else float("nan")}  # fmt: skip
