@@ -20,6 +20,8 @@ from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.sensing import ObservationLayout
 
 from .steering import (
+    OrcaParams,
+    SocialForceParams,
     cardioid,
     detection_box,
     detection_box_direction,
@@ -188,18 +190,22 @@ def _detection_box(v: ObservationView, p: dict) -> np.ndarray:
 
 def _social_force(v: ObservationView, p: dict) -> np.ndarray:
     goal_dir = np.stack([np.ones_like(v.v_pref), np.zeros_like(v.v_pref)], axis=1)
+    # The Euler step of the force must be the environment's step, as for the crowd's pedestrians
+    # (``crowd_params``), not the library's default of 0.1 s.
+    params = p.get("params") or SocialForceParams(time_step=p["dt"])
     return social_force(
         _origin(v), v.vel, v.radius, goal_dir, v.v_pref, v.v_pref, v.nb_pos, v.nb_radius, v.n_nb,
-        params=p.get("params"),
+        params=params,
     )  # fmt: skip
 
 
 def _orca(v: ObservationView, p: dict) -> np.ndarray:
     pref = np.stack([v.v_pref, np.zeros_like(v.v_pref)], axis=1)
     pref *= np.minimum(1.0, v.goal_dist / np.maximum(v.v_pref * p["dt"], 1e-6))[:, None]
+    params = p.get("params") or OrcaParams(time_step=p["dt"])  # the environment's step
     return orca(
         _origin(v), v.vel, v.radius, pref, v.v_pref, v.body_pos, v.body_vel, v.body_radius,
-        v.n_body, v.static_pos, v.static_radius, v.n_static, p.get("params"),
+        v.n_body, v.static_pos, v.static_radius, v.n_static, params,
     )  # fmt: skip
 
 

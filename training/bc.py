@@ -79,7 +79,7 @@ def pretrain_actor(
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             optimiser.step()
-            total += float(loss) * len(idx)
+            total += loss.item() * len(idx)
             count += len(idx)
         history.append(total / max(count, 1))
     model.policy.set_training_mode(False)

@@ -150,9 +150,7 @@ def rollout_outcomes(
         for k in np.nonzero(done)[0]:
             if outcome[k] < 0:
                 info = infos[k]
-                outcome[k] = (
-                    0 if info["is_success"] else 2 if info["TimeLimit.truncated"] else 1
-                )
+                outcome[k] = 0 if info["is_success"] else 2 if info["TimeLimit.truncated"] else 1
                 returns[k] = ret[k]
             ret[k] = 0.0
     env.close()
@@ -178,12 +176,13 @@ def evaluate_model(
         evaluate = None
     if evaluate is not None:
         from crowdsteer.baselines.policies import SB3Policy
+        from crowdsteer.training.evaluate import metric_means
 
         scenario = config.get("scenario", "circle_crossing")
         rest = {k: v for k, v in config.items() if k != "scenario"}
-        metrics = evaluate(SB3Policy(model, obs_rms, clip), scenario=scenario,
-                           episodes=episodes, seed=seed, **rest)  # fmt: skip
-        return {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float))}
+        policy = SB3Policy(model, obs_rms, clip)
+        result = evaluate(policy, scenario=scenario, episodes=episodes, seed=seed, **rest)
+        return metric_means(result)
     return rollout_outcomes(model, obs_rms, config, episodes, seed, clip)
 
 
@@ -191,10 +190,7 @@ class EvalCallback(BaseCallback):
     """Every ``every`` environment steps: evaluate, log ``eval/*``, append to ``progress.csv``,
     and save ``best/model.zip`` + ``best/vecnormalize.pkl`` when the success rate improves."""
 
-    def __init__(
-        self, run_dir: Path, config: dict[str, Any], every: int, episodes: int, seed: int,
-        fast: bool = True,
-    ):  # fmt: skip
+    def __init__(self, run_dir: Path, config: dict[str, Any], every: int, episodes: int, seed: int):
         super().__init__()
         self.run_dir = Path(run_dir)
         self.config = {k: v for k, v in config.items() if k not in ("shaping_reference",
@@ -202,15 +198,16 @@ class EvalCallback(BaseCallback):
         self.every = max(1, int(every))
         self.episodes = episodes
         self.seed = seed
-        self.fast = fast
         self.history: list[dict[str, float]] = []
         self.best = -1.0
         self._next = 0
         self._t0 = time.time()
-        self._train_s = 0.0  # wall time spent outside evaluations
+        self._cpu0 = time.process_time()
+        self._eval_s = 0.0  # wall time spent in evaluations
 
     def _on_training_start(self) -> None:
         self._t0 = time.time()
+        self._cpu0 = time.process_time()
         self._eval_s = 0.0
 
     def _on_step(self) -> bool:
@@ -226,16 +223,13 @@ class EvalCallback(BaseCallback):
     def evaluate(self) -> dict[str, float]:
         t = time.time()
         vn = self.model.get_vec_normalize_env()
-        if self.fast:
-            obs_rms = vn.obs_rms if vn is not None and vn.norm_obs else None
-            metrics = rollout_outcomes(self.model, obs_rms, self.config, self.episodes, self.seed)
-        else:
-            metrics = evaluate_model(self.model, vn, self.config, self.episodes, self.seed)
+        metrics = evaluate_model(self.model, vn, self.config, self.episodes, self.seed)
         self._eval_s += time.time() - t
         row = {
             "timesteps": int(self.num_timesteps),
             "wall_s": round(time.time() - self._t0, 2),
             "train_wall_s": round(time.time() - self._t0 - self._eval_s, 2),
+            "cpu_s": round(time.process_time() - self._cpu0, 2),
             **metrics,
         }
         self.history.append(row)

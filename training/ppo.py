@@ -56,7 +56,7 @@ class Args:
     eval_every: int = 100_000
     eval_episodes: int = 64
     checkpoint_every: int = 500_000
-    threads: int = 2
+    threads: int = 1
     progress_bar: bool = True
     verbose: int = 0
     # warm start by behaviour cloning

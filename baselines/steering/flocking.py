@@ -7,10 +7,10 @@ projected on its heading. The book applies the sum as a bow-thruster force on a 
 constant thrust; here units are unicycles at constant speed, and :func:`flocking_turn_rate` maps the
 force to a turn rate.
 
-Frames. The book's local frame has y forward and x to starboard (right), and its ``Fs.x > 0`` turns
-the bow to starboard. Ours has x forward, y to the left, angles counter-clockwise. With ``f`` the
-forward and ``l`` the leftward component of an offset, the book's ``w.y`` is ``f`` and its ``w.x`` is
-``-l``; the force returned here is ``-Fs.x``: positive turns left (counter-clockwise).
+Frames. The book's local frame has y forward and x to starboard (right), and its ``Fs.x > 0``
+turns the bow to starboard. Ours has x forward, y to the left, angles counter-clockwise. With ``f``
+the forward and ``l`` the leftward component of an offset, the book's ``w.y`` is ``f`` and its
+``w.x`` is ``-l``; the force returned here is ``-Fs.x``: positive turns left (counter-clockwise).
 
 Distances. The book's radii are factors times the unit length (4 pixels); they are kept as factors
 of ``unit_length`` in metres, so the proportions of the flock carry over.
@@ -181,8 +181,10 @@ def flocking_one(
         if un > EPS:  # the book normalises a null vector to itself and still adds acos(0) / pi
             ux /= un
             uy /= un
-            force += _toward(-ux * hy + uy * hx, ux * hx + uy * hy) * steer * _angle_term(
-                dvx, dvy, ux, uy
+            force += (
+                _toward(-ux * hy + uy * hx, ux * hx + uy * hy)
+                * steer
+                * _angle_term(dvx, dvy, ux, uy)
             )
         # Alignment: turn toward the average velocity's direction.
         ux = vave_x / n
@@ -191,8 +193,10 @@ def flocking_one(
         if un > EPS:
             ux /= un
             uy /= un
-            force += _toward(-ux * hy + uy * hx, ux * hx + uy * hy) * steer * _angle_term(
-                dvx, dvy, ux, uy
+            force += (
+                _toward(-ux * hy + uy * hx, ux * hx + uy * hy)
+                * steer
+                * _angle_term(dvx, dvy, ux, uy)
             )
 
     leader = chase and n_front == 0
@@ -362,7 +366,9 @@ def flocking(
         np.ascontiguousarray(np.broadcast_to(np.asarray(interceptor, np.bool_), (a,))),
         nb_pos,
         _vec(nb_vel, nb_pos.shape),
-        np.ascontiguousarray(np.broadcast_to(np.asarray(nb_interceptor, np.bool_), nb_pos.shape[:2])),
+        np.ascontiguousarray(
+            np.broadcast_to(np.asarray(nb_interceptor, np.bool_), nb_pos.shape[:2])
+        ),
         n_nb,
         obs_pos,
         _vec(obs_radius, obs_pos.shape[:2]),

@@ -195,10 +195,7 @@ def _lp1(
             return False, 0.0, 0.0
     if direction_opt:
         # Optimise a direction: take the far end along it.
-        if opt_x * dx + opt_y * dy > 0.0:
-            t = t_right
-        else:
-            t = t_left
+        t = t_right if opt_x * dx + opt_y * dy > 0.0 else t_left
     else:
         # Optimise closest to opt: project and clamp.
         t = dx * (opt_x - px) + dy * (opt_y - py)
@@ -356,17 +353,40 @@ def orca_one(
     ``proj`` are scratch buffers of at least ``n_nb + n_obs`` rows and 4 columns (allocate once,
     reuse across bodies)."""
     n_lines = orca_fill_lines(
-        px, py, vx, vy, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs,
-        params, lines,
-    )  # fmt: skip
+        px,
+        py,
+        vx,
+        vy,
+        radius,
+        nb_pos,
+        nb_vel,
+        nb_radius,
+        n_nb,
+        obs_pos,
+        obs_radius,
+        n_obs,
+        params,
+        lines,
+    )
     return orca_solve(lines, n_lines, n_obs, max_speed, pref_vx, pref_vy, params, proj)
 
 
 @njit(cache=True)
 def _batch(
-    pos, vel, radius, pref_vel, max_speed, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius,
-    n_obs, params,
-):  # fmt: skip
+    pos,
+    vel,
+    radius,
+    pref_vel,
+    max_speed,
+    nb_pos,
+    nb_vel,
+    nb_radius,
+    n_nb,
+    obs_pos,
+    obs_radius,
+    n_obs,
+    params,
+):
     n = pos.shape[0]
     out = np.zeros((n, 2))
     size = max(nb_pos.shape[1] + obs_pos.shape[1], 1)
@@ -374,10 +394,25 @@ def _batch(
     proj = np.zeros((size, 4))
     for a in range(n):
         out[a, 0], out[a, 1] = orca_one(
-            pos[a, 0], pos[a, 1], vel[a, 0], vel[a, 1], radius[a], pref_vel[a, 0], pref_vel[a, 1],
-            max_speed[a], nb_pos[a], nb_vel[a], nb_radius[a], n_nb[a], obs_pos[a], obs_radius[a],
-            n_obs[a], params, lines, proj,
-        )  # fmt: skip
+            pos[a, 0],
+            pos[a, 1],
+            vel[a, 0],
+            vel[a, 1],
+            radius[a],
+            pref_vel[a, 0],
+            pref_vel[a, 1],
+            max_speed[a],
+            nb_pos[a],
+            nb_vel[a],
+            nb_radius[a],
+            n_nb[a],
+            obs_pos[a],
+            obs_radius[a],
+            n_obs[a],
+            params,
+            lines,
+            proj,
+        )
     return out
 
 
@@ -390,9 +425,21 @@ def _lines_batch(
     count = np.zeros(n, dtype=np.int64)
     for a in range(n):
         count[a] = orca_fill_lines(
-            pos[a, 0], pos[a, 1], vel[a, 0], vel[a, 1], radius[a], nb_pos[a], nb_vel[a],
-            nb_radius[a], n_nb[a], obs_pos[a], obs_radius[a], n_obs[a], params, lines[a],
-        )  # fmt: skip
+            pos[a, 0],
+            pos[a, 1],
+            vel[a, 0],
+            vel[a, 1],
+            radius[a],
+            nb_pos[a],
+            nb_vel[a],
+            nb_radius[a],
+            n_nb[a],
+            obs_pos[a],
+            obs_radius[a],
+            n_obs[a],
+            params,
+            lines[a],
+        )
     return lines, count
 
 

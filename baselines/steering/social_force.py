@@ -123,8 +123,9 @@ def _accel_batch(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb,
 def _velocity_batch(
     pos, vel, radius, desired_dir, v_pref, max_speed, nb_pos, nb_radius, n_nb, walls, n_walls, p
 ):
-    acc = _accel_batch(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls,
-                       n_walls, p)  # fmt: skip
+    acc = _accel_batch(
+        pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls, p
+    )
     out = np.zeros_like(acc)
     for a in range(pos.shape[0]):
         nvx = vel[a, 0] + acc[a, 0] * p.time_step

@@ -110,7 +110,10 @@ class CrowdSB3VecEnv(VecEnv):
         return [getattr(self, method_name)(*args, **kwargs) for _ in self._get_indices(indices)]
 
     def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]
+        """True for SB3's ``Monitor`` only: every slot already reports ``episode`` records."""
+        from stable_baselines3.common.monitor import Monitor
+
+        return [wrapper_class is Monitor for _ in self._get_indices(indices)]
 
     def get_images(self) -> list[np.ndarray | None]:
         """One frame per slot: each world drawn once, shared by its learners' slots."""

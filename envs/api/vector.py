@@ -49,14 +49,23 @@ class CrowdNavVectorEnv(VectorEnv):
         self.metadata = {**self.metadata, "render_fps": self.config.render_fps}
         self._renderer = RenderHandle(self.batch, self.render_mode, world=render_world)
         self._prev_done = np.zeros(num_envs, bool)
+        self._seeded = False
 
-    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
-        super().reset(seed=seed)
-        if isinstance(seed, int):
-            seed = [seed + i for i in range(self.num_envs)]
-        if seed is None:
-            seed = [int(s) for s in self.np_random.integers(2**63 - 1, size=self.num_envs)]
-        self.batch.seed(seed)
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
+        """Reset every world. ``seed``: an int (world ``i`` gets ``seed + i``), one per world, or
+        None (first call: random seeds; later calls continue each world's own sequence)."""
+        if isinstance(seed, (int, np.integer)):
+            super().reset(seed=int(seed))
+            seed = [int(seed) + i for i in range(self.num_envs)]
+        elif seed is not None:
+            seed = list(seed)
+            if len(seed) != self.num_envs:
+                raise ValueError(f"seed needs {self.num_envs} values (one per world), got {len(seed)}")
+        if seed is not None:
+            self.batch.seed(seed)
+        elif not self._seeded:
+            self.batch.seed(None)
+        self._seeded = True
         self.batch.reset()
         self._prev_done[:] = False
         return self.batch.obs[:, 0].copy(), self._infos()

@@ -69,8 +69,12 @@ class CrowdBatch:
         """Start new episodes in the worlds of ``mask: (B,)`` (all if None); returns ``obs``."""
         mask = np.ones(self.num_worlds, bool) if mask is None else np.asarray(mask, bool)
         self.sim.reset_worlds(mask)
+        # a fresh episode has no events or reward terms yet (the info of reset reads them)
+        self.sim.arrived_now[mask] = False
+        self.sim.collided_now[mask] = False
+        self.terms[mask] = 0.0
         self.alive[mask] = self.sim.state.active[mask, : self.num_learners]
-        self._observe()
+        self._observe(keep=~self.alive & ~mask[:, None])
         return self.obs
 
     # ------------------------------------------------------------------ step
@@ -127,7 +131,7 @@ class CrowdBatch:
         world_truncated = sim.truncated()
         truncated = alive_before & ~terminated & world_truncated[:, None]
         self.alive &= ~terminated & ~truncated
-        self._observe()
+        self._observe(keep=~alive_before)
         reward = self.terms.sum(axis=-1)
         return self.obs, reward, terminated, truncated
 
@@ -135,8 +139,10 @@ class CrowdBatch:
         """(B,) worlds whose episode is over (no learner alive, or out of time)."""
         return ~self.alive.any(axis=1) | self.sim.truncated()
 
-    def _observe(self) -> None:
+    def _observe(self, keep: np.ndarray | None = None) -> None:
+        """Recompute ``obs``; learners where ``keep: (B, L)`` holds keep their last observation."""
         s, c = self.sim.state, self.config
+        kept = self.obs[keep] if keep is not None else None
         observe(
             s.pos, s.vel, s.heading, s.goal, s.radius, s.v_pref, s.kind, s.active, s.path,
             s.path_len, s.path_index, s.obstacle_pos, s.obstacle_radius, s.obstacle_active,
@@ -144,6 +150,8 @@ class CrowdBatch:
             c.obs_neighbours, c.obs_obstacles, c.obs_walls, c.obs_waypoints, c.sensing_radius,
             self.obs,
         )  # fmt: skip
+        if kept is not None:
+            self.obs[keep] = kept
 
     def _shaping(self, desired: np.ndarray) -> np.ndarray:
         """``shaping_weight x cos`` between each learner's desired velocity and the reference's."""

@@ -18,11 +18,11 @@ COORD_LIMIT = 32000
 
 
 class Camera:
-    """Maps world points (metres, y up) to pixel coordinates (y down) on a ``width x height`` surface.
+    """Maps world points (metres, y up) to pixels (y down) on a ``width x height`` surface.
 
-    ``bounds = (xmin, ymin, xmax, ymax)`` is fitted inside the surface less ``margin`` pixels on each
-    side; ``scale`` is in pixels per metre. A degenerate rectangle (zero width or height) is widened
-    to a small square so that the scale stays finite.
+    ``bounds = (xmin, ymin, xmax, ymax)`` is fitted inside the surface less ``margin`` pixels on
+    each side; ``scale`` is in pixels per metre. A degenerate rectangle (zero width or height) is
+    widened to a small square so that the scale stays finite.
     """
 
     def __init__(

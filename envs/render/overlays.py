@@ -16,12 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
-import pygame
-import pygame.gfxdraw
-
 from crowdsteer.envs.core.state import FLOCK, LEARNER, PEDESTRIAN, WorldState
 
 from . import primitives as pr
+from ._pygame import pygame
 from .camera import Camera
 from .style import Style
 from .worldview import WorldView, world_view
@@ -34,8 +32,8 @@ FLOCK_VIEW_HALF_ANGLES = {
     "limited": 0.5 * math.pi,
     "narrow": 0.25 * math.pi,
 }
-# View radii of the book in unit lengths (_WIDEVIEW/_LIMITEDVIEW/_NARROWVIEW_RADIUS_FACTOR); a unit's
-# length is taken as its diameter.
+# View radii of the book in unit lengths (its _WIDEVIEW, _LIMITEDVIEW and _NARROWVIEW radius
+# factors); a unit's length is taken as its diameter.
 FLOCK_VIEW_RADIUS_FACTORS = {"wide": 200.0, "limited": 30.0, "narrow": 50.0}
 
 ARC_POINTS = 24  # polygon points along a view cone's arc
@@ -391,8 +389,9 @@ def _personal_space(
     # A zone is intruded when another active body's disc reaches into it.
     others = np.flatnonzero(view.active)
     diff = view.pos[idx][:, None, :] - view.pos[others][None, :, :]
-    dist = np.hypot(diff[..., 0], diff[..., 1])
-    intr = (dist < zone[:, None] + view.radius[others][None, :]) & (idx[:, None] != others[None, :])
+    d2 = diff[..., 0] ** 2 + diff[..., 1] ** 2
+    reach = zone[:, None] + view.radius[others][None, :]
+    intr = (d2 < reach * reach) & (idx[:, None] != others[None, :])
     hit = np.any(intr, axis=1).tolist()
     centres = camera.world_to_screen(view.pos[idx]).tolist()
     rpx = np.maximum(np.rint(camera.length(zone)), 2).astype(np.int64).tolist()

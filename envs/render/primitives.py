@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pygame
-import pygame.gfxdraw
 
+from ._pygame import pygame
 from .style import Colour
 
 
@@ -83,7 +82,7 @@ def dashed(
     dash: float = 8.0,
     gap: float = 5.0,
 ) -> None:
-    """Dashed line from ``a`` to ``b`` (``dash`` px on, ``gap`` px off); dotted with a short dash."""
+    """Dashed line from ``a`` to ``b``: ``dash`` px on, ``gap`` px off (dotted when short)."""
     pa = np.asarray(a, dtype=np.float64)
     pb = np.asarray(b, dtype=np.float64)
     d = pb - pa

@@ -15,24 +15,18 @@ boxes, look-ahead, steering vectors), then the heads-up line and a legend.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from crowdsteer.envs.core.state import FLOCK, LEARNER, NUM_KINDS, PEDESTRIAN, WorldState
 
-os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-
-import pygame  # noqa: E402
-import pygame.gfxdraw  # noqa: E402
-
-from crowdsteer.envs.core.state import FLOCK, LEARNER, NUM_KINDS, PEDESTRIAN, WorldState  # noqa: E402
-
-from . import overlays as ov  # noqa: E402
-from . import primitives as pr  # noqa: E402
-from .camera import Camera, bounds_from_points  # noqa: E402
-from .style import Style, tint  # noqa: E402
-from .worldview import WorldView, world_view  # noqa: E402
+from . import overlays as ov
+from . import primitives as pr
+from ._pygame import pygame
+from .camera import Camera, bounds_from_points
+from .style import Style, tint
+from .worldview import WorldView, world_view
 
 RENDER_MODES = ("human", "rgb_array")
 
@@ -51,8 +45,8 @@ CRAFT_OUTLINE = np.array(
         [0.75 * CRAFT_LENGTH, 0.0],
     ]
 )
-# Rearrange the book's drawing order (right rear, left rear, ...) into a simple polygon: front right,
-# nose, front left, rear left, rear right.
+# The book's drawing order (right rear, left rear, ...) as a simple polygon: front right, nose,
+# front left, rear left, rear right.
 _CRAFT_POLY = CRAFT_OUTLINE[[3, 4, 0, 1, 2]]
 _CRAFT_EXTENT = 0.75 * CRAFT_LENGTH + 0.5 * CRAFT_LENGTH  # nose to tail, in radii
 
@@ -72,9 +66,7 @@ def format_info(info: Mapping[str, Any] | None, step: int) -> str:
         parts.append(f"step {int(step)}")
     for key, value in info.items():
         v = value
-        if isinstance(v, np.ndarray) and v.ndim == 0:
-            v = v.item()
-        elif isinstance(v, np.generic):
+        if isinstance(v, np.ndarray) and v.ndim == 0 or isinstance(v, np.generic):
             v = v.item()
         if isinstance(v, bool):
             text = "yes" if v else "no"
@@ -219,8 +211,6 @@ class Viewer:
     def _get_font(self) -> Any:
         if self._font is None:
             try:
-                import pygame.font
-
                 if not pygame.font.get_init():
                     pygame.font.init()
                 self._font = pygame.font.Font(None, self.style.font_size)
@@ -252,7 +242,7 @@ class Viewer:
         overlays: ov.OverlayData | None = None,
         options: ov.OverlayOptions | None = None,
     ) -> np.ndarray | None:
-        """Draw world ``world`` of ``state``; return the frame ``(H, W, 3) uint8`` in rgb_array mode.
+        """Draw world ``world`` of ``state``; return an ``(H, W, 3) uint8`` frame in rgb_array mode.
 
         ``bounds``: ``(xmin, ymin, xmax, ymax)`` or ``(B, 4)`` per world (None: fitted to the
         content). ``info``: entries for the heads-up line. ``overlays``/``options``: debug overlay
@@ -305,7 +295,10 @@ class Viewer:
             if self.render_fps > 0:
                 self._clock.tick(self.render_fps)
             return None
-        return np.ascontiguousarray(np.transpose(pygame.surfarray.array3d(surf), (1, 0, 2)))
+        # Row-major RGB bytes straight from SDL: one pass, already (H, W, 3); a bytearray keeps the
+        # returned frame writeable.
+        raw = bytearray(pygame.image.tobytes(surf, "RGB"))
+        return np.frombuffer(raw, dtype=np.uint8).reshape(self.height, self.width, 3)
 
     def _camera(self, view: WorldView, bounds: Any, world: int) -> Camera:
         if bounds is None:
@@ -557,7 +550,7 @@ def _ordered(b: tuple[float, ...]) -> tuple[float, float, float, float]:
 
 
 def _content_bounds(view: WorldView) -> tuple[float, float, float, float]:
-    """A rectangle holding every drawn thing of the world (bodies, goals, obstacles, walls, paths)."""
+    """A rectangle holding everything drawn: bodies, goals, obstacles, walls and paths."""
     act = view.active
     pts = [view.pos[act], view.goal[act & (view.kind != FLOCK)]]
     oa = view.obstacle_active

@@ -8,6 +8,8 @@ from . import (  # noqa: F401  (registration side effects)
     obstacle_field,
     path_course,
     square_crossing,
+    symmetric_obstacles,
+    two_walkers,
 )
 from .base import SCENARIOS, BodyDefaults, Counts, ScenarioError, ScenarioSpec, make_params
 from .explicit import explicit_counts, from_dict

@@ -1,13 +1,11 @@
-"""Tests of flocking with leaders and interceptors (Bourg & Seemann, AI for Game Developers ch. 4)."""
+"""Tests of flocking with leaders and interceptors (Bourg & Seemann, AI for Game Developers,
+ch. 4)."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from crowdsteer.baselines.steering.flocking import (
     LIMITED,
     NARROW,
@@ -17,6 +15,8 @@ from crowdsteer.baselines.steering.flocking import (
     flocking_turn_rate,
     flocking_view_cone,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 EPS = 1e-9
 pi = math.pi
@@ -90,7 +90,7 @@ def ref_do_unit_ai(me, others, obstacles, target, p, view, Chase):
         InView = False
         d = other.vPosition - me.vPosition
         w = VRotate2D(-me.fOrientation, d)
-        if (w.y > 0) and (abs(w.x) < abs(w.y) * p.front_view_angle_factor):
+        if (w.y > 0) and (abs(w.x) < abs(w.y) * p.front_view_angle_factor):  # noqa: SIM102
             if d.Magnitude() <= fLength * p.narrow_view_radius_factor:
                 Nf += 1
         if WideView:
@@ -102,13 +102,13 @@ def ref_do_unit_ai(me, others, obstacles, target, p, view, Chase):
         if NarrowView:
             InView = (w.y > 0) and (abs(w.x) < abs(w.y) * p.front_view_angle_factor)
             RadiusFactor = p.narrow_view_radius_factor
-        if InView and (me.Interceptor == other.Interceptor):
+        if InView and (me.Interceptor == other.Interceptor):  # noqa: SIM102
             if d.Magnitude() <= fLength * RadiusFactor:
                 Pave += other.vPosition
                 Vave += other.vVelocity
                 N += 1
         # Separation Rule:
-        if InView:
+        if InView:  # noqa: SIM102
             if d.Magnitude() <= fLength * p.separation_factor:
                 if w.x < 0:
                     m = 1
@@ -231,12 +231,27 @@ def test_matches_reference(seed, a, k, m_obs, view, chase, degenerate, unit_leng
             nb_pos[:, -1] = pos + 1e-7  # and a very close one
         if m_obs:
             obs_pos[:, 0] = pos  # standing on an obstacle
-    p = FlockingParams(unit_length=unit_length, front_view_angle_factor=front,
-                       back_view_angle_factor=back)
+    p = FlockingParams(
+        unit_length=unit_length, front_view_angle_factor=front, back_view_angle_factor=back
+    )
     force, leader = flocking(
-        pos, heading, vel, inter, nb_pos, nb_vel, nb_inter, n_nb, obs_pos, obs_radius, n_obs,
-        tpos, tvel, view, chase, p,
-    )  # fmt: skip
+        pos,
+        heading,
+        vel,
+        inter,
+        nb_pos,
+        nb_vel,
+        nb_inter,
+        n_nb,
+        obs_pos,
+        obs_radius,
+        n_obs,
+        tpos,
+        tvel,
+        view,
+        chase,
+        p,
+    )
     assert np.all(np.isfinite(force))
     for i in range(a):
         me = Unit(pos[i], heading[i], vel[i], inter[i])
@@ -282,9 +297,23 @@ def _chase_run(p):
         tvel = 0.6 * np.array([-math.sin(ang), math.cos(ang)])
         nbp, nbv, nbi = _neighbours(pos, vel, inter)
         force, leader = flocking(
-            pos, heading, vel, inter, nbp, nbv, nbi, n - 1, no_obs, no_r, 0, tpos, tvel, WIDE,
-            True, p,
-        )  # fmt: skip
+            pos,
+            heading,
+            vel,
+            inter,
+            nbp,
+            nbv,
+            nbi,
+            n - 1,
+            no_obs,
+            no_r,
+            0,
+            tpos,
+            tvel,
+            WIDE,
+            True,
+            p,
+        )
         pos, heading, vel = _step_unicycles(pos, heading, force, speed, dt, p)
         centre = pos.mean(0)
         spreads.append(np.linalg.norm(pos - centre, axis=1).max())
@@ -318,10 +347,22 @@ def _time_to_catch(interceptor, tpos, tvel, speed=1.5, dt=0.05, capture=0.5):
     for s in range(4000):
         vel = speed * np.stack([np.cos(heading), np.sin(heading)], 1)
         force, leader = flocking(
-            pos, heading, vel, interceptor, np.zeros((1, 0, 2)), np.zeros((1, 0, 2)),
-            np.zeros((1, 0), bool), 0, np.zeros((1, 0, 2)), np.zeros((1, 0)), 0,
-            tpos[None], tvel[None], WIDE, True,
-        )  # fmt: skip
+            pos,
+            heading,
+            vel,
+            interceptor,
+            np.zeros((1, 0, 2)),
+            np.zeros((1, 0, 2)),
+            np.zeros((1, 0), bool),
+            0,
+            np.zeros((1, 0, 2)),
+            np.zeros((1, 0)),
+            0,
+            tpos[None],
+            tvel[None],
+            WIDE,
+            True,
+        )
         assert leader[0]  # alone, it leads
         pos, heading, _ = _step_unicycles(pos, heading, force, speed, dt)
         tpos = tpos + tvel * dt
@@ -345,10 +386,21 @@ def test_separation_and_obstacles_turn_away_and_cohesion_toward():
     def force(nb, view=WIDE, obs=empty, chase=False):
         nb = np.array(nb, float).reshape(1, -1, 2)
         f, _ = flocking(
-            np.zeros((1, 2)), one["heading"], one["vel"], False, nb, np.tile([1.0, 0], nb.shape[:2]
-            + (1,)), np.zeros(nb.shape[:2], bool), nb.shape[1], *obs, [0, 0], [0, 0], view, chase,
+            np.zeros((1, 2)),
+            one["heading"],
+            one["vel"],
+            False,
+            nb,
+            np.tile([1.0, 0], nb.shape[:2] + (1,)),
+            np.zeros(nb.shape[:2], bool),
+            nb.shape[1],
+            *obs,
+            [0, 0],
+            [0, 0],
+            view,
+            chase,
             p,
-        )  # fmt: skip
+        )
         return f[0]
 
     # A close unit ahead-left (inside the separation radius, 2.5 m): turn right, more when nearer.
@@ -381,9 +433,21 @@ def test_degenerate_inputs_are_finite():
     n = 4
     pos = np.zeros((n, 2))  # all units on one spot, at rest, on an obstacle, on the target
     force, leader = flocking(
-        pos, np.zeros(n), np.zeros((n, 2)), [False, True, False, True], np.zeros((n, 3, 2)),
-        np.zeros((n, 3, 2)), np.zeros((n, 3), bool), 3, np.zeros((n, 1, 2)), np.zeros((n, 1)), 1,
-        np.zeros(2), np.zeros(2), WIDE, True,
-    )  # fmt: skip
+        pos,
+        np.zeros(n),
+        np.zeros((n, 2)),
+        [False, True, False, True],
+        np.zeros((n, 3, 2)),
+        np.zeros((n, 3, 2)),
+        np.zeros((n, 3), bool),
+        3,
+        np.zeros((n, 1, 2)),
+        np.zeros((n, 1)),
+        1,
+        np.zeros(2),
+        np.zeros(2),
+        WIDE,
+        True,
+    )
     assert np.all(np.isfinite(force))
     assert leader.all()  # coincident units are not in view

@@ -5,14 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from crowdsteer.baselines.steering.path_follow import (
     PathFollowParams,
     path_follow_predictive,
     path_follow_projected,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 EPS = 1e-9
 
@@ -175,8 +174,9 @@ def test_predictive_matches_reference(c):
     p = PathFollowParams(c["offset"], c["predict_time"], c["channel_radius"], c["follow_corners"])
     target, new_seg = path_follow_predictive(pos, vel, path, n_points, seg, p)
     for i in range(c["a"]):
-        t, s = ref_predictive(pos[i].tolist(), vel[i].tolist(), path[i].tolist(), n_points[i],
-                              seg[i], p)
+        t, s = ref_predictive(
+            pos[i].tolist(), vel[i].tolist(), path[i].tolist(), n_points[i], seg[i], p
+        )
         np.testing.assert_allclose(target[i], t, rtol=1e-12, atol=1e-12)
         assert new_seg[i] == s
     assert np.all(np.isfinite(target))

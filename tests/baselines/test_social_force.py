@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from crowdsteer.baselines.steering.social_force import (
     SocialForceParams,
     social_force,
     social_force_acceleration,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 EPS = 1e-9
 
@@ -114,8 +113,9 @@ def test_head_on_pair_both_sidestep_without_colliding():
     min_gap, max_dev = np.inf, np.zeros(2)
     for _ in range(300):
         nb = pos[::-1][:, None]
-        vel = social_force(pos, vel, radius, goal - pos, 1.3, 1.8, nb, radius[::-1, None], 1,
-                           params=p)  # fmt: skip
+        vel = social_force(
+            pos, vel, radius, goal - pos, 1.3, 1.8, nb, radius[::-1, None], 1, params=p
+        )
         pos = pos + vel * p.time_step
         min_gap = min(min_gap, np.linalg.norm(pos[0] - pos[1]) - radius.sum())
         max_dev = np.maximum(max_dev, np.abs(pos[:, 1] - goal[:, 1]))
@@ -130,17 +130,33 @@ def test_wall_pushes_away_and_repulsion_decays_with_distance():
     accs = []
     for y in (0.35, 0.5, 0.8):
         acc = social_force_acceleration(
-            [[0.0, y]], [[0.0, 0.0]], 0.3, [[0.0, 0.0]], 0.0, np.zeros((1, 0, 2)),
-            np.zeros((1, 0)), 0, wall, params=p,
-        )  # fmt: skip
+            [[0.0, y]],
+            [[0.0, 0.0]],
+            0.3,
+            [[0.0, 0.0]],
+            0.0,
+            np.zeros((1, 0, 2)),
+            np.zeros((1, 0)),
+            0,
+            wall,
+            params=p,
+        )
         assert acc[0, 0] == 0.0 and acc[0, 1] > 0
         accs.append(acc[0, 1])
     assert accs[0] > accs[1] > accs[2]
     # 2000 N / 80 kg at contact (distance = radius): 25 m/s^2
     acc = social_force_acceleration(
-        [[0.0, 0.3]], [[0.0, 0.0]], 0.3, [[0.0, 0.0]], 0.0, np.zeros((1, 0, 2)), np.zeros((1, 0)),
-        0, wall, params=p,
-    )  # fmt: skip
+        [[0.0, 0.3]],
+        [[0.0, 0.0]],
+        0.3,
+        [[0.0, 0.0]],
+        0.0,
+        np.zeros((1, 0, 2)),
+        np.zeros((1, 0)),
+        0,
+        wall,
+        params=p,
+    )
     np.testing.assert_allclose(acc[0], [0.0, 25.0])
 
 

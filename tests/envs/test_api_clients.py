@@ -95,20 +95,31 @@ def test_pettingzoo_render_test():
 
 
 def test_sb3_ppo_trains_on_the_batched_vec_env():
+    import torch
     from stable_baselines3 import PPO
 
-    venv = ce.make_sb3_vec_env(num_worlds=4, n_learners=3, max_steps=50)
-    assert venv.num_envs == 12
-    model = PPO("MlpPolicy", venv, n_steps=64, batch_size=128, n_epochs=1, seed=0, device="cpu")
-    model.learn(total_timesteps=2048)
-    assert model.num_timesteps >= 2048
-    venv.close()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny network: more threads only add contention
+    try:
+        venv = ce.make_sb3_vec_env(num_worlds=4, n_learners=3, max_steps=50)
+        assert venv.num_envs == 12
+        model = PPO("MlpPolicy", venv, n_steps=64, batch_size=128, n_epochs=1, seed=0,
+                    device="cpu")  # fmt: skip
+        model.learn(total_timesteps=2048)
+        assert model.num_timesteps >= 2048
+        assert len(model.ep_info_buffer) > 0  # the env's own episode records reach the logger
+        venv.close()
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_sb3_vec_monitor_and_normalize_wrap_it():
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
-    venv = VecNormalize(VecMonitor(ce.make_sb3_vec_env(num_worlds=2, n_learners=2, max_steps=8)))
+    inner = ce.make_sb3_vec_env(num_worlds=2, n_learners=2, max_steps=8)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "The environment is already wrapped")
+        venv = VecNormalize(VecMonitor(inner))
     venv.seed(0)
     obs = venv.reset()
     rng = np.random.default_rng(0)

@@ -1,0 +1,203 @@
+"""PettingZoo forms: what ``parallel_api_test`` and ``parallel_seed_test`` do not check."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from crowdsteer.envs import crowd_v0
+
+SCENARIO_CONFIGS = [
+    {"scenario": "circle_crossing", "n_flock": 3},
+    {"scenario": "obstacle_field", "n_flock": 2},
+    {"scenario": "corridor", "n_flock": 2, "kinematics": "unicycle"},
+    {"scenario": "bottleneck", "n_flock": 2, "flock_leader": "intercept", "flock_target": "learner"},
+    {"scenario": "path_course", "n_flock": 2, "flock_view": "narrow"},
+    {"scenario": "crossing_flows", "n_pedestrians": (2, 8), "collision_ends": False},
+    {"scenario": "square_crossing", "pedestrian_behaviour": "cardioid", "dict_obs": True},
+]
+
+
+def _random_actions(env, rng):
+    return {a: rng.uniform(-1.2, 1.2, 2).astype(np.float32) for a in env.agents}
+
+
+def _rollout(env, seed: int, steps: int):
+    """Every output of ``steps`` steps under seeded random actions (resetting when done)."""
+    rng = np.random.default_rng(seed)
+    out = [env.reset(seed=seed)]
+    out.append(env.state())
+    for _ in range(steps):
+        if not env.agents:
+            out.append(env.reset())
+            continue
+        out.append(env.step(_random_actions(env, rng)))
+        out.append(env.state())
+        out.append(list(env.agents))
+    return out
+
+
+def _assert_identical(x, y, path="out"):
+    if isinstance(x, dict):
+        assert list(x) == list(y), path
+        for k in x:
+            _assert_identical(x[k], y[k], f"{path}[{k!r}]")
+    elif isinstance(x, (list, tuple)):
+        assert len(x) == len(y), path
+        for i, (a, b) in enumerate(zip(x, y)):
+            _assert_identical(a, b, f"{path}[{i}]")
+    elif isinstance(x, np.ndarray):
+        assert x.dtype == y.dtype and x.shape == y.shape, path
+        assert x.tobytes() == y.tobytes(), path  # bit for bit
+    else:
+        assert type(x) is type(y) and x == y, path
+
+
+@pytest.mark.parametrize("config", [{}, SCENARIO_CONFIGS[1], SCENARIO_CONFIGS[3]])
+def test_multi_step_determinism(config):
+    kw = {"n_learners": 3, "max_steps": 40, **config}
+    a = _rollout(crowd_v0.parallel_env(**kw), seed=11, steps=150)
+    b = _rollout(crowd_v0.parallel_env(**kw), seed=11, steps=150)
+    _assert_identical(a, b)
+    c = _rollout(crowd_v0.parallel_env(**kw), seed=12, steps=150)
+    with pytest.raises(AssertionError):
+        _assert_identical(a, c)
+
+
+def test_reset_without_seed_continues_the_seeded_sequence():
+    e1, e2 = crowd_v0.parallel_env(), crowd_v0.parallel_env()
+    e1.reset(seed=5)
+    e2.reset(seed=5)
+    o1, _ = e1.reset()
+    o2, _ = e2.reset()
+    _assert_identical(o1, o2)
+    o3, _ = e1.reset(seed=5)
+    with pytest.raises(AssertionError):
+        _assert_identical(o1, o3)  # the second episode is a new draw
+
+
+@pytest.mark.parametrize("config", SCENARIO_CONFIGS)
+def test_parallel_observations_inside_their_space(config):
+    env = crowd_v0.parallel_env(n_learners=3, max_steps=60, **config)
+    rng = np.random.default_rng(0)
+    obs, infos = env.reset(seed=0)
+    checked = 0
+    for _ in range(200):
+        for agent, o in obs.items():
+            assert env.observation_space(agent).contains(o), (agent, o)
+            checked += 1
+        if not env.agents:
+            obs, infos = env.reset()
+            continue
+        obs, *_ = env.step(_random_actions(env, rng))
+    assert checked > 200
+
+
+@pytest.mark.parametrize("config", SCENARIO_CONFIGS[:5])
+def test_single_observations_inside_their_space(config):
+    env = gym.make("crowdsteer/CrowdNav-v0", max_steps=50, **config)
+    env.action_space.seed(0)
+    obs, _ = env.reset(seed=0)
+    for _ in range(200):
+        assert env.observation_space.contains(obs)
+        obs, _, term, trunc, _ = env.step(env.action_space.sample() * 1.5)
+        if term or trunc:
+            assert env.observation_space.contains(obs)
+            obs, _ = env.reset()
+
+
+def test_observation_space_is_the_same_object_each_call():
+    env = crowd_v0.parallel_env(n_learners=3)
+    for agent in env.possible_agents:
+        assert env.observation_space(agent) is env.observation_space(agent)
+        assert env.action_space(agent) is env.action_space(agent)
+    env.reset(seed=0)
+    for agent in env.possible_agents:
+        assert env.observation_space(agent) is env.observation_spaces[agent]
+
+
+@pytest.mark.parametrize("dict_obs", [False, True])
+def test_returns_are_copies(dict_obs):
+    env = crowd_v0.parallel_env(n_learners=2, dict_obs=dict_obs)
+    obs, infos = env.reset(seed=3)
+    env2 = crowd_v0.parallel_env(n_learners=2, dict_obs=dict_obs)
+    ref, _ = env2.reset(seed=3)
+
+    def scribble(o):
+        if isinstance(o, dict):
+            for v in o.values():
+                v[...] = 123.0
+        else:
+            o[...] = 123.0
+
+    for agent in obs:
+        scribble(obs[agent])
+        infos[agent]["position"][:] = 99.0
+        infos[agent]["velocity"][:] = 99.0
+    # the env's own state and its next outputs are unaffected
+    act = {a: np.array([0.5, 0.1], np.float32) for a in env.agents}
+    out1 = env.step(act)
+    out2 = env2.step(act)
+    _assert_identical(out1, out2)
+    obs_a, *_ = env.step({a: np.zeros(2, np.float32) for a in env.agents})
+    obs_b, *_ = env.step({a: np.zeros(2, np.float32) for a in env.agents})
+    for agent in obs_b:
+        if dict_obs:
+            assert all(obs_a[agent][k] is not obs_b[agent][k] for k in obs_a[agent])
+        else:
+            assert obs_a[agent] is not obs_b[agent]
+
+
+def test_single_env_returns_copies():
+    env = gym.make("crowdsteer/CrowdNav-v0").unwrapped
+    obs, info = env.reset(seed=1)
+    keep = obs.copy()
+    obs[...] = -7.0
+    info["position"][:] = 1e3
+    assert np.array_equal(env.batch.obs[0, 0], keep)
+    nxt, *_ = env.step(np.zeros(2, np.float32))
+    assert nxt is not obs and not np.shares_memory(nxt, env.batch.obs)
+
+
+def test_finished_agents_leave_and_never_return():
+    # explicit world: learner 0 is next to its goal, learner 1 walks into a wall, learner 2 far
+    scenario = {
+        "agents": [
+            {"start": (0.0, 0.0), "goal": (0.5, 0.0), "role": "learner"},
+            {"start": (0.0, 3.0), "goal": (0.0, 10.0), "role": "learner"},
+            {"start": (-5.0, -5.0), "goal": (5.0, -5.0), "role": "learner"},
+        ],
+        "walls": [((-1.0, 3.5), (1.0, 3.5))],
+    }
+    env = crowd_v0.parallel_env(scenario=scenario, max_steps=30)
+    obs, _ = env.reset(seed=0)
+    assert env.agents == ["learner_0", "learner_1", "learner_2"]
+    forward = np.array([1.0, 0.0], np.float32)
+    gone: set[str] = set()
+    for _ in range(30):
+        if not env.agents:
+            break
+        live = list(env.agents)
+        obs, rew, term, trunc, infos = env.step({a: forward for a in live})
+        assert set(obs) == set(rew) == set(term) == set(trunc) == set(infos) == set(live)
+        for a in live:
+            if term[a] or trunc[a]:
+                assert a not in env.agents
+                gone.add(a)
+        assert not gone & set(env.agents)
+        if "learner_0" in term:
+            assert term["learner_0"] and infos["learner_0"]["reached_goal"]
+        if "learner_1" in term and term["learner_1"]:
+            assert infos["learner_1"]["collision"]
+    assert {"learner_0", "learner_1"} <= gone
+    assert env.agents == []  # learner_2 arrives or is truncated at max_steps
+
+
+def test_aec_form_removes_finished_agents():
+    env = crowd_v0.env(n_learners=3, max_steps=5)
+    env.reset(seed=0)
+    steps = 0
+    for agent in env.agent_iter():
+        _, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else np.zeros(2, np.float32))
+        steps += 1
+    assert env.agents == []
+    assert steps == 3 * 5 + 3

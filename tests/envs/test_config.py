@@ -1,0 +1,236 @@
+"""Configuration: clear errors for bad actions and configs, presets, per-episode pedestrian counts."""
+
+import crowdsteer.envs as ce
+import gymnasium as gym
+import numpy as np
+import pytest
+from crowdsteer.envs import crowd_v0
+from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.scenarios import ScenarioError
+
+ENV_ID = "crowdsteer/CrowdNav-v0"
+
+
+def _scene(**extra):
+    return {
+        "agents": [
+            {"start": (0.0, 0.0), "goal": (6.0, 0.0), "role": "learner"},
+            {"start": (3.0, 2.0), "goal": (3.0, -2.0), "role": "pedestrian"},
+        ],
+        **extra,
+    }
+
+
+# ------------------------------------------------------------------------------ bad actions
+
+
+@pytest.mark.parametrize(
+    "action, match",
+    [
+        (np.zeros(3, np.float32), r"shape \(2,\)"),
+        (np.zeros((1, 2), np.float32), r"shape \(2,\)"),
+        (np.zeros(2, np.int64), r"float.*\[-1, 1\]"),
+        (np.array([0.1, np.nan], np.float32), r"NaN.*\[-1, 1\]"),
+        (np.array([np.inf, 0.0]), r"inf.*\[-1, 1\]"),
+    ],
+)
+def test_single_env_bad_actions(action, match):
+    env = gym.make(ENV_ID).unwrapped
+    env.reset(seed=0)
+    with pytest.raises(ce.ActionError, match=match):
+        env.step(action)
+    assert issubclass(ce.ActionError, ValueError)
+
+
+@pytest.mark.parametrize(
+    "action, match",
+    [
+        (np.zeros(4, np.float32), r"shape \(2,\)"),
+        (np.array([1, 0]), r"floats"),
+        (np.array([np.nan, 0.0], np.float32), r"NaN.*\[-1, 1\]"),
+    ],
+)
+def test_parallel_env_bad_actions(action, match):
+    env = crowd_v0.parallel_env(n_learners=2)
+    env.reset(seed=0)
+    good = np.zeros(2, np.float32)
+    with pytest.raises(ce.ActionError, match=match):
+        env.step({"learner_0": good, "learner_1": action})
+
+
+def test_parallel_env_actions_for_wrong_agents():
+    env = crowd_v0.parallel_env(n_learners=2)
+    env.reset(seed=0)
+    with pytest.raises(ce.ActionError, match="missing.*learner_1"):
+        env.step({"learner_0": np.zeros(2, np.float32)})
+    with pytest.raises(ce.ActionError, match="learner_7"):
+        env.step({a: np.zeros(2, np.float32) for a in ["learner_0", "learner_1", "learner_7"]})
+
+
+def test_out_of_range_actions_are_clipped():
+    outs = []
+    for act in ([1.0, -1.0], [7.0, -30.0]):
+        env = gym.make(ENV_ID)
+        env.reset(seed=4)
+        outs.append(env.step(np.array(act, np.float32)))
+    assert np.array_equal(outs[0][0], outs[1][0]) and outs[0][1] == outs[1][1]
+
+
+# ------------------------------------------------------------------------------ bad configs
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"n_pedestrainz": 3}, TypeError, r"n_pedestrainz.*allowed keys"),
+        ({"radius": -0.3}, ValueError, r"radius=-0.3.*> 0"),
+        ({"dt": 0}, ValueError, r"dt=0.*> 0"),
+        ({"dt": 2.0}, ValueError, r"dt=2.0.*\(0, 1\]"),
+        ({"v_pref": float("nan")}, ValueError, r"v_pref"),
+        ({"pedestrian_behaviour": "teleport"}, ValueError, r"pedestrian_behaviour.*right_of_way"),
+        ({"scenario": "moon_base"}, ValueError, r"scenario='moon_base'.*circle_crossing"),
+        ({"n_pedestrians": (5, 3)}, ValueError, r"n_pedestrians.*low <= high"),
+        ({"n_pedestrians": -1}, ValueError, r"n_pedestrians"),
+        ({"n_flock": 1.5}, ValueError, r"n_flock"),
+        ({"max_steps": 0}, ValueError, r"max_steps=0.*>= 1"),
+        ({"kinematics": "tank"}, ValueError, r"kinematics.*holonomic"),
+        ({"flock_view": "x-ray"}, ValueError, r"flock_view.*wide"),
+        ({"reward_collision": 0.5}, ValueError, r"reward_collision.*penalty"),
+        ({"reward_time": 0.1}, ValueError, r"reward_time"),
+        ({"obs_neighbours": 100}, ValueError, r"obs_neighbours.*\[0, 64\]"),
+        ({"shaping_reference": "telepathy"}, ValueError, r"shaping_reference.*side_choice"),
+        ({"render_mode": "ascii"}, ValueError, r"render_mode"),
+        ({"preset": "atari"}, ValueError, r"preset='atari'.*crowdnav"),
+        ({"scenario_params": {"hallway": 3}}, ScenarioError, r"hallway.*circle_radius"),
+        ({"scenario_params": {"circle_radius": -1.0}}, ScenarioError, r"circle_radius=-1.0"),
+    ],
+)
+@pytest.mark.parametrize("form", ["single", "parallel", "vector", "sb3"])
+@pytest.mark.filterwarnings("ignore:.*not in the possible render_modes")
+def test_bad_configs_raise_clear_errors(kwargs, error, match, form):
+    makers = {
+        "single": lambda kw: gym.make(ENV_ID, **kw),
+        "parallel": lambda kw: crowd_v0.parallel_env(**kw),
+        "vector": lambda kw: gym.make_vec(ENV_ID, num_envs=2,
+                                          vectorization_mode="vector_entry_point", **kw),
+        "sb3": lambda kw: ce.make_sb3_vec_env(num_worlds=2, **kw),
+    }  # fmt: skip
+    with pytest.raises(error, match=match):
+        makers[form](kwargs)
+
+
+def test_impossible_scenario_is_reported():
+    with pytest.raises(ScenarioError, match="cannot place .* without overlap"):
+        gym.make(ENV_ID, n_pedestrians=60, scenario_params={"circle_radius": 1.0, "noise": 0.0})
+    with pytest.raises(ScenarioError, match="without overlap"):
+        gym.make(ENV_ID, n_pedestrians=(2, 60), scenario_params={"circle_radius": 1.0})
+
+
+@pytest.mark.parametrize(
+    "scenario, match",
+    [
+        ({"agents": [{"start": (0, 0), "goal": (1, 0), "role": "robot"}]}, r"role='robot'"),
+        (_scene(agents=[{"start": (0, 0), "goal": (1, 0), "role": "learner", "radius": -0.2}]),
+         r"radius=-0.2.*> 0"),
+        (_scene(obstacles=[{"center": (1, 1), "radius": -1.0}]), r"obstacles\[0\].radius"),
+        (_scene(walls=[((0, 0),)]), r"walls\[0\]"),
+        (_scene(paths={5: [(0, 0), (1, 1)]}), r"paths key 5"),
+        (_scene(doors=[]), r"doors"),
+        ({"agents": []}, r"at least one body"),
+        ({"agents": [{"start": (0, float("nan")), "role": "learner"}]}, r"start.*finite"),
+        (_scene(agents=[{"start": (0, 0), "role": "learner", "policy": "orca"}]),
+         r"pedestrians only"),
+    ],
+)  # fmt: skip
+def test_bad_explicit_scenarios(scenario, match):
+    with pytest.raises(ScenarioError, match=match):
+        gym.make(ENV_ID, scenario=scenario)
+
+
+def test_learner_counts_per_form():
+    with pytest.raises(ValueError, match="exactly 1 learner"):
+        gym.make(ENV_ID, n_learners=2)
+    with pytest.raises(ValueError, match="n_learners=0"):
+        crowd_v0.parallel_env(n_learners=0)
+    two = {"agents": [{"start": (0, 0), "goal": (1, 0), "role": "learner"},
+                      {"start": (0, 2), "goal": (1, 2), "role": "learner"}]}  # fmt: skip
+    with pytest.raises(ValueError, match="exactly one 'learner'"):
+        gym.make(ENV_ID, scenario=two)
+    env = crowd_v0.parallel_env(scenario=two)
+    assert env.possible_agents == ["learner_0", "learner_1"]
+
+
+def test_config_round_trip_and_validation_of_updates():
+    c = CrowdConfig.from_kwargs(n_pedestrians=(3, 12), dt=0.1)
+    assert c.pedestrian_range == (3, 12)
+    assert CrowdConfig.from_kwargs(**c.as_dict()) == c
+    assert c.with_updates(dt=0.2).dt == 0.2
+    with pytest.raises(ValueError, match="dt"):
+        c.with_updates(dt=-1.0)
+
+
+# ------------------------------------------------------------------------------ crowdnav preset
+
+
+def test_crowdnav_preset_values():
+    env = gym.make(ENV_ID, preset="crowdnav")
+    c = env.unwrapped.config
+    assert c.dt == 0.25 and c.max_steps == 100 and c.dt * c.max_steps == 25.0
+    assert c.n_pedestrians == 5 and c.radius == 0.3 and c.v_pref == 1.0
+    assert c.scenario == "circle_crossing" and c.scenario_params["circle_radius"] == 4.0
+    assert c.learners_visible is False
+    assert (c.reward_arrival, c.reward_collision, c.reward_discomfort) == (1.0, -0.25, 0.5)
+    assert c.discomfort_distance == 0.2
+    env.reset(seed=0)
+    s = env.unwrapped.batch.state
+    assert s.active[0].sum() == 6
+    starts = s.pos[0, s.active[0]]
+    assert np.allclose(np.linalg.norm(starts, axis=1), 4.0, atol=0.5 * np.sqrt(2) + 1e-9)
+    assert np.allclose(s.goal[0, s.active[0]], -starts)
+    # overriding on top of the preset
+    assert gym.make(ENV_ID, preset="crowdnav", n_pedestrians=10).unwrapped.config.n_pedestrians == 10
+
+
+def _pedestrian_path(learners_visible: bool, learner_y: float = 0.05) -> np.ndarray:
+    """y of a pedestrian walking along y=0 past a learner standing at (0, learner_y)."""
+    scenario = {
+        "agents": [
+            {"start": (0.0, learner_y), "goal": (0.0, 8.0), "role": "learner"},
+            {"start": (-4.0, 0.0), "goal": (4.0, 0.0), "role": "pedestrian"},
+        ]
+    }
+    env = gym.make(ENV_ID, preset="crowdnav", scenario=scenario, learners_visible=learners_visible,
+                   collision_ends=False)  # fmt: skip
+    env.reset(seed=0)
+    ys = []
+    for _ in range(30):
+        env.step(np.zeros(2, np.float32))  # the learner stands still
+        ys.append(env.unwrapped.batch.state.pos[0, 1, 1])
+    assert env.unwrapped.batch.state.pos[0, 1, 0] > 1.0  # it walked past
+    return np.array(ys)
+
+
+def test_crowdnav_pedestrians_walk_through_invisible_learners():
+    assert np.abs(_pedestrian_path(learners_visible=False)).max() < 1e-9
+    assert np.abs(_pedestrian_path(learners_visible=True)).max() > 0.1  # the switch matters
+
+
+def test_pedestrian_count_drawn_per_episode_and_masked():
+    env = gym.make(ENV_ID, n_pedestrians=(3, 12), obs_neighbours=16, sensing_radius=40.0,
+                   scenario_params={"circle_radius": 6.0})  # fmt: skip
+    layout = env.unwrapped.batch.layout
+    counts = set()
+    obs, _ = env.reset(seed=0)
+    for _ in range(20):
+        s = env.unwrapped.batch.state
+        n_ped = int(s.active[0, 1:].sum())
+        assert 3 <= n_ped <= 12
+        counts.add(n_ped)
+        nb = layout.split(obs)["neighbours"]
+        present = nb[:, 8] > 0.5
+        assert present.sum() == n_ped
+        assert present[:n_ped].all()  # nearest first, absent rows last
+        assert not nb[~present].any()  # absent rows are all zero
+        assert (nb[present, 6] == 1.0).all()  # all pedestrians
+        obs, _ = env.reset()
+    assert len(counts) >= 5

@@ -1,0 +1,105 @@
+"""Collision and proximity detection against a brute-force numpy reference."""
+
+import numpy as np
+from crowdsteer.envs.core.collisions import GAP_CAP, detect_collisions
+from crowdsteer.envs.core.neighbours import DENSE_MAX_BODIES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance of points ``p: (N, 2)`` to the segment ``a``-``b`` (a point when a == b)."""
+    ab = b - a
+    denom = float(ab @ ab)
+    t = np.zeros(len(p)) if denom == 0 else np.clip((p - a) @ ab / denom, 0.0, 1.0)
+    return np.linalg.norm(p - (a + t[:, None] * ab), axis=1)
+
+
+def _brute_force(pos, radius, active, obs_pos, obs_r, obs_active, walls, wall_active):
+    n = len(pos)
+    d = np.linalg.norm(pos[:, None] - pos[None], axis=-1)
+    gap = d - radius[:, None] - radius[None]
+    valid = active[:, None] & active[None] & ~np.eye(n, dtype=bool)
+    gap = np.where(valid, gap, np.inf)
+    hit_body = (gap < 0).any(axis=1) & active
+    min_gap = np.where(active, np.minimum(gap.min(axis=1), GAP_CAP), GAP_CAP)
+    hit_static = np.zeros(n, bool)
+    for m in np.flatnonzero(obs_active):
+        hit_static |= np.linalg.norm(pos - obs_pos[m], axis=1) < radius + obs_r[m]
+    for w in np.flatnonzero(wall_active):
+        hit_static |= _segment_distance(pos, walls[w, 0], walls[w, 1]) < radius
+    return hit_body, hit_static & active, min_gap
+
+
+@st.composite
+def worlds(draw):
+    n = draw(st.sampled_from([1, 2, 7, 40, DENSE_MAX_BODIES, DENSE_MAX_BODIES + 1, 150]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    extent = draw(st.sampled_from([1.0, 5.0, 30.0]))
+    rng = np.random.default_rng(seed)
+    pos = rng.uniform(-extent, extent, (n, 2))
+    if n > 1 and draw(st.booleans()):
+        pos[1] = pos[0]  # exactly coincident bodies
+    radius = rng.uniform(0.05, 0.6, n)
+    active = rng.random(n) < 0.85
+    m, w = draw(st.integers(0, 4)), draw(st.integers(0, 4))
+    obs_pos = rng.uniform(-extent, extent, (max(m, 1), 2))
+    obs_r = rng.uniform(0.1, 1.0, max(m, 1))
+    obs_active = np.arange(max(m, 1)) < m
+    walls = rng.uniform(-extent, extent, (max(w, 1), 2, 2))
+    if w > 0 and draw(st.booleans()):
+        walls[0, 1] = walls[0, 0]  # a zero-length wall
+    wall_active = np.arange(max(w, 1)) < w
+    return pos, radius, active, obs_pos, obs_r, obs_active, walls, wall_active
+
+
+@settings(max_examples=60, deadline=None)
+@given(worlds())
+def test_collisions_match_brute_force(world):
+    pos, radius, active, obs_pos, obs_r, obs_active, walls, wall_active = world
+    n = len(pos)
+    hit_body = np.zeros((1, n), bool)
+    hit_static = np.zeros((1, n), bool)
+    min_gap = np.zeros((1, n))
+    detect_collisions(
+        pos[None], radius[None], active[None], obs_pos[None], obs_r[None], obs_active[None],
+        walls[None], wall_active[None], hit_body, hit_static, min_gap,
+    )  # fmt: skip
+    ref_body, ref_static, ref_gap = _brute_force(*world)
+    assert np.array_equal(hit_body[0], ref_body)
+    assert np.array_equal(hit_static[0], ref_static)
+    np.testing.assert_allclose(min_gap[0], ref_gap, atol=1e-12)
+    assert np.isfinite(min_gap).all()
+
+
+def test_several_worlds_are_independent():
+    rng = np.random.default_rng(0)
+    b, n = 3, 80  # above the dense limit: the grid path
+    pos = rng.uniform(-6, 6, (b, n, 2))
+    radius = np.full((b, n), 0.3)
+    active = np.ones((b, n), bool)
+    active[1] = False  # an empty world
+    out = [np.zeros((b, n), bool), np.zeros((b, n), bool), np.zeros((b, n))]
+    empty_obs = (np.zeros((b, 1, 2)), np.zeros((b, 1)), np.zeros((b, 1), bool))
+    empty_walls = (np.zeros((b, 1, 2, 2)), np.zeros((b, 1), bool))
+    detect_collisions(pos, radius, active, *empty_obs, *empty_walls, *out)
+    for k in (0, 2):
+        ref = _brute_force(pos[k], radius[k], active[k], empty_obs[0][k], empty_obs[1][k],
+                           empty_obs[2][k], empty_walls[0][k], empty_walls[1][k])  # fmt: skip
+        assert np.array_equal(out[0][k], ref[0])
+        np.testing.assert_allclose(out[2][k], ref[2], atol=1e-12)
+    assert not out[0][1].any() and (out[2][1] == GAP_CAP).all()
+
+
+def test_touching_is_not_a_collision():
+    pos = np.array([[[0.0, 0.0], [0.5, 0.0]]])
+    radius = np.array([[0.25, 0.25]])
+    active = np.ones((1, 2), bool)
+    hb, hs, gap = np.zeros((1, 2), bool), np.zeros((1, 2), bool), np.zeros((1, 2))
+    no_obs = (np.zeros((1, 1, 2)), np.zeros((1, 1)), np.zeros((1, 1), bool))
+    no_walls = (np.zeros((1, 1, 2, 2)), np.zeros((1, 1), bool))
+    detect_collisions(pos, radius, active, *no_obs, *no_walls, hb, hs, gap)
+    assert not hb.any() and (gap[0] == 0.0).all()
+    pos[0, 1, 0] = 0.4999
+    detect_collisions(pos, radius, active, *no_obs, *no_walls, hb, hs, gap)
+    assert hb.all()

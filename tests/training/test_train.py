@@ -1,0 +1,110 @@
+"""Training scripts: a short PPO run saved and reloaded through ``load_policy``, a SAC smoke run,
+the behaviour-cloning warm start, and the argument parser."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+from crowdsteer.baselines.policies import load_policy  # noqa: E402
+from crowdsteer.envs.api.sb3 import make_sb3_vec_env  # noqa: E402
+from crowdsteer.training import bc, ppo, sac  # noqa: E402
+from crowdsteer.training import callbacks as cb  # noqa: E402
+
+SMALL = ["--scenario", "circle_crossing", "--n-learners", "2", "--n-pedestrians", "2",
+         "--num-worlds", "2", "--eval-episodes", "2", "--no-progress-bar",
+         "--threads", "1"]  # fmt: skip
+
+
+def _summary(run_dir) -> dict:
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+def test_ppo_trains_saves_and_reloads(tmp_path):
+    argv = SMALL + ["--total-steps", "3000", "--n-steps", "64", "--batch-size", "128",
+                    "--eval-every", "1000", "--out", str(tmp_path), "--name", "ppo"]  # fmt: skip
+    assert ppo.main(argv) == 0
+    run = tmp_path / "ppo"
+    for name in ("model.zip", "vecnormalize.pkl", "progress.csv", "evals.json", "args.json",
+                 "best/model.zip", "best/vecnormalize.pkl"):  # fmt: skip
+        assert (run / name).is_file(), name
+    assert list((run / "tb").rglob("events.out.tfevents.*"))
+    summary = _summary(run)
+    assert summary["timesteps"] >= 3000
+    assert summary["losses_finite"]
+    losses = summary["last_losses"]
+    assert {"train/value_loss", "train/policy_gradient_loss"} <= set(losses)
+    assert all(math.isfinite(v) for v in losses.values())
+    with open(run / "progress.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) >= 3  # at the start, every 1000 steps, at the end
+    for r in rows:
+        rates = [float(r[k]) for k in ("success_rate", "collision_rate", "timeout_rate")]
+        assert all(0.0 <= v <= 1.0 for v in rates)
+        assert sum(rates) == pytest.approx(1.0)
+
+    # reload through the baselines' loader and act on observations of a fresh env
+    policy = load_policy(str(run / "model.zip"))
+    assert policy.obs_rms is not None  # vecnormalize.pkl beside the model was read
+    env = make_sb3_vec_env(num_worlds=3, n_learners=2, n_pedestrians=2)
+    env.seed(1)
+    obs = env.reset()
+    for _ in range(5):
+        action = policy.act(obs)
+        assert action.shape == (6, 2)
+        assert np.isfinite(action).all() and (np.abs(action) <= 1.0).all()
+        obs, reward, _, _ = env.step(action)
+        assert np.isfinite(reward).all()
+    # the normalisation matters: the same model without it acts differently on raw observations
+    raw = policy.model.predict(obs, deterministic=True)[0]
+    assert not np.allclose(np.clip(raw, -1, 1), policy.act(obs))
+
+
+def test_sac_smoke(tmp_path):
+    argv = SMALL + ["--total-steps", "400", "--learning-starts", "100", "--batch-size", "64",
+                    "--gradient-steps", "1", "--eval-every", "10000", "--buffer-size", "2000",
+                    "--net-arch", "32", "32", "--out", str(tmp_path), "--name", "sac"]  # fmt: skip
+    assert sac.main(argv) == 0
+    summary = _summary(tmp_path / "sac")
+    assert summary["losses_finite"]
+    assert {"train/actor_loss", "train/critic_loss"} <= set(summary["last_losses"])
+    policy = load_policy(str(tmp_path / "sac" / "model.zip"))
+    obs = np.zeros((4, policy.obs_rms.mean.shape[0]), np.float32)
+    assert policy.act(obs).shape == (4, 2)
+
+
+def test_behaviour_cloning_fits_the_teacher(tmp_path):
+    """After cloning ``goal_seek`` (walk at the goal: action (1, 0)), the PPO mean action is close
+    to the teacher's on observations it was not trained on."""
+    from stable_baselines3 import PPO
+
+    args = ppo.Args(n_learners=2, n_pedestrians=2, num_worlds=4)
+    env = cb.make_vec_env(args, args.num_worlds, seed=0)
+    model = PPO("MlpPolicy", env, n_steps=16, batch_size=32, seed=0, device="cpu")
+    info = bc.behaviour_clone(model, env, "goal_seek", steps=1500, epochs=15)
+    assert info["samples"] >= 1500
+    assert info["losses"][-1] < 0.2 * info["losses"][0]
+    raw, teacher = bc.collect_demonstrations(env, "goal_seek", 200)
+    pred = model.predict(env.normalize_obs(raw), deterministic=True)[0]
+    assert np.abs(np.clip(pred, -1, 1) - teacher).mean() < 0.15
+
+
+def test_parse_args_flags():
+    argv = ["--num-worlds", "8", "--shaping-reference", "right_of_way", "--no-norm-reward",
+            "--net-arch", "32", "16", "--bc-from", "none",
+            "--env", "reward_collision=-1.0", "dt=0.2"]  # fmt: skip
+    args = cb.parse_args(ppo.Args, argv)
+    assert args.num_worlds == 8 and args.shaping_reference == "right_of_way"
+    assert args.norm_reward is False and args.norm_obs is True
+    assert args.net_arch == [32, 16] and args.bc_from is None
+    config = cb.env_config(args)
+    assert config["reward_collision"] == -1.0 and config["dt"] == 0.2
+    assert cb.env_config(cb.parse_args(ppo.Args, []))["shaping_weight"] == 0.0
+    with pytest.raises(SystemExit):
+        cb.parse_args(ppo.Args, ["--no-such-flag", "1"])

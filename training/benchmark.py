@@ -1,0 +1,284 @@
+"""The benchmark: every baseline (and any trained policy) on every named scenario, same episodes.
+
+``crowdsteer benchmark --out DIR`` evaluates each policy of ``list_policies()`` (plus models given
+with ``--extra-policy PATH``) on each registered scenario with ``evaluate``, on the seeded episodes
+``seed .. seed + episodes - 1``, so all policies meet the same starts, goals and crowds. It writes
+
+- ``DIR/results.csv``: one row per (scenario, policy), columns ``CSV_COLUMNS`` (metric means),
+  then the 95 % confidence bounds ``<metric>_ci_low``, ``<metric>_ci_high``;
+- ``DIR/results.md``: a Markdown table per scenario;
+- ``DIR/plots/<metric>.png``: a bar chart per metric (scenarios x policies, CI error bars);
+- ``DIR/trajectories/<scenario>.png``: the first episode of the scenario under every policy.
+
+Settings (``BENCHMARK_CONFIG``): 3 learners driven by the policy under test and 6 scripted
+pedestrians steering with ``right_of_way`` (they see the learners), the environment's defaults
+otherwise (dt 0.25 s, 100 steps, collisions end a learner's episode). Scenes built around one
+situation use their own counts (``SCENARIO_CONFIG``): ``symmetric_obstacles`` 3 learners in
+separate lanes and no pedestrians (they would break the symmetry), ``two_walkers`` one crossing
+pair of 2 learners and no pedestrians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from crowdsteer.envs.scenarios import scenario_names
+
+from .evaluate import evaluate, policy_label
+from .metrics import Estimate
+
+DEFAULT_EPISODES = 100
+"""Episodes per (scenario, policy) by default; the full run takes about 2 minutes on 1 CPU core."""
+
+BENCHMARK_CONFIG: dict[str, Any] = {
+    "n_learners": 3,
+    "n_pedestrians": 6,
+    "pedestrian_behaviour": "right_of_way",
+}
+"""Environment settings of every benchmark scenario (``CrowdConfig`` keywords)."""
+
+SCENARIO_CONFIG: dict[str, dict[str, Any]] = {
+    "symmetric_obstacles": {"n_learners": 3, "n_pedestrians": 0},
+    "two_walkers": {"n_learners": 2, "n_pedestrians": 0},
+}
+"""Per-scenario overrides of ``BENCHMARK_CONFIG`` for scenes built around one situation."""
+
+METRIC_COLUMNS: tuple[str, ...] = (
+    "success_rate",
+    "collision_rate",
+    "timeout_rate",
+    "time_to_goal",
+    "path_efficiency",
+    "min_separation",
+    "discomfort_rate",
+    "smoothness",
+    "deadlock_rate",
+)
+CSV_COLUMNS: tuple[str, ...] = ("scenario", "policy", "episodes", *METRIC_COLUMNS)
+"""The leading columns of ``results.csv``, in order; the CI columns follow."""
+CI_COLUMNS: tuple[str, ...] = tuple(
+    f"{m}_ci_{side}" for m in METRIC_COLUMNS for side in ("low", "high")
+)
+
+_MD_HEADERS = {
+    "success_rate": "success",
+    "collision_rate": "collision",
+    "timeout_rate": "timeout",
+    "time_to_goal": "time to goal [s]",
+    "path_efficiency": "path eff.",
+    "min_separation": "min sep. [m]",
+    "discomfort_rate": "discomfort",
+    "smoothness": "smoothness",
+    "deadlock_rate": "deadlock",
+}
+
+
+def benchmark_config(scenario: str, **overrides: Any) -> dict[str, Any]:
+    """The ``CrowdConfig`` keywords the benchmark uses on ``scenario`` (``overrides`` last)."""
+    return {**BENCHMARK_CONFIG, **SCENARIO_CONFIG.get(scenario, {}), **overrides}
+
+
+def _row(scenario: str, policy: str, result: Mapping[str, Any]) -> dict[str, Any]:
+    row: dict[str, Any] = {"scenario": scenario, "policy": policy, "episodes": result["episodes"]}
+    for m in METRIC_COLUMNS:
+        est = result[m]
+        assert isinstance(est, Estimate)
+        row[m] = est.mean
+        row[f"{m}_ci_low"] = est.low
+        row[f"{m}_ci_high"] = est.high
+    row["learner_episodes"] = result["learner_episodes"]
+    return row
+
+
+def _unique_labels(policies: Sequence[Any]) -> list[str]:
+    labels, seen = [], {}
+    for p in policies:
+        label = policy_label(p)
+        seen[label] = seen.get(label, 0) + 1
+        labels.append(label if seen[label] == 1 else f"{label}_{seen[label]}")
+    return labels
+
+
+def run_benchmark(
+    out: str | Path | None = None,
+    episodes: int = DEFAULT_EPISODES,
+    seed: int = 0,
+    scenarios: Sequence[str] | None = None,
+    policies: Sequence[Any] | None = None,
+    extra_policies: Sequence[str | Path] = (),
+    plots: bool = True,
+    progress: bool = True,
+    num_worlds: int | None = None,
+    **config: Any,
+) -> list[dict[str, Any]]:
+    """Evaluate every policy on every scenario; write the outputs to ``out`` when given.
+
+    ``scenarios``: names (all registered when None); ``policies``: baseline names or policy
+    objects (all of ``list_policies()`` when None); ``extra_policies``: SB3 model paths appended.
+    ``config`` overrides the environment settings of every scenario. Returns one row per
+    (scenario, policy): ``CSV_COLUMNS`` and ``CI_COLUMNS`` keys plus ``learner_episodes``.
+    """
+    from tqdm.auto import tqdm
+
+    from crowdsteer.baselines.policies import list_policies
+
+    known = scenario_names()
+    scenarios = list(known if not scenarios else scenarios)
+    bad = [s for s in scenarios if s not in known]
+    if bad:
+        raise ValueError(f"unknown scenarios {bad}; choose from {known}")
+    pols: list[Any] = list(list_policies() if not policies else policies)
+    bad = [p for p in pols if isinstance(p, str) and p not in list_policies()]
+    if bad:
+        raise ValueError(f"unknown policies {bad}; choose from {sorted(list_policies())}")
+    pols += [str(p) for p in extra_policies]
+    labels = _unique_labels(pols)
+
+    rows: list[dict[str, Any]] = []
+    first_episodes: dict[str, dict[str, tuple[Any, Any]]] = {s: {} for s in scenarios}
+    t0 = time.perf_counter()
+    bar = tqdm(total=len(scenarios) * len(pols), desc="benchmark", unit="run", disable=not progress)
+    for scenario in scenarios:
+        kwargs = benchmark_config(scenario, **config)
+        for policy, label in zip(pols, labels, strict=True):
+            bar.set_postfix_str(f"{scenario} / {label}")
+            result = evaluate(
+                policy, scenario=scenario, episodes=episodes, seed=seed, num_worlds=num_worlds,
+                return_records=plots, **kwargs,
+            )  # fmt: skip
+            rows.append(_row(scenario, label, result))
+            if plots:
+                first_episodes[scenario][label] = (result["records"][0], result["scenes"][0])
+            bar.update(1)
+    bar.close()
+    elapsed = time.perf_counter() - t0
+
+    if out is not None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        write_csv(rows, out / "results.csv")
+        plot_files: dict[str, list[str]] = {"bars": [], "trajectories": []}
+        if plots:
+            from .plots import plot_metric_bars, plot_trajectories
+
+            for m in METRIC_COLUMNS:
+                f = plot_metric_bars(rows, m, out / "plots" / f"{m}.png")
+                plot_files["bars"].append(str(f.relative_to(out)))
+            for scenario in scenarios:
+                f = plot_trajectories(
+                    first_episodes[scenario],
+                    out / "trajectories" / f"{scenario}.png",
+                    title=f"{scenario}: episode seed {seed}",
+                )
+                plot_files["trajectories"].append(str(f.relative_to(out)))
+        meta = {
+            "episodes": episodes,
+            "seed": seed,
+            "config": {s: benchmark_config(s, **config) for s in scenarios},
+            "elapsed_s": elapsed,
+            "plots": plot_files,
+        }
+        write_markdown(rows, out / "results.md", meta)
+    return rows
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    if isinstance(x, float):
+        return f"{x:.{digits}f}" if math.isfinite(x) else "nan"
+    return str(x)
+
+
+def write_csv(rows: Sequence[Mapping[str, Any]], path: str | Path) -> None:
+    """``results.csv``: ``CSV_COLUMNS`` then ``CI_COLUMNS``; 4 decimals, NaN as ``nan``."""
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow([*CSV_COLUMNS, *CI_COLUMNS])
+        for r in rows:
+            writer.writerow([_fmt(r[c], 4) for c in (*CSV_COLUMNS, *CI_COLUMNS)])
+
+
+def markdown_tables(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The results as one Markdown table per scenario (means; ``-`` where undefined)."""
+    parts = []
+    scenarios = list(dict.fromkeys(r["scenario"] for r in rows))
+    for scenario in scenarios:
+        sub = [r for r in rows if r["scenario"] == scenario]
+        n_ep = sub[0]["episodes"]
+        n_le = sub[0].get("learner_episodes", "")
+        parts.append(f"### {scenario}\n")
+        parts.append(f"{n_ep} episodes, {n_le} learner-episodes per policy.\n")
+        head = ["policy", *(_MD_HEADERS[m] for m in METRIC_COLUMNS)]
+        parts.append("| " + " | ".join(head) + " |")
+        parts.append("|" + "|".join([":---"] + ["---:"] * len(METRIC_COLUMNS)) + "|")
+        for r in sub:
+            cells = [str(r["policy"])]
+            for m in METRIC_COLUMNS:
+                v = r[m]
+                digits = 2 if m in ("time_to_goal",) else 3
+                cells.append(_fmt(v, digits) if math.isfinite(v) else "-")
+            parts.append("| " + " | ".join(cells) + " |")
+        parts.append("")
+    return "\n".join(parts)
+
+
+def write_markdown(
+    rows: Sequence[Mapping[str, Any]], path: str | Path, meta: Mapping[str, Any]
+) -> None:
+    """``results.md``: how it was made, the tables, and links to the plots."""
+    configs = meta.get("config", {})
+    default = BENCHMARK_CONFIG
+    lines = [
+        "# Benchmark results",
+        "",
+        "Generated by `crowdsteer benchmark "
+        f"--out DIR --episodes {meta['episodes']} --seed {meta['seed']}`. Every policy meets "
+        f"the same {meta['episodes']} seeded episodes per scenario (world seeds "
+        f"{meta['seed']}..{meta['seed'] + meta['episodes'] - 1}). Default settings: "
+        f"{default['n_learners']} learners driven by the policy, {default['n_pedestrians']} "
+        f"scripted pedestrians steering with `{default['pedestrian_behaviour']}`; "
+        + ", ".join(
+            f"`{s}`: {c['n_learners']} learners, {c['n_pedestrians']} pedestrians"
+            for s, c in configs.items()
+            if s in SCENARIO_CONFIG
+        )
+        + ".",
+        "",
+        "Rates are over learner-episodes (deadlock: over episodes); time to goal and path "
+        "efficiency over successes only. Smoothness is the mean change of velocity per step "
+        "(lower is smoother). 95 % confidence bounds are in `results.csv`.",
+        "",
+        markdown_tables(rows),
+    ]
+    plots = meta.get("plots", {})
+    if plots.get("bars"):
+        lines += ["## Plots", ""]
+        lines += [f"- [{Path(p).stem}]({p})" for p in plots["bars"]]
+        lines += [""]
+    if plots.get("trajectories"):
+        lines += ["## Trajectories (first episode, every policy)", ""]
+        lines += [f"- [{Path(p).stem}]({p})" for p in plots["trajectories"]]
+        lines += [""]
+    Path(path).write_text("\n".join(lines))
+
+
+def benchmark_cli(args: argparse.Namespace) -> int:
+    """``crowdsteer benchmark``: run, write the outputs, print the tables and the wall time."""
+    t0 = time.perf_counter()
+    rows = run_benchmark(
+        out=args.out,
+        episodes=args.episodes if getattr(args, "episodes", None) else DEFAULT_EPISODES,
+        seed=args.seed,
+        scenarios=args.scenarios or None,
+        policies=args.policies or None,
+        extra_policies=args.extra_policy or (),
+        plots=not getattr(args, "no_plots", False),
+    )
+    print(markdown_tables(rows))
+    print(f"wrote {Path(args.out) / 'results.csv'} and results.md in {time.perf_counter() - t0:.1f} s")
+    return 0

@@ -1,0 +1,313 @@
+"""Seeded evaluation of a policy: run episodes, record them, compute the crowd-navigation metrics.
+
+``evaluate(policy, scenario=..., episodes=N, seed=S, **config)`` runs episode ``e`` in a world
+seeded with ``S + e``, so every policy evaluated with the same ``S`` meets the same starts, goals,
+obstacles and crowd draws. The episodes are batched through one ``CrowdBatch`` of up to
+``num_worlds`` worlds stepped together; the learners' actions come from one ``act`` call over all
+learners still walking. Each world's episode is recorded (positions, velocities, which rows hold a
+valid state, arrival and collision steps) into an ``EpisodeRecord`` and scored with
+``learner_metrics``; ``aggregate`` pools them. Results do not depend on ``num_worlds``: a world
+seeded with ``s`` replays the episode of a single world seeded with ``s``, and every policy acts
+on each observation row independently.
+
+Recording conventions (see ``crowdsteer.training.metrics``): row ``t`` is the state after step
+``t``. A learner's row ``t`` is valid when it took step ``t`` (it was still in the episode before
+the step), so the row on which it arrives or collides is kept, and its rows after leaving are not.
+Pedestrians are valid whenever active. ``start`` and ``goal`` are those drawn at reset (scripted
+pedestrians turn back at their goals, which the record does not follow). An episode ends on the
+step at which its world is done: no learner left, or the time limit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.core.engine import CrowdBatch
+
+from .metrics import (
+    DEFAULT_DEADLOCK_PARAMS,
+    METRIC_KEYS,
+    DeadlockParams,
+    EpisodeRecord,
+    Estimate,
+    aggregate,
+    format_metrics,
+    learner_metrics,
+)
+
+DEFAULT_NUM_WORLDS = 32
+"""Worlds stepped together when ``num_worlds`` is not given (episodes run in chunks of it)."""
+
+
+@dataclass(frozen=True)
+class EpisodeScene:
+    """The static part of one recorded episode, for pictures.
+
+    ``kind: (N,)`` body kinds (learner 0, pedestrian 1, flock 2); ``obstacle_pos: (M, 2)``,
+    ``obstacle_radius: (M,)`` active disc obstacles; ``walls: (W, 2, 2)`` active wall segments;
+    ``path: (N, P, 2)`` with ``path_len: (N,)`` waypoint paths; ``bounds``: (xmin, ymin, xmax,
+    ymax) of the walkable area.
+    """
+
+    kind: np.ndarray
+    obstacle_pos: np.ndarray
+    obstacle_radius: np.ndarray
+    walls: np.ndarray
+    path: np.ndarray
+    path_len: np.ndarray
+    bounds: tuple[float, float, float, float]
+
+
+def resolve_policy(policy: Any, config: CrowdConfig) -> Any:
+    """A policy object with ``act(obs (K, dim)) -> (K, 2)``.
+
+    ``policy`` is a baseline name (``list_policies``), a path to a saved Stable-Baselines3 model
+    (``.zip``), or any object with an ``act`` method (used as it is).
+    """
+    from crowdsteer.baselines.policies import list_policies, load_policy, make_policy
+
+    if hasattr(policy, "act"):
+        return policy
+    if isinstance(policy, (str, Path)):
+        name = str(policy)
+        if name in list_policies():
+            return make_policy(name, config=config)
+        if Path(name).suffix == ".zip" or Path(name).exists():
+            return load_policy(name)
+        raise ValueError(
+            f"policy={name!r} is neither a baseline ({sorted(list_policies())}) nor a model file"
+        )
+    raise TypeError(f"policy must be a name, a path or an object with act(), got {type(policy)}")
+
+
+def policy_label(policy: Any) -> str:
+    """A short display name of a policy given as a name, a path or an object."""
+    if isinstance(policy, (str, Path)):
+        p = Path(str(policy))
+        if p.suffix == ".zip":
+            return p.parent.name if p.stem in ("model", "best_model") and p.parent.name else p.stem
+        return str(policy)
+    return str(getattr(policy, "name", "") or type(policy).__name__)
+
+
+def make_config(scenario: Any = "circle_crossing", preset: str | None = None, **config: Any):
+    """The validated ``CrowdConfig`` of an evaluation (``render_mode`` is forced off)."""
+    config = {**config, "render_mode": None}
+    if preset is not None and "scenario_params" not in config:
+        from crowdsteer.envs.core.config import PRESETS
+
+        base = PRESETS.get(preset)
+        if base is not None and base.scenario != scenario:
+            config["scenario_params"] = {}  # the preset's are for its own scenario
+    return CrowdConfig.from_kwargs(preset=preset, scenario=scenario, **config)
+
+
+def _run_chunk(
+    config: CrowdConfig, policy: Any, seeds: Sequence[int]
+) -> tuple[list[EpisodeRecord], list[EpisodeScene]]:
+    """Run one batch of seeded episodes to their ends; one record and scene per seed."""
+    b = len(seeds)
+    batch = CrowdBatch(config, b)
+    batch.seed([int(s) for s in seeds])
+    batch.reset()
+    s, sim = batch.state, batch.sim
+    n, n_l = s.pos.shape[1], batch.num_learners
+    t_max = config.max_steps
+    pos = np.zeros((t_max + 1, b, n, 2))
+    vel = np.zeros((t_max + 1, b, n, 2))
+    valid = np.zeros((t_max + 1, b, n), bool)
+    pos[0], vel[0], valid[0] = s.pos, s.vel, s.active
+    start, goal = s.pos.copy(), s.goal.copy()
+    radius, kind = s.radius.copy(), s.kind.copy()
+    reached = np.full((b, n), -1, np.int64)
+    collided = np.full((b, n), -1, np.int64)
+    end = np.full(b, -1, np.int64)  # step at which each world's episode ended
+    scenes = [
+        EpisodeScene(
+            kind=kind[w].copy(),
+            obstacle_pos=s.obstacle_pos[w][s.obstacle_active[w]].copy(),
+            obstacle_radius=s.obstacle_radius[w][s.obstacle_active[w]].copy(),
+            walls=s.walls[w][s.wall_active[w]].copy(),
+            path=s.path[w].copy(),
+            path_len=s.path_len[w].copy(),
+            bounds=tuple(float(v) for v in sim.bounds[w]),
+        )
+        for w in range(b)
+    ]
+    dim = batch.layout.dim
+    actions = np.zeros((b, n_l, 2))
+    done = batch.world_done()
+    end[done] = 0
+    t = 0
+    while not done.all() and t < t_max:
+        alive_before = batch.alive.copy()
+        actions[:] = 0.0
+        rows = alive_before & ~done[:, None]
+        if rows.any():
+            obs = batch.obs[rows].reshape(-1, dim)
+            act = np.asarray(policy.act(obs), dtype=np.float64).reshape(-1, 2)
+            actions[rows] = np.nan_to_num(act, nan=0.0, posinf=1.0, neginf=-1.0)
+        batch.step(actions)
+        t += 1
+        pos[t], vel[t] = s.pos, s.vel
+        valid[t] = s.active
+        valid[t, :, :n_l] = alive_before
+        arrived = sim.arrived_now & (reached < 0)
+        reached[arrived] = t
+        hit = sim.collided_now & (collided < 0)
+        collided[hit] = t
+        now_done = batch.world_done() & ~done
+        end[now_done] = t
+        done |= now_done
+    end[end < 0] = t
+    records = []
+    for w in range(b):
+        rows_w = slice(0, int(end[w]) + 1)
+        is_learner = np.zeros(n, bool)
+        is_learner[:n_l] = valid[0, w, :n_l]
+        records.append(
+            EpisodeRecord(
+                pos=pos[rows_w, w],
+                vel=vel[rows_w, w],
+                radius=radius[w],
+                is_learner=is_learner,
+                start=start[w],
+                goal=goal[w],
+                reached_step=np.where(reached[w] <= end[w], reached[w], -1),
+                collision_step=np.where(collided[w] <= end[w], collided[w], -1),
+                active=valid[rows_w, w],
+                dt=config.dt,
+                max_steps=config.max_steps,
+                personal_space=config.discomfort_distance,
+            )
+        )
+    return records, scenes
+
+
+def run_episodes(
+    policy: Any,
+    config: CrowdConfig,
+    episodes: int,
+    seed: int = 0,
+    num_worlds: int | None = None,
+) -> tuple[list[EpisodeRecord], list[EpisodeScene]]:
+    """Recorded episodes ``seed .. seed + episodes - 1`` of ``policy`` (resolved already) under
+    ``config``, in chunks of ``num_worlds`` worlds; one ``EpisodeRecord`` and scene per episode."""
+    if not (isinstance(episodes, (int, np.integer)) and episodes >= 1):
+        raise ValueError(f"episodes={episodes!r} must be an int >= 1")
+    chunk = DEFAULT_NUM_WORLDS if num_worlds is None else int(num_worlds)
+    if chunk < 1:
+        raise ValueError(f"num_worlds={num_worlds!r} must be an int >= 1")
+    records: list[EpisodeRecord] = []
+    scenes: list[EpisodeScene] = []
+    for first in range(0, int(episodes), chunk):
+        seeds = [int(seed) + e for e in range(first, min(int(episodes), first + chunk))]
+        r, sc = _run_chunk(config, policy, seeds)
+        records += r
+        scenes += sc
+    return records, scenes
+
+
+def evaluate(
+    policy: Any,
+    scenario: Any = "circle_crossing",
+    episodes: int = 50,
+    seed: int = 0,
+    num_worlds: int | None = None,
+    *,
+    preset: str | None = None,
+    return_records: bool = False,
+    confidence: float = 0.95,
+    deadlock_params: DeadlockParams = DEFAULT_DEADLOCK_PARAMS,
+    **config: Any,
+) -> dict[str, Any]:
+    """Metrics of ``policy`` on ``episodes`` seeded episodes of ``scenario``.
+
+    ``policy``: a baseline name, a path to an SB3 ``model.zip``, or an object with ``act``.
+    Episode ``e`` uses world seed ``seed + e``. ``config``: ``CrowdConfig`` keyword arguments
+    (``n_learners``, ``n_pedestrians``, ``pedestrian_behaviour``, ...), on top of ``preset``.
+    Returns the ``aggregate`` dict (an ``Estimate`` per key of ``METRIC_KEYS``, plus ``episodes``
+    and ``learner_episodes``); with ``return_records`` also ``records`` (one ``EpisodeRecord`` per
+    episode), ``scenes`` (``EpisodeScene``) and ``per_episode`` (the ``learner_metrics`` dicts).
+    Deterministic: the same arguments give identical results.
+    """
+    cfg = make_config(scenario, preset=preset, **config)
+    pol = resolve_policy(policy, cfg)
+    records, scenes = run_episodes(pol, cfg, episodes, seed, num_worlds)
+    per_episode = [learner_metrics(r, deadlock_params) for r in records]
+    result: dict[str, Any] = dict(aggregate(per_episode, confidence))
+    if return_records:
+        result["records"] = records
+        result["scenes"] = scenes
+        result["per_episode"] = per_episode
+    return result
+
+
+def metric_means(result: Mapping[str, Any]) -> dict[str, float]:
+    """Plain floats of an ``evaluate`` result: each metric's mean, ``episodes`` and
+    ``learner_episodes`` (for loggers that take scalars)."""
+    out: dict[str, float] = {}
+    for key in METRIC_KEYS:
+        est = result.get(key)
+        if isinstance(est, Estimate):
+            out[key] = float(est.mean)
+    for key in ("episodes", "learner_episodes"):
+        if key in result:
+            out[key] = float(result[key])
+    return out
+
+
+def to_jsonable(result: Mapping[str, Any]) -> dict[str, Any]:
+    """An ``evaluate`` result as JSON-ready data: each metric as ``{mean, low, high, n,
+    confidence}`` with NaN as ``None``; records and scenes are left out."""
+
+    def num(x: Any) -> Any:
+        if isinstance(x, float) and not math.isfinite(x):
+            return None
+        return x
+
+    out: dict[str, Any] = {}
+    for key, value in result.items():
+        if isinstance(value, Estimate):
+            out[key] = {k: num(v) for k, v in value._asdict().items()}
+        elif isinstance(value, (int, float, str)):
+            out[key] = num(value)
+    return out
+
+
+def evaluate_cli(args: argparse.Namespace) -> int:
+    """``crowdsteer evaluate``: print the metrics table (or JSON with ``--json``)."""
+    config: dict[str, Any] = {}
+    if getattr(args, "n_learners", None) is not None:
+        config["n_learners"] = args.n_learners
+    if getattr(args, "n_pedestrians", None) is not None:
+        config["n_pedestrians"] = args.n_pedestrians
+    result = evaluate(
+        args.policy,
+        scenario=args.scenario,
+        episodes=args.episodes,
+        seed=args.seed,
+        preset=getattr(args, "preset", None),
+        **config,
+    )
+    if getattr(args, "json", False):
+        data = {
+            "policy": policy_label(args.policy),
+            "scenario": args.scenario,
+            "seed": args.seed,
+            **to_jsonable(result),
+        }
+        print(json.dumps(data, indent=2))
+    else:
+        title = f"{policy_label(args.policy)} on {args.scenario} (seed {args.seed})"
+        print(format_metrics(result, title=title))
+    return 0
