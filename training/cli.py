@@ -92,7 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", default="right_of_way")
     p.add_argument("--episodes", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="episode.gif")
+    p.add_argument("--steps", type=int, default=200, help="step limit of each episode")
+    p.add_argument("--out", default="episode.gif", help=".gif, .mp4, or .png for one frame")
+    p.add_argument("--frame", type=int, default=20, help="the step written with --out *.png")
     p.add_argument("--overlays", action="store_true", help="draw steering overlays")
     commands["render"] = _render
 

@@ -136,17 +136,30 @@ def run_demo(
 
 
 def render_cli(args) -> int:
-    """``crowdsteer render``: episodes of a policy to an MP4 or GIF."""
+    """``crowdsteer render``: episodes of a policy to an MP4 or GIF, or one frame to a PNG.
+
+    With ``--out NAME.png`` the frame of step ``--frame`` of the first episode is written, which
+    is the quickest way to look at a scenario with its overlays.
+    """
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    out = Path(args.out)
+    png = out.suffix == ".png"
     frames = run_episodes(
         args.scenario,
         args.policy,
-        steps=200,
+        steps=args.frame + 1 if png else args.steps,
         seed=args.seed,
         mode="rgb_array",
-        episodes=args.episodes,
+        episodes=1 if png else args.episodes,
         overlays=args.overlays,
     )
-    path = _write_video(frames, Path(args.out), fps=10)
+    if png:
+        import imageio.v2 as imageio
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        imageio.imwrite(out, frames[min(args.frame, len(frames) - 1)])
+        print(f"wrote frame {min(args.frame, len(frames) - 1)} to {out}")
+        return 0
+    path = _write_video(frames, out, fps=10)
     print(f"wrote {len(frames)} frames to {path}")
     return 0

@@ -92,11 +92,11 @@ class CrowdParallelEnv(ParallelEnv):
         live = self.agents
         _, reward, terminated, truncated = self.batch.step(a)
         idx = [self._index[x] for x in live]
-        obs = {x: self._obs(i) for x, i in zip(live, idx)}
-        rewards = {x: float(reward[0, i]) for x, i in zip(live, idx)}
-        terms = {x: bool(terminated[0, i]) for x, i in zip(live, idx)}
-        truncs = {x: bool(truncated[0, i]) for x, i in zip(live, idx)}
-        infos = {x: self.batch.learner_info(0, i) for x, i in zip(live, idx)}
+        obs = {x: self._obs(i) for x, i in zip(live, idx, strict=True)}
+        rewards = {x: float(reward[0, i]) for x, i in zip(live, idx, strict=True)}
+        terms = {x: bool(terminated[0, i]) for x, i in zip(live, idx, strict=True)}
+        truncs = {x: bool(truncated[0, i]) for x, i in zip(live, idx, strict=True)}
+        infos = {x: self.batch.learner_info(0, i) for x, i in zip(live, idx, strict=True)}
         self.agents = [x for x in live if not (terms[x] or truncs[x])]
         if self.render_mode == "human":
             self.render()

@@ -73,7 +73,7 @@ class CrowdSB3VecEnv(VecEnv):
         self._lengths += alive_before
         infos: list[dict] = [{} for _ in range(self.num_envs)]
         elapsed = round(time.time() - self._t0, 6)
-        for b, i in zip(*np.nonzero(done)):
+        for b, i in zip(*np.nonzero(done), strict=True):
             k = b * self.num_learners + i
             infos[k] = {
                 "terminal_observation": obs[b, i].copy(),

@@ -60,7 +60,9 @@ class CrowdNavVectorEnv(VectorEnv):
         elif seed is not None:
             seed = list(seed)
             if len(seed) != self.num_envs:
-                raise ValueError(f"seed needs {self.num_envs} values (one per world), got {len(seed)}")
+                raise ValueError(
+                    f"seed needs {self.num_envs} values (one per world), got {len(seed)}"
+                )
         if seed is not None:
             self.batch.seed(seed)
         elif not self._seeded:

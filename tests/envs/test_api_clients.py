@@ -128,7 +128,7 @@ def test_sb3_vec_monitor_and_normalize_wrap_it():
         actions = rng.uniform(-1, 1, (venv.num_envs, 2)).astype(np.float32)
         obs, rewards, dones, infos = venv.step(actions)
         assert np.isfinite(obs).all() and np.isfinite(rewards).all()
-        episodes += sum("episode" in info for info, d in zip(infos, dones) if d)
+        episodes += sum("episode" in info for info, d in zip(infos, dones, strict=True) if d)
     assert episodes >= 4
 
 

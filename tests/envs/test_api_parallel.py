@@ -9,7 +9,12 @@ SCENARIO_CONFIGS = [
     {"scenario": "circle_crossing", "n_flock": 3},
     {"scenario": "obstacle_field", "n_flock": 2},
     {"scenario": "corridor", "n_flock": 2, "kinematics": "unicycle"},
-    {"scenario": "bottleneck", "n_flock": 2, "flock_leader": "intercept", "flock_target": "learner"},
+    {
+        "scenario": "bottleneck",
+        "n_flock": 2,
+        "flock_leader": "intercept",
+        "flock_target": "learner",
+    },
     {"scenario": "path_course", "n_flock": 2, "flock_view": "narrow"},
     {"scenario": "crossing_flows", "n_pedestrians": (2, 8), "collision_ends": False},
     {"scenario": "square_crossing", "pedestrian_behaviour": "cardioid", "dict_obs": True},
@@ -42,7 +47,7 @@ def _assert_identical(x, y, path="out"):
             _assert_identical(x[k], y[k], f"{path}[{k!r}]")
     elif isinstance(x, (list, tuple)):
         assert len(x) == len(y), path
-        for i, (a, b) in enumerate(zip(x, y)):
+        for i, (a, b) in enumerate(zip(x, y, strict=True)):
             _assert_identical(a, b, f"{path}[{i}]")
     elif isinstance(x, np.ndarray):
         assert x.dtype == y.dtype and x.shape == y.shape, path
@@ -195,7 +200,7 @@ def test_aec_form_removes_finished_agents():
     env = crowd_v0.env(n_learners=3, max_steps=5)
     env.reset(seed=0)
     steps = 0
-    for agent in env.agent_iter():
+    for _ in env.agent_iter():
         _, _, term, trunc, _ = env.last()
         env.step(None if term or trunc else np.zeros(2, np.float32))
         steps += 1

@@ -188,8 +188,8 @@ def test_sb3_rollouts_are_seeded():
         return out
 
     a, b, c = rollout(1), rollout(1), rollout(2)
-    assert all(np.array_equal(x, y) for x, y in zip(a, b))
-    assert not all(np.array_equal(x, y) for x, y in zip(a, c))
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    assert not all(np.array_equal(x, y) for x, y in zip(a, c, strict=True))
 
 
 def test_sb3_vec_env_observations_inside_space_and_bad_actions():

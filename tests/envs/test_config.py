@@ -1,4 +1,4 @@
-"""Configuration: clear errors for bad actions and configs, presets, per-episode pedestrian counts."""
+"""Configuration: clear errors for bad actions and configs, presets, pedestrian counts."""
 
 import crowdsteer.envs as ce
 import gymnasium as gym
@@ -188,7 +188,9 @@ def test_crowdnav_preset_values():
     assert np.allclose(np.linalg.norm(starts, axis=1), 4.0, atol=0.5 * np.sqrt(2) + 1e-9)
     assert np.allclose(s.goal[0, s.active[0]], -starts)
     # overriding on top of the preset
-    assert gym.make(ENV_ID, preset="crowdnav", n_pedestrians=10).unwrapped.config.n_pedestrians == 10
+    assert (
+        gym.make(ENV_ID, preset="crowdnav", n_pedestrians=10).unwrapped.config.n_pedestrians == 10
+    )
 
 
 def _pedestrian_path(learners_visible: bool, learner_y: float = 0.05) -> np.ndarray:

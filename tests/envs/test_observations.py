@@ -9,6 +9,10 @@ from crowdsteer.envs.core.sensing import ObservationLayout
 ENV_ID = "crowdsteer/CrowdNav-v0"
 
 
+def _walker(start, goal, policy, **kw) -> dict:
+    return {"start": start, "goal": goal, "role": "pedestrian", "policy": policy, **kw}
+
+
 def _scene() -> dict:
     """Two learners (one on a waypoint path), pedestrians on several deterministic behaviours,
     a disc obstacle and a wall."""
@@ -16,11 +20,10 @@ def _scene() -> dict:
         "agents": [
             {"start": (0.0, 0.0), "goal": (8.0, 1.0), "role": "learner"},
             {"start": (2.0, -3.0), "goal": (2.5, 5.0), "role": "learner", "radius": 0.25},
-            {"start": (6.0, 0.7), "goal": (-2.0, 0.2), "role": "pedestrian", "policy": "side_choice"},
-            {"start": (4.0, 3.1), "goal": (4.5, -4.0), "role": "pedestrian", "policy": "cardioid"},
-            {"start": (-1.5, 2.2), "goal": (7.0, 2.9), "role": "pedestrian", "policy": "right_of_way",
-             "radius": 0.35, "v_pref": 1.3},
-            {"start": (9.0, -2.0), "goal": (0.5, -1.0), "role": "pedestrian", "policy": "goal_seek"},
+            _walker((6.0, 0.7), (-2.0, 0.2), "side_choice"),
+            _walker((4.0, 3.1), (4.5, -4.0), "cardioid"),
+            _walker((-1.5, 2.2), (7.0, 2.9), "right_of_way", radius=0.35, v_pref=1.3),
+            _walker((9.0, -2.0), (0.5, -1.0), "goal_seek"),
         ],
         "obstacles": [{"center": (3.3, 0.9), "radius": 0.5}],
         "walls": [((-1.0, -1.6), (9.0, -1.2))],
@@ -36,9 +39,7 @@ def _transform(scene: dict, angle: float, shift: tuple[float, float]) -> dict:
         return (c * x - s * y + shift[0], s * x + c * y + shift[1])
 
     out = {
-        "agents": [
-            {**a, "start": tf(a["start"]), "goal": tf(a["goal"])} for a in scene["agents"]
-        ],
+        "agents": [{**a, "start": tf(a["start"]), "goal": tf(a["goal"])} for a in scene["agents"]],
         "obstacles": [{**o, "center": tf(o["center"])} for o in scene["obstacles"]],
         "walls": [(tf(a), tf(b)) for a, b in scene["walls"]],
         "paths": {k: [tf(p) for p in pts] for k, pts in scene["paths"].items()},
@@ -67,7 +68,7 @@ def test_rotation_and_translation_invariance(angle, shift, kinematics):
     base = _trajectory(_scene(), 12, kinematics=kinematics)
     moved = _trajectory(_transform(_scene(), angle, shift), 12, kinematics=kinematics)
     layout = ObservationLayout(5, 4, 2, 2)
-    for t, (o1, o2) in enumerate(zip(base, moved)):
+    for t, (o1, o2) in enumerate(zip(base, moved, strict=True)):
         assert list(o1) == list(o2), t
         for agent in o1:
             np.testing.assert_allclose(o1[agent], o2[agent], atol=1e-5, err_msg=f"{t} {agent}")
@@ -165,8 +166,8 @@ def test_finished_learner_keeps_its_terminal_observation():
 @pytest.mark.parametrize("scenario", ["circle_crossing", "corridor", "obstacle_field",
                                       "bottleneck", "path_course", "crossing_flows"])  # fmt: skip
 def test_observations_finite_and_bounded_in_crowded_worlds(scenario):
-    from crowdsteer.envs.core.engine import CrowdBatch
     from crowdsteer.envs.core.config import CrowdConfig
+    from crowdsteer.envs.core.engine import CrowdBatch
 
     cfg = CrowdConfig.from_kwargs(scenario=scenario, n_learners=2, n_pedestrians=(0, 8),
                                   n_flock=3, collision_ends=False, max_steps=40)  # fmt: skip

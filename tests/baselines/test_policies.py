@@ -1,0 +1,236 @@
+"""Baseline policies: interface, observation plumbing, and the differences the articles predict.
+
+The behavioural claims run short seeded evaluations (``crowdsteer.training.evaluate``) of the
+scenes built for them: ``symmetric_obstacles`` (Gast part 3), ``two_walkers`` (Gast part 4) and
+``circle_crossing`` with the benchmark's crowd.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from crowdsteer.baselines.policies import (
+    BEHAVIOURS,
+    SteeringPolicy,
+    list_policies,
+    make_policy,
+    view_observation,
+)
+from crowdsteer.baselines.steering import (
+    SocialForceParams,
+    cardioid,
+    right_of_way,
+    side_choice,
+    social_force,
+)
+from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.core.engine import CrowdBatch
+from crowdsteer.training.evaluate import evaluate
+
+ALL = list(list_policies())
+CROWD = {"n_learners": 3, "n_pedestrians": 6, "pedestrian_behaviour": "right_of_way"}
+
+
+def _batch_after(config: CrowdConfig, steps: int, seed: int = 0, worlds: int = 3) -> CrowdBatch:
+    """A batch whose learners walked ``steps`` steps with random actions (varied real states)."""
+    batch = CrowdBatch(config, worlds)
+    batch.seed(seed)
+    batch.reset()
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        batch.step(rng.uniform(-1.0, 1.0, (worlds, batch.num_learners, 2)))
+    return batch
+
+
+# ----------------------------------------------------------------------------- interface
+
+
+def test_list_policies_names_the_baselines_with_a_line_each():
+    names = list_policies()
+    for required in ("goal_seek", "cardioid", "side_choice", "right_of_way", "detection_box",
+                     "path_follow", "social_force", "orca"):  # fmt: skip
+        assert required in names
+        assert isinstance(names[required], str) and names[required].strip()
+        assert "\n" not in names[required]
+    assert set(names) == set(BEHAVIOURS)
+
+
+@pytest.mark.parametrize("kinematics", ["holonomic", "unicycle"])
+@pytest.mark.parametrize(
+    "scenario", ["circle_crossing", "bottleneck", "path_course", "symmetric_obstacles"]
+)
+def test_every_policy_acts_with_shape_and_range_on_real_observations(scenario, kinematics):
+    config = CrowdConfig.from_kwargs(scenario=scenario, kinematics=kinematics, **CROWD)
+    batch = _batch_after(config, steps=6)
+    obs = batch.obs.reshape(-1, batch.layout.dim)
+    assert obs.shape[0] == 9
+    for name in ALL:
+        policy = make_policy(name, config=config)
+        act = policy.act(obs)
+        assert act.shape == (obs.shape[0], 2), name
+        assert np.isfinite(act).all(), name
+        assert (np.abs(act) <= 1.0).all(), name
+        single = policy.act(obs[0])
+        assert single.shape == (2,), name
+        np.testing.assert_array_equal(single, act[0])
+        # The actions are accepted by the environment as they are.
+        batch.check_actions(act.reshape(batch.obs.shape[:2] + (2,)).astype(np.float64))
+
+
+def test_policies_move_toward_the_goal_when_nothing_is_near():
+    config = CrowdConfig.from_kwargs(
+        scenario={"agents": [{"start": (0, 0), "goal": (6, 0), "role": "learner"}]}
+    )
+    batch = CrowdBatch(config, 1)
+    batch.reset()
+    obs = batch.obs[0]
+    for name in ALL:
+        act = make_policy(name, config=config).act(obs)
+        # Goal frame: x points at the goal; every behaviour walks straight at it at full speed
+        # (ORCA's preferred velocity, social force's first Euler step toward it).
+        assert act[0, 0] > 0.2, name
+        assert abs(act[0, 1]) < 1e-6, name
+
+
+def test_make_policy_rejects_unknown_names():
+    with pytest.raises(ValueError, match="unknown"):
+        make_policy("teleport")
+    with pytest.raises(ValueError, match="goal_seek"):  # lists the valid names
+        make_policy("Goal_Seek")
+
+
+def test_make_policy_rejects_mismatched_spaces():
+    config = CrowdConfig()
+    dim = SteeringPolicy("goal_seek", config=config).layout.dim
+    ok_obs = gym.spaces.Box(-1.0, 1.0, (dim,), np.float32)
+    ok_act = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    assert make_policy("cardioid", ok_obs, ok_act, config=config).act(np.zeros(dim)).shape == (2,)
+    with pytest.raises(ValueError, match="observation_space"):
+        make_policy("cardioid", gym.spaces.Box(-1.0, 1.0, (dim + 1,), np.float32), ok_act,
+                    config=config)  # fmt: skip
+    with pytest.raises(ValueError, match="action_space"):
+        make_policy("cardioid", ok_obs, gym.spaces.Box(-1.0, 1.0, (3,), np.float32),
+                    config=config)  # fmt: skip
+    # An observation of another layout is refused when acting, too.
+    with pytest.raises(ValueError, match="shape"):
+        make_policy("cardioid", config=config).act(np.zeros((4, dim + 9)))
+
+
+# ------------------------------------------------------------------ observation plumbing
+
+
+def _world_frame(config: CrowdConfig, batch: CrowdBatch, name: str) -> tuple[float, int]:
+    """Largest difference between a policy's desired direction (from the observation, rotated
+    to the world) and the steering function called on the world state, over all live learners."""
+    s, policy = batch.state, make_policy(name, config=config)
+    worst, checked = 0.0, 0
+    for w in range(batch.num_worlds):
+        for i in range(batch.num_learners):
+            if not batch.alive[w, i]:
+                continue
+            others = [j for j in range(s.pos.shape[1]) if j != i and s.active[w, j]]
+            p, g = s.pos[w, i][None], s.goal[w, i][None]
+            nb_pos, nb_vel = s.pos[w, others][None], s.vel[w, others][None]
+            nb_r, n = s.radius[w, others][None], np.array([len(others)])
+            if name == "side_choice":
+                ref = side_choice(p, g, s.radius[w, i : i + 1], nb_pos, nb_r, n)[0]
+            elif name == "cardioid":
+                ref = cardioid(p, g, s.radius[w, i : i + 1], nb_pos, nb_r, n)[0]
+            else:
+                ref = right_of_way(p, g, s.vel[w, i : i + 1], s.radius[w, i : i + 1],
+                                   s.v_pref[w, i : i + 1], nb_pos, nb_vel, nb_r, n)[0]  # fmt: skip
+            th = np.arctan2(g[0, 1] - p[0, 1], g[0, 0] - p[0, 0])
+            rot = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+            got = rot @ policy.desired_velocity(batch.obs[w, i][None])[0] / s.v_pref[w, i]
+            worst = max(worst, float(np.abs(got - ref).max()))
+            checked += 1
+    return worst, checked
+
+
+@pytest.mark.parametrize("name", ["cardioid", "side_choice", "right_of_way"])
+def test_policy_sees_what_the_steering_function_sees_in_the_world(name):
+    """The goal-frame observation carries everything the behaviour needs: acting from it equals
+    calling the behaviour on the true world state (up to float32 rounding of the observation)."""
+    config = CrowdConfig.from_kwargs(scenario="circle_crossing", n_learners=3, n_pedestrians=2)
+    batch = CrowdBatch(config, 4)
+    batch.seed(0)
+    batch.reset()
+    policy = make_policy("side_choice", config=config)
+    for _ in range(12):
+        batch.step(policy.act(batch.obs.reshape(-1, batch.layout.dim)).reshape(4, 3, 2))
+    worst, checked = _world_frame(config, batch, name)
+    assert checked >= 6
+    assert worst < 1e-5
+
+
+@pytest.mark.parametrize("dt", [0.1, 0.25])
+def test_social_force_integrates_over_the_environment_step(dt):
+    """The social-force policy takes its Euler step over the config's dt (as the crowd's
+    pedestrians do), not the steering library's default of 0.1 s."""
+    config = CrowdConfig.from_kwargs(scenario="circle_crossing", dt=dt, **CROWD)
+    batch = _batch_after(config, steps=4, seed=3)
+    obs = batch.obs.reshape(-1, batch.layout.dim)
+    policy = make_policy("social_force", config=config)
+    v = view_observation(policy.layout, obs)
+    goal_dir = np.stack([np.ones(len(obs)), np.zeros(len(obs))], axis=1)
+    ref = social_force(np.zeros_like(v.goal), v.vel, v.radius, goal_dir, v.v_pref, v.v_pref,
+                       v.nb_pos, v.nb_radius, v.n_nb, params=SocialForceParams(time_step=dt))  # fmt: skip
+    np.testing.assert_allclose(policy.desired_velocity(obs), ref, atol=1e-12)
+
+
+# ------------------------------------------------------------------ the articles' claims
+
+
+def test_symmetric_obstacles_side_choice_goes_around_where_cardioid_stalls():
+    """Gast part 3: two obstacles exactly symmetric about the path cancel each other's sideways
+    pushes. Plain cardioid anti-gravity brakes in front of them and never arrives; side choice
+    turns the summed push to one side and walks around."""
+    kw = {"scenario": "symmetric_obstacles", "episodes": 6, "seed": 0, "n_learners": 3,
+          "n_pedestrians": 0, "return_records": True}  # fmt: skip
+    sc = evaluate("side_choice", **kw)
+    card = evaluate("cardioid", **kw)
+    assert sc["learner_episodes"] == card["learner_episodes"] == 18
+    assert sc["success_rate"].mean >= 0.9
+    assert card["success_rate"].mean == 0.0
+    assert card["timeout_rate"].mean + card["collision_rate"].mean == 1.0
+    assert card["timeout_rate"].mean > sc["timeout_rate"].mean
+    # The cardioid walker stalls in front of the pair, on its path: it never gets past them.
+    for rec, scene in zip(card["records"], card["scenes"], strict=True):
+        pair_x = scene.obstacle_pos[0, 0]
+        learners = np.flatnonzero(rec.is_learner)
+        assert (rec.pos[:, learners, 0] < pair_x).all()
+        assert np.abs(rec.pos[:, learners, 1] - rec.start[learners, 1]).max() < 1e-6
+    # Side choice passes on the walker's right (the article's choice): below its path.
+    for rec, m in zip(sc["records"], sc["per_episode"], strict=True):
+        learners = np.flatnonzero(rec.is_learner)
+        dev = rec.pos[:, learners, 1] - rec.start[learners, 1]
+        assert (dev.min(axis=0)[m["success"]] < -0.3).all()
+
+
+def test_crossing_walkers_right_of_way_resolves_what_side_choice_locks():
+    """Gast part 4: two walkers whose paths cross at right angles, one reaching the crossing a
+    hair earlier. Both steering by side choice push each other the same way and walk off
+    together ("after you"), colliding when the arrival is nearly simultaneous; with right of way
+    the first keeps its course and the other passes behind it."""
+    kw = {"scenario": "two_walkers", "episodes": 16, "seed": 0, "n_learners": 2,
+          "n_pedestrians": 0, "scenario_params": {"lead_min": 0.005, "lead_max": 0.04}}  # fmt: skip
+    sc = evaluate("side_choice", **kw)
+    row = evaluate("right_of_way", **kw)
+    assert row["collision_rate"].mean < sc["collision_rate"].mean
+    assert row["collision_rate"].mean == 0.0
+    assert row["deadlock_rate"].mean <= sc["deadlock_rate"].mean
+    assert row["success_rate"].mean == 1.0
+    # The lock: side choice's walkers leave their paths together; right of way stays close.
+    assert row["path_efficiency"].mean > sc["path_efficiency"].mean + 0.1
+    assert row["time_to_goal"].mean < sc["time_to_goal"].mean - 1.0
+
+
+def test_goal_seek_collides_most():
+    """Without avoidance, walking straight at the goal through the benchmark's crowd collides
+    more than any avoiding baseline."""
+    kw = {"scenario": "circle_crossing", "episodes": 12, "seed": 0, **CROWD}
+    rates = {name: evaluate(name, **kw)["collision_rate"].mean for name in ALL}
+    assert rates["goal_seek"] == max(rates.values())
+    for name in ("cardioid", "side_choice", "right_of_way", "path_follow", "social_force", "orca"):
+        assert rates["goal_seek"] > rates[name] + 0.2, (name, rates)
