@@ -50,6 +50,13 @@ ENV_KEYS = (
 
 
 # --------------------------------------------------------------------------- arguments
+def arg(default: Any, help: str = "") -> Any:
+    """A dataclass field with a command-line help text (lists get a fresh copy per instance)."""
+    if isinstance(default, list):
+        return dataclasses.field(default_factory=lambda: list(default), metadata={"help": help})
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
 def _field_type(tp: Any) -> tuple[Any, bool]:
     """(base type, optional) of a dataclass field annotation such as ``str | None``."""
     if isinstance(tp, str):
@@ -68,13 +75,13 @@ def _literal(text: str) -> Any:
         return text
 
 
-def parse_args(cls: type, argv: Sequence[str] | None = None) -> Any:
+def parse_args(cls: type, argv: Sequence[str] | None = None, prog: str | None = None) -> Any:
     """Parse ``argv`` into the dataclass ``cls``: field ``foo_bar`` is ``--foo-bar VALUE``.
 
     Booleans take ``--flag`` / ``--no-flag``; optional fields accept ``none``; list fields take
     several values. The field's docstring-like ``metadata["help"]`` is the flag's help.
     """
-    parser = argparse.ArgumentParser(description=cls.__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=cls.__doc__)
     hints = typing.get_type_hints(cls, vars(typing))
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
@@ -91,6 +98,11 @@ def parse_args(cls: type, argv: Sequence[str] | None = None) -> Any:
             def convert(text: str, tp=tp, optional=optional) -> Any:
                 if optional and text.lower() == "none":
                     return None
+                if tp is int and not text.lstrip("-").isdigit():
+                    value = float(text)  # accept 2e6 for step counts
+                    if value != int(value):
+                        raise ValueError(f"{text!r} is not an integer")
+                    return int(value)
                 return tp(text)
 
             parser.add_argument(flag, type=convert, default=default, help=help_text)

@@ -6,9 +6,10 @@ obstacles and crowd draws. The episodes are batched through one ``CrowdBatch`` o
 ``num_worlds`` worlds stepped together; the learners' actions come from one ``act`` call over all
 learners still walking. Each world's episode is recorded (positions, velocities, which rows hold a
 valid state, arrival and collision steps) into an ``EpisodeRecord`` and scored with
-``learner_metrics``; ``aggregate`` pools them. Results do not depend on ``num_worlds``: a world
-seeded with ``s`` replays the episode of a single world seeded with ``s``, and every policy acts
-on each observation row independently.
+``learner_metrics``; ``aggregate`` pools them. Results of the scripted baselines do not depend
+on ``num_worlds``: a world seeded with ``s`` replays the episode of a single world seeded with
+``s``, and they act on each observation row independently (a neural network may differ in the
+last bits between batch sizes).
 
 Recording conventions (see ``crowdsteer.training.metrics``): row ``t`` is the state after step
 ``t``. A learner's row ``t`` is valid when it took step ``t`` (it was still in the episode before

@@ -16,7 +16,7 @@ import random
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,59 +32,59 @@ from crowdsteer.training import callbacks as cb
 class Args:
     """Shared-policy PPO on a crowdsteer scenario."""
 
-    # environment
-    scenario: str = "circle_crossing"
-    n_learners: int = 5
-    n_pedestrians: int = 5
-    n_flock: int = 0
-    pedestrian_behaviour: str = "right_of_way"
-    num_worlds: int = 16
-    shaping_reference: str | None = None
-    shaping_weight: float = 0.0
-    reward_progress: float = 0.1
-    reward_arrival: float = 1.0
-    reward_collision: float = -0.25
-    reward_discomfort: float = 0.5
-    reward_time: float = 0.0
-    env: list[str] = field(default_factory=list, metadata={"help": "more config KEY=VALUE"})
+    # environment (CrowdConfig keys)
+    scenario: str = cb.arg("circle_crossing", "scenario name")
+    n_learners: int = cb.arg(5, "learners per world, all driven by the one policy")
+    n_pedestrians: int = cb.arg(5, "scripted pedestrians per world")
+    n_flock: int = cb.arg(0, "flock units per world")
+    pedestrian_behaviour: str = cb.arg("right_of_way", "steering of the scripted pedestrians")
+    num_worlds: int = cb.arg(16, "worlds stepped together (SB3 envs = num_worlds x n_learners)")
+    shaping_reference: str | None = cb.arg(None, "baseline whose direction shapes the reward")
+    shaping_weight: float = cb.arg(0.0, "reward per step x cos(action, reference direction)")
+    reward_progress: float = cb.arg(0.1, "reward per metre toward the goal")
+    reward_arrival: float = cb.arg(1.0, "reward on arrival")
+    reward_collision: float = cb.arg(-0.25, "reward on a collision (<= 0)")
+    reward_discomfort: float = cb.arg(0.5, "CrowdNav discomfort penalty weight")
+    reward_time: float = cb.arg(0.0, "reward per second alive (<= 0)")
+    env: list[str] = cb.arg([], "more config entries as KEY=VALUE (e.g. max_steps=120)")
     # run
-    total_steps: int = 2_000_000
-    time_limit: float = 0.0
-    seed: int = 0
-    out: str = "runs"
-    name: str | None = None
-    eval_every: int = 100_000
-    eval_episodes: int = 64
-    checkpoint_every: int = 500_000
-    threads: int = 1
-    progress_bar: bool = True
-    verbose: int = 0
+    total_steps: int = cb.arg(6_000_000, "environment steps (all learners of all worlds)")
+    time_limit: float = cb.arg(0.0, "stop after this many minutes of wall time (0: none)")
+    seed: int = cb.arg(0, "seed of the policy, the worlds and the evaluation")
+    out: str = cb.arg("runs", "parent of the run directory")
+    name: str | None = cb.arg(None, "run directory name (default: ppo_<scenario>_s<seed>_<time>)")
+    eval_every: int = cb.arg(500_000, "steps between evaluations")
+    eval_episodes: int = cb.arg(100, "seeded episodes (worlds) per evaluation")
+    checkpoint_every: int = cb.arg(1_000_000, "steps between checkpoints")
+    threads: int = cb.arg(1, "torch CPU threads")
+    progress_bar: bool = cb.arg(True, "show a tqdm progress bar")
+    verbose: int = cb.arg(0, "SB3 verbosity")
     # warm start by behaviour cloning
-    bc_from: str | None = None
-    bc_steps: int = 20_000
-    bc_epochs: int = 20
+    bc_from: str | None = cb.arg(None, "baseline to clone before RL (e.g. right_of_way)")
+    bc_steps: int = cb.arg(20_000, "demonstration samples to collect")
+    bc_epochs: int = cb.arg(20, "epochs of supervised pre-training")
     # normalisation
-    norm_obs: bool = True
-    norm_reward: bool = True
+    norm_obs: bool = cb.arg(True, "normalise observations (VecNormalize)")
+    norm_reward: bool = cb.arg(True, "scale rewards by a running return std (VecNormalize)")
     # PPO
-    learning_rate: float = 3e-4
-    lr_anneal: bool = True
-    n_steps: int = 128
-    batch_size: int = 2048
-    n_epochs: int = 5
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    clip_range: float = 0.2
-    ent_coef: float = 0.0
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    target_kl: float | None = None
-    log_std_init: float = -0.5
-    net_arch: list[int] = field(default_factory=lambda: [64, 64])
+    learning_rate: float = cb.arg(3e-4, "Adam step size")
+    lr_anneal: bool = cb.arg(True, "anneal the learning rate linearly to 0 over total_steps")
+    n_steps: int = cb.arg(128, "rollout length per env between updates")
+    batch_size: int = cb.arg(2048, "minibatch size")
+    n_epochs: int = cb.arg(5, "passes over each rollout")
+    gamma: float = cb.arg(0.99, "discount")
+    gae_lambda: float = cb.arg(0.95, "GAE lambda")
+    clip_range: float = cb.arg(0.2, "PPO clip range")
+    ent_coef: float = cb.arg(0.0, "entropy bonus")
+    vf_coef: float = cb.arg(0.5, "value loss weight")
+    max_grad_norm: float = cb.arg(0.5, "gradient clipping")
+    target_kl: float | None = cb.arg(None, "early stop of an update above this KL")
+    log_std_init: float = cb.arg(-0.5, "initial log std of the Gaussian policy")
+    net_arch: list[int] = cb.arg([64, 64], "hidden layers of the policy and value MLPs")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = cb.parse_args(Args, argv)
+    args = cb.parse_args(Args, argv, prog="python -m crowdsteer.training.ppo")
     config = cb.env_config(args)
     name = args.name or f"ppo_{args.scenario}_s{args.seed}_{int(time.time())}"
     run_dir = Path(args.out) / name

@@ -11,7 +11,8 @@ class RenderHandle:
     """Lazily builds one viewer per rendered world of a batch and draws it on request.
 
     Each world gets its own viewer so that its trails follow that world only. In ``"human"`` mode
-    only ``world`` (the displayed one) is drawn to the window.
+    only ``world`` (the displayed one) is drawn to the window. The config's ``render_overlays``
+    and ``render_body`` choose the debug overlays.
     """
 
     def __init__(self, batch: CrowdBatch, render_mode: str | None, world: int = 0):
@@ -23,10 +24,12 @@ class RenderHandle:
     def _viewer(self, b: int):
         viewer = self.viewers.get(b)
         if viewer is None:
-            from ..render import Viewer
+            from ..render import OverlayOptions, Viewer
 
             c = self.batch.config
-            viewer = Viewer(c.render_size, c.render_size, c.render_fps, self.render_mode)
+            overlays = OverlayOptions(**{name: True for name in c.render_overlays})
+            viewer = Viewer(c.render_size, c.render_size, c.render_fps, self.render_mode,
+                            overlay_options=overlays, overlay_body=c.render_body)  # fmt: skip
             self.viewers[b] = viewer
         return viewer
 

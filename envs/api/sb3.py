@@ -5,7 +5,11 @@ When a learner's episode ends, its slot returns ``done=True`` with ``terminal_ob
 ``TimeLimit.truncated`` (time limit without termination) in its info, plus an ``episode`` record
 (return, length, time) for logging. A learner that finished while others of its world go on waits
 in its slot (zero reward, its terminal observation, ``done=False``) until the world resets, which
-happens in the same step as the world's last learner finishes or the time limit.
+happens in the same step as the world's last learner finishes or the time limit. Because every
+slot already reports its own ``episode`` record, ``env_is_wrapped(Monitor)`` answers True, so
+SB3's ``evaluate_policy`` counts real episodes (a ``VecMonitor`` on top would count the waiting
+steps into the next episode's length). ``seed(s)`` then ``reset()`` seeds world ``b`` with
+``s + b``.
 """
 
 from __future__ import annotations

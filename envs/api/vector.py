@@ -2,8 +2,10 @@
 
 Autoreset mode ``NEXT_STEP`` (Gymnasium's default, as ``SyncVectorEnv``): the step after a world's
 episode ends returns that world's first observation of a new episode with reward 0 and both flags
-False, ignoring its action. ``reset(seed=s)`` seeds world ``i`` with ``s + i``, so a rollout equals
-that of ``gymnasium.make_vec(..., vectorization_mode="sync")`` with the same seed.
+False, ignoring its action. ``reset(seed=s)`` seeds world ``i`` with ``s + i``; ``reset()``
+continues each world's own sequence. A rollout therefore equals that of
+``gymnasium.make_vec(..., vectorization_mode="sync")`` with the same seed. ``render()`` returns
+one frame per world.
 """
 
 from __future__ import annotations

@@ -14,10 +14,133 @@ from numba import njit
 
 from crowdsteer.baselines.steering.vec import closest_point_on_segment
 
-from .neighbours import query, world_grid
+from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
 
 GAP_CAP = 10.0
 """Surface gaps beyond this distance (metres) are reported as ``GAP_CAP``."""
+
+
+NEAR_GAP = 1.0
+"""Large worlds first look for neighbours within this surface gap (metres); only bodies with none
+that close search out to ``GAP_CAP``. Results are the same either way."""
+
+
+@njit(cache=True)
+def _static_hits(b, i, px, py, ri, obstacle_pos, obstacle_radius, obstacle_active, walls,
+                 wall_active):  # fmt: skip
+    """Whether body ``i`` of world ``b`` (at ``(px, py)``, radius ``ri``) overlaps an obstacle or
+    a wall."""
+    for m in range(obstacle_pos.shape[1]):
+        if obstacle_active[b, m]:
+            dx = obstacle_pos[b, m, 0] - px
+            dy = obstacle_pos[b, m, 1] - py
+            rr = ri + obstacle_radius[b, m]
+            if dx * dx + dy * dy < rr * rr:
+                return True
+    for w in range(walls.shape[1]):
+        if wall_active[b, w]:
+            qx, qy = closest_point_on_segment(
+                px, py, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0],
+                walls[b, w, 1, 1],
+            )  # fmt: skip
+            if (qx - px) ** 2 + (qy - py) ** 2 < ri * ri:
+                return True
+    return False
+
+
+@njit(cache=True)
+def _gap_from(b, i, buf, count, pos, radius):
+    """Update ``(min_gap, hit)`` of body ``i`` over the bodies ``buf[:count]``."""
+    px = pos[b, i, 0]
+    py = pos[b, i, 1]
+    ri = radius[b, i]
+    gap_min = GAP_CAP
+    hit = False
+    for k in range(count):
+        j = buf[k]
+        dx = pos[b, j, 0] - px
+        dy = pos[b, j, 1] - py
+        gap = math.sqrt(dx * dx + dy * dy) - ri - radius[b, j]
+        if gap < gap_min:
+            gap_min = gap
+        if gap < 0.0:
+            hit = True
+    return gap_min, hit
+
+
+@njit(cache=True)
+def collisions_world(
+    b, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
+    hit_body, hit_static, min_gap, buf,
+):  # fmt: skip
+    """``detect_collisions`` for world ``b``; buf: (N,) int scratch.
+
+    Small worlds visit each pair of bodies once (the gap seen from ``i`` is computed as
+    ``d - r_i - r_j`` and from ``j`` as ``d - r_j - r_i``, exactly as a per-body scan would).
+    Large worlds query a uniform grid, first within ``NEAR_GAP``, then out to ``GAP_CAP`` for
+    the few bodies with nobody that close.
+    """
+    nn = active.shape[1]
+    max_r = 0.0
+    for i in range(nn):
+        hit_body[b, i] = False
+        hit_static[b, i] = False
+        min_gap[b, i] = GAP_CAP
+        if active[b, i]:
+            max_r = max(max_r, radius[b, i])
+    if nn <= DENSE_MAX_BODIES:
+        for i in range(nn):
+            if not active[b, i]:
+                continue
+            px = pos[b, i, 0]
+            py = pos[b, i, 1]
+            ri = radius[b, i]
+            reach_i = GAP_CAP + ri + max_r
+            for j in range(i + 1, nn):
+                if not active[b, j]:
+                    continue
+                dx = pos[b, j, 0] - px
+                dy = pos[b, j, 1] - py
+                d2 = dx * dx + dy * dy
+                d = math.sqrt(d2)
+                rj = radius[b, j]
+                gap_i = d - ri - rj
+                gap_j = d - rj - ri
+                # the reach tests only matter within rounding of GAP_CAP: kept so that the
+                # result is bit for bit that of a per-body query within the reach
+                if gap_i < min_gap[b, i] and d2 <= reach_i * reach_i:
+                    min_gap[b, i] = gap_i
+                reach_j = GAP_CAP + rj + max_r
+                if gap_j < min_gap[b, j] and d2 <= reach_j * reach_j:
+                    min_gap[b, j] = gap_j
+                if gap_i < 0.0:
+                    hit_body[b, i] = True
+                if gap_j < 0.0:
+                    hit_body[b, j] = True
+    else:
+        grid = build_grid(pos[b], active[b], NEAR_GAP + 2.0 * max_r)
+        for i in range(nn):
+            if not active[b, i]:
+                continue
+            px = pos[b, i, 0]
+            py = pos[b, i, 1]
+            ri = radius[b, i]
+            # Bodies beyond centre distance R have a gap above R - r_i - max_r: a gap found
+            # within that bound is the smallest of all.
+            near = NEAR_GAP + ri + max_r
+            count = query_grid(grid, pos[b], px, py, near, i, buf)
+            gap, hit = _gap_from(b, i, buf, count, pos, radius)
+            if gap > NEAR_GAP:
+                count = query_grid(grid, pos[b], px, py, GAP_CAP + ri + max_r, i, buf)
+                gap, hit = _gap_from(b, i, buf, count, pos, radius)
+            min_gap[b, i] = gap
+            hit_body[b, i] = hit
+    for i in range(nn):
+        if active[b, i]:
+            hit_static[b, i] = _static_hits(
+                b, i, pos[b, i, 0], pos[b, i, 1], radius[b, i], obstacle_pos, obstacle_radius,
+                obstacle_active, walls, wall_active,
+            )  # fmt: skip
 
 
 @njit(cache=True)
@@ -42,45 +165,9 @@ def detect_collisions(
     obstacle or a wall), ``min_gap`` (smallest surface gap to another active body, capped at
     ``GAP_CAP``; negative when overlapping).
     """
-    nb, nn = active.shape
-    buf = np.empty(nn, np.int64)
-    for b in range(nb):
-        max_r = 0.0
-        for i in range(nn):
-            if active[b, i]:
-                max_r = max(max_r, radius[b, i])
-        grid = world_grid(pos[b], active[b], GAP_CAP + 2.0 * max_r)
-        for i in range(nn):
-            hit_body[b, i] = False
-            hit_static[b, i] = False
-            min_gap[b, i] = GAP_CAP
-            if not active[b, i]:
-                continue
-            px = pos[b, i, 0]
-            py = pos[b, i, 1]
-            ri = radius[b, i]
-            count = query(grid, pos[b], active[b], px, py, GAP_CAP + ri + max_r, i, buf)
-            for k in range(count):
-                j = buf[k]
-                dx = pos[b, j, 0] - px
-                dy = pos[b, j, 1] - py
-                gap = math.sqrt(dx * dx + dy * dy) - ri - radius[b, j]
-                if gap < min_gap[b, i]:
-                    min_gap[b, i] = gap
-                if gap < 0.0:
-                    hit_body[b, i] = True
-            for m in range(obstacle_pos.shape[1]):
-                if obstacle_active[b, m]:
-                    dx = obstacle_pos[b, m, 0] - px
-                    dy = obstacle_pos[b, m, 1] - py
-                    rr = ri + obstacle_radius[b, m]
-                    if dx * dx + dy * dy < rr * rr:
-                        hit_static[b, i] = True
-            for w in range(walls.shape[1]):
-                if wall_active[b, w]:
-                    qx, qy = closest_point_on_segment(
-                        px, py, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0],
-                        walls[b, w, 1, 1],
-                    )  # fmt: skip
-                    if (qx - px) ** 2 + (qy - py) ** 2 < ri * ri:
-                        hit_static[b, i] = True
+    buf = np.empty(active.shape[1], np.int64)
+    for b in range(active.shape[0]):
+        collisions_world(
+            b, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
+            wall_active, hit_body, hit_static, min_gap, buf,
+        )  # fmt: skip

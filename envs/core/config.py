@@ -15,6 +15,8 @@ from typing import Any
 from .behaviours import FLOCK_LEADER_MODES, FLOCK_TARGETS, FLOCK_VIEWS, PEDESTRIAN_BEHAVIOURS
 from .state import KINEMATICS_NAMES
 
+OVERLAYS = ("steering_vectors", "detection_boxes", "view_cones", "personal_space", "lookahead")
+
 SHAPING_REFERENCES = (
     "goal_seek",
     "cardioid",
@@ -49,7 +51,8 @@ class CrowdConfig:
     second), ``discomfort_distance`` (m, surface gap), ``reward_time`` (per second),
     ``shaping_reference`` (a baseline's name or None) and ``shaping_weight``.
     Rendering: ``render_mode`` (None, "human", "rgb_array"), ``render_size`` (pixels),
-    ``render_fps``.
+    ``render_fps``, ``render_overlays`` (debug overlays to draw, any of ``OVERLAYS``) and
+    ``render_body`` (the body whose steering the overlays show).
     """
 
     scenario: str | Mapping = "circle_crossing"
@@ -90,6 +93,8 @@ class CrowdConfig:
     render_mode: str | None = None
     render_size: int = 600
     render_fps: int = 10
+    render_overlays: tuple[str, ...] = ()
+    render_body: int = 0
 
     @classmethod
     def from_kwargs(cls, preset: str | None = None, **kwargs: Any) -> CrowdConfig:
@@ -178,6 +183,10 @@ class CrowdConfig:
         need(_is_int(self.render_size) and 64 <= self.render_size <= 4096, "render_size",
              "an int in [64, 4096]")  # fmt: skip
         need(_is_int(self.render_fps) and self.render_fps >= 1, "render_fps", "an int >= 1")
+        need(isinstance(self.render_overlays, (tuple, list))
+             and all(o in OVERLAYS for o in self.render_overlays), "render_overlays",
+             f"a tuple of names from {OVERLAYS}")  # fmt: skip
+        need(_is_int(self.render_body) and self.render_body >= 0, "render_body", "an int >= 0")
 
 
 def _is_int(v: Any) -> bool:

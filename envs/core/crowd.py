@@ -36,7 +36,7 @@ from crowdsteer.baselines.steering.social_force import SocialForceParams, social
 from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment, normalize
 
 from .behaviours import FLOCK_TARGETS, FLOCK_VIEWS, behaviour_id
-from .neighbours import query, world_grid
+from .neighbours import DENSE_MAX_BODIES, build_grid, query
 from .state import FLOCK, LEARNER, PEDESTRIAN
 
 GOAL_SEEK = behaviour_id("goal_seek")
@@ -97,32 +97,12 @@ def crowd_params(config) -> CrowdParams:
 
 
 @njit(cache=True)
-def gather_neighbours(
-    b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
-    wall_active, grid, reach, see_learners, idx_buf, nb_pos, nb_vel, nb_radius, nb_index,
+def _gather_static(
+    b, px, py, n, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, reach,
+    nb_pos, nb_vel, nb_radius, nb_index,
 ):  # fmt: skip
-    """Fill the neighbour buffers of body ``i`` of world ``b``; returns ``(count, n_bodies)``.
-
-    Bodies come first (``nb_index`` = their body index; nearest-first order is not guaranteed),
-    then disc obstacles (``nb_index`` -1), then the closest point of each wall (-2), all within
-    ``reach`` of the body's surface.
-    """
-    px = pos[b, i, 0]
-    py = pos[b, i, 1]
-    count = query(grid, pos[b], active[b], px, py, reach + radius[b, i] + 1.0, i, idx_buf)
-    n = 0
-    for k in range(count):
-        j = idx_buf[k]
-        if kind[b, j] == LEARNER and not see_learners:
-            continue
-        nb_pos[n, 0] = pos[b, j, 0]
-        nb_pos[n, 1] = pos[b, j, 1]
-        nb_vel[n, 0] = vel[b, j, 0]
-        nb_vel[n, 1] = vel[b, j, 1]
-        nb_radius[n] = radius[b, j]
-        nb_index[n] = j
-        n += 1
-    n_bodies = n
+    """Append the disc obstacles (``nb_index`` -1) and the closest point of each wall (-2) within
+    ``reach`` of ``(px, py)`` to the neighbour buffers after row ``n``; returns the new count."""
     for m in range(obstacle_pos.shape[1]):
         if not obstacle_active[b, m]:
             continue
@@ -152,6 +132,78 @@ def gather_neighbours(
         nb_radius[n] = 0.0
         nb_index[n] = -2
         n += 1
+    return n
+
+
+@njit(cache=True)
+def _copy_body(b, j, n, pos, vel, radius, nb_pos, nb_vel, nb_radius, nb_index):
+    """Write body ``j`` of world ``b`` into row ``n`` of the neighbour buffers."""
+    nb_pos[n, 0] = pos[b, j, 0]
+    nb_pos[n, 1] = pos[b, j, 1]
+    nb_vel[n, 0] = vel[b, j, 0]
+    nb_vel[n, 1] = vel[b, j, 1]
+    nb_radius[n] = radius[b, j]
+    nb_index[n] = j
+
+
+@njit(cache=True)
+def gather_neighbours(
+    b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
+    wall_active, grid, reach, see_learners, idx_buf, nb_pos, nb_vel, nb_radius, nb_index,
+):  # fmt: skip
+    """Fill the neighbour buffers of body ``i`` of world ``b``; returns ``(count, n_bodies)``.
+
+    Bodies come first (``nb_index`` = their body index; nearest-first order is not guaranteed),
+    then disc obstacles (``nb_index`` -1), then the closest point of each wall (-2), all within
+    ``reach`` of the body's surface.
+    """
+    px = pos[b, i, 0]
+    py = pos[b, i, 1]
+    count = query(grid, pos[b], active[b], px, py, reach + radius[b, i] + 1.0, i, idx_buf)
+    n = 0
+    for k in range(count):
+        j = idx_buf[k]
+        if kind[b, j] == LEARNER and not see_learners:
+            continue
+        _copy_body(b, j, n, pos, vel, radius, nb_pos, nb_vel, nb_radius, nb_index)
+        n += 1
+    n_bodies = n
+    n = _gather_static(
+        b, px, py, n, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, reach,
+        nb_pos, nb_vel, nb_radius, nb_index,
+    )  # fmt: skip
+    return n, n_bodies
+
+
+@njit(cache=True)
+def gather_neighbours_dense(
+    b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
+    wall_active, reach, see_learners, nb_pos, nb_vel, nb_radius, nb_index,
+):  # fmt: skip
+    """``gather_neighbours`` for a small world: one scan over every body (the same bodies in the
+    same order as the dense query, without the index buffer)."""
+    px = pos[b, i, 0]
+    py = pos[b, i, 1]
+    r = reach + radius[b, i] + 1.0
+    r2 = r * r
+    cap = nb_pos.shape[0]
+    n = 0
+    for j in range(pos.shape[1]):
+        if j == i or not active[b, j]:
+            continue
+        dx = pos[b, j, 0] - px
+        dy = pos[b, j, 1] - py
+        if dx * dx + dy * dy > r2 or n >= cap:
+            continue
+        if kind[b, j] == LEARNER and not see_learners:
+            continue
+        _copy_body(b, j, n, pos, vel, radius, nb_pos, nb_vel, nb_radius, nb_index)
+        n += 1
+    n_bodies = n
+    n = _gather_static(
+        b, px, py, n, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, reach,
+        nb_pos, nb_vel, nb_radius, nb_index,
+    )  # fmt: skip
     return n, n_bodies
 
 
@@ -271,6 +323,116 @@ def _roaming_target(b, step_count, bounds, dt, target_pos, target_vel):
     target_vel[b, 1] = ay * wy * math.cos(wy * t)
 
 
+class CrowdScratch(NamedTuple):
+    """Work buffers of ``crowd_world`` (one set per thread): neighbour rows of one body, ORCA's
+    half-planes, and the flock mates picked out of the neighbours."""
+
+    idx_buf: np.ndarray  # (N,) int: grid query results
+    nb_pos: np.ndarray  # (N + M + W, 2)
+    nb_vel: np.ndarray  # (N + M + W, 2)
+    nb_radius: np.ndarray  # (N + M + W,)
+    nb_index: np.ndarray  # (N + M + W,) int: body index, -1 obstacle, -2 wall
+    lines: np.ndarray  # (N + M + W, 4)
+    proj: np.ndarray  # (N + M + W, 4)
+    fl_pos: np.ndarray  # (N, 2)
+    fl_vel: np.ndarray  # (N, 2)
+    fl_int: np.ndarray  # (N,) bool
+    no_walls: np.ndarray  # (1, 2, 2): the social force's (empty) wall list
+
+
+@njit(cache=True)
+def crowd_scratch(n_bodies, n_obstacles, n_walls):
+    """Work buffers for worlds of ``n_bodies`` bodies, ``n_obstacles`` discs and ``n_walls`` walls."""
+    cap = n_bodies + n_obstacles + n_walls
+    return CrowdScratch(
+        np.empty(n_bodies, np.int64),
+        np.empty((cap, 2)),
+        np.empty((cap, 2)),
+        np.empty(cap),
+        np.empty(cap, np.int64),
+        np.empty((cap, 4)),
+        np.empty((cap, 4)),
+        np.empty((n_bodies, 2)),
+        np.empty((n_bodies, 2)),
+        np.empty(n_bodies, np.bool_),
+        np.zeros((1, 2, 2)),
+    )
+
+
+@njit(cache=True)
+def crowd_world(
+    b, pos, vel, heading, goal, start, radius, v_pref, kind, behaviour, active, path, path_len,
+    path_index, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, target_pos,
+    target_vel, step_count, bounds, desired, params, scratch,
+):  # fmt: skip
+    """Fill ``desired[b]: (N, 2)`` for every active pedestrian and flock unit of world ``b``.
+
+    Small worlds (at most ``DENSE_MAX_BODIES`` body slots) scan every body for neighbours; larger
+    ones build a uniform grid of cell ``sensing_radius + 1`` once and query it per body.
+    """
+    nn = active.shape[1]
+    sc = scratch
+    _roaming_target(b, step_count, bounds, params.dt, target_pos, target_vel)
+    if params.flock_target_learner and active[b, 0] and kind[b, 0] == LEARNER:
+        target_pos[b, 0] = pos[b, 0, 0]
+        target_pos[b, 1] = pos[b, 0, 1]
+        target_vel[b, 0] = vel[b, 0, 0]
+        target_vel[b, 1] = vel[b, 0, 1]
+    dense = nn <= DENSE_MAX_BODIES
+    if not dense:
+        grid = build_grid(pos[b], active[b], params.sensing_radius + 1.0)
+    for i in range(nn):
+        desired[b, i, 0] = 0.0
+        desired[b, i, 1] = 0.0
+        if not active[b, i]:
+            continue
+        if kind[b, i] == LEARNER:
+            if path_len[b, i] >= 2:  # learners' path progress, for their observations
+                _, _, seg = path_follow_projected_one(
+                    pos[b, i, 0], pos[b, i, 1], path[b, i], path_len[b, i], path_index[b, i],
+                    params.path,
+                )  # fmt: skip
+                path_index[b, i] = seg
+            continue
+        if dense:
+            n, n_bodies = gather_neighbours_dense(
+                b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius,
+                obstacle_active, walls, wall_active, params.sensing_radius,
+                params.learners_visible, sc.nb_pos, sc.nb_vel, sc.nb_radius, sc.nb_index,
+            )  # fmt: skip
+        else:
+            n, n_bodies = gather_neighbours(
+                b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius,
+                obstacle_active, walls, wall_active, grid, params.sensing_radius,
+                params.learners_visible, sc.idx_buf, sc.nb_pos, sc.nb_vel, sc.nb_radius,
+                sc.nb_index,
+            )  # fmt: skip
+        px = pos[b, i, 0]
+        py = pos[b, i, 1]
+        if kind[b, i] == PEDESTRIAN:
+            _renew_goal(b, i, pos, goal, start, path, path_len, path_index, params.goal_tolerance)
+            tx = goal[b, i, 0]
+            ty = goal[b, i, 1]
+            if path_len[b, i] >= 2:
+                tx, ty, seg = path_follow_projected_one(
+                    px, py, path[b, i], path_len[b, i], path_index[b, i], params.path
+                )
+                path_index[b, i] = seg
+            wx, wy = pedestrian_velocity(
+                behaviour[b, i], px, py, vel[b, i, 0], vel[b, i, 1], heading[b, i], tx, ty,
+                radius[b, i], v_pref[b, i], sc.nb_pos, sc.nb_vel, sc.nb_radius, n, n_bodies,
+                sc.lines, sc.proj, sc.no_walls, params,
+            )  # fmt: skip
+            desired[b, i, 0] = wx
+            desired[b, i, 1] = wy
+        elif kind[b, i] == FLOCK:
+            desired[b, i, 0], desired[b, i, 1] = flock_velocity(
+                b, i, pos, vel, heading, behaviour, v_pref, sc.nb_pos, sc.nb_vel, sc.nb_radius,
+                sc.nb_index, n, n_bodies, kind, sc.fl_pos, sc.fl_vel, sc.fl_int, target_pos,
+                target_vel, params,
+            )  # fmt: skip
+
+
 @njit(cache=True)
 def crowd_desired_velocity(
     pos, vel, heading, goal, start, radius, v_pref, kind, behaviour, active, path, path_len,
@@ -278,68 +440,10 @@ def crowd_desired_velocity(
     target_vel, step_count, bounds, desired, params,
 ):  # fmt: skip
     """Fill ``desired: (B, N, 2)`` for every active pedestrian and flock unit of every world."""
-    nb, nn = active.shape
-    cap = nn + obstacle_pos.shape[1] + walls.shape[1]
-    idx_buf = np.empty(nn, np.int64)
-    nb_pos = np.empty((cap, 2))
-    nb_vel = np.empty((cap, 2))
-    nb_radius = np.empty(cap)
-    nb_index = np.empty(cap, np.int64)
-    lines = np.empty((cap, 4))
-    proj = np.empty((cap, 4))
-    fl_pos = np.empty((nn, 2))
-    fl_vel = np.empty((nn, 2))
-    fl_int = np.empty(nn, np.bool_)
-    no_walls = np.zeros((1, 2, 2))
-    for b in range(nb):
-        _roaming_target(b, step_count, bounds, params.dt, target_pos, target_vel)
-        if params.flock_target_learner and active[b, 0] and kind[b, 0] == LEARNER:
-            target_pos[b, 0] = pos[b, 0, 0]
-            target_pos[b, 1] = pos[b, 0, 1]
-            target_vel[b, 0] = vel[b, 0, 0]
-            target_vel[b, 1] = vel[b, 0, 1]
-        grid = world_grid(pos[b], active[b], params.sensing_radius + 1.0)
-        for i in range(nn):
-            desired[b, i, 0] = 0.0
-            desired[b, i, 1] = 0.0
-            if not active[b, i]:
-                continue
-            if kind[b, i] == LEARNER:
-                if path_len[b, i] >= 2:  # learners' path progress, for their observations
-                    _, _, seg = path_follow_projected_one(
-                        pos[b, i, 0], pos[b, i, 1], path[b, i], path_len[b, i], path_index[b, i],
-                        params.path,
-                    )  # fmt: skip
-                    path_index[b, i] = seg
-                continue
-            n, n_bodies = gather_neighbours(
-                b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius,
-                obstacle_active, walls, wall_active, grid, params.sensing_radius,
-                params.learners_visible, idx_buf, nb_pos, nb_vel, nb_radius, nb_index,
-            )  # fmt: skip
-            px = pos[b, i, 0]
-            py = pos[b, i, 1]
-            if kind[b, i] == PEDESTRIAN:
-                _renew_goal(
-                    b, i, pos, goal, start, path, path_len, path_index, params.goal_tolerance
-                )
-                tx = goal[b, i, 0]
-                ty = goal[b, i, 1]
-                if path_len[b, i] >= 2:
-                    tx, ty, seg = path_follow_projected_one(
-                        px, py, path[b, i], path_len[b, i], path_index[b, i], params.path
-                    )
-                    path_index[b, i] = seg
-                wx, wy = pedestrian_velocity(
-                    behaviour[b, i], px, py, vel[b, i, 0], vel[b, i, 1], heading[b, i], tx, ty,
-                    radius[b, i], v_pref[b, i], nb_pos, nb_vel, nb_radius, n, n_bodies, lines,
-                    proj, no_walls, params,
-                )  # fmt: skip
-                desired[b, i, 0] = wx
-                desired[b, i, 1] = wy
-            elif kind[b, i] == FLOCK:
-                desired[b, i, 0], desired[b, i, 1] = flock_velocity(
-                    b, i, pos, vel, heading, behaviour, v_pref, nb_pos, nb_vel, nb_radius,
-                    nb_index, n, n_bodies, kind, fl_pos, fl_vel, fl_int, target_pos, target_vel,
-                    params,
-                )  # fmt: skip
+    scratch = crowd_scratch(active.shape[1], obstacle_pos.shape[1], walls.shape[1])
+    for b in range(active.shape[0]):
+        crowd_world(
+            b, pos, vel, heading, goal, start, radius, v_pref, kind, behaviour, active, path,
+            path_len, path_index, obstacle_pos, obstacle_radius, obstacle_active, walls,
+            wall_active, target_pos, target_vel, step_count, bounds, desired, params, scratch,
+        )  # fmt: skip

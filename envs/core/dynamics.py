@@ -51,6 +51,31 @@ def _unicycle_velocity(vx, vy, heading, dvx, dvy, v_max, max_dv, max_dtheta):
 
 
 @njit(cache=True)
+def kinematics_world(b, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta):
+    """``apply_kinematics`` for world ``b``, with the per-step limits ``max_dv = max_accel * dt``
+    and ``max_dtheta = max_turn_rate * dt``."""
+    for i in range(active.shape[1]):
+        if not active[b, i]:
+            vel[b, i, 0] = 0.0
+            vel[b, i, 1] = 0.0
+            continue
+        dvx = desired_vel[b, i, 0]
+        dvy = desired_vel[b, i, 1]
+        if kinematics[b, i] == UNICYCLE:
+            nx, ny, h = _unicycle_velocity(
+                vel[b, i, 0], vel[b, i, 1], heading[b, i], dvx, dvy, v_max[b, i], max_dv,
+                max_dtheta,
+            )  # fmt: skip
+            heading[b, i] = h
+        else:
+            nx, ny = _holonomic_velocity(vel[b, i, 0], vel[b, i, 1], dvx, dvy, v_max[b, i], max_dv)
+            if nx * nx + ny * ny > EPS * EPS:
+                heading[b, i] = math.atan2(ny, nx)
+        vel[b, i, 0] = nx
+        vel[b, i, 1] = ny
+
+
+@njit(cache=True)
 def apply_kinematics(
     vel, heading, desired_vel, kinematics, v_max, active, dt, max_accel, max_turn_rate
 ):
@@ -59,39 +84,23 @@ def apply_kinematics(
     vel, desired_vel: (B, N, 2); heading, v_max: (B, N); kinematics: (B, N) int; active: (B, N).
     Holonomic bodies whose speed is above ``EPS`` take the heading of their velocity.
     """
-    nb, nn = active.shape
     max_dv = max_accel * dt
     max_dtheta = max_turn_rate * dt
-    for b in range(nb):
-        for i in range(nn):
-            if not active[b, i]:
-                vel[b, i, 0] = 0.0
-                vel[b, i, 1] = 0.0
-                continue
-            dvx = desired_vel[b, i, 0]
-            dvy = desired_vel[b, i, 1]
-            if kinematics[b, i] == UNICYCLE:
-                nx, ny, h = _unicycle_velocity(
-                    vel[b, i, 0], vel[b, i, 1], heading[b, i], dvx, dvy, v_max[b, i], max_dv,
-                    max_dtheta,
-                )  # fmt: skip
-                heading[b, i] = h
-            else:
-                nx, ny = _holonomic_velocity(
-                    vel[b, i, 0], vel[b, i, 1], dvx, dvy, v_max[b, i], max_dv
-                )
-                if nx * nx + ny * ny > EPS * EPS:
-                    heading[b, i] = math.atan2(ny, nx)
-            vel[b, i, 0] = nx
-            vel[b, i, 1] = ny
+    for b in range(active.shape[0]):
+        kinematics_world(b, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta)
+
+
+@njit(cache=True)
+def integrate_world(b, pos, vel, active, dt):
+    """Explicit Euler step ``pos += vel * dt`` for the active bodies of world ``b``."""
+    for i in range(active.shape[1]):
+        if active[b, i]:
+            pos[b, i, 0] += vel[b, i, 0] * dt
+            pos[b, i, 1] += vel[b, i, 1] * dt
 
 
 @njit(cache=True)
 def integrate_positions(pos, vel, active, dt):
     """Explicit Euler step ``pos += vel * dt`` for active bodies. pos, vel: (B, N, 2)."""
-    nb, nn = active.shape
-    for b in range(nb):
-        for i in range(nn):
-            if active[b, i]:
-                pos[b, i, 0] += vel[b, i, 0] * dt
-                pos[b, i, 1] += vel[b, i, 1] * dt
+    for b in range(active.shape[0]):
+        integrate_world(b, pos, vel, active, dt)

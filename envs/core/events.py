@@ -10,6 +10,32 @@ from .state import LEARNER
 
 
 @njit(cache=True)
+def learner_events_world(
+    b, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist, progress,
+    arrived_now, collided_now, goal_tolerance, collision_ends,
+):  # fmt: skip
+    """``learner_events`` for world ``b``."""
+    for i in range(active.shape[1]):
+        arrived_now[b, i] = False
+        collided_now[b, i] = False
+        progress[b, i] = 0.0
+        if kind[b, i] != LEARNER or not active[b, i]:
+            continue
+        d = math.hypot(goal[b, i, 0] - pos[b, i, 0], goal[b, i, 1] - pos[b, i, 1])
+        progress[b, i] = goal_dist[b, i] - d
+        goal_dist[b, i] = d
+        if d <= goal_tolerance:
+            arrived_now[b, i] = True
+            reached[b, i] = True
+            active[b, i] = False
+        elif hit_body[b, i] or hit_static[b, i]:
+            collided_now[b, i] = True
+            collided[b, i] = True
+            if collision_ends:
+                active[b, i] = False
+
+
+@njit(cache=True)
 def learner_events(
     pos,
     goal,
@@ -33,23 +59,8 @@ def learner_events(
     receives the decrease. Arrival wins over a collision in the same step. A learner that arrives,
     or collides while ``collision_ends``, is deactivated: it leaves the world.
     """
-    nb, nn = active.shape
-    for b in range(nb):
-        for i in range(nn):
-            arrived_now[b, i] = False
-            collided_now[b, i] = False
-            progress[b, i] = 0.0
-            if kind[b, i] != LEARNER or not active[b, i]:
-                continue
-            d = math.hypot(goal[b, i, 0] - pos[b, i, 0], goal[b, i, 1] - pos[b, i, 1])
-            progress[b, i] = goal_dist[b, i] - d
-            goal_dist[b, i] = d
-            if d <= goal_tolerance:
-                arrived_now[b, i] = True
-                reached[b, i] = True
-                active[b, i] = False
-            elif hit_body[b, i] or hit_static[b, i]:
-                collided_now[b, i] = True
-                collided[b, i] = True
-                if collision_ends:
-                    active[b, i] = False
+    for b in range(active.shape[0]):
+        learner_events_world(
+            b, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist,
+            progress, arrived_now, collided_now, goal_tolerance, collision_ends,
+        )  # fmt: skip

@@ -21,8 +21,8 @@ from .base import BodyDefaults, Counts, assemble, flock_start, place_pairs, regi
 @dataclass(frozen=True)
 class PathCourseParams:
     """length, height: area size (m); n_waypoints: points of the course (>= 3); amplitude:
-    lateral swing of the bends (m); obstacle_radius (m); zone: side of the square start and goal
-    zones at each end (m)."""
+    lateral swing of the bends (m); obstacle_radius (m); zone: depth of the start and goal strips
+    at each end, which span the area's height (m)."""
 
     length: float = 16.0
     height: float = 8.0
@@ -61,16 +61,17 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Pa
     forward = np.ones(walkers, bool)
     forward[counts.learners + 1 :: 2] = False  # every other pedestrian walks the course backwards
     half = p.zone / 2 - body.radius - 0.05
+    y_max = hh - body.radius - 0.05
 
     def sample(g, idx):
         k, fwd = len(idx), forward[idx]
         sign = np.where(fwd, -1.0, 1.0)
         start = np.stack(
-            [sign * (hl - p.zone / 2) + g.uniform(-half, half, k), g.uniform(-half, half, k)],
+            [sign * (hl - p.zone / 2) + g.uniform(-half, half, k), g.uniform(-y_max, y_max, k)],
             axis=1,
         )
         goal = np.stack(
-            [-sign * (hl - p.zone / 2) + g.uniform(-half, half, k), g.uniform(-half, half, k)],
+            [-sign * (hl - p.zone / 2) + g.uniform(-half, half, k), g.uniform(-y_max, y_max, k)],
             axis=1,
         )
         return start, goal

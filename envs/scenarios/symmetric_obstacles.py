@@ -6,12 +6,12 @@ Each learner has a lane of its own along +x: it starts at ``(0, y)`` and its goa
 ``obstacle_distance`` ahead, their centres at ``y +- separation / 2``, so the pair is mirror
 symmetric about the straight path and every sideways push on the learner cancels exactly. The
 pair forms one barrier (centres closer than the obstacles' diameter leave no gap to walk through):
-the walker has to pick a side. The default separations, 0.3 to 0.45 m for 0.3 m discs, make the
-discs overlap by a good part of their radius, the case that side choice as published goes around
-(a pair that barely touches draws it into the gap instead; see ``baselines.steering.side_choice``). Plain cardioid anti-gravity cannot, and brakes in front of the pair;
-side choice goes around. Per episode the seed draws each lane's obstacle distance and separation
-from their ranges; the geometry stays axis-aligned so the symmetry is bitwise exact in the
-learner's goal frame.
+the walker has to pick a side. Plain cardioid anti-gravity cannot, and brakes in front of the pair;
+side choice goes around. The default separations, 0.3 to 0.45 m for 0.3 m discs, make the discs
+overlap by a good part of their radius, the case that side choice as published goes around (a pair
+that barely touches draws it into the gap instead; see ``baselines.steering.side_choice``).
+Per episode the seed draws each lane's obstacle distance and separation from their ranges; the
+geometry stays axis-aligned so the symmetry is bitwise exact in the learner's goal frame.
 
 Lanes are ``lane_spacing`` apart (default beyond the sensing range, so lanes do not see each
 other). Optional pedestrians cross the lanes at right angles, between the starts and the goals,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+
 from crowdsteer.baselines.policies import (
     BEHAVIOURS,
     SteeringPolicy,
@@ -26,6 +27,7 @@ from crowdsteer.baselines.steering import (
 )
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.engine import CrowdBatch
+from crowdsteer.training.benchmark import benchmark_config
 from crowdsteer.training.evaluate import evaluate
 
 ALL = list(list_policies())
@@ -61,10 +63,12 @@ def test_list_policies_names_the_baselines_with_a_line_each():
     "scenario", ["circle_crossing", "bottleneck", "path_course", "symmetric_obstacles"]
 )
 def test_every_policy_acts_with_shape_and_range_on_real_observations(scenario, kinematics):
-    config = CrowdConfig.from_kwargs(scenario=scenario, kinematics=kinematics, **CROWD)
+    config = CrowdConfig.from_kwargs(
+        scenario=scenario, kinematics=kinematics, **benchmark_config(scenario)
+    )
     batch = _batch_after(config, steps=6)
     obs = batch.obs.reshape(-1, batch.layout.dim)
-    assert obs.shape[0] == 9
+    assert obs.shape[0] == 3 * config.n_learners
     for name in ALL:
         policy = make_policy(name, config=config)
         act = policy.act(obs)
@@ -174,8 +178,9 @@ def test_social_force_integrates_over_the_environment_step(dt):
     policy = make_policy("social_force", config=config)
     v = view_observation(policy.layout, obs)
     goal_dir = np.stack([np.ones(len(obs)), np.zeros(len(obs))], axis=1)
+    params = SocialForceParams(time_step=dt)
     ref = social_force(np.zeros_like(v.goal), v.vel, v.radius, goal_dir, v.v_pref, v.v_pref,
-                       v.nb_pos, v.nb_radius, v.n_nb, params=SocialForceParams(time_step=dt))  # fmt: skip
+                       v.nb_pos, v.nb_radius, v.n_nb, params=params)  # fmt: skip
     np.testing.assert_allclose(policy.desired_velocity(obs), ref, atol=1e-12)
 
 
@@ -234,3 +239,75 @@ def test_goal_seek_collides_most():
     assert rates["goal_seek"] == max(rates.values())
     for name in ("cardioid", "side_choice", "right_of_way", "path_follow", "social_force", "orca"):
         assert rates["goal_seek"] > rates[name] + 0.2, (name, rates)
+
+
+# ------------------------------------------------------------------------------ scenes
+
+
+def test_symmetric_obstacles_scene_is_bitwise_symmetric_in_every_lane():
+    config = CrowdConfig.from_kwargs(scenario="symmetric_obstacles", n_learners=3, n_pedestrians=0)
+    for seed in range(5):
+        batch = CrowdBatch(config, 1)
+        batch.seed(seed)
+        batch.reset()
+        blocks = batch.layout.split(batch.obs[0])
+        for i in range(3):
+            obst = blocks["obstacles"][i]
+            present = obst[:, 3] > 0.5
+            assert present.sum() == 2  # its own pair only: the other lanes are out of range
+            a, b = obst[present]
+            assert a[0] == b[0] and a[1] == -b[1] and a[2] == b[2] and a[1] != 0.0
+            assert not (blocks["neighbours"][i][:, 8] > 0.5).any()
+            # Goal straight ahead along +x, the pair between the start and the goal.
+            assert 0.0 < a[0] < blocks["own"][i][0]
+        s = batch.state
+        lane = s.start[0, :3, 1]
+        pair = s.obstacle_pos[0, :6].reshape(3, 2, 2)
+        np.testing.assert_array_equal(pair[:, 0, 1] - lane, lane - pair[:, 1, 1])
+        gap = pair[:, 0, 1] - pair[:, 1, 1]
+        assert ((gap >= 0.3) & (gap <= 0.45)).all()  # the discs overlap: one barrier
+
+
+def test_symmetric_obstacles_with_pedestrians_and_bad_params():
+    from crowdsteer.envs.scenarios import ScenarioError, make_params
+
+    config = CrowdConfig.from_kwargs(scenario="symmetric_obstacles", n_learners=2, n_pedestrians=4)
+    batch = CrowdBatch(config, 2)
+    batch.seed(0)
+    batch.reset()
+    ped = batch.state.start[:, 2:6]
+    goal = batch.state.goal[:, 2:6]
+    # Pedestrians cross the lanes at right angles (mostly along y).
+    assert (np.abs(goal[..., 1] - ped[..., 1]) > 4 * np.abs(goal[..., 0] - ped[..., 0])).all()
+    with pytest.raises(ScenarioError, match="separation"):
+        make_params("symmetric_obstacles", {"separation_min": 0.5, "separation_max": 0.4})
+    with pytest.raises(ScenarioError, match="path_length"):
+        make_params("symmetric_obstacles", {"path_length": 3.0})
+
+
+def test_two_walkers_scene_crosses_at_right_angles_one_first():
+    config = CrowdConfig.from_kwargs(scenario="two_walkers", n_learners=2, n_pedestrians=0)
+    first_leads, from_right = set(), set()
+    for seed in range(12):
+        batch = CrowdBatch(config, 1)
+        batch.seed(seed)
+        batch.reset()
+        s = batch.state
+        start, goal = s.start[0, :2], s.goal[0, :2]
+        d = goal - start
+        assert d[0, 1] == 0.0 and d[1, 0] == 0.0 and d[0, 0] > 0  # +x, and +-y
+        cross = np.array([start[1, 0], start[0, 1]])
+        to_cross = np.linalg.norm(cross - start, axis=1)
+        lead = abs(to_cross[0] - to_cross[1])
+        assert 0.0 <= lead <= 0.5
+        assert (to_cross >= 3.0).all() and (np.linalg.norm(goal - cross, axis=1) == 4.0).all()
+        first_leads.add(bool(to_cross[0] < to_cross[1]))
+        from_right.add(bool(d[1, 1] > 0))  # the +y walker comes from the +x walker's right
+    assert first_leads == {True, False} and from_right == {True, False}
+    # Pairs get crossings of their own; an odd walker walks alone along +x.
+    config = CrowdConfig.from_kwargs(scenario="two_walkers", n_learners=2, n_pedestrians=3)
+    batch = CrowdBatch(config, 1)
+    batch.reset()
+    s = batch.state
+    assert s.goal[0, 4, 1] == s.start[0, 4, 1] and s.goal[0, 4, 0] > s.start[0, 4, 0]
+    assert abs(s.start[0, 2, 0] - s.start[0, 0, 0]) > 10.0

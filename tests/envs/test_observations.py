@@ -3,6 +3,7 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+
 from crowdsteer.envs import crowd_v0
 from crowdsteer.envs.core.sensing import ObservationLayout
 
@@ -169,8 +170,11 @@ def test_observations_finite_and_bounded_in_crowded_worlds(scenario):
     from crowdsteer.envs.core.config import CrowdConfig
     from crowdsteer.envs.core.engine import CrowdBatch
 
-    cfg = CrowdConfig.from_kwargs(scenario=scenario, n_learners=2, n_pedestrians=(0, 8),
-                                  n_flock=3, collision_ends=False, max_steps=40)  # fmt: skip
+    counts = {"n_learners": 2, "n_pedestrians": (0, 8)}
+    if scenario == "path_course":
+        counts = {"n_learners": 1, "n_pedestrians": (0, 5)}
+    cfg = CrowdConfig.from_kwargs(scenario=scenario, n_flock=3, collision_ends=False,
+                                  max_steps=40, **counts)  # fmt: skip
     batch = CrowdBatch(cfg, num_worlds=8)
     batch.seed(0)
     batch.reset()
@@ -178,7 +182,7 @@ def test_observations_finite_and_bounded_in_crowded_worlds(scenario):
     for _ in range(80):
         assert np.isfinite(batch.obs).all()
         assert (batch.obs >= batch.obs_low).all() and (batch.obs <= batch.obs_high).all()
-        batch.step(rng.uniform(-1, 1, (8, 2, 2)))
+        batch.step(rng.uniform(-1, 1, (8, batch.num_learners, 2)))
         done = batch.world_done()
         if done.any():
             batch.reset(done)

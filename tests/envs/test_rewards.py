@@ -3,6 +3,7 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+
 from crowdsteer.baselines.policies import make_policy
 from crowdsteer.envs import crowd_v0
 from crowdsteer.envs.core.rewards import REWARD_TERMS

@@ -8,10 +8,12 @@ import math
 
 import numpy as np
 import pytest
+
 from crowdsteer.training.benchmark import CI_COLUMNS, CSV_COLUMNS, benchmark_config, run_benchmark
 from crowdsteer.training.cli import main
 from crowdsteer.training.evaluate import (
     evaluate,
+    make_config,
     metric_means,
     policy_label,
     run_episodes,
@@ -85,7 +87,6 @@ def test_records_follow_the_metric_conventions():
         assert rec.dt == 0.25 and rec.max_steps == 60
         assert rec.n_steps <= 60
         # Straight at each other: they collide, on the same step, and leave the episode.
-        assert (rec.collision_step > 0).all() if rec.is_learner.all() else True
         c = rec.collision_step[:2]
         assert (c > 0).all() and c[0] == c[1]
         # The collision row is kept (the overlap is measured) and nothing after it.
@@ -138,8 +139,7 @@ class _Recorder:
 
 def test_any_object_with_act_is_a_policy_and_only_live_learners_are_asked():
     pol = _Recorder()
-    records, _ = run_episodes(pol, __import__("crowdsteer.training.evaluate", fromlist=["x"])
-                              .make_config(**SMALL), episodes=3, seed=0, num_worlds=3)  # fmt: skip
+    records, _ = run_episodes(pol, make_config(**SMALL), episodes=3, seed=0, num_worlds=3)
     assert pol.shapes[0][0] == 6  # 3 worlds x 2 learners, all alive at the start
     assert all(s[0] <= 6 for s in pol.shapes)
     assert pol.shapes[-1][0] < 6  # learners that left are not asked any more
@@ -166,6 +166,7 @@ def test_saved_sb3_model_evaluates_by_path(tmp_path):
     venv = make_sb3_vec_env(num_worlds=1, **SMALL)
     model = sb3.PPO("MlpPolicy", venv, n_steps=16, batch_size=16, seed=0, device="cpu")
     path = tmp_path / "run" / "model.zip"
+    path.parent.mkdir()
     model.save(path)
     by_path = evaluate(str(path), episodes=2, seed=0, **SMALL)
     by_object = evaluate(SB3Policy(model), episodes=2, seed=0, **SMALL)
