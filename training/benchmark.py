@@ -15,8 +15,7 @@ pedestrians steering with ``right_of_way`` (they see the learners), the environm
 otherwise (dt 0.25 s, 100 steps, collisions end a learner's episode). Scenes built around one
 situation use their own counts (``SCENARIO_CONFIG``): ``symmetric_obstacles`` 3 learners in
 separate lanes and no pedestrians (they would break the symmetry), ``two_walkers`` one crossing
-pair of 2 learners and no pedestrians; ``path_course`` starts everyone walking one way in one
-small zone, which holds 2 learners and 2 pedestrians (1 of them walking each way).
+pair of 2 learners and no pedestrians.
 """
 
 from __future__ import annotations
@@ -48,7 +47,6 @@ BENCHMARK_CONFIG: dict[str, Any] = {
 SCENARIO_CONFIG: dict[str, dict[str, Any]] = {
     "symmetric_obstacles": {"n_learners": 3, "n_pedestrians": 0},
     "two_walkers": {"n_learners": 2, "n_pedestrians": 0},
-    "path_course": {"n_learners": 2, "n_pedestrians": 2},
 }
 """Per-scenario overrides of ``BENCHMARK_CONFIG`` for scenes built around one situation."""
 

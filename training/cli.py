@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("benchmark", help="every baseline on every scenario: CSV, table, plots")
     p.add_argument("--out", default="benchmark")
-    p.add_argument("--episodes", type=int, default=30)
+    p.add_argument("--episodes", type=int, default=None, help="per scenario and policy (200)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--scenarios", nargs="*", default=None)
     p.add_argument("--policies", nargs="*", default=None)

@@ -40,6 +40,11 @@ class PathFollowParams(NamedTuple):
     # taken literally, target = currentNode + dir * (l + o) on the straight extension of the
     # current segment (past its end near a corner, and past the last waypoint at the finish).
     follow_corners: bool = True
+    # m; a segment also ends when the body comes this close to its end node (the node-arrival test
+    # the series starts from). Projection alone never ends a segment at an acute bend: the target
+    # already lies on the next segment, the body cuts inside the corner, and its projection on the
+    # current segment stays short of the end, so the target keeps landing on the body itself.
+    node_radius: float = 0.5
 
 
 @njit(cache=True)
@@ -56,9 +61,12 @@ def _segment(path: np.ndarray, k: int) -> tuple[float, float, float, float, floa
 
 
 @njit(cache=True)
-def _advance(px: float, py: float, path: np.ndarray, n_points: int, seg_index: int) -> int:
-    """Current segment after skipping zero-length segments and those whose end the projection
-    of ``p`` has passed. Never returns less than ``seg_index`` (clamped to the valid range)."""
+def _advance(
+    px: float, py: float, path: np.ndarray, n_points: int, seg_index: int, node_radius: float
+) -> int:
+    """Current segment after skipping zero-length segments, those whose end the projection of
+    ``p`` has passed, and those whose end node is within ``node_radius`` of ``p``. Never returns
+    less than ``seg_index`` (clamped to the valid range)."""
     last = n_points - 2
     seg = min(max(seg_index, 0), last)
     while seg < last:
@@ -69,6 +77,11 @@ def _advance(px: float, py: float, path: np.ndarray, n_points: int, seg_index: i
         # l = dot(vectorANormalized, vectorB): distance of the projection from the segment start.
         l = (px - ax) * ux + (py - ay) * uy
         if l > length:
+            seg += 1
+            continue
+        ex = path[seg + 1, 0] - px
+        ey = path[seg + 1, 1] - py
+        if ex * ex + ey * ey < node_radius * node_radius:
             seg += 1
             continue
         break
@@ -107,7 +120,7 @@ def path_follow_projected_one(
         return px, py, 0
     if n_points == 1:
         return path[0, 0], path[0, 1], 0
-    seg = _advance(px, py, path, n_points, seg_index)
+    seg = _advance(px, py, path, n_points, seg_index, params.node_radius)
     ax, ay, ux, uy, length = _segment(path, seg)
     if length <= EPS:
         # Only zero-length segments are left: the path has ended at this waypoint.
@@ -152,7 +165,7 @@ def path_follow_predictive_one(
         dy = qy - path[0, 1]
         best_d2 = dx * dx + dy * dy
     else:
-        seg = _advance(px, py, path, n_points, seg_index)
+        seg = _advance(px, py, path, n_points, seg_index, params.node_radius)
         best_d2 = math.inf
         best_k = seg
         best_s = 0.0

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from crowdsteer.baselines.steering.vec import closest_point_on_segment
+from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
 
 from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
 
@@ -126,11 +126,11 @@ def collisions_world(
             py = pos[b, i, 1]
             ri = radius[b, i]
             # Bodies beyond centre distance R have a gap above R - r_i - max_r: a gap found
-            # within that bound is the smallest of all.
+            # below that bound (less a margin for rounding) is the smallest of all.
             near = NEAR_GAP + ri + max_r
             count = query_grid(grid, pos[b], px, py, near, i, buf)
             gap, hit = _gap_from(b, i, buf, count, pos, radius)
-            if gap > NEAR_GAP:
+            if gap >= NEAR_GAP - EPS:
                 count = query_grid(grid, pos[b], px, py, GAP_CAP + ri + max_r, i, buf)
                 gap, hit = _gap_from(b, i, buf, count, pos, radius)
             min_gap[b, i] = gap

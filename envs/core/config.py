@@ -17,16 +17,7 @@ from .state import KINEMATICS_NAMES
 
 OVERLAYS = ("steering_vectors", "detection_boxes", "view_cones", "personal_space", "lookahead")
 
-SHAPING_REFERENCES = (
-    "goal_seek",
-    "cardioid",
-    "side_choice",
-    "right_of_way",
-    "social_force",
-    "orca",
-    "detection_box",
-    "path_follow",
-)
+SHAPING_REFERENCES = (*PEDESTRIAN_BEHAVIOURS, "path_follow")
 
 
 @dataclass(frozen=True)

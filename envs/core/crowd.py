@@ -33,7 +33,7 @@ from crowdsteer.baselines.steering.path_follow import PathFollowParams, path_fol
 from crowdsteer.baselines.steering.right_of_way import RightOfWayParams, right_of_way_one
 from crowdsteer.baselines.steering.side_choice import SideChoiceParams, side_choice_one
 from crowdsteer.baselines.steering.social_force import SocialForceParams, social_force_one
-from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment, normalize
+from crowdsteer.baselines.steering.vec import closest_point_on_segment, normalize
 
 from .behaviours import FLOCK_TARGETS, FLOCK_VIEWS, behaviour_id
 from .neighbours import DENSE_MAX_BODIES, build_grid, query
@@ -135,7 +135,7 @@ def _gather_static(
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _copy_body(b, j, n, pos, vel, radius, nb_pos, nb_vel, nb_radius, nb_index):
     """Write body ``j`` of world ``b`` into row ``n`` of the neighbour buffers."""
     nb_pos[n, 0] = pos[b, j, 0]
@@ -175,7 +175,7 @@ def gather_neighbours(
     return n, n_bodies
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def gather_neighbours_dense(
     b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
     wall_active, reach, see_learners, nb_pos, nb_vel, nb_radius, nb_index,
@@ -207,7 +207,7 @@ def gather_neighbours_dense(
     return n, n_bodies
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pedestrian_velocity(
     beh, px, py, vx, vy, heading, tx, ty, r, v_pref, nb_pos, nb_vel, nb_radius, n, n_bodies,
     lines, proj, no_walls, params,
@@ -288,7 +288,7 @@ def flock_velocity(
     return v_pref[b, i] * math.cos(h), v_pref[b, i] * math.sin(h)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _renew_goal(b, i, pos, goal, start, path, path_len, path_index, tolerance):
     """Swap start and goal of a pedestrian that reached its goal (its path reverses too)."""
     dx = goal[b, i, 0] - pos[b, i, 0]
@@ -342,7 +342,7 @@ class CrowdScratch(NamedTuple):
 
 @njit(cache=True)
 def crowd_scratch(n_bodies, n_obstacles, n_walls):
-    """Work buffers for worlds of ``n_bodies`` bodies, ``n_obstacles`` discs and ``n_walls`` walls."""
+    """Work buffers for worlds of ``n_bodies`` bodies, ``n_obstacles`` discs, ``n_walls`` walls."""
     cap = n_bodies + n_obstacles + n_walls
     return CrowdScratch(
         np.empty(n_bodies, np.int64),

@@ -87,7 +87,9 @@ def apply_kinematics(
     max_dv = max_accel * dt
     max_dtheta = max_turn_rate * dt
     for b in range(active.shape[0]):
-        kinematics_world(b, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta)
+        kinematics_world(
+            b, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta
+        )
 
 
 @njit(cache=True)

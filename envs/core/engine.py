@@ -20,25 +20,116 @@ the world resets. A world is done when no learner is alive or its clock runs out
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit
 
 from .config import CrowdConfig
 from .rewards import REWARD_TERMS, SHAPING, reward_terms
-from .sensing import ObservationLayout, goal_frame_angle, observe
-from .simulator import Simulator
-from .state import UNICYCLE
+from .sensing import (
+    ObservationLayout,
+    goal_frame_angle,
+    observe_learners,
+    observe_learners_parallel,
+)
+from .simulator import Simulator, compiled_entry
+
+EPS = 1e-9
 
 
 class ActionError(ValueError):
     """An action of the wrong shape or dtype, or holding NaN or inf."""
 
 
-class CrowdBatch:
-    """B worlds x L learners with observation, action and reward conventions."""
+@njit(cache=True)
+def clip_actions(actions, out):
+    """Copy ``actions: (B, L, 2)`` clipped to [-1, 1] into ``out`` (float64); False (and ``out``
+    unspecified) when one of them is NaN or inf."""
+    nb, nl, _ = actions.shape
+    for b in range(nb):
+        for i in range(nl):
+            for c in range(2):
+                v = actions[b, i, c]
+                if not math.isfinite(v):
+                    return False
+                out[b, i, c] = min(max(v, -1.0), 1.0)
+    return True
 
-    def __init__(self, config: CrowdConfig, num_worlds: int = 1):
+
+@njit(cache=True)
+def learner_desired_velocity(actions, theta, heading, v_pref, unicycle, max_turn_rate, dt, out):
+    """World-frame desired velocities ``out: (B, L, 2)`` of clipped ``actions: (B, L, 2)``.
+
+    theta: (B, L) angle of each learner's goal frame (``goal_frame_angle``; unused for
+    unicycles); heading, v_pref: (B, N) with the learners in slots ``[0, L)``. Holonomic: the
+    action is a velocity in the goal frame in units of ``v_pref``. Unicycle:
+    ``(a0 + 1) / 2 x v_pref`` along the heading turned by ``a1 x max_turn_rate x dt``.
+    """
+    nb, nl, _ = actions.shape
+    for b in range(nb):
+        for i in range(nl):
+            vp = v_pref[b, i]
+            if unicycle:
+                speed = 0.5 * (actions[b, i, 0] + 1.0) * vp
+                h = heading[b, i] + actions[b, i, 1] * max_turn_rate * dt
+                out[b, i, 0] = speed * math.cos(h)
+                out[b, i, 1] = speed * math.sin(h)
+            else:
+                c = math.cos(theta[b, i])
+                s = math.sin(theta[b, i])
+                ax = actions[b, i, 0] * vp
+                ay = actions[b, i, 1] * vp
+                out[b, i, 0] = c * ax - s * ay
+                out[b, i, 1] = s * ax + c * ay
+
+
+@njit(cache=True)
+def finish_step(
+    alive, alive_before, progress, arrived_now, collided_now, min_gap, step_count, max_steps,
+    collision_ends, shaping, dt, w_progress, w_arrival, w_collision, w_discomfort,
+    discomfort_distance, w_time, terms, reward, terminated, truncated,
+):  # fmt: skip
+    """Reward terms, their sum and the episode flags of every learner after the physical step.
+
+    alive: (B, L) learners in the episode, updated in place (``alive_before`` receives the old
+    values); event arrays (B, N) from the step; shaping: (B, L) shaping term of the learners
+    alive before the step, or an empty array. Outputs: terms (B, L, 6), reward, terminated,
+    truncated (B, L). Terminated: arrival, or a collision when ``collision_ends``; truncated:
+    the world's clock reached ``max_steps`` first.
+    """
+    nb, nl = alive.shape
+    reward_terms(
+        alive, progress, arrived_now, collided_now, min_gap, dt, w_progress, w_arrival,
+        w_collision, w_discomfort, discomfort_distance, w_time, terms,
+    )  # fmt: skip
+    for b in range(nb):
+        out_of_time = step_count[b] >= max_steps
+        for i in range(nl):
+            was = alive[b, i]
+            alive_before[b, i] = was
+            if shaping.shape[0] > 0:
+                terms[b, i, SHAPING] = shaping[b, i] if was else 0.0
+            done = was and (arrived_now[b, i] or (collided_now[b, i] and collision_ends))
+            cut = was and not done and out_of_time
+            terminated[b, i] = done
+            truncated[b, i] = cut
+            alive[b, i] = was and not done and not cut
+            total = terms[b, i, 0]  # summed left to right, as numpy's sum over the last axis
+            for t in range(1, terms.shape[2]):
+                total += terms[b, i, t]
+            reward[b, i] = total
+
+
+class CrowdBatch:
+    """B worlds x L learners with observation, action and reward conventions.
+
+    ``parallel=True`` spreads the worlds over numba's threads (see ``Simulator``).
+    """
+
+    def __init__(self, config: CrowdConfig, num_worlds: int = 1, parallel: bool = False):
         self.config = config
-        self.sim = Simulator(config, num_worlds)
+        self.sim = Simulator(config, num_worlds, parallel=parallel)
         self.num_worlds = num_worlds
         self.num_learners = self.sim.num_learners
         if self.num_learners < 1:
@@ -51,6 +142,11 @@ class CrowdBatch:
         self.obs = np.zeros((b, n_l, self.layout.dim), np.float32)
         self.alive = np.zeros((b, n_l), bool)
         self.terms = np.zeros((b, n_l, len(REWARD_TERMS)))
+        self._alive_before = np.zeros((b, n_l), bool)
+        self._no_shaping = np.zeros((0, 0))
+        self._no_theta = np.zeros((0, 0))
+        self._finish_entry = None
+        self._observe_entry = None
         self._reference = None
         if config.shaping_reference is not None and config.shaping_weight > 0:
             from crowdsteer.baselines.policies import make_policy
@@ -74,7 +170,8 @@ class CrowdBatch:
         self.sim.collided_now[mask] = False
         self.terms[mask] = 0.0
         self.alive[mask] = self.sim.state.active[mask, : self.num_learners]
-        self._observe(keep=~self.alive & ~mask[:, None])
+        # learners that left an episode still running elsewhere keep their terminal observation
+        self._observe(self.alive | mask[:, None])
         return self.obs
 
     # ------------------------------------------------------------------ step
@@ -84,74 +181,82 @@ class CrowdBatch:
         expected = (self.num_worlds, self.num_learners, 2)
         if a.shape != expected:
             raise ActionError(f"actions must have shape {expected}, got {a.shape}")
-        if not np.issubdtype(a.dtype, np.floating):
+        if a.dtype.kind != "f":
             raise ActionError(f"actions must be floats in [-1, 1], got dtype {a.dtype}")
-        if not np.isfinite(a).all():
+        if a.dtype != np.float32 and a.dtype != np.float64:
+            a = a.astype(np.float64)  # float16, longdouble: not compiled for
+        out = np.empty(expected)
+        if not clip_actions(a, out):
             raise ActionError("actions contain NaN or inf; allowed range is [-1, 1]")
-        return np.clip(a, -1.0, 1.0).astype(np.float64)
+        return out
 
     def desired_velocity(self, actions: np.ndarray) -> np.ndarray:
         """World-frame desired velocities (B, L, 2) of clipped actions (B, L, 2)."""
-        s, sl = self.sim.state, self.sim.learner_slice
-        v_pref = s.v_pref[:, sl]
-        if self.config.kinematics == "holonomic":
-            theta = goal_frame_angle(s.pos[:, sl], s.goal[:, sl], s.heading[:, sl])
-            c, si = np.cos(theta), np.sin(theta)
-            ax, ay = actions[..., 0] * v_pref, actions[..., 1] * v_pref
-            return np.stack([c * ax - si * ay, si * ax + c * ay], axis=-1)
-        assert (s.kinematics[:, sl] == UNICYCLE).all()
-        speed = 0.5 * (actions[..., 0] + 1.0) * v_pref
-        new_heading = (
-            s.heading[:, sl] + actions[..., 1] * self.config.max_turn_rate * self.config.dt
+        s, c, sl = self.sim.state, self.config, self.sim.learner_slice
+        unicycle = c.kinematics == "unicycle"
+        # numpy's arctan2 (SIMD) can differ from the C library's in the last bit: the goal frame
+        # is computed here as it always was, so that episodes replay bit for bit
+        theta = (
+            self._no_theta
+            if unicycle
+            else goal_frame_angle(s.pos[:, sl], s.goal[:, sl], s.heading[:, sl])
         )
-        return np.stack([speed * np.cos(new_heading), speed * np.sin(new_heading)], axis=-1)
+        out = np.empty((self.num_worlds, self.num_learners, 2))
+        learner_desired_velocity(
+            np.ascontiguousarray(actions, dtype=np.float64), theta, s.heading, s.v_pref,
+            unicycle, float(c.max_turn_rate), float(c.dt), out,
+        )  # fmt: skip
+        return out
 
     def step(self, actions: np.ndarray):
         """Advance every world; returns ``(obs, reward, terminated, truncated)`` each (B, L, ...).
 
         Worlds are not reset here: the adapters decide when (their autoreset mode).
         """
-        a = self.check_actions(actions)
-        desired = self.desired_velocity(a)
-        shaping = self._shaping(desired) if self._reference is not None else None
-        alive_before = self.alive.copy()
+        desired = self.desired_velocity(self.check_actions(actions))
+        shaping = self._no_shaping if self._reference is None else self._shaping(desired)
         sim, c = self.sim, self.config
         sim.step(desired)
-        reward_terms(
-            alive_before, sim.progress, sim.arrived_now, sim.collided_now, sim.min_gap, c.dt,
-            c.reward_progress, c.reward_arrival, c.reward_collision, c.reward_discomfort,
-            c.discomfort_distance, c.reward_time, self.terms,
+        shape = (self.num_worlds, self.num_learners)
+        reward = np.empty(shape)
+        terminated = np.empty(shape, bool)
+        truncated = np.empty(shape, bool)
+        args = (
+            self.alive, self._alive_before, sim.progress, sim.arrived_now, sim.collided_now,
+            sim.min_gap, sim.state.step_count, int(c.max_steps), bool(c.collision_ends), shaping,
+            float(c.dt), float(c.reward_progress), float(c.reward_arrival),
+            float(c.reward_collision), float(c.reward_discomfort), float(c.discomfort_distance),
+            float(c.reward_time), self.terms, reward, terminated, truncated,
         )  # fmt: skip
-        if shaping is not None:
-            self.terms[..., SHAPING] = np.where(alive_before, shaping, 0.0)
-        sl = sim.learner_slice
-        arrived = sim.arrived_now[:, sl]
-        collided = sim.collided_now[:, sl]
-        terminated = alive_before & (arrived | (collided & c.collision_ends))
-        world_truncated = sim.truncated()
-        truncated = alive_before & ~terminated & world_truncated[:, None]
-        self.alive &= ~terminated & ~truncated
-        self._observe(keep=~alive_before)
-        reward = self.terms.sum(axis=-1)
+        if self._finish_entry is None:
+            self._finish_entry = compiled_entry(finish_step, *args)
+        self._finish_entry(*args)
+        # learners that had already left keep their terminal observation
+        self._observe(self._alive_before)
         return self.obs, reward, terminated, truncated
 
     def world_done(self) -> np.ndarray:
         """(B,) worlds whose episode is over (no learner alive, or out of time)."""
         return ~self.alive.any(axis=1) | self.sim.truncated()
 
-    def _observe(self, keep: np.ndarray | None = None) -> None:
-        """Recompute ``obs``; learners where ``keep: (B, L)`` holds keep their last observation."""
+    def _observe(self, which: np.ndarray | None = None) -> None:
+        """Recompute the observations of the learners where ``which: (B, L)`` holds (all if None);
+        the others keep their last observation."""
         s, c = self.sim.state, self.config
-        kept = self.obs[keep] if keep is not None else None
-        observe(
+        if which is None:
+            which = np.ones((self.num_worlds, self.num_learners), bool)
+        args = (
             s.pos, s.vel, s.heading, s.goal, s.radius, s.v_pref, s.kind, s.active, s.path,
             s.path_len, s.path_index, s.obstacle_pos, s.obstacle_radius, s.obstacle_active,
-            s.walls, s.wall_active, s.step_count, c.max_steps, self.num_learners,
-            c.obs_neighbours, c.obs_obstacles, c.obs_walls, c.obs_waypoints, c.sensing_radius,
-            self.obs,
+            s.walls, s.wall_active, s.step_count, int(c.max_steps),
+            np.ascontiguousarray(which, dtype=np.bool_), int(c.obs_neighbours),
+            int(c.obs_obstacles), int(c.obs_walls), int(c.obs_waypoints),
+            float(c.sensing_radius), self.obs,
         )  # fmt: skip
-        if kept is not None:
-            self.obs[keep] = kept
+        if self._observe_entry is None:
+            kernel = observe_learners_parallel if self.sim.parallel else observe_learners
+            self._observe_entry = compiled_entry(kernel, *args)
+        self._observe_entry(*args)
 
     def _shaping(self, desired: np.ndarray) -> np.ndarray:
         """``shaping_weight x cos`` between each learner's desired velocity and the reference's."""

@@ -27,11 +27,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
 
 from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
+
+from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
+from .step import CHUNKS_PER_THREAD
 
 POS_CLIP = 50.0
 VEL_CLIP = 10.0
@@ -123,17 +127,226 @@ def _clip(v, lim):
 
 @njit(cache=True)
 def _insert_nearest(keys, idx, count, cap, key, j):
-    """Keep the ``cap`` smallest keys in ascending order (insertion into a short sorted list)."""
-    if count == cap and key >= keys[cap - 1]:
+    """Keep the ``cap`` smallest ``(key, j)`` pairs in ascending order (insertion into a short
+    sorted list). Equal keys are ordered by index, so the result does not depend on the order in
+    which candidates arrive (a grid query's order is not the index order)."""
+    if count == cap and (key > keys[cap - 1] or (key == keys[cap - 1] and j > idx[cap - 1])):
         return count
     k = count if count < cap else cap - 1
-    while k > 0 and keys[k - 1] > key:
+    while k > 0 and (keys[k - 1] > key or (keys[k - 1] == key and idx[k - 1] > j)):
         keys[k] = keys[k - 1]
         idx[k] = idx[k - 1]
         k -= 1
     keys[k] = key
     idx[k] = j
     return count + 1 if count < cap else cap
+
+
+class ObserveScratch(NamedTuple):
+    """Work buffers of ``observe_world``: the sorted candidates of each block and a grid query
+    buffer."""
+
+    keys: np.ndarray  # (max(K, 1),)
+    idx: np.ndarray  # (max(K, 1),) int
+    okeys: np.ndarray  # (max(O, 1),)
+    oidx: np.ndarray  # (max(O, 1),) int
+    wkeys: np.ndarray  # (max(W, 1),)
+    widx: np.ndarray  # (max(W, 1),) int
+    buf: np.ndarray  # (N,) int
+
+
+@njit(cache=True)
+def observe_scratch(n_bodies, n_neighbours, n_obstacles, n_walls):
+    """Work buffers for ``observe_world``."""
+    kn = max(n_neighbours, 1)
+    ko = max(n_obstacles, 1)
+    kw = max(n_walls, 1)
+    return ObserveScratch(
+        np.empty(kn), np.empty(kn, np.int64), np.empty(ko), np.empty(ko, np.int64),
+        np.empty(kw), np.empty(kw, np.int64), np.empty(n_bodies, np.int64),
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def observe_world(
+    b, pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len, path_index,
+    obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count, max_steps,
+    which, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius, out, scratch,
+):  # fmt: skip
+    """Write the observation of every learner ``i`` of world ``b`` with ``which[b, i]`` into
+    ``out[b, i]``; the others are left as they are.
+
+    Small worlds (at most ``DENSE_MAX_BODIES`` slots) scan every body for the nearest ones;
+    larger worlds query a uniform grid within the sensing radius. Both give the same result.
+    """
+    nn = active.shape[1]
+    keys, idx = scratch.keys, scratch.idx
+    okeys, oidx = scratch.okeys, scratch.oidx
+    wkeys, widx = scratch.wkeys, scratch.widx
+    dense = nn <= DENSE_MAX_BODIES
+    max_r = 0.0
+    if not dense and n_neighbours > 0:
+        for j in range(nn):
+            if active[b, j]:
+                max_r = max(max_r, radius[b, j])
+        grid = build_grid(pos[b], active[b], sensing_radius + 2.0 * max_r)
+    for i in range(which.shape[1]):
+        if not which[b, i]:
+            continue
+        o = out[b, i]
+        o[:] = 0.0
+        px = pos[b, i, 0]
+        py = pos[b, i, 1]
+        gx = goal[b, i, 0] - px
+        gy = goal[b, i, 1] - py
+        gd = math.sqrt(gx * gx + gy * gy)
+        theta = math.atan2(gy, gx) if gd > EPS else heading[b, i]
+        c = math.cos(theta)
+        s = math.sin(theta)
+        vx = vel[b, i, 0]
+        vy = vel[b, i, 1]
+        o[0] = min(gd, POS_CLIP)
+        o[1] = _clip(c * vx + s * vy, VEL_CLIP)
+        o[2] = _clip(-s * vx + c * vy, VEL_CLIP)
+        o[3] = min(radius[b, i], SIZE_CLIP)
+        o[4] = min(v_pref[b, i], VEL_CLIP)
+        o[5] = math.cos(heading[b, i] - theta)
+        o[6] = math.sin(heading[b, i] - theta)
+        o[7] = max(0.0, 1.0 - step_count[b] / max_steps)
+        base = OWN_DIM
+        # K nearest other bodies by surface gap
+        count = 0
+        if n_neighbours > 0:
+            if dense:
+                n_cand = nn
+            else:  # a gap within the sensing radius means a centre within this reach
+                reach = sensing_radius + radius[b, i] + max_r + EPS
+                n_cand = query_grid(grid, pos[b], px, py, reach, i, scratch.buf)
+            for q in range(n_cand):
+                j = q if dense else scratch.buf[q]
+                if j == i or not active[b, j]:
+                    continue
+                dx = pos[b, j, 0] - px
+                dy = pos[b, j, 1] - py
+                gap = math.sqrt(dx * dx + dy * dy) - radius[b, i] - radius[b, j]
+                if gap <= sensing_radius:
+                    count = _insert_nearest(keys, idx, count, n_neighbours, gap, j)
+        for k in range(count):
+            j = idx[k]
+            dx = pos[b, j, 0] - px
+            dy = pos[b, j, 1] - py
+            dvx = vel[b, j, 0] - vx
+            dvy = vel[b, j, 1] - vy
+            e = base + k * NEIGHBOUR_DIM
+            o[e] = _clip(c * dx + s * dy, POS_CLIP)
+            o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
+            o[e + 2] = _clip(c * dvx + s * dvy, 2 * VEL_CLIP)
+            o[e + 3] = _clip(-s * dvx + c * dvy, 2 * VEL_CLIP)
+            o[e + 4] = min(radius[b, j], SIZE_CLIP)
+            o[e + 5 + kind[b, j]] = 1.0
+            o[e + 8] = 1.0
+        base += NEIGHBOUR_DIM * n_neighbours
+        # O nearest disc obstacles
+        count = 0
+        if n_obstacles > 0:
+            for m in range(obstacle_pos.shape[1]):
+                if not obstacle_active[b, m]:
+                    continue
+                dx = obstacle_pos[b, m, 0] - px
+                dy = obstacle_pos[b, m, 1] - py
+                gap = math.sqrt(dx * dx + dy * dy) - radius[b, i] - obstacle_radius[b, m]
+                if gap <= sensing_radius:
+                    count = _insert_nearest(okeys, oidx, count, n_obstacles, gap, m)
+        for k in range(count):
+            m = oidx[k]
+            dx = obstacle_pos[b, m, 0] - px
+            dy = obstacle_pos[b, m, 1] - py
+            e = base + k * OBSTACLE_DIM
+            o[e] = _clip(c * dx + s * dy, POS_CLIP)
+            o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
+            o[e + 2] = min(obstacle_radius[b, m], SIZE_CLIP)
+            o[e + 3] = 1.0
+        base += OBSTACLE_DIM * n_obstacles
+        # W nearest walls by distance to their closest point
+        count = 0
+        if n_walls > 0:
+            for w in range(walls.shape[1]):
+                if not wall_active[b, w]:
+                    continue
+                qx, qy = closest_point_on_segment(
+                    px, py, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0],
+                    walls[b, w, 1, 1],
+                )  # fmt: skip
+                d = math.hypot(qx - px, qy - py) - radius[b, i]
+                if d <= sensing_radius:
+                    count = _insert_nearest(wkeys, widx, count, n_walls, d, w)
+        for k in range(count):
+            w = widx[k]
+            ax, ay = walls[b, w, 0, 0], walls[b, w, 0, 1]
+            bx, by = walls[b, w, 1, 0], walls[b, w, 1, 1]
+            qx, qy = closest_point_on_segment(px, py, ax, ay, bx, by)
+            ex, ey = bx - ax, by - ay
+            el = math.sqrt(ex * ex + ey * ey)
+            ux, uy = (ex / el, ey / el) if el > EPS else (0.0, 0.0)
+            e = base + k * WALL_DIM
+            o[e] = _clip(c * (qx - px) + s * (qy - py), POS_CLIP)
+            o[e + 1] = _clip(-s * (qx - px) + c * (qy - py), POS_CLIP)
+            o[e + 2] = c * ux + s * uy
+            o[e + 3] = -s * ux + c * uy
+            o[e + 4] = 1.0
+        base += WALL_DIM * n_walls
+        # the current segment's start, then the next waypoints
+        n_pts = path_len[b, i]
+        if n_pts >= 2:
+            first = min(path_index[b, i], n_pts - 1)
+            for k in range(n_waypoints + 1):
+                q = first + k
+                if q >= n_pts:
+                    break
+                dx = path[b, i, q, 0] - px
+                dy = path[b, i, q, 1] - py
+                e = base + k * WAYPOINT_DIM
+                o[e] = _clip(c * dx + s * dy, POS_CLIP)
+                o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
+                o[e + 2] = 1.0
+
+
+@njit(cache=True)
+def observe_learners(
+    pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len, path_index,
+    obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count, max_steps,
+    which, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius, out,
+):  # fmt: skip
+    """``observe`` for the learners where ``which: (B, L)`` holds; the other rows of ``out`` keep
+    their values (a learner that has left the episode keeps its terminal observation)."""
+    scratch = observe_scratch(active.shape[1], n_neighbours, n_obstacles, n_walls)
+    for b in range(active.shape[0]):
+        observe_world(
+            b, pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len, path_index,
+            obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count,
+            max_steps, which, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius,
+            out, scratch,
+        )  # fmt: skip
+
+
+@njit(cache=True, parallel=True)
+def observe_learners_parallel(
+    pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len, path_index,
+    obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count, max_steps,
+    which, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius, out,
+):  # fmt: skip
+    """``observe_learners`` with the worlds spread over numba's threads (same result)."""
+    nb = active.shape[0]
+    chunks = min(nb, CHUNKS_PER_THREAD * get_num_threads())
+    for c in prange(chunks):
+        scratch = observe_scratch(active.shape[1], n_neighbours, n_obstacles, n_walls)
+        for b in range(c * nb // chunks, (c + 1) * nb // chunks):
+            observe_world(
+                b, pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len,
+                path_index, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
+                step_count, max_steps, which, n_neighbours, n_obstacles, n_walls, n_waypoints,
+                sensing_radius, out, scratch,
+            )  # fmt: skip
 
 
 @njit(cache=True)
@@ -145,130 +358,14 @@ def observe(
     """Write the flat observation of every learner slot ``[0, n_learners)`` into ``out``.
 
     Arrays as in ``WorldState``; out: (B, L, dim) float32. Learners that have left the episode
-    still get the observation of their last state (the terminal observation).
+    still get the observation of their last state.
     """
-    nb, nn = active.shape
-    kn = max(n_neighbours, 1)
-    keys = np.empty(kn)
-    idx = np.empty(kn, np.int64)
-    ko = max(n_obstacles, 1)
-    okeys = np.empty(ko)
-    oidx = np.empty(ko, np.int64)
-    kw = max(n_walls, 1)
-    wkeys = np.empty(kw)
-    widx = np.empty(kw, np.int64)
-    for b in range(nb):
-        for i in range(n_learners):
-            o = out[b, i]
-            o[:] = 0.0
-            px = pos[b, i, 0]
-            py = pos[b, i, 1]
-            gx = goal[b, i, 0] - px
-            gy = goal[b, i, 1] - py
-            gd = math.sqrt(gx * gx + gy * gy)
-            theta = math.atan2(gy, gx) if gd > EPS else heading[b, i]
-            c = math.cos(theta)
-            s = math.sin(theta)
-            vx = vel[b, i, 0]
-            vy = vel[b, i, 1]
-            o[0] = min(gd, POS_CLIP)
-            o[1] = _clip(c * vx + s * vy, VEL_CLIP)
-            o[2] = _clip(-s * vx + c * vy, VEL_CLIP)
-            o[3] = min(radius[b, i], SIZE_CLIP)
-            o[4] = min(v_pref[b, i], VEL_CLIP)
-            o[5] = math.cos(heading[b, i] - theta)
-            o[6] = math.sin(heading[b, i] - theta)
-            o[7] = max(0.0, 1.0 - step_count[b] / max_steps)
-            base = OWN_DIM
-            # K nearest other bodies by surface gap
-            count = 0
-            if n_neighbours > 0:
-                for j in range(nn):
-                    if j == i or not active[b, j]:
-                        continue
-                    dx = pos[b, j, 0] - px
-                    dy = pos[b, j, 1] - py
-                    gap = math.sqrt(dx * dx + dy * dy) - radius[b, i] - radius[b, j]
-                    if gap <= sensing_radius:
-                        count = _insert_nearest(keys, idx, count, n_neighbours, gap, j)
-            for k in range(count):
-                j = idx[k]
-                dx = pos[b, j, 0] - px
-                dy = pos[b, j, 1] - py
-                dvx = vel[b, j, 0] - vx
-                dvy = vel[b, j, 1] - vy
-                e = base + k * NEIGHBOUR_DIM
-                o[e] = _clip(c * dx + s * dy, POS_CLIP)
-                o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
-                o[e + 2] = _clip(c * dvx + s * dvy, 2 * VEL_CLIP)
-                o[e + 3] = _clip(-s * dvx + c * dvy, 2 * VEL_CLIP)
-                o[e + 4] = min(radius[b, j], SIZE_CLIP)
-                o[e + 5 + kind[b, j]] = 1.0
-                o[e + 8] = 1.0
-            base += NEIGHBOUR_DIM * n_neighbours
-            # O nearest disc obstacles
-            count = 0
-            if n_obstacles > 0:
-                for m in range(obstacle_pos.shape[1]):
-                    if not obstacle_active[b, m]:
-                        continue
-                    dx = obstacle_pos[b, m, 0] - px
-                    dy = obstacle_pos[b, m, 1] - py
-                    gap = math.sqrt(dx * dx + dy * dy) - radius[b, i] - obstacle_radius[b, m]
-                    if gap <= sensing_radius:
-                        count = _insert_nearest(okeys, oidx, count, n_obstacles, gap, m)
-            for k in range(count):
-                m = oidx[k]
-                dx = obstacle_pos[b, m, 0] - px
-                dy = obstacle_pos[b, m, 1] - py
-                e = base + k * OBSTACLE_DIM
-                o[e] = _clip(c * dx + s * dy, POS_CLIP)
-                o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
-                o[e + 2] = min(obstacle_radius[b, m], SIZE_CLIP)
-                o[e + 3] = 1.0
-            base += OBSTACLE_DIM * n_obstacles
-            # W nearest walls by distance to their closest point
-            count = 0
-            if n_walls > 0:
-                for w in range(walls.shape[1]):
-                    if not wall_active[b, w]:
-                        continue
-                    qx, qy = closest_point_on_segment(
-                        px, py, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0],
-                        walls[b, w, 1, 1],
-                    )  # fmt: skip
-                    d = math.hypot(qx - px, qy - py) - radius[b, i]
-                    if d <= sensing_radius:
-                        count = _insert_nearest(wkeys, widx, count, n_walls, d, w)
-            for k in range(count):
-                w = widx[k]
-                ax, ay = walls[b, w, 0, 0], walls[b, w, 0, 1]
-                bx, by = walls[b, w, 1, 0], walls[b, w, 1, 1]
-                qx, qy = closest_point_on_segment(px, py, ax, ay, bx, by)
-                ex, ey = bx - ax, by - ay
-                el = math.sqrt(ex * ex + ey * ey)
-                ux, uy = (ex / el, ey / el) if el > EPS else (0.0, 0.0)
-                e = base + k * WALL_DIM
-                o[e] = _clip(c * (qx - px) + s * (qy - py), POS_CLIP)
-                o[e + 1] = _clip(-s * (qx - px) + c * (qy - py), POS_CLIP)
-                o[e + 2] = c * ux + s * uy
-                o[e + 3] = -s * ux + c * uy
-                o[e + 4] = 1.0
-            base += WALL_DIM * n_walls
-            # the current segment's start, then the next waypoints
-            n_pts = path_len[b, i]
-            if n_pts >= 2:
-                first = min(path_index[b, i], n_pts - 1)
-                for k in range(n_waypoints + 1):
-                    q = first + k
-                    if q >= n_pts:
-                        break
-                    dx = path[b, i, q, 0] - px
-                    dy = path[b, i, q, 1] - py
-                    e = base + k * WAYPOINT_DIM
-                    o[e] = _clip(c * dx + s * dy, POS_CLIP)
-                    o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
-                    o[e + 2] = 1.0
+    which = np.ones((active.shape[0], n_learners), np.bool_)
+    observe_learners(
+        pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len, path_index,
+        obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count,
+        max_steps, which, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius, out,
+    )  # fmt: skip
 
 
 def goal_frame_angle(pos: np.ndarray, goal: np.ndarray, heading: np.ndarray) -> np.ndarray:

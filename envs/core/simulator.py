@@ -27,7 +27,21 @@ from .behaviours import behaviour_id
 from .config import CrowdConfig
 from .crowd import CrowdParams, crowd_params
 from .state import FLOCK, HOLONOMIC, KINEMATICS_NAMES, LEARNER, UNICYCLE, WorldState
-from .step import world_step
+from .step import world_step, world_step_parallel
+
+
+def compiled_entry(kernel, *args):
+    """The compiled overload of ``kernel`` for the types of ``args``, callable without numba's
+    per-call type dispatch (compiled or loaded from the cache now if needed).
+
+    Typing a call's arguments is not free: the nested ``CrowdParams`` NamedTuple alone takes
+    about 7 us, more than stepping a small world. Later calls must pass arrays of the same dtypes,
+    dimensions and layouts (the simulator's own arrays never change type). With the JIT disabled
+    (``NUMBA_DISABLE_JIT=1``) the kernel is a plain function and is returned as it is.
+    """
+    if not hasattr(kernel, "typeof_pyval"):
+        return kernel
+    return kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
 
 
 class Simulator:
@@ -35,13 +49,17 @@ class Simulator:
 
     Bodies are laid out learners ``[0, L)``, pedestrians ``[L, L + P)`` (P = the most pedestrians
     an episode can draw; the unused ones stay inactive), flock units ``[L + P, N)``.
+    ``parallel=True`` steps the worlds on all of numba's threads (``numba.set_num_threads``),
+    with the same results as one thread.
     """
 
-    def __init__(self, config: CrowdConfig, num_worlds: int = 1):
+    def __init__(self, config: CrowdConfig, num_worlds: int = 1, parallel: bool = False):
         if not (isinstance(num_worlds, int) and num_worlds >= 1):
             raise ValueError(f"num_worlds={num_worlds!r} must be an int >= 1")
         self.config = config
         self.num_worlds = num_worlds
+        self.parallel = bool(parallel)
+        self._step_entry = None
         self.body = BodyDefaults(
             config.radius, config.v_pref, config.flock_radius, config.flock_speed
         )
@@ -172,8 +190,8 @@ class Simulator:
     def step(self, learner_desired: np.ndarray) -> None:
         """Advance every world one time step; learners move toward ``learner_desired: (B, L, 2)``
         (world-frame desired velocities). Results are in ``state`` and the event arrays."""
-        c, s = self.config, self.state
-        world_step(
+        s = self.state
+        args = (
             s.pos, s.vel, s.heading, s.goal, s.start, s.radius, s.v_pref, s.v_max, s.kind,
             s.behaviour, s.kinematics, s.active, s.reached, s.collided, s.path, s.path_len,
             s.path_index, s.obstacle_pos, s.obstacle_radius, s.obstacle_active, s.walls,
@@ -182,6 +200,10 @@ class Simulator:
             self.hit_body, self.hit_static, self.min_gap, self.goal_dist, self.progress,
             self.arrived_now, self.collided_now, self.params,
         )  # fmt: skip
+        if self._step_entry is None:
+            kernel = world_step_parallel if self.parallel else world_step
+            self._step_entry = compiled_entry(kernel, *args)
+        self._step_entry(*args)
 
     @property
     def learner_slice(self) -> slice:

@@ -36,7 +36,7 @@ def _along(path, n, k, remaining):
     return [path[n - 1][0], path[n - 1][1]]
 
 
-def _current_segment(agent, path, n, current):
+def _current_segment(agent, path, n, current, node_radius):
     current = min(max(current, 0), n - 2)
     while current < n - 2:
         currentNode, nextNode = path[current], path[current + 1]
@@ -51,6 +51,9 @@ def _current_segment(agent, path, n, current):
         if l > vectorALength:  # the projection has passed the segment's end: next segment
             current += 1
             continue
+        if math.hypot(nextNode[0] - agent[0], nextNode[1] - agent[1]) < node_radius:
+            current += 1  # arrived at the segment's end node
+            continue
         break
     return current
 
@@ -60,7 +63,7 @@ def ref_projected(agentPosition, path, n, current, p):
         return list(agentPosition), 0
     if n == 1:
         return list(path[0]), 0
-    current = _current_segment(agentPosition, path, n, current)
+    current = _current_segment(agentPosition, path, n, current, p.node_radius)
     currentNode, nextNode = path[current], path[current + 1]
     vectorA = [nextNode[0] - currentNode[0], nextNode[1] - currentNode[1]]
     vectorB = [agentPosition[0] - currentNode[0], agentPosition[1] - currentNode[1]]
@@ -88,7 +91,7 @@ def ref_predictive(agent, vel, path, n, current, p):
         dist = math.hypot(predicted[0] - path[0][0], predicted[1] - path[0][1])
         best = (0, 0.0)
     else:
-        current = _current_segment(agent, path, n, current)
+        current = _current_segment(agent, path, n, current, p.node_radius)
         dist = math.inf
         best = (current, 0.0)
         for k in range(current, n - 1):
