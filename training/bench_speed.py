@@ -15,9 +15,9 @@ Forms measured (one row each, best of ``--repeats`` timed windows of ``--seconds
 - ``single``: ``CrowdNavEnv.step`` (1 learner, 10 pedestrians), resets on episode end included.
 - ``parallel``: ``CrowdParallelEnv.step`` (10 learners, 5 pedestrians), resets included; the
   action dict of the live agents is assembled inside the timed loop.
-- ``ceiling`` (with ``--ceiling``): a minimal compiled pairwise step (cardioid push toward a goal,
-  Euler step, pairwise collision flags) at B = 256, N = 20: the speed of a bare compiled loop on this
-  machine, to which every other figure is compared (``ratio_to_ceiling``).
+- ``ceiling`` (with ``--ceiling``): a minimal compiled pairwise step (cardioid push toward a
+  goal, Euler step, pairwise collision flags) at B = 256, N = 20: the speed of a bare compiled
+  loop on this machine, to which every other figure is compared (``ratio_to_ceiling``).
 
 Random actions are drawn before timing (a pool of 16 action arrays, cycled): their generation is
 outside the timed region for every form.
@@ -182,9 +182,7 @@ def _batch_stepper(case: Case, seed: int) -> Callable[[int], None]:
     batch.seed(seed)
     batch.reset()
     rng = np.random.default_rng(seed)
-    pool = [
-        rng.uniform(-1.0, 1.0, (case.num_worlds, case.learners, 2)) for _ in range(ACTION_POOL)
-    ]
+    pool = [rng.uniform(-1.0, 1.0, (case.num_worlds, case.learners, 2)) for _ in range(ACTION_POOL)]
 
     def step(k: int) -> None:
         batch.step(pool[k % ACTION_POOL])
@@ -323,9 +321,7 @@ def _int_list(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="crowdsteer bench-speed", description=__doc__.split("\n\n")[0]
-    )
+    p = argparse.ArgumentParser(prog="crowdsteer bench-speed", description=__doc__.split("\n\n")[0])
     p.add_argument("--num-worlds", type=_int_list, default=None, help="B values, e.g. 16,256")
     p.add_argument("--bodies", type=_int_list, default=None, help="N values, e.g. 10,50")
     p.add_argument(
@@ -415,11 +411,9 @@ COLUMNS = (
 def format_table(rows: Sequence[dict]) -> str:
     """A plain-text table of the rows."""
     head = [title for _, title, _ in COLUMNS]
-    body = [
-        [fmt.format(r[key]) if key in r else "-" for key, _, fmt in COLUMNS] for r in rows
-    ]
-    widths = [max(len(x) for x in col) for col in zip(head, *body)]
-    line = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))  # noqa: E731
+    body = [[fmt.format(r[key]) if key in r else "-" for key, _, fmt in COLUMNS] for r in rows]
+    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
+    line = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
 
 

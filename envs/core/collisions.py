@@ -20,7 +20,7 @@ GAP_CAP = 10.0
 """Surface gaps beyond this distance (metres) are reported as ``GAP_CAP``."""
 
 
-NEAR_GAP = 1.0
+NEAR_GAP = 2.0
 """Large worlds first look for neighbours within this surface gap (metres); only bodies with none
 that close search out to ``GAP_CAP``. Results are the same either way."""
 

@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import njit, prange
 
 from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
 
 from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
-from .step import CHUNKS_PER_THREAD
+from .step import PARALLEL_CHUNKS
 
 POS_CLIP = 50.0
 VEL_CLIP = 10.0
@@ -337,7 +337,7 @@ def observe_learners_parallel(
 ):  # fmt: skip
     """``observe_learners`` with the worlds spread over numba's threads (same result)."""
     nb = active.shape[0]
-    chunks = min(nb, CHUNKS_PER_THREAD * get_num_threads())
+    chunks = min(nb, PARALLEL_CHUNKS)
     for c in prange(chunks):
         scratch = observe_scratch(active.shape[1], n_neighbours, n_obstacles, n_walls)
         for b in range(c * nb // chunks, (c + 1) * nb // chunks):

@@ -198,8 +198,10 @@ class Simulator:
             s.wall_active, s.target_pos, s.target_vel, s.step_count, self.bounds,
             np.ascontiguousarray(learner_desired, dtype=np.float64), self.desired,
             self.hit_body, self.hit_static, self.min_gap, self.goal_dist, self.progress,
-            self.arrived_now, self.collided_now, self.params,
+            self.arrived_now, self.collided_now,
         )  # fmt: skip
+        # the parallel kernel takes the parameters' fields one by one (see its docstring)
+        args = args + (tuple(self.params) if self.parallel else (self.params,))
         if self._step_entry is None:
             kernel = world_step_parallel if self.parallel else world_step
             self._step_entry = compiled_entry(kernel, *args)

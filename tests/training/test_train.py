@@ -14,7 +14,7 @@ pytest.importorskip("stable_baselines3")
 
 from crowdsteer.baselines.policies import load_policy  # noqa: E402
 from crowdsteer.envs.api.sb3 import make_sb3_vec_env  # noqa: E402
-from crowdsteer.training import bc, ppo, sac  # noqa: E402
+from crowdsteer.training import bc, plot_curves, ppo, sac  # noqa: E402
 from crowdsteer.training import callbacks as cb  # noqa: E402
 
 SMALL = ["--scenario", "circle_crossing", "--n-learners", "2", "--n-pedestrians", "2",
@@ -43,11 +43,15 @@ def test_ppo_trains_saves_and_reloads(tmp_path):
     assert all(math.isfinite(v) for v in losses.values())
     with open(run / "progress.csv") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) >= 3  # at the start, every 1000 steps, at the end
+    assert len(rows) >= 4  # at the start, at growing gaps up to 1000 steps, at the end
+    assert [int(r["timesteps"]) for r in rows] == sorted(int(r["timesteps"]) for r in rows)
     for r in rows:
         rates = [float(r[k]) for k in ("success_rate", "collision_rate", "timeout_rate")]
         assert all(0.0 <= v <= 1.0 for v in rates)
         assert sum(rates) == pytest.approx(1.0)
+
+    png = plot_curves.plot_curves([run, run], tmp_path / "curves.png", labels=["a", "b"])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     # reload through the baselines' loader and act on observations of a fresh env
     policy = load_policy(str(run / "model.zip"))
