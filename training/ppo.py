@@ -6,8 +6,10 @@ normalised with ``VecNormalize``; the run directory ``<out>/<name>`` receives Te
 checkpoints, ``progress.csv``/``evals.json`` (periodic success and collision rates), and the final
 ``model.zip`` + ``vecnormalize.pkl``, which ``crowdsteer.baselines.load_policy`` reads.
 
-    python -m crowdsteer.training.ppo --scenario circle_crossing --n-learners 5 --total-steps 2e6
-    crowdsteer train --algo ppo --shaping-reference right_of_way --shaping-weight 0.05
+    python -m crowdsteer.training.ppo --scenario circle_crossing --n-learners 5 --n-pedestrians 5 \
+        --num-worlds 64 --total-steps 12e6 --time-limit 20 --seed 0 --name ppo_plain
+    crowdsteer train --algo ppo --shaping-reference right_of_way --shaping-weight 0.02
+    crowdsteer train --algo ppo --bc-from right_of_way --total-steps 2e6
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ class Args:
     n_pedestrians: int = cb.arg(5, "scripted pedestrians per world")
     n_flock: int = cb.arg(0, "flock units per world")
     pedestrian_behaviour: str = cb.arg("right_of_way", "steering of the scripted pedestrians")
-    num_worlds: int = cb.arg(16, "worlds stepped together (SB3 envs = num_worlds x n_learners)")
+    num_worlds: int = cb.arg(64, "worlds stepped together (SB3 envs = num_worlds x n_learners)")
     shaping_reference: str | None = cb.arg(None, "baseline whose direction shapes the reward")
     shaping_weight: float = cb.arg(0.0, "reward per step x cos(action, reference direction)")
     reward_progress: float = cb.arg(0.1, "reward per metre toward the goal")
@@ -48,12 +50,12 @@ class Args:
     reward_time: float = cb.arg(0.0, "reward per second alive (<= 0)")
     env: list[str] = cb.arg([], "more config entries as KEY=VALUE (e.g. max_steps=120)")
     # run
-    total_steps: int = cb.arg(6_000_000, "environment steps (all learners of all worlds)")
+    total_steps: int = cb.arg(12_000_000, "environment steps (all learners of all worlds)")
     time_limit: float = cb.arg(0.0, "stop after this many minutes of wall time (0: none)")
     seed: int = cb.arg(0, "seed of the policy, the worlds and the evaluation")
     out: str = cb.arg("runs", "parent of the run directory")
     name: str | None = cb.arg(None, "run directory name (default: ppo_<scenario>_s<seed>_<time>)")
-    eval_every: int = cb.arg(500_000, "steps between evaluations")
+    eval_every: int = cb.arg(1_000_000, "steps between evaluations")
     eval_episodes: int = cb.arg(100, "seeded episodes (worlds) per evaluation")
     checkpoint_every: int = cb.arg(1_000_000, "steps between checkpoints")
     threads: int = cb.arg(1, "torch CPU threads")
@@ -152,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         callbacks.append(cb.ProgressBarCallback(args.total_steps))
 
     # train
-    t0 = time.time()
+    t0, cpu0 = time.time(), time.process_time()
     model.learn(args.total_steps, callback=CallbackList(callbacks), tb_log_name="ppo")
     wall = time.time() - t0
 
@@ -163,6 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "algo": "ppo",
         "timesteps": int(model.num_timesteps),
         "wall_s": round(wall, 1),
+        "cpu_s": round(time.process_time() - cpu0, 1),
         "steps_per_s": round(model.num_timesteps / max(wall, 1e-9), 1),
         "final_eval": final,
         "best_success_rate": evaluator.best,

@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         callbacks.append(cb.ProgressBarCallback(args.total_steps))
 
     # train
-    t0 = time.time()
+    t0, cpu0 = time.time(), time.process_time()
     model.learn(args.total_steps, callback=CallbackList(callbacks), tb_log_name="sac")
     wall = time.time() - t0
 
@@ -152,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "algo": "sac",
         "timesteps": int(model.num_timesteps),
         "wall_s": round(wall, 1),
+        "cpu_s": round(time.process_time() - cpu0, 1),
         "steps_per_s": round(model.num_timesteps / max(wall, 1e-9), 1),
         "final_eval": final,
         "best_success_rate": evaluator.best,

@@ -135,6 +135,8 @@ def _gather_static(
     return n
 
 
+# The small per-body helpers below are inlined into their callers (``inline="always"``): a call
+# passing a dozen arrays costs more than the helper's own work, once per body and step.
 @njit(cache=True, inline="always")
 def _copy_body(b, j, n, pos, vel, radius, nb_pos, nb_vel, nb_radius, nb_index):
     """Write body ``j`` of world ``b`` into row ``n`` of the neighbour buffers."""

@@ -19,7 +19,9 @@ waypoints             3 (P+1) start of the current path segment, then the next P
 ====================  =====  =================================================================
 
 Absent entries are zeros with a zero present flag. Bodies, obstacles and walls beyond
-``sensing_radius`` (surface distance) are absent. Positions are clipped to +-``POS_CLIP`` m,
+``sensing_radius`` (surface distance) are absent. Neighbours with equal gaps are ordered by body
+index; worlds of more than ``DENSE_MAX_BODIES`` bodies find them through a uniform grid, with
+the same result as a scan of every body. Positions are clipped to +-``POS_CLIP`` m,
 velocities to +-``VEL_CLIP`` m/s, so every observation lies inside its documented ``Box``.
 """
 
