@@ -18,6 +18,7 @@ import time
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
 import numpy as np  # noqa: E402
+
 from crowdsteer.envs.core.state import FLOCK, LEARNER, PEDESTRIAN, WorldState  # noqa: E402
 from crowdsteer.envs.render import (  # noqa: E402
     OverlayOptions,

@@ -18,6 +18,7 @@ import csv
 import dataclasses
 import json
 import math
+import sys
 import time
 import types
 import typing
@@ -58,9 +59,7 @@ def arg(default: Any, help: str = "") -> Any:
 
 
 def _field_type(tp: Any) -> tuple[Any, bool]:
-    """(base type, optional) of a dataclass field annotation such as ``str | None``."""
-    if isinstance(tp, str):
-        tp = eval(tp, vars(typing))  # annotations are strings under ``from __future__``
+    """(base type, optional) of a resolved field annotation such as ``str | None``."""
     args = typing.get_args(tp)
     if typing.get_origin(tp) in (typing.Union, types.UnionType) and type(None) in args:
         rest = [a for a in args if a is not type(None)]
@@ -82,10 +81,10 @@ def parse_args(cls: type, argv: Sequence[str] | None = None, prog: str | None = 
     several values. The field's docstring-like ``metadata["help"]`` is the flag's help.
     """
     parser = argparse.ArgumentParser(prog=prog, description=cls.__doc__)
-    hints = typing.get_type_hints(cls, vars(typing))
+    hints = typing.get_type_hints(cls)  # resolves the string annotations of ``__future__``
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
-        tp, optional = _field_type(hints.get(f.name, f.type))
+        tp, optional = _field_type(hints[f.name])
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         help_text = f"{f.metadata.get('help', '')} (default: {default!r})"
         if tp is bool:
@@ -106,7 +105,10 @@ def parse_args(cls: type, argv: Sequence[str] | None = None, prog: str | None = 
                 return tp(text)
 
             parser.add_argument(flag, type=convert, default=default, help=help_text)
-    ns = parser.parse_args(list(argv) if argv is not None else None)
+    argv = list(argv) if argv is not None else sys.argv[1:]
+    if argv[:1] == ["--"]:  # ``crowdsteer train --algo ppo -- --flag ...`` passes the separator
+        argv = argv[1:]
+    ns = parser.parse_args(argv)
     return cls(**vars(ns))
 
 
@@ -336,11 +338,16 @@ class LossCheckCallback(BaseCallback):
 
 
 # --------------------------------------------------------------------------- saving
+RESUME_STATE = ("_last_obs", "_last_original_obs", "_last_episode_starts", "ep_info_buffer",
+                "ep_success_buffer")  # fmt: skip
+
+
 def save_run(model: Any, directory: Path) -> Path:
     """Write ``model.zip`` and ``vecnormalize.pkl`` (if any) into ``directory``; returns the zip."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    model.save(directory / "model.zip")
+    # the last rollout's observations and episode buffers are only needed to resume mid-rollout
+    model.save(directory / "model.zip", exclude=list(RESUME_STATE))
     vn = model.get_vec_normalize_env()
     if vn is not None:
         vn.save(str(directory / "vecnormalize.pkl"))

@@ -43,8 +43,13 @@ from .right_of_way import (
     right_of_way_one,
 )
 from .seek import ArriveParams, arrive, arrive_one, seek, seek_one
-from .side_choice import SideChoiceDebug, SideChoiceParams, side_choice, side_choice_debug
-from .side_choice import side_choice_one
+from .side_choice import (
+    SideChoiceDebug,
+    SideChoiceParams,
+    side_choice,
+    side_choice_debug,
+    side_choice_one,
+)
 from .social_force import (
     SocialForceParams,
     social_force,

@@ -25,8 +25,8 @@ class CrowdConfig:
     """Every option of a crowd-navigation environment.
 
     Scenario: ``scenario`` (a registered name or the explicit dict form), ``scenario_params``
-    (the scenario's own documented parameters). Counts: ``n_learners``, ``n_pedestrians`` (an int, or
-    a ``(low, high)`` range drawn per episode; absent pedestrians are inactive and masked),
+    (the scenario's own documented parameters). Counts: ``n_learners``, ``n_pedestrians`` (an
+    int, or a ``(low, high)`` range drawn per episode; absent pedestrians are inactive and masked),
     ``n_flock``. Bodies: ``radius``, ``v_pref`` (learners and pedestrians), ``flock_radius``,
     ``flock_speed``. Crowd: ``pedestrian_behaviour`` (steering behaviour of scripted pedestrians),
     ``learners_visible`` (whether scripted bodies see and avoid learners), ``flock_view``,

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
+
 from crowdsteer.envs.core.state import FLOCK, LEARNER, PEDESTRIAN, WorldState
 
 from . import primitives as pr

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
 from crowdsteer.envs.core.state import FLOCK, LEARNER, NUM_KINDS, PEDESTRIAN, WorldState
 
 from . import overlays as ov

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+
 from crowdsteer.envs.core.state import WorldState
 
 

@@ -90,7 +90,12 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Pa
     path_len[:walkers] = n_pts
     keep = np.concatenate([starts, goals, obstacles, course])
     keep_r = np.concatenate(
-        [clearance, clearance, np.full(len(obstacles), p.obstacle_radius), np.full(len(course), 0.5)]
+        [
+            clearance,
+            clearance,
+            np.full(len(obstacles), p.obstacle_radius),
+            np.full(len(course), 0.5),
+        ]
     )
     flock = flock_start(rng, counts, body, (-hl, -hh, hl, hh), keep, keep_r)
     return assemble(

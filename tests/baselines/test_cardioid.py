@@ -3,14 +3,15 @@
 import math
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from crowdsteer.baselines.steering.cardioid import (
     CardioidParams,
     cardioid,
     cardioid_one,
     cardioid_pushes,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 EPS = 1e-9
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from crowdsteer.baselines.steering.detection_box import (
     DetectionBoxParams,
     detection_box,
     detection_box_debug,
     detection_box_direction,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 EPS = 1e-9
 

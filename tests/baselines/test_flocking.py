@@ -6,6 +6,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from crowdsteer.baselines.steering.flocking import (
     LIMITED,
     NARROW,
@@ -15,8 +18,6 @@ from crowdsteer.baselines.steering.flocking import (
     flocking_turn_rate,
     flocking_view_cone,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 EPS = 1e-9
 pi = math.pi

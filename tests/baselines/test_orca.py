@@ -6,14 +6,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from crowdsteer.baselines.steering.orca import (
     OrcaParams,
     orca,
     orca_half_planes,
     orca_solve,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 EPS = 1e-9
 

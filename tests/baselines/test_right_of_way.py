@@ -4,6 +4,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from crowdsteer.baselines.steering.right_of_way import (
     MODE_FIRST,
     MODE_NO_CROSSING,
@@ -15,8 +18,6 @@ from crowdsteer.baselines.steering.right_of_way import (
     right_of_way_one,
 )
 from crowdsteer.baselines.steering.side_choice import SideChoiceParams, side_choice
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 EPS = 1e-9
 P = RightOfWayParams()

@@ -3,9 +3,10 @@
 import math
 
 import numpy as np
-from crowdsteer.baselines.steering.seek import ArriveParams, arrive, arrive_one, seek, seek_one
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from crowdsteer.baselines.steering.seek import ArriveParams, arrive, arrive_one, seek, seek_one
 
 
 def ref_seek(pos, target, v_pref):

@@ -4,6 +4,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from crowdsteer.baselines.steering.cardioid import cardioid
 from crowdsteer.baselines.steering.side_choice import (
     SideChoiceParams,
@@ -11,8 +14,6 @@ from crowdsteer.baselines.steering.side_choice import (
     side_choice_debug,
     side_choice_one,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 EPS = 1e-9
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from crowdsteer.baselines.steering.social_force import (
     SocialForceParams,
     social_force,
     social_force_acceleration,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 EPS = 1e-9
 

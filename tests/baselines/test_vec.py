@@ -4,6 +4,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from crowdsteer.baselines.steering.vec import (
     EPS,
     closest_point_on_segment,
@@ -13,8 +16,6 @@ from crowdsteer.baselines.steering.vec import (
     segment_intersection,
     wrap_angle,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
 coord = st.floats(-10.0, 10.0, allow_nan=False, allow_infinity=False)

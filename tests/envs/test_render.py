@@ -18,6 +18,9 @@ from pathlib import Path
 import numpy as np
 import pygame
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from crowdsteer.envs.core.state import FLOCK, LEARNER, PEDESTRIAN, WorldState
 from crowdsteer.envs.render import (
     Camera,
@@ -29,8 +32,6 @@ from crowdsteer.envs.render import (
     overlay_data_from_state,
 )
 from crowdsteer.envs.render import overlays as overlays_module
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 BOUNDS = (-5.0, -5.0, 5.0, 5.0)
 STYLE = Style()

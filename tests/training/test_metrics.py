@@ -6,6 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from crowdsteer.training.metrics import (
     METRIC_KEYS,
     DeadlockParams,
@@ -21,8 +24,6 @@ from crowdsteer.training.metrics import (
     student_t_quantile,
     wilson_interval,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 DT = 0.1
 

@@ -112,3 +112,18 @@ def test_parse_args_flags():
     assert cb.env_config(cb.parse_args(ppo.Args, []))["shaping_weight"] == 0.0
     with pytest.raises(SystemExit):
         cb.parse_args(ppo.Args, ["--no-such-flag", "1"])
+
+
+def test_shipped_model_loads_and_navigates():
+    """The model shipped under ``training/models`` loads with its normalisation and still solves
+    its documented setting (circle crossing, 5 learners, 5 pedestrians) on held-out episodes."""
+    from pathlib import Path
+
+    from crowdsteer.training.evaluate import evaluate
+
+    path = Path(ppo.__file__).parent / "models" / "ppo_circle_crossing" / "model.zip"
+    policy = load_policy(str(path))
+    assert policy.obs_rms is not None
+    result = evaluate(policy, scenario="circle_crossing", episodes=40, seed=20_000,
+                      n_learners=5, n_pedestrians=5)  # fmt: skip
+    assert result["success_rate"].mean >= 0.85
