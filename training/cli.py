@@ -98,22 +98,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overlays", action="store_true", help="draw steering overlays")
     commands["render"] = _render
 
-    p = sub.add_parser("train", help="train with Stable-Baselines3 (arguments of the script)")
+    # the pass-through subcommands leave --help to the script they run
+    p = sub.add_parser(
+        "train", add_help=False, help="train with Stable-Baselines3 (arguments of the script)"
+    )
     p.add_argument("--algo", choices=["ppo", "sac"], default="ppo")
-    p.add_argument("rest", nargs=argparse.REMAINDER)
     commands["train"] = _train
 
-    p = sub.add_parser("bench-speed", help="steps per second of the simulator and envs")
-    p.add_argument("rest", nargs=argparse.REMAINDER)
+    sub.add_parser(
+        "bench-speed", add_help=False, help="steps per second of the simulator and envs"
+    )
     commands["bench-speed"] = _bench_speed
 
     parser.set_defaults(_commands=commands)
     return parser
 
 
+PASS_THROUGH = ("train", "bench-speed")
+"""Subcommands whose remaining arguments belong to the script they run."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command not in PASS_THROUGH:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.rest = rest
     return int(args._commands[args.command](args) or 0)
 
 
