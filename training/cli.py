@@ -105,9 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--algo", choices=["ppo", "sac"], default="ppo")
     commands["train"] = _train
 
-    sub.add_parser(
-        "bench-speed", add_help=False, help="steps per second of the simulator and envs"
-    )
+    sub.add_parser("bench-speed", add_help=False, help="steps per second of the simulator and envs")
     commands["bench-speed"] = _bench_speed
 
     parser.set_defaults(_commands=commands)

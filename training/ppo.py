@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 import torch
 from stable_baselines3 import PPO
-from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 from stable_baselines3.common.utils import get_schedule_fn
 
 from crowdsteer.training import callbacks as cb
@@ -129,57 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         verbose=args.verbose,
     )
 
-    # optional warm start: clone a scripted baseline's actions before RL
-    if args.bc_from:
-        from crowdsteer.training.bc import behaviour_clone
-
-        bc = behaviour_clone(model, env, args.bc_from, steps=args.bc_steps, epochs=args.bc_epochs)
-        cb.write_json(run_dir / "bc.json", bc)
-        print(f"behaviour cloning from {args.bc_from}: final MSE {bc['final_loss']:.4f}")
-
-    # callbacks: evaluation, checkpoints, time budget, progress bar
-    evaluator = cb.EvalCallback(
-        run_dir, config, args.eval_every, args.eval_episodes, seed=10_000 + args.seed
-    )
-    evaluator.verbose = 1
-    checkpoints = CheckpointCallback(
-        save_freq=max(1, args.checkpoint_every // env.num_envs),
-        save_path=str(run_dir / "checkpoints"),
-        name_prefix="ppo",
-        save_vecnormalize=True,
-    )
-    losses = cb.LossCheckCallback()
-    callbacks = [evaluator, checkpoints, losses, cb.TimeLimitCallback(args.time_limit)]
-    if args.progress_bar:
-        callbacks.append(cb.ProgressBarCallback(args.total_steps))
-
-    # train
-    t0, cpu0 = time.time(), time.process_time()
-    model.learn(args.total_steps, callback=CallbackList(callbacks), tb_log_name="ppo")
-    wall = time.time() - t0
-
-    # save and summarise
-    cb.save_run(model, run_dir)
-    final = evaluator.history[-1] if evaluator.history else {}
-    summary = {
-        "algo": "ppo",
-        "timesteps": int(model.num_timesteps),
-        "wall_s": round(wall, 1),
-        "cpu_s": round(time.process_time() - cpu0, 1),
-        "steps_per_s": round(model.num_timesteps / max(wall, 1e-9), 1),
-        "final_eval": final,
-        "best_success_rate": evaluator.best,
-        "losses_finite": losses.finite,
-        "last_losses": losses.losses[-1] if losses.losses else {},
-    }
-    cb.write_json(run_dir / "summary.json", summary)
-    print(
-        f"done: {summary['timesteps']} steps in {wall:.0f} s; "
-        f"final success {final.get('success_rate', float('nan')):.3f}, "
-        f"collision {final.get('collision_rate', float('nan')):.3f}; saved {run_dir}/model.zip"
-    )
-    env.close()
-    return 0 if losses.finite else 1
+    # warm start, train with evaluation, checkpoints and a time budget, then save
+    return cb.learn_and_save(model, env, args, config, run_dir, algo="ppo")
 
 
 if __name__ == "__main__":
