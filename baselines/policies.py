@@ -18,6 +18,7 @@ import numpy as np
 
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.sensing import ObservationLayout
+from crowdsteer.envs.core.steering_params import steering_param_set
 
 from .steering import (
     OrcaParams,
@@ -158,21 +159,21 @@ def _right_of_way(v: ObservationView, p: dict) -> np.ndarray:
     return d * v.v_pref[:, None]
 
 
-def _path_target(v: ObservationView) -> np.ndarray:
+def _path_target(v: ObservationView, path_params: Any = None) -> np.ndarray:
     """Projected path-following target on the observed waypoints (the goal without a path)."""
     target = v.goal.copy()
     has_path = v.n_path >= 2
     if has_path.any():
         tgt, _ = path_follow_projected(
             _origin(v)[has_path], v.path[has_path], v.n_path[has_path],
-            np.zeros(int(has_path.sum()), np.int64),
+            np.zeros(int(has_path.sum()), np.int64), path_params,
         )  # fmt: skip
         target[has_path] = tgt
     return target
 
 
 def _path_follow(v: ObservationView, p: dict) -> np.ndarray:
-    target = _path_target(v)
+    target = _path_target(v, p.get("path_params"))
     d = side_choice(_origin(v), target, v.radius, v.nb_pos, v.nb_radius, v.n_nb, p.get("params"))
     return d * v.v_pref[:, None]
 
@@ -191,7 +192,7 @@ def _detection_box(v: ObservationView, p: dict) -> np.ndarray:
 def _social_force(v: ObservationView, p: dict) -> np.ndarray:
     goal_dir = np.stack([np.ones_like(v.v_pref), np.zeros_like(v.v_pref)], axis=1)
     # The Euler step of the force must be the environment's step, as for the crowd's pedestrians
-    # (``crowd_params``), not the library's default of 0.1 s.
+    # (``steering_param_set``), not the library's default of 0.1 s.
     params = p.get("params") or SocialForceParams(time_step=p["dt"])
     return social_force(
         _origin(v), v.vel, v.radius, goal_dir, v.v_pref, v.v_pref, v.nb_pos, v.nb_radius, v.n_nb,
@@ -240,7 +241,15 @@ class SteeringPolicy:
             self.config.obs_walls,
             self.config.obs_waypoints,
         )
-        self.params = {"dt": self.config.dt, **params}
+        # the configuration's steering parameters (articles' defaults + config + overrides),
+        # the same values the crowd uses; explicit ``params=...`` wins
+        steer = steering_param_set(self.config)
+        defaults: dict[str, Any] = {"dt": self.config.dt}
+        if name == "path_follow":
+            defaults.update(params=steer["side_choice"], path_params=steer["path_follow"])
+        elif name in steer:
+            defaults["params"] = steer[name]
+        self.params = {**defaults, **params}
         self._behaviour = BEHAVIOURS[name][0]
 
     def desired_velocity(self, obs: np.ndarray) -> np.ndarray:

@@ -41,6 +41,9 @@ class CrowdConfig:
     ``reward_arrival``, ``reward_collision``, ``reward_discomfort`` (per metre of intrusion per
     second), ``discomfort_distance`` (m, surface gap), ``reward_time`` (per second),
     ``shaping_reference`` (a baseline's name or None) and ``shaping_weight``.
+    Steering: ``steering_params`` overrides the source articles' constants per behaviour, for the
+    crowd and the baselines alike, e.g. ``{"right_of_way": {"side": -1.0}}`` (see
+    ``envs.core.steering_params``).
     Rendering: ``render_mode`` (None, "human", "rgb_array"), ``render_size`` (pixels),
     ``render_fps``, ``render_overlays`` (debug overlays to draw, any of ``OVERLAYS``) and
     ``render_body`` (the body whose steering the overlays show).
@@ -81,6 +84,7 @@ class CrowdConfig:
     reward_time: float = 0.0
     shaping_reference: str | None = None
     shaping_weight: float = 0.0
+    steering_params: Mapping = field(default_factory=dict)
     render_mode: str | None = None
     render_size: int = 600
     render_fps: int = 10
@@ -169,6 +173,9 @@ class CrowdConfig:
              "discomfort_distance", "a finite number >= 0")  # fmt: skip
         need(self.shaping_reference is None or self.shaping_reference in SHAPING_REFERENCES,
              "shaping_reference", f"None or one of {SHAPING_REFERENCES}")  # fmt: skip
+        from .steering_params import check_steering_params
+
+        check_steering_params(self.steering_params)
         need(self.render_mode in (None, "human", "rgb_array"), "render_mode",
              "None, 'human' or 'rgb_array'")  # fmt: skip
         need(_is_int(self.render_size) and 64 <= self.render_size <= 4096, "render_size",

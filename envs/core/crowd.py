@@ -38,6 +38,7 @@ from crowdsteer.baselines.steering.vec import closest_point_on_segment, normaliz
 from .behaviours import FLOCK_TARGETS, FLOCK_VIEWS, behaviour_id
 from .neighbours import DENSE_MAX_BODIES, build_grid, query
 from .state import FLOCK, LEARNER, PEDESTRIAN
+from .steering_params import steering_param_set
 
 GOAL_SEEK = behaviour_id("goal_seek")
 CARDIOID = behaviour_id("cardioid")
@@ -72,6 +73,7 @@ class CrowdParams(NamedTuple):
 
 def crowd_params(config) -> CrowdParams:
     """The compiled step's parameters from a ``CrowdConfig``."""
+    steer = steering_param_set(config)
     return CrowdParams(
         dt=float(config.dt),
         max_accel=float(config.max_accel),
@@ -82,17 +84,14 @@ def crowd_params(config) -> CrowdParams:
         learners_visible=bool(config.learners_visible),
         flock_view=FLOCK_VIEWS.index(config.flock_view),
         flock_target_learner=FLOCK_TARGETS.index(config.flock_target) == 1,
-        cardioid=CardioidParams(),
-        side_choice=SideChoiceParams(),
-        right_of_way=RightOfWayParams(),
-        social_force=SocialForceParams(time_step=float(config.dt)),
-        orca=OrcaParams(time_step=float(config.dt)),
-        detection_box=DetectionBoxParams(),
-        # the book's craft length is the unit of every flocking radius: a flock unit's diameter
-        flocking=FlockingParams(
-            unit_length=2.0 * float(config.flock_radius), max_turn_rate=float(config.max_turn_rate)
-        ),
-        path=PathFollowParams(),
+        cardioid=steer["cardioid"],
+        side_choice=steer["side_choice"],
+        right_of_way=steer["right_of_way"],
+        social_force=steer["social_force"],
+        orca=steer["orca"],
+        detection_box=steer["detection_box"],
+        flocking=steer["flocking"],
+        path=steer["path_follow"],
     )
 
 

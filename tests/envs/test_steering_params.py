@@ -1,0 +1,64 @@
+"""``steering_params``: one place that overrides the articles' constants for crowd and baselines."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from crowdsteer.baselines import make_policy
+from crowdsteer.envs import CrowdConfig
+from crowdsteer.envs.core.crowd import crowd_params
+from crowdsteer.envs.core.engine import CrowdBatch
+from crowdsteer.envs.core.steering_params import steering_param_set
+
+
+def test_defaults_are_the_articles_and_the_config_fixes_time_step_and_unit_length():
+    config = CrowdConfig.from_kwargs(dt=0.2, flock_radius=0.25)
+    steer = steering_param_set(config)
+    assert steer["cardioid"].personal_space == 3.0 and steer["cardioid"].power == 3.0
+    assert steer["right_of_way"].check_frames == 40.0 and steer["right_of_way"].path_frames == 120
+    assert steer["social_force"].time_step == 0.2 and steer["orca"].time_step == 0.2
+    assert steer["flocking"].unit_length == 0.5
+
+
+def test_overrides_reach_the_crowd_and_the_baselines():
+    config = CrowdConfig.from_kwargs(steering_params={"right_of_way": {"side": -1, "power": 2}})
+    params = crowd_params(config)
+    assert params.right_of_way.side == -1.0 and isinstance(params.right_of_way.side, float)
+    assert params.right_of_way.power == 2.0
+    policy = make_policy("right_of_way", config=config)
+    assert policy.params["params"].side == -1.0
+
+
+def test_the_side_of_the_crowd_follows_the_override():
+    # one right_of_way pedestrian walking at an exactly symmetric pair of discs
+    scene = {
+        "agents": [
+            {"start": (-20, -20), "goal": (-20, -21), "role": "learner"},
+            {"start": (0, 0), "goal": (8, 0), "role": "pedestrian", "policy": "right_of_way"},
+        ],
+        "obstacles": [{"center": (3, 0.2), "radius": 0.3}, {"center": (3, -0.2), "radius": 0.3}],
+    }
+    lateral = {}
+    for side in (1.0, -1.0):
+        config = CrowdConfig.from_kwargs(
+            scenario=scene, steering_params={"right_of_way": {"side": side}}, max_steps=40
+        )
+        batch = CrowdBatch(config, 1)
+        batch.seed(0)
+        batch.reset()
+        ys = []
+        for _ in range(30):
+            batch.step(np.zeros((1, 1, 2)))
+            ys.append(batch.state.pos[0, 1, 1])
+        lateral[side] = ys[int(np.argmax(np.abs(ys)))]
+    assert lateral[1.0] < -0.2 < 0.2 < lateral[-1.0]  # +1 swerves right (y < 0), -1 left
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"warp": {}}, {"cardioid": {"nope": 1.0}}, {"cardioid": {"power": "3"}}, {"orca": 5}],
+)
+def test_bad_overrides_name_the_parameter(bad):
+    with pytest.raises(ValueError, match="steering_params"):
+        CrowdConfig.from_kwargs(steering_params=bad)
