@@ -1,13 +1,13 @@
 """Shared-policy SAC (Stable-Baselines3) on the crowd-navigation SB3 VecEnv.
 
 The same setting as ``crowdsteer.training.ppo``: one policy over all learners of all worlds of
-``make_sb3_vec_env``, ``VecNormalize`` observations (and rewards, when asked), TensorBoard logs,
+``make_sb3_vec_env``, ``VecNormalize`` observations and rewards, TensorBoard logs,
 checkpoints, periodic evaluation (``progress.csv``/``evals.json``) and ``model.zip`` +
 ``vecnormalize.pkl`` in ``<out>/<name>``. Each vector step adds ``num_worlds x n_learners``
 transitions to the replay buffer, and ``gradient_steps`` updates of ``batch_size`` follow every
 ``train_freq`` vector steps.
 
-    python -m crowdsteer.training.sac --scenario circle_crossing --n-learners 5 --total-steps 3e5
+    python -m crowdsteer.training.sac --scenario circle_crossing --n-learners 5 --seed 0
     crowdsteer train --algo sac --bc-from right_of_way
 """
 
@@ -37,7 +37,7 @@ class Args:
     n_pedestrians: int = cb.arg(5, "scripted pedestrians per world")
     n_flock: int = cb.arg(0, "flock units per world")
     pedestrian_behaviour: str = cb.arg("right_of_way", "steering of the scripted pedestrians")
-    num_worlds: int = cb.arg(4, "worlds stepped together (SB3 envs = num_worlds x n_learners)")
+    num_worlds: int = cb.arg(8, "worlds stepped together (SB3 envs = num_worlds x n_learners)")
     shaping_reference: str | None = cb.arg(None, "baseline whose direction shapes the reward")
     shaping_weight: float = cb.arg(0.0, "reward per step x cos(action, reference direction)")
     reward_progress: float = cb.arg(0.1, "reward per metre toward the goal")
@@ -47,12 +47,12 @@ class Args:
     reward_time: float = cb.arg(0.0, "reward per second alive (<= 0)")
     env: list[str] = cb.arg([], "more config entries as KEY=VALUE (e.g. max_steps=120)")
     # run
-    total_steps: int = cb.arg(300_000, "environment steps (all learners of all worlds)")
+    total_steps: int = cb.arg(600_000, "environment steps (all learners of all worlds)")
     time_limit: float = cb.arg(0.0, "stop after this many minutes of wall time (0: none)")
     seed: int = cb.arg(0, "seed of the policy, the worlds and the evaluation")
     out: str = cb.arg("runs", "parent of the run directory")
     name: str | None = cb.arg(None, "run directory name (default: sac_<scenario>_s<seed>_<time>)")
-    eval_every: int = cb.arg(25_000, "steps between evaluations")
+    eval_every: int = cb.arg(100_000, "steps between evaluations")
     eval_episodes: int = cb.arg(100, "seeded episodes (worlds) per evaluation")
     checkpoint_every: int = cb.arg(100_000, "steps between checkpoints")
     threads: int = cb.arg(1, "torch CPU threads")
@@ -64,7 +64,11 @@ class Args:
     bc_epochs: int = cb.arg(20, "epochs of supervised pre-training")
     # normalisation
     norm_obs: bool = cb.arg(True, "normalise observations (VecNormalize)")
-    norm_reward: bool = cb.arg(False, "scale rewards by a running return std (VecNormalize)")
+    norm_reward: bool = cb.arg(
+        True,
+        "scale rewards by a running return std (VecNormalize): SAC needs it, the raw rewards"
+        " are small beside its entropy bonus",
+    )
     # SAC
     learning_rate: float = cb.arg(3e-4, "Adam step size")
     buffer_size: int = cb.arg(300_000, "replay buffer transitions")
@@ -73,7 +77,7 @@ class Args:
     tau: float = cb.arg(0.005, "target network soft-update rate")
     gamma: float = cb.arg(0.99, "discount")
     train_freq: int = cb.arg(1, "vector steps between updates")
-    gradient_steps: int = cb.arg(4, "gradient steps per update")
+    gradient_steps: int = cb.arg(1, "gradient steps per update")
     ent_coef: str = cb.arg("auto", "entropy coefficient ('auto' to tune it, or a number)")
     net_arch: list[int] = cb.arg([128, 128], "hidden layers of the actor and critics")
 
