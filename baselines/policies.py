@@ -327,7 +327,12 @@ def load_policy(path: str) -> SB3Policy:
     import pickle
     from pathlib import Path
 
-    from stable_baselines3 import PPO, SAC
+    try:
+        from stable_baselines3 import PPO, SAC
+    except ImportError as err:  # the core install has no SB3
+        raise ImportError(
+            "loading a trained model needs Stable-Baselines3: pip install 'crowdsteer[train]'"
+        ) from err
 
     p = Path(path)
     if not p.exists():
