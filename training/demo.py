@@ -2,8 +2,8 @@
 
 The demo drives every learner of one world with a scripted baseline, among scripted pedestrians
 and flock units, and shows it in a window when a display exists; headless, it writes a GIF (or an
-MP4 when the name ends in ``.mp4`` and ``imageio-ffmpeg`` is installed) and a PNG of the last
-frame next to it.
+MP4 when the name ends in ``.mp4`` and ``imageio-ffmpeg`` is installed) and a PNG of step 20 next
+to it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ import numpy as np
 from crowdsteer.baselines import load_policy, make_policy
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.engine import CrowdBatch
+
+DEMO_SNAPSHOT_STEP = 20
+"""The step written as the demo's PNG: everyone is still walking and meeting mid-scene."""
 
 DEMO_CONFIG = {
     "circle_crossing": {"n_learners": 3, "n_pedestrians": 6, "n_flock": 6},
@@ -130,7 +133,7 @@ def run_demo(
     png = path.with_suffix(".png")
     import imageio.v2 as imageio
 
-    imageio.imwrite(png, frames[-1])
+    imageio.imwrite(png, frames[min(DEMO_SNAPSHOT_STEP, len(frames) - 1)])
     print(f"demo: {scenario}, learners driven by {policy}: {len(frames)} frames -> {path}, {png}")
     return 0
 
