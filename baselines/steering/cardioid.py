@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .arrays import body_points, broadcast, row_points, typed_params
 from .vec import EPS, normalize
 
 
@@ -204,22 +205,17 @@ def _check_batch(
     ``pos, target: (A, 2)``, ``radius: (A,)`` or scalar, ``nb_pos: (A, K, 2)``,
     ``nb_radius: (A, K)``, ``n_nb: (A,)``.
     """
-    pos = np.ascontiguousarray(pos, dtype=np.float64)
-    target = np.ascontiguousarray(target, dtype=np.float64)
-    nb_pos = np.ascontiguousarray(nb_pos, dtype=np.float64)
-    nb_radius = np.ascontiguousarray(nb_radius, dtype=np.float64)
-    if pos.ndim != 2 or pos.shape[1] != 2:
-        raise ValueError(f"pos must be (A, 2), got {pos.shape}")
+    pos = body_points("pos", pos)
     a = pos.shape[0]
+    target = np.ascontiguousarray(target, dtype=np.float64)
     if target.shape != pos.shape:
         raise ValueError(f"target must be {pos.shape}, got {target.shape}")
-    if nb_pos.ndim != 3 or nb_pos.shape[0] != a or nb_pos.shape[2] != 2:
-        raise ValueError(f"nb_pos must be (A, K, 2) with A={a}, got {nb_pos.shape}")
+    nb_pos = row_points("nb_pos", nb_pos, a)
+    nb_radius = np.ascontiguousarray(nb_radius, dtype=np.float64)
     if nb_radius.shape != nb_pos.shape[:2]:
         raise ValueError(f"nb_radius must be {nb_pos.shape[:2]}, got {nb_radius.shape}")
-    radius = np.ascontiguousarray(np.broadcast_to(np.asarray(radius, np.float64), (a,)))
-    n_nb = np.ascontiguousarray(np.broadcast_to(np.asarray(n_nb, np.int64), (a,)))
-    return pos, target, radius, nb_pos, nb_radius, n_nb
+    # counts above K are clipped by the kernels (``_n_valid``), so they are not rejected here
+    return pos, target, broadcast(radius, (a,)), nb_pos, nb_radius, broadcast(n_nb, (a,), np.int64)
 
 
 def cardioid(
@@ -236,7 +232,7 @@ def cardioid(
     ``pos, target: (A, 2)``, ``radius: (A,)``, ``nb_pos: (A, K, 2)``, ``nb_radius: (A, K)``,
     ``n_nb: (A,)`` valid rows per body. ``(0, 0)`` for a body on its target.
     """
-    p = CardioidParams() if params is None else CardioidParams(*(float(x) for x in params))
+    p = typed_params(CardioidParams, params)
     return _cardioid_batch(*_check_batch(pos, target, radius, nb_pos, nb_radius, n_nb), p)
 
 
@@ -251,5 +247,5 @@ def cardioid_pushes(
 ) -> np.ndarray:
     """Weighted push of every obstacle on every body, ``(A, K, 2)`` (zeros for unused rows), for
     rendering overlays. Same arguments as :func:`cardioid`."""
-    p = CardioidParams() if params is None else CardioidParams(*(float(x) for x in params))
+    p = typed_params(CardioidParams, params)
     return _cardioid_pushes_batch(*_check_batch(pos, target, radius, nb_pos, nb_radius, n_nb), p)

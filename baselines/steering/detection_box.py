@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .arrays import body_points, broadcast, row_counts, row_points, typed_params
 from .vec import EPS
 
 
@@ -189,40 +190,19 @@ def _direction_batch(seek_dir: np.ndarray, force: np.ndarray, gain: float) -> np
     return out
 
 
-def _params(params: DetectionBoxParams | None) -> DetectionBoxParams:
-    p = DetectionBoxParams() if params is None else params
-    return DetectionBoxParams(*(float(x) for x in p))
-
-
 def _prep(pos, heading, speed, max_speed, radius, obs_pos, obs_radius, n_obs):
-    pos = np.ascontiguousarray(pos, dtype=np.float64)
-    if pos.ndim != 2 or pos.shape[1] != 2:
-        raise ValueError(f"pos must be (A, 2), got {pos.shape}")
+    pos = body_points("pos", pos)
     a = pos.shape[0]
-
-    def per_body(x):
-        return np.ascontiguousarray(np.broadcast_to(np.asarray(x, np.float64), (a,)))
-
-    obs_pos = np.ascontiguousarray(obs_pos, dtype=np.float64)
-    if obs_pos.ndim != 3 or obs_pos.shape[0] != a or obs_pos.shape[2] != 2:
-        raise ValueError(f"obs_pos must be (A, K, 2) with A = {a}, got {obs_pos.shape}")
-    obs_radius = np.ascontiguousarray(
-        np.broadcast_to(np.asarray(obs_radius, np.float64), obs_pos.shape[:2])
-    )
-    if n_obs is None:
-        n_obs = obs_pos.shape[1]
-    n_obs = np.ascontiguousarray(np.broadcast_to(np.asarray(n_obs, np.int64), (a,)))
-    if np.any(n_obs < 0) or np.any(n_obs > obs_pos.shape[1]):
-        raise ValueError("n_obs must lie in [0, K]")
+    obs_pos = row_points("obs_pos", obs_pos, a)
     return (
         pos,
-        per_body(heading),
-        per_body(speed),
-        per_body(max_speed),
-        per_body(radius),
+        broadcast(heading, (a,)),
+        broadcast(speed, (a,)),
+        broadcast(max_speed, (a,)),
+        broadcast(radius, (a,)),
         obs_pos,
-        obs_radius,
-        n_obs,
+        broadcast(obs_radius, obs_pos.shape[:2]),
+        row_counts("n_obs", n_obs, a, obs_pos.shape[1]),
     )
 
 
@@ -241,7 +221,7 @@ def detection_box(
     (A,)`` (or scalars), ``obs_pos: (A, K, 2)``, ``obs_radius: (A, K)``, ``n_obs: (A,)`` (all K
     when None) -> world-frame steering force ``(A, 2)``."""
     args = _prep(pos, heading, speed, max_speed, radius, obs_pos, obs_radius, n_obs)
-    return _batch(*args, _params(params))[0]
+    return _batch(*args, typed_params(DetectionBoxParams, params))[0]
 
 
 def detection_box_debug(
@@ -259,7 +239,7 @@ def detection_box_debug(
     corners (A, 4, 2))`` for overlays: the index of the obstacle avoided (-1 for none) and the box
     corners in the world frame (rear right, front right, front left, rear left)."""
     args = _prep(pos, heading, speed, max_speed, radius, obs_pos, obs_radius, n_obs)
-    return _batch(*args, _params(params))
+    return _batch(*args, typed_params(DetectionBoxParams, params))
 
 
 def detection_box_direction(
@@ -273,7 +253,7 @@ def detection_box_direction(
     the defaults and walker-sized discs an obstacle dead ahead turns the direction by roughly 35 to
     50 degrees.
     """
-    p = _params(params)
+    p = typed_params(DetectionBoxParams, params)
     seek_dir = np.ascontiguousarray(seek_dir, dtype=np.float64)
     force = np.ascontiguousarray(force, dtype=np.float64)
     if seek_dir.ndim != 2 or seek_dir.shape[1] != 2 or force.shape != seek_dir.shape:

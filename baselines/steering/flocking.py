@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .arrays import body_points, broadcast, row_counts, row_points, typed_params
 from .vec import EPS
 
 WIDE = 0
@@ -305,15 +306,6 @@ def _turn_rate_batch(force: np.ndarray, params: FlockingParams) -> np.ndarray:
     return out
 
 
-def _params(params: FlockingParams | None) -> FlockingParams:
-    p = FlockingParams() if params is None else params
-    return FlockingParams(*(float(x) for x in p))
-
-
-def _vec(x, shape) -> np.ndarray:
-    return np.ascontiguousarray(np.broadcast_to(np.asarray(x, np.float64), shape))
-
-
 def flocking(
     pos: np.ndarray,
     heading: np.ndarray,
@@ -340,44 +332,32 @@ def flocking(
     shared), ``view_mode`` (WIDE, LIMITED, NARROW) and ``chase``: scalars or ``(A,)``.
     Returns ``(force (A,), leader (A,) bool)``; force > 0 turns left (counter-clockwise).
     """
-    pos = np.ascontiguousarray(pos, dtype=np.float64)
-    if pos.ndim != 2 or pos.shape[1] != 2:
-        raise ValueError(f"pos must be (A, 2), got {pos.shape}")
+    pos = body_points("pos", pos)
     a = pos.shape[0]
-    nb_pos = np.ascontiguousarray(nb_pos, dtype=np.float64)
-    if nb_pos.ndim != 3 or nb_pos.shape[0] != a or nb_pos.shape[2] != 2:
-        raise ValueError(f"nb_pos must be (A, K, 2) with A = {a}, got {nb_pos.shape}")
-    obs_pos = np.ascontiguousarray(obs_pos, dtype=np.float64)
-    if obs_pos.ndim != 3 or obs_pos.shape[0] != a or obs_pos.shape[2] != 2:
-        raise ValueError(f"obs_pos must be (A, M, 2) with A = {a}, got {obs_pos.shape}")
-    n_nb = np.ascontiguousarray(np.broadcast_to(np.asarray(n_nb, np.int64), (a,)))
-    n_obs = np.ascontiguousarray(np.broadcast_to(np.asarray(n_obs, np.int64), (a,)))
-    if np.any(n_nb < 0) or np.any(n_nb > nb_pos.shape[1]):
-        raise ValueError("n_nb must lie in [0, K]")
-    if np.any(n_obs < 0) or np.any(n_obs > obs_pos.shape[1]):
-        raise ValueError("n_obs must lie in [0, M]")
-    view = np.ascontiguousarray(np.broadcast_to(np.asarray(view_mode, np.int64), (a,)))
+    nb_pos = row_points("nb_pos", nb_pos, a)
+    obs_pos = row_points("obs_pos", obs_pos, a, "M")
+    n_nb = row_counts("n_nb", n_nb, a, nb_pos.shape[1])
+    n_obs = row_counts("n_obs", n_obs, a, obs_pos.shape[1], "M")
+    view = broadcast(view_mode, (a,), np.int64)
     if np.any((view < WIDE) | (view > NARROW)):
         raise ValueError("view_mode must be WIDE (0), LIMITED (1) or NARROW (2)")
     return _batch(
         pos,
-        _vec(heading, (a,)),
-        _vec(vel, (a, 2)),
-        np.ascontiguousarray(np.broadcast_to(np.asarray(interceptor, np.bool_), (a,))),
+        broadcast(heading, (a,)),
+        broadcast(vel, (a, 2)),
+        broadcast(interceptor, (a,), np.bool_),
         nb_pos,
-        _vec(nb_vel, nb_pos.shape),
-        np.ascontiguousarray(
-            np.broadcast_to(np.asarray(nb_interceptor, np.bool_), nb_pos.shape[:2])
-        ),
+        broadcast(nb_vel, nb_pos.shape),
+        broadcast(nb_interceptor, nb_pos.shape[:2], np.bool_),
         n_nb,
         obs_pos,
-        _vec(obs_radius, obs_pos.shape[:2]),
+        broadcast(obs_radius, obs_pos.shape[:2]),
         n_obs,
-        _vec(target_pos, (a, 2)),
-        _vec(target_vel, (a, 2)),
+        broadcast(target_pos, (a, 2)),
+        broadcast(target_vel, (a, 2)),
         view,
-        np.ascontiguousarray(np.broadcast_to(np.asarray(chase, np.bool_), (a,))),
-        _params(params),
+        broadcast(chase, (a,), np.bool_),
+        typed_params(FlockingParams, params),
     )
 
 
@@ -391,14 +371,14 @@ def flocking_turn_rate(force: np.ndarray, params: FlockingParams | None = None) 
     force = np.ascontiguousarray(force, dtype=np.float64)
     if force.ndim != 1:
         raise ValueError(f"force must be (A,), got {force.shape}")
-    return _turn_rate_batch(force, _params(params))
+    return _turn_rate_batch(force, typed_params(FlockingParams, params))
 
 
 def flocking_view_cone(view_mode: int, params: FlockingParams | None = None) -> tuple[float, float]:
     """Geometry of a view for drawing: ``(radius, half_angle)``. A unit sees what lies within
     ``radius`` metres and within ``half_angle`` radians either side of its heading (the wide view's
     blind cone behind is the rest; the half-plane of the limited view has half-angle pi / 2)."""
-    p = _params(params)
+    p = typed_params(FlockingParams, params)
     if view_mode == WIDE:
         # In view behind when |l| > |f| * factor: the blind cone's half-angle is atan(factor).
         return p.unit_length * p.wide_view_radius_factor, math.pi - math.atan(

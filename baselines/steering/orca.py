@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .arrays import body_points, broadcast, row_counts, row_points, typed_params
 from .vec import EPS
 
 
@@ -443,49 +444,26 @@ def _lines_batch(
     return lines, count
 
 
-def _params(params: OrcaParams | None) -> OrcaParams:
-    p = OrcaParams() if params is None else params
-    return OrcaParams(*(float(x) for x in p))
-
-
 def _prep(pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs):
-    pos = np.ascontiguousarray(pos, dtype=np.float64)
-    if pos.ndim != 2 or pos.shape[1] != 2:
-        raise ValueError(f"pos must be (A, 2), got {pos.shape}")
+    pos = body_points("pos", pos)
     a = pos.shape[0]
-    nb_pos = np.ascontiguousarray(nb_pos, dtype=np.float64)
-    if nb_pos.ndim != 3 or nb_pos.shape[0] != a or nb_pos.shape[2] != 2:
-        raise ValueError(f"nb_pos must be (A, K, 2) with A = {a}, got {nb_pos.shape}")
+    nb_pos = row_points("nb_pos", nb_pos, a)
     if obs_pos is None:
         obs_pos = np.zeros((a, 0, 2))
         obs_radius = np.zeros((a, 0))
         n_obs = 0
-    obs_pos = np.ascontiguousarray(obs_pos, dtype=np.float64)
-    if obs_pos.ndim != 3 or obs_pos.shape[0] != a or obs_pos.shape[2] != 2:
-        raise ValueError(f"obs_pos must be (A, M, 2) with A = {a}, got {obs_pos.shape}")
-    if n_obs is None:
-        n_obs = obs_pos.shape[1]
-    n_nb = np.ascontiguousarray(np.broadcast_to(np.asarray(n_nb, np.int64), (a,)))
-    n_obs = np.ascontiguousarray(np.broadcast_to(np.asarray(n_obs, np.int64), (a,)))
-    if np.any(n_nb < 0) or np.any(n_nb > nb_pos.shape[1]):
-        raise ValueError("n_nb must lie in [0, K]")
-    if np.any(n_obs < 0) or np.any(n_obs > obs_pos.shape[1]):
-        raise ValueError("n_obs must lie in [0, M]")
-
-    def f64(x, shape):
-        return np.ascontiguousarray(np.broadcast_to(np.asarray(x, np.float64), shape))
-
+    obs_pos = row_points("obs_pos", obs_pos, a, "M")
     return (
         pos,
-        f64(vel, (a, 2)),
-        f64(radius, (a,)),
+        broadcast(vel, (a, 2)),
+        broadcast(radius, (a,)),
         nb_pos,
-        f64(nb_vel, nb_pos.shape),
-        f64(nb_radius, nb_pos.shape[:2]),
-        n_nb,
+        broadcast(nb_vel, nb_pos.shape),
+        broadcast(nb_radius, nb_pos.shape[:2]),
+        row_counts("n_nb", n_nb, a, nb_pos.shape[1]),
         obs_pos,
-        f64(obs_radius, obs_pos.shape[:2]),
-        n_obs,
+        broadcast(obs_radius, obs_pos.shape[:2]),
+        row_counts("n_obs", n_obs, a, obs_pos.shape[1], "M"),
     )
 
 
@@ -512,9 +490,9 @@ def orca(
     """
     args = _prep(pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs)
     a = args[0].shape[0]
-    pref_vel = np.ascontiguousarray(np.broadcast_to(np.asarray(pref_vel, np.float64), (a, 2)))
-    max_speed = np.ascontiguousarray(np.broadcast_to(np.asarray(max_speed, np.float64), (a,)))
-    return _batch(*args[:3], pref_vel, max_speed, *args[3:], _params(params))
+    pref_vel = broadcast(pref_vel, (a, 2))
+    max_speed = broadcast(max_speed, (a,))
+    return _batch(*args[:3], pref_vel, max_speed, *args[3:], typed_params(OrcaParams, params))
 
 
 def orca_half_planes(
@@ -534,4 +512,4 @@ def orca_half_planes(
     count (A,))``, rows ``(point_x, point_y, dir_x, dir_y)`` with the permitted velocities on the
     left of ``dir``; the ``n_obs`` obstacle lines come first."""
     args = _prep(pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs)
-    return _lines_batch(*args, _params(params))
+    return _lines_batch(*args, typed_params(OrcaParams, params))

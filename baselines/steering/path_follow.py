@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .arrays import body_points, broadcast, row_counts, row_points, typed_params
 from .vec import EPS
 
 
@@ -226,30 +227,12 @@ def _predictive_batch(
     return target, seg
 
 
-def _params(params: PathFollowParams | None) -> PathFollowParams:
-    if params is None:
-        return PathFollowParams()
-    return PathFollowParams(
-        float(params.offset),
-        float(params.predict_time),
-        float(params.channel_radius),
-        bool(params.follow_corners),
-    )
-
-
 def _check(pos: np.ndarray, path: np.ndarray, n_points: np.ndarray, seg_index: np.ndarray):
-    pos = np.ascontiguousarray(pos, dtype=np.float64)
-    path = np.ascontiguousarray(path, dtype=np.float64)
-    if pos.ndim != 2 or pos.shape[1] != 2:
-        raise ValueError(f"pos must be (A, 2), got {pos.shape}")
+    pos = body_points("pos", pos)
     a = pos.shape[0]
-    if path.ndim != 3 or path.shape[0] != a or path.shape[2] != 2:
-        raise ValueError(f"path must be (A, P, 2) with A = {a}, got {path.shape}")
-    n_points = np.ascontiguousarray(np.broadcast_to(n_points, (a,)), dtype=np.int64)
-    if np.any(n_points > path.shape[1]) or np.any(n_points < 0):
-        raise ValueError("n_points must lie in [0, P]")
-    seg_index = np.ascontiguousarray(np.broadcast_to(seg_index, (a,)), dtype=np.int64)
-    return pos, path, n_points, seg_index
+    path = row_points("path", path, a, "P")
+    n_points = row_counts("n_points", n_points, a, path.shape[1], "P")
+    return pos, path, n_points, broadcast(seg_index, (a,), np.int64)
 
 
 def path_follow_projected(
@@ -262,7 +245,7 @@ def path_follow_projected(
     """Projected path following. ``pos: (A, 2)``, ``path: (A, P, 2)``, ``n_points: (A,)``,
     ``seg_index: (A,)`` -> ``(target (A, 2), new seg_index (A,) int64)``."""
     pos, path, n_points, seg_index = _check(pos, path, n_points, seg_index)
-    return _projected_batch(pos, path, n_points, seg_index, _params(params))
+    return _projected_batch(pos, path, n_points, seg_index, typed_params(PathFollowParams, params))
 
 
 def path_follow_predictive(
@@ -279,4 +262,6 @@ def path_follow_predictive(
     vel = np.ascontiguousarray(vel, dtype=np.float64)
     if vel.shape != pos.shape:
         raise ValueError(f"vel must be (A, 2) like pos, got {vel.shape}")
-    return _predictive_batch(pos, vel, path, n_points, seg_index, _params(params))
+    return _predictive_batch(
+        pos, vel, path, n_points, seg_index, typed_params(PathFollowParams, params)
+    )

@@ -41,6 +41,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .arrays import broadcast, typed_params
 from .cardioid import _check_batch, _n_valid, cardioid_push
 from .side_choice import adjusted_push, combine_sums
 from .vec import EPS, normalize, segment_intersection
@@ -370,10 +371,6 @@ def _right_of_way_batch(pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_rad
     return out
 
 
-def _params(params: RightOfWayParams | None) -> RightOfWayParams:
-    return RightOfWayParams() if params is None else RightOfWayParams(*(float(x) for x in params))
-
-
 def right_of_way(
     pos: np.ndarray,
     target: np.ndarray,
@@ -401,9 +398,18 @@ def right_of_way(
         raise ValueError(f"vel must be {pos.shape}, got {vel.shape}")
     if nb_vel.shape != nb_pos.shape:
         raise ValueError(f"nb_vel must be {nb_pos.shape}, got {nb_vel.shape}")
-    v_pref = np.ascontiguousarray(np.broadcast_to(np.asarray(v_pref, np.float64), radius.shape))
+    v_pref = broadcast(v_pref, radius.shape)
     return _right_of_way_batch(
-        pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb, _params(params)
+        pos,
+        target,
+        vel,
+        radius,
+        v_pref,
+        nb_pos,
+        nb_vel,
+        nb_radius,
+        n_nb,
+        typed_params(RightOfWayParams, params),
     )
 
 
@@ -424,7 +430,7 @@ def right_of_way_debug(
     ``pos, target, vel: (2,)``, ``nb_pos, nb_vel: (K, 2)``, ``nb_radius: (K,)``; ``n_nb`` defaults
     to ``K``.
     """
-    p = _params(params)
+    p = typed_params(RightOfWayParams, params)
     nb_pos = np.ascontiguousarray(nb_pos, dtype=np.float64).reshape(-1, 2)
     nb_vel = np.ascontiguousarray(nb_vel, dtype=np.float64).reshape(-1, 2)
     nb_radius = np.ascontiguousarray(nb_radius, dtype=np.float64).reshape(-1)

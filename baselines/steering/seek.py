@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .arrays import broadcast, typed_params
 from .vec import EPS
 
 
@@ -76,8 +77,7 @@ def _prep(pos, target, v_pref) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     target = np.ascontiguousarray(target, dtype=np.float64)
     if pos.ndim != 2 or pos.shape[1] != 2 or target.shape != pos.shape:
         raise ValueError(f"pos and target must both be (A, 2), got {pos.shape}, {target.shape}")
-    v = np.ascontiguousarray(np.broadcast_to(np.asarray(v_pref, np.float64), pos.shape[:1]))
-    return pos, target, v
+    return pos, target, broadcast(v_pref, pos.shape[:1])
 
 
 def seek(pos: np.ndarray, target: np.ndarray, v_pref: np.ndarray | float = 1.0) -> np.ndarray:
@@ -94,5 +94,5 @@ def arrive(
 ) -> np.ndarray:
     """Desired velocities that slow down inside ``params.slowing_radius`` and stop on the target.
     ``pos, target: (A, 2)``, ``v_pref: (A,)`` or scalar -> ``(A, 2)``."""
-    p = ArriveParams() if params is None else ArriveParams(*(float(x) for x in params))
+    p = typed_params(ArriveParams, params)
     return _arrive_batch(*_prep(pos, target, v_pref), p)

@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .arrays import typed_params
 from .cardioid import _check_batch, _n_valid, cardioid_push
 from .vec import EPS, normalize, rotate
 
@@ -298,10 +299,6 @@ def _side_choice_batch(pos, target, radius, nb_pos, nb_radius, n_nb, params):
     return out
 
 
-def _params(params: SideChoiceParams | None) -> SideChoiceParams:
-    return SideChoiceParams() if params is None else SideChoiceParams(*(float(x) for x in params))
-
-
 def side_choice(
     pos: np.ndarray,
     target: np.ndarray,
@@ -317,7 +314,7 @@ def side_choice(
     ``n_nb: (A,)`` valid rows per body. ``(0, 0)`` for a body on its target.
     """
     args = _check_batch(pos, target, radius, nb_pos, nb_radius, n_nb)
-    return _side_choice_batch(*args, _params(params))
+    return _side_choice_batch(*args, typed_params(SideChoiceParams, params))
 
 
 def side_choice_debug(
@@ -350,7 +347,7 @@ def side_choice_debug(
         nb_pos,
         nb_radius,
         n,
-        _params(params),
+        typed_params(SideChoiceParams, params),
         dbg_nb,
         dbg,
     )

@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .arrays import body_points, broadcast, row_counts, row_points, typed_params
 from .vec import EPS, closest_point_on_segment
 
 MAX_EXPONENT = 50.0
@@ -140,48 +141,27 @@ def _velocity_batch(
     return out
 
 
-def _params(params: SocialForceParams | None) -> SocialForceParams:
-    p = SocialForceParams() if params is None else params
-    return SocialForceParams(*(float(x) for x in p))
-
-
 def _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls):
-    pos = np.ascontiguousarray(pos, dtype=np.float64)
-    if pos.ndim != 2 or pos.shape[1] != 2:
-        raise ValueError(f"pos must be (A, 2), got {pos.shape}")
+    pos = body_points("pos", pos)
     a = pos.shape[0]
-    nb_pos = np.ascontiguousarray(nb_pos, dtype=np.float64)
-    if nb_pos.ndim != 3 or nb_pos.shape[0] != a or nb_pos.shape[2] != 2:
-        raise ValueError(f"nb_pos must be (A, K, 2) with A = {a}, got {nb_pos.shape}")
+    nb_pos = row_points("nb_pos", nb_pos, a)
     if walls is None:
         walls = np.zeros((a, 0, 2, 2))
         n_walls = 0
     walls = np.ascontiguousarray(walls, dtype=np.float64)
     if walls.ndim != 4 or walls.shape[0] != a or walls.shape[2:] != (2, 2):
         raise ValueError(f"walls must be (A, W, 2, 2) with A = {a}, got {walls.shape}")
-    if n_walls is None:
-        n_walls = walls.shape[1]
-    n_nb = np.ascontiguousarray(np.broadcast_to(np.asarray(n_nb, np.int64), (a,)))
-    n_walls = np.ascontiguousarray(np.broadcast_to(np.asarray(n_walls, np.int64), (a,)))
-    if np.any(n_nb < 0) or np.any(n_nb > nb_pos.shape[1]):
-        raise ValueError("n_nb must lie in [0, K]")
-    if np.any(n_walls < 0) or np.any(n_walls > walls.shape[1]):
-        raise ValueError("n_walls must lie in [0, W]")
-
-    def f64(x, shape):
-        return np.ascontiguousarray(np.broadcast_to(np.asarray(x, np.float64), shape))
-
     return (
         pos,
-        f64(vel, (a, 2)),
-        f64(radius, (a,)),
-        f64(desired_dir, (a, 2)),
-        f64(v_pref, (a,)),
+        broadcast(vel, (a, 2)),
+        broadcast(radius, (a,)),
+        broadcast(desired_dir, (a, 2)),
+        broadcast(v_pref, (a,)),
         nb_pos,
-        f64(nb_radius, nb_pos.shape[:2]),
-        n_nb,
+        broadcast(nb_radius, nb_pos.shape[:2]),
+        row_counts("n_nb", n_nb, a, nb_pos.shape[1]),
         walls,
-        n_walls,
+        row_counts("n_walls", n_walls, a, walls.shape[1], "W"),
     )
 
 
@@ -205,7 +185,7 @@ def social_force_acceleration(
     (all W when None; no walls when ``walls`` is None).
     """
     args = _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls)
-    return _accel_batch(*args, _params(params))
+    return _accel_batch(*args, typed_params(SocialForceParams, params))
 
 
 def social_force(
@@ -227,5 +207,5 @@ def social_force(
     :func:`social_force_acceleration`."""
     args = _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls)
     a = args[0].shape[0]
-    max_speed = np.ascontiguousarray(np.broadcast_to(np.asarray(max_speed, np.float64), (a,)))
-    return _velocity_batch(*args[:5], max_speed, *args[5:], _params(params))
+    max_speed = broadcast(max_speed, (a,))
+    return _velocity_batch(*args[:5], max_speed, *args[5:], typed_params(SocialForceParams, params))

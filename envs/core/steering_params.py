@@ -22,6 +22,7 @@ from crowdsteer.baselines.steering import (
     SideChoiceParams,
     SocialForceParams,
 )
+from crowdsteer.baselines.steering.arrays import typed_params
 
 PARAM_TYPES: dict[str, type] = {
     "cardioid": CardioidParams,
@@ -72,7 +73,5 @@ def steering_param_set(config: Any) -> dict[str, NamedTuple]:
         unit_length=2.0 * float(config.flock_radius), max_turn_rate=float(config.max_turn_rate)
     )
     for name, fields in dict(config.steering_params).items():
-        cast = {k: float(v) if isinstance(getattr(base[name], k), float) else v
-                for k, v in fields.items()}  # fmt: skip
-        base[name] = base[name]._replace(**cast)
+        base[name] = typed_params(PARAM_TYPES[name], base[name]._replace(**fields))
     return base
