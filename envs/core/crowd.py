@@ -36,7 +36,7 @@ from crowdsteer.baselines.steering.social_force import SocialForceParams, social
 from crowdsteer.baselines.steering.vec import closest_point_on_segment, normalize
 
 from .behaviours import FLOCK_TARGETS, FLOCK_VIEWS, behaviour_id
-from .neighbours import DENSE_MAX_BODIES, build_grid, query
+from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
 from .state import FLOCK, LEARNER, PEDESTRIAN
 from .steering_params import steering_param_set
 
@@ -152,7 +152,8 @@ def gather_neighbours(
     b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
     wall_active, grid, reach, see_learners, idx_buf, nb_pos, nb_vel, nb_radius, nb_index,
 ):  # fmt: skip
-    """Fill the neighbour buffers of body ``i`` of world ``b``; returns ``(count, n_bodies)``.
+    """Fill the neighbour buffers of body ``i`` of a large world ``b`` from its uniform ``grid``;
+    returns ``(count, n_bodies)``.
 
     Bodies come first (``nb_index`` = their body index; nearest-first order is not guaranteed),
     then disc obstacles (``nb_index`` -1), then the closest point of each wall (-2), all within
@@ -160,7 +161,7 @@ def gather_neighbours(
     """
     px = pos[b, i, 0]
     py = pos[b, i, 1]
-    count = query(grid, pos[b], active[b], px, py, reach + radius[b, i] + 1.0, i, idx_buf)
+    count = query_grid(grid, pos[b], px, py, reach + radius[b, i] + 1.0, i, idx_buf)
     n = 0
     for k in range(count):
         j = idx_buf[k]
@@ -182,7 +183,7 @@ def gather_neighbours_dense(
     wall_active, reach, see_learners, nb_pos, nb_vel, nb_radius, nb_index,
 ):  # fmt: skip
     """``gather_neighbours`` for a small world: one scan over every body (the same bodies in the
-    same order as the dense query, without the index buffer)."""
+    same order as a full scan, without the index buffer)."""
     px = pos[b, i, 0]
     py = pos[b, i, 1]
     r = reach + radius[b, i] + 1.0

@@ -92,36 +92,3 @@ def query_grid(grid, pos, px, py, reach, skip, out):
                     out[count] = j
                     count += 1
     return count
-
-
-@njit(cache=True)
-def query_dense(pos, active, px, py, reach, skip, out):
-    """Same contract as ``query_grid`` by scanning every active body of the world."""
-    r2 = reach * reach
-    count = 0
-    cap = out.shape[0]
-    for j in range(pos.shape[0]):
-        if j == skip or not active[j]:
-            continue
-        dx = pos[j, 0] - px
-        dy = pos[j, 1] - py
-        if dx * dx + dy * dy <= r2 and count < cap:
-            out[count] = j
-            count += 1
-    return count
-
-
-@njit(cache=True)
-def world_grid(pos, active, cell_size):
-    """A grid for a large world, or an empty placeholder grid when the world is scanned densely."""
-    if pos.shape[0] > DENSE_MAX_BODIES:
-        return build_grid(pos, active, cell_size)
-    return build_grid(pos[:0], active[:0], cell_size)
-
-
-@njit(cache=True)
-def query(grid, pos, active, px, py, reach, skip, out):
-    """Neighbours within ``reach``: grid query for large worlds, dense scan for small ones."""
-    if pos.shape[0] > DENSE_MAX_BODIES:
-        return query_grid(grid, pos, px, py, reach, skip, out)
-    return query_dense(pos, active, px, py, reach, skip, out)

@@ -319,8 +319,9 @@ def observe_learners(
     obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count, max_steps,
     which, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius, out,
 ):  # fmt: skip
-    """``observe`` for the learners where ``which: (B, L)`` holds; the other rows of ``out`` keep
-    their values (a learner that has left the episode keeps its terminal observation)."""
+    """Write the flat observations of the learners where ``which: (B, L)`` holds into ``out:
+    (B, L, dim)``; the other rows keep their values (a learner that has left the episode keeps
+    its terminal observation)."""
     scratch = observe_scratch(active.shape[1], n_neighbours, n_obstacles, n_walls)
     for b in range(active.shape[0]):
         observe_world(
@@ -351,29 +352,10 @@ def observe_learners_parallel(
             )  # fmt: skip
 
 
-@njit(cache=True)
-def observe(
-    pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len, path_index,
-    obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count, max_steps,
-    n_learners, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius, out,
-):  # fmt: skip
-    """Write the flat observation of every learner slot ``[0, n_learners)`` into ``out``.
-
-    Arrays as in ``WorldState``; out: (B, L, dim) float32. Learners that have left the episode
-    still get the observation of their last state.
-    """
-    which = np.ones((active.shape[0], n_learners), np.bool_)
-    observe_learners(
-        pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len, path_index,
-        obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count,
-        max_steps, which, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius, out,
-    )  # fmt: skip
-
-
 def goal_frame_angle(pos: np.ndarray, goal: np.ndarray, heading: np.ndarray) -> np.ndarray:
     """Angle of each learner's goal frame: (...,) from ``pos, goal: (..., 2)``, ``heading: (...)``.
 
-    The frame of ``observe``: the direction to the goal, or the heading when on the goal.
+    The frame of the observations: the direction to the goal, or the heading when on the goal.
     """
     g = goal - pos
     d = np.hypot(g[..., 0], g[..., 1])
