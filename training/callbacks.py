@@ -3,9 +3,10 @@
 - ``parse_args(Args, argv)``: a dataclass of options as ``--kebab-case`` command-line flags;
 - ``env_config(args)``: the environment keyword arguments of an ``Args`` (plus ``--env KEY=VALUE``);
 - ``make_vec_env(args, num_worlds, seed, ...)``: ``make_sb3_vec_env`` wrapped in ``VecNormalize``;
-- ``rollout_outcomes``: a fast deterministic evaluation of a model on seeded worlds;
-- ``EvalCallback``: periodic evaluation (success, collision, timeout rates) to TensorBoard, to
-  ``progress.csv`` and ``evals.json``, keeping the best model in ``best/``;
+- ``evaluate_model``: the benchmark's metrics of a model on seeded episodes;
+- ``EvalCallback``: periodic evaluation with those metrics to TensorBoard, to ``progress.csv``
+  and ``evals.json``, keeping the best model in ``best/``;
+- ``learn_and_save``: the scripts' common tail (warm start, callbacks, ``learn``, summary);
 - ``ProgressBarCallback`` (tqdm), ``TimeLimitCallback`` (stop after a wall-clock budget) and
   ``LossCheckCallback`` (records the logged losses and stops on a non-finite one).
 """
@@ -26,7 +27,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecNormalize
 
@@ -141,63 +141,21 @@ def make_vec_env(
 
 
 # --------------------------------------------------------------------------- evaluation
-def rollout_outcomes(
-    model: Any, obs_rms: Any, config: dict[str, Any], episodes: int, seed: int,
-    clip_obs: float = 10.0,
-) -> dict[str, float]:  # fmt: skip
-    """Success, collision and timeout rates and mean return of the first episode of each learner
-    in ``episodes`` seeded worlds, acting deterministically on normalised observations."""
-    env = make_sb3_vec_env(num_worlds=episodes, **config)
-    env.seed(seed)
-    obs = env.reset()
-    n = env.num_envs
-    outcome = np.full(n, -1)  # 0 success, 1 collision, 2 timeout
-    returns = np.zeros(n)
-    ret = np.zeros(n)
-    while (outcome < 0).any():
-        x = obs if obs_rms is None else np.clip(
-            (obs - obs_rms.mean) / np.sqrt(obs_rms.var + 1e-8), -clip_obs, clip_obs
-        )  # fmt: skip
-        action, _ = model.predict(x.astype(np.float32), deterministic=True)
-        obs, reward, done, infos = env.step(np.clip(action, -1.0, 1.0))
-        ret += reward
-        for k in np.nonzero(done)[0]:
-            if outcome[k] < 0:
-                info = infos[k]
-                outcome[k] = 0 if info["is_success"] else 2 if info["TimeLimit.truncated"] else 1
-                returns[k] = ret[k]
-            ret[k] = 0.0
-    env.close()
-    return {
-        "success_rate": float(np.mean(outcome == 0)),
-        "collision_rate": float(np.mean(outcome == 1)),
-        "timeout_rate": float(np.mean(outcome == 2)),
-        "mean_return": float(returns.mean()),
-        "learner_episodes": int(n),
-    }
-
-
 def evaluate_model(
     model: Any, vecnorm: VecNormalize | None, config: dict[str, Any], episodes: int, seed: int
 ) -> dict[str, float]:
-    """Metrics of ``model`` on ``episodes`` seeded episodes: the benchmark's
-    ``crowdsteer.training.evaluate.evaluate`` when present, else ``rollout_outcomes``."""
+    """The benchmark's metrics (``crowdsteer.training.evaluate``) of ``model`` on ``episodes``
+    seeded episodes, acting deterministically on observations normalised as in training."""
+    from crowdsteer.baselines.policies import SB3Policy
+    from crowdsteer.training.evaluate import evaluate, metric_means
+
     obs_rms = vecnorm.obs_rms if vecnorm is not None and vecnorm.norm_obs else None
     clip = vecnorm.clip_obs if vecnorm is not None else 10.0
-    try:
-        from crowdsteer.training.evaluate import evaluate
-    except ImportError:
-        evaluate = None
-    if evaluate is not None:
-        from crowdsteer.baselines.policies import SB3Policy
-        from crowdsteer.training.evaluate import metric_means
-
-        scenario = config.get("scenario", "circle_crossing")
-        rest = {k: v for k, v in config.items() if k != "scenario"}
-        policy = SB3Policy(model, obs_rms, clip)
-        result = evaluate(policy, scenario=scenario, episodes=episodes, seed=seed, **rest)
-        return metric_means(result)
-    return rollout_outcomes(model, obs_rms, config, episodes, seed, clip)
+    scenario = config.get("scenario", "circle_crossing")
+    rest = {k: v for k, v in config.items() if k != "scenario"}
+    result = evaluate(SB3Policy(model, obs_rms, clip), scenario=scenario, episodes=episodes,
+                      seed=seed, **rest)  # fmt: skip
+    return metric_means(result)
 
 
 class EvalCallback(BaseCallback):
