@@ -433,19 +433,3 @@ def crowd_world(
                 sc.nb_index, n, n_bodies, kind, sc.fl_pos, sc.fl_vel, sc.fl_int, target_pos,
                 target_vel, params,
             )  # fmt: skip
-
-
-@njit(cache=True)
-def crowd_desired_velocity(
-    pos, vel, heading, goal, start, radius, v_pref, kind, behaviour, active, path, path_len,
-    path_index, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, target_pos,
-    target_vel, step_count, bounds, desired, params,
-):  # fmt: skip
-    """Fill ``desired: (B, N, 2)`` for every active pedestrian and flock unit of every world."""
-    scratch = crowd_scratch(active.shape[1], obstacle_pos.shape[1], walls.shape[1])
-    for b in range(active.shape[0]):
-        crowd_world(
-            b, pos, vel, heading, goal, start, radius, v_pref, kind, behaviour, active, path,
-            path_len, path_index, obstacle_pos, obstacle_radius, obstacle_active, walls,
-            wall_active, target_pos, target_vel, step_count, bounds, desired, params, scratch,
-        )  # fmt: skip

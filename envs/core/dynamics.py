@@ -52,8 +52,12 @@ def _unicycle_velocity(vx, vy, heading, dvx, dvy, v_max, max_dv, max_dtheta):
 
 @njit(cache=True)
 def kinematics_world(b, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta):
-    """``apply_kinematics`` for world ``b``, with the per-step limits ``max_dv = max_accel * dt``
-    and ``max_dtheta = max_turn_rate * dt``."""
+    """Move every active body's velocity in world ``b`` toward its desired velocity, in place.
+
+    vel, desired_vel: (B, N, 2); heading, v_max: (B, N); kinematics: (B, N) int; active: (B, N).
+    ``max_dv = max_accel * dt`` and ``max_dtheta = max_turn_rate * dt`` are the per-step limits.
+    Holonomic bodies whose speed is above ``EPS`` take the heading of their velocity.
+    """
     for i in range(active.shape[1]):
         if not active[b, i]:
             vel[b, i, 0] = 0.0
@@ -76,33 +80,9 @@ def kinematics_world(b, vel, heading, desired_vel, kinematics, v_max, active, ma
 
 
 @njit(cache=True)
-def apply_kinematics(
-    vel, heading, desired_vel, kinematics, v_max, active, dt, max_accel, max_turn_rate
-):
-    """Move every active body's velocity toward its desired velocity, in place.
-
-    vel, desired_vel: (B, N, 2); heading, v_max: (B, N); kinematics: (B, N) int; active: (B, N).
-    Holonomic bodies whose speed is above ``EPS`` take the heading of their velocity.
-    """
-    max_dv = max_accel * dt
-    max_dtheta = max_turn_rate * dt
-    for b in range(active.shape[0]):
-        kinematics_world(
-            b, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta
-        )
-
-
-@njit(cache=True)
 def integrate_world(b, pos, vel, active, dt):
     """Explicit Euler step ``pos += vel * dt`` for the active bodies of world ``b``."""
     for i in range(active.shape[1]):
         if active[b, i]:
             pos[b, i, 0] += vel[b, i, 0] * dt
             pos[b, i, 1] += vel[b, i, 1] * dt
-
-
-@njit(cache=True)
-def integrate_positions(pos, vel, active, dt):
-    """Explicit Euler step ``pos += vel * dt`` for active bodies. pos, vel: (B, N, 2)."""
-    for b in range(active.shape[0]):
-        integrate_world(b, pos, vel, active, dt)

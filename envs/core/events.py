@@ -14,7 +14,13 @@ def learner_events_world(
     b, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist, progress,
     arrived_now, collided_now, goal_tolerance, collision_ends,
 ):  # fmt: skip
-    """``learner_events`` for world ``b``."""
+    """Detect arrivals and collisions of the active learners of world ``b`` after integration.
+
+    pos, goal: (B, N, 2); kind, active, reached, collided, hit_body, hit_static: (B, N), updated
+    in place. ``goal_dist`` (B, N) holds the distance to goal before the step and is updated;
+    ``progress`` receives the decrease. Arrival wins over a collision in the same step. A learner
+    that arrives, or collides while ``collision_ends``, is deactivated: it leaves the world.
+    """
     for i in range(active.shape[1]):
         arrived_now[b, i] = False
         collided_now[b, i] = False
@@ -33,34 +39,3 @@ def learner_events_world(
             collided[b, i] = True
             if collision_ends:
                 active[b, i] = False
-
-
-@njit(cache=True)
-def learner_events(
-    pos,
-    goal,
-    kind,
-    active,
-    reached,
-    collided,
-    hit_body,
-    hit_static,
-    goal_dist,
-    progress,
-    arrived_now,
-    collided_now,
-    goal_tolerance,
-    collision_ends,
-):
-    """Detect arrivals and collisions of active learners after integration, in place.
-
-    pos, goal: (B, N, 2); kind, active, reached, collided, hit_body, hit_static: (B, N).
-    ``goal_dist`` (B, N) holds the distance to goal before the step and is updated; ``progress``
-    receives the decrease. Arrival wins over a collision in the same step. A learner that arrives,
-    or collides while ``collision_ends``, is deactivated: it leaves the world.
-    """
-    for b in range(active.shape[0]):
-        learner_events_world(
-            b, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist,
-            progress, arrived_now, collided_now, goal_tolerance, collision_ends,
-        )  # fmt: skip

@@ -177,15 +177,6 @@ def place_pairs(
     )
 
 
-def ring_points(
-    rng: np.random.Generator, k: int, center: tuple[float, float], r_min: float, r_max: float
-) -> np.ndarray:
-    """``k`` points drawn uniformly (by area) in an annulus: (k, 2)."""
-    ang = rng.uniform(-np.pi, np.pi, k)
-    rad = np.sqrt(rng.uniform(r_min**2, r_max**2, k))
-    return np.stack([center[0] + rad * np.cos(ang), center[1] + rad * np.sin(ang)], axis=1)
-
-
 def flock_start(
     rng: np.random.Generator,
     counts: Counts,
