@@ -12,8 +12,10 @@ from typing import Any
 import gymnasium
 
 from . import crowd_v0
+from .batch import make_batch
+from .core.batch import ActionError, CrowdBatch
 from .core.config import PRESETS, CrowdConfig
-from .core.engine import ActionError, CrowdBatch
+from .core.simulator import SimulationError
 from .scenarios import ScenarioError, scenario_names
 
 ENV_ID = "crowdsteer/CrowdNav-v0"
@@ -40,7 +42,9 @@ __all__ = [
     "CrowdBatch",
     "CrowdConfig",
     "ScenarioError",
+    "SimulationError",
     "crowd_v0",
+    "make_batch",
     "make_sb3_vec_env",
     "scenario_names",
 ]

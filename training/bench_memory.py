@@ -72,12 +72,12 @@ def _parallel(seed: int) -> tuple[Callable[[int], None], int]:
 
 
 def _batch(seed: int) -> tuple[Callable[[int], None], int]:
+    from crowdsteer.envs.batch import make_batch
     from crowdsteer.envs.core.config import CrowdConfig
-    from crowdsteer.envs.core.engine import CrowdBatch
 
     worlds = 256
     config = CrowdConfig.from_kwargs(scenario="square_crossing", n_learners=10, n_pedestrians=10)
-    batch = CrowdBatch(config, worlds)
+    batch = make_batch(config, worlds)
     batch.seed(seed)
     batch.reset()
     rng = np.random.default_rng(seed)

@@ -164,8 +164,8 @@ def split(bodies: int) -> tuple[int, int, int]:
 
 
 def _batch_stepper(case: Case, seed: int) -> Callable[[int], None]:
+    from crowdsteer.envs.batch import make_batch
     from crowdsteer.envs.core.config import CrowdConfig
-    from crowdsteer.envs.core.engine import CrowdBatch
 
     config = CrowdConfig.from_kwargs(
         scenario="square_crossing",
@@ -178,7 +178,7 @@ def _batch_stepper(case: Case, seed: int) -> Callable[[int], None]:
         max_steps=10**9,
     )
     kwargs = {"parallel": True} if case.parallel else {}
-    batch = CrowdBatch(config, case.num_worlds, **kwargs)
+    batch = make_batch(config, case.num_worlds, **kwargs)
     batch.seed(seed)
     batch.reset()
     rng = np.random.default_rng(seed)

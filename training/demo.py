@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from crowdsteer.baselines import load_policy, make_policy
+from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
-from crowdsteer.envs.core.engine import CrowdBatch
 
 DEMO_SNAPSHOT_STEP = 20
 """The step written as the demo's PNG: everyone is still walking and meeting mid-scene."""
@@ -75,7 +75,7 @@ def run_episodes(
 
     kwargs = {**DEMO_CONFIG.get(scenario, {}), **config_overrides}
     config = CrowdConfig.from_kwargs(scenario=scenario, max_steps=steps, **kwargs)
-    batch = CrowdBatch(config, 1)
+    batch = make_batch(config, 1)
     pol = _policy(policy, config)
     viewer = Viewer(config.render_size, config.render_size, config.render_fps, mode)
     options = OverlayOptions(

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
-from crowdsteer.envs.core.engine import CrowdBatch
 
 from .metrics import (
     DEFAULT_DEADLOCK_PARAMS,
@@ -117,7 +117,7 @@ def _run_chunk(
 ) -> tuple[list[EpisodeRecord], list[EpisodeScene]]:
     """Run one batch of seeded episodes to their ends; one record and scene per seed."""
     b = len(seeds)
-    batch = CrowdBatch(config, b)
+    batch = make_batch(config, b)
     batch.seed([int(s) for s in seeds])
     batch.reset()
     s, sim = batch.state, batch.sim

@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 from pettingzoo import ParallelEnv
 
+from ..batch import make_batch
+from ..core.batch import ActionError
 from ..core.config import CrowdConfig
-from ..core.engine import ActionError, CrowdBatch
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space, to_dict_obs
 
@@ -34,7 +35,7 @@ class CrowdParallelEnv(ParallelEnv):
             kwargs["max_steps"] = max_cycles
         kwargs.setdefault("n_learners", 3)
         self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
-        self.batch = CrowdBatch(self.config, 1)
+        self.batch = make_batch(self.config, 1)
         n = self.batch.num_learners
         self.possible_agents = [f"learner_{i}" for i in range(n)]
         self._index = {a: i for i, a in enumerate(self.possible_agents)}

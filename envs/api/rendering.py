@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.engine import CrowdBatch
+from ..core.batch import CrowdBatch
 
 
 class RenderHandle:

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
+from ..batch import make_batch
+from ..core.batch import ActionError
 from ..core.config import CrowdConfig
-from ..core.engine import ActionError, CrowdBatch
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space
 
@@ -33,7 +34,7 @@ class CrowdSB3VecEnv(VecEnv):
         self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
         if self.config.dict_obs:
             raise ValueError("dict_obs=True is not supported by the SB3 vec env; use flat obs")
-        self.batch = CrowdBatch(self.config, num_worlds)
+        self.batch = make_batch(self.config, num_worlds)
         self.num_worlds = num_worlds
         self.num_learners = self.batch.num_learners
         self.render_mode = self.config.render_mode

@@ -7,8 +7,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from ..batch import make_batch
 from ..core.config import CrowdConfig
-from ..core.engine import CrowdBatch
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space, to_dict_obs
 
@@ -57,7 +57,7 @@ class CrowdNavEnv(gym.Env):
                 f"n_learners={self.config.n_learners}: the single-agent env has exactly 1 learner; "
                 "use crowd_v0.parallel_env for several"
             )
-        self.batch = CrowdBatch(self.config, 1)
+        self.batch = make_batch(self.config, 1)
         if self.batch.num_learners != 1:
             raise ValueError("the explicit scenario must hold exactly one 'learner' role")
         self.observation_space = observation_space(self.batch.layout, self.config.dict_obs)
@@ -83,7 +83,7 @@ class CrowdNavEnv(gym.Env):
     def step(self, action):
         a = np.asarray(action)
         if a.shape != (2,):
-            from ..core.engine import ActionError
+            from ..core.batch import ActionError
 
             raise ActionError(f"action must have shape (2,), got {a.shape}")
         obs, reward, terminated, truncated = self.batch.step(a[None, None])

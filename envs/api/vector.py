@@ -16,8 +16,9 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from ..batch import make_batch
+from ..core.batch import ActionError
 from ..core.config import CrowdConfig
-from ..core.engine import ActionError, CrowdBatch
 from ..core.rewards import REWARD_TERMS
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space
@@ -39,7 +40,7 @@ class CrowdNavVectorEnv(VectorEnv):
         self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
         if self.config.dict_obs:
             raise ValueError("dict_obs=True is not supported by the vector env; use flat obs")
-        self.batch = CrowdBatch(self.config, num_envs)
+        self.batch = make_batch(self.config, num_envs)
         if self.batch.num_learners != 1:
             raise ValueError("the vector env has one learner per world; use make_sb3_vec_env")
         self.num_envs = num_envs

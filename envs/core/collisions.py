@@ -1,7 +1,9 @@
 """Collision and proximity detection from positions: body-body, body-obstacle, body-wall.
 
 Two discs collide when their surfaces overlap (centre distance < radii sum); a body hits a wall when
-the closest point of the segment is nearer than its radius. The same pass measures each body's
+the closest point of the segment is nearer than its radius. The motion itself never lets a body
+into a wall or an obstacle (``contact``): a contact during the move counts as a static hit, and
+the overlap test here only adds bodies placed overlapping. The same pass measures each body's
 smallest surface gap to any other active body, which the discomfort reward and metrics use.
 """
 
@@ -69,11 +71,23 @@ def _gap_from(b, i, buf, count, pos, radius):
 
 
 @njit(cache=True)
+def collisions_step(b, state, buffers, buf):
+    """Collisions of world ``b`` after the move: ``hit_body``, ``min_gap`` and ``hit_static``
+    (kept from the move's contacts, plus overlaps); buf: (N,) int scratch."""
+    s = state
+    collisions_world(
+        b, s.pos, s.radius, s.active, s.obstacle_pos, s.obstacle_radius, s.obstacle_active,
+        s.walls, s.wall_active, buffers.hit_body, buffers.hit_static, buffers.min_gap, buf, True,
+    )  # fmt: skip
+
+
+@njit(cache=True)
 def collisions_world(
     b, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
-    hit_body, hit_static, min_gap, buf,
+    hit_body, hit_static, min_gap, buf, keep_contacts,
 ):  # fmt: skip
-    """``detect_collisions`` for world ``b``; buf: (N,) int scratch.
+    """``detect_collisions`` for world ``b``; buf: (N,) int scratch; ``keep_contacts``: OR the
+    overlaps into ``hit_static`` instead of overwriting it.
 
     Small worlds visit each pair of bodies once (the gap seen from ``i`` is computed as
     ``d - r_i - r_j`` and from ``j`` as ``d - r_j - r_i``, exactly as a per-body scan would).
@@ -84,7 +98,8 @@ def collisions_world(
     max_r = 0.0
     for i in range(nn):
         hit_body[b, i] = False
-        hit_static[b, i] = False
+        if not keep_contacts:
+            hit_static[b, i] = False
         min_gap[b, i] = GAP_CAP
         if active[b, i]:
             max_r = max(max_r, radius[b, i])
@@ -137,10 +152,11 @@ def collisions_world(
             hit_body[b, i] = hit
     for i in range(nn):
         if active[b, i]:
-            hit_static[b, i] = _static_hits(
-                b, i, pos[b, i, 0], pos[b, i, 1], radius[b, i], obstacle_pos, obstacle_radius,
-                obstacle_active, walls, wall_active,
-            )  # fmt: skip
+            if not hit_static[b, i]:
+                hit_static[b, i] = _static_hits(
+                    b, i, pos[b, i, 0], pos[b, i, 1], radius[b, i], obstacle_pos,
+                    obstacle_radius, obstacle_active, walls, wall_active,
+                )  # fmt: skip
 
 
 @njit(cache=True)
@@ -169,5 +185,5 @@ def detect_collisions(
     for b in range(active.shape[0]):
         collisions_world(
             b, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
-            wall_active, hit_body, hit_static, min_gap, buf,
+            wall_active, hit_body, hit_static, min_gap, buf, False,
         )  # fmt: skip

@@ -2,8 +2,9 @@
 
 Every scripted pedestrian gathers what it senses (other active bodies within ``sensing_radius``,
 learners only when ``learners_visible``; disc obstacles; the closest point of each nearby wall as
-a zero-radius obstacle) into neighbour buffers and calls its steering behaviour's per-body core
-from ``crowdsteer.baselines.steering``. A pedestrian with a waypoint path aims at the projected
+a zero-radius obstacle) into neighbour buffers and steers through the behaviour registry
+(``crowdsteer.baselines.steering.registry.steer``), the same dispatch the baseline policies use,
+recording its steering vectors when the step keeps a trace. A pedestrian with a waypoint path aims at the projected
 path-following target instead of its goal. On reaching its goal a pedestrian turns back: start
 and goal swap (and its path reverses), so the crowd keeps moving for the whole episode.
 Flock units are unicycles at cruising speed, turned by the flocking lateral force.
@@ -17,82 +18,13 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from crowdsteer.baselines.steering.cardioid import CardioidParams, cardioid_one
-from crowdsteer.baselines.steering.detection_box import (
-    DetectionBoxParams,
-    detection_box_direction_one,
-    detection_box_one,
-)
-from crowdsteer.baselines.steering.flocking import (
-    FlockingParams,
-    flocking_one,
-    flocking_turn_rate_one,
-)
-from crowdsteer.baselines.steering.orca import OrcaParams, orca_one
-from crowdsteer.baselines.steering.path_follow import PathFollowParams, path_follow_projected_one
-from crowdsteer.baselines.steering.right_of_way import RightOfWayParams, right_of_way_one
-from crowdsteer.baselines.steering.side_choice import SideChoiceParams, side_choice_one
-from crowdsteer.baselines.steering.social_force import SocialForceParams, social_force_one
+from crowdsteer.baselines.steering.flocking import flocking_one, flocking_turn_rate_one
+from crowdsteer.baselines.steering.path_follow import path_follow_projected_one
+from crowdsteer.baselines.steering.registry import Body, Senses, senses_buffers, steer_traced
 from crowdsteer.baselines.steering.vec import closest_point_on_segment, normalize
 
-from .behaviours import FLOCK_TARGETS, FLOCK_VIEWS, behaviour_id
 from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
 from .state import FLOCK, LEARNER, PEDESTRIAN
-from .steering_params import steering_param_set
-
-GOAL_SEEK = behaviour_id("goal_seek")
-CARDIOID = behaviour_id("cardioid")
-SIDE_CHOICE = behaviour_id("side_choice")
-RIGHT_OF_WAY = behaviour_id("right_of_way")
-SOCIAL_FORCE = behaviour_id("social_force")
-ORCA = behaviour_id("orca")
-DETECTION_BOX = behaviour_id("detection_box")
-
-
-class CrowdParams(NamedTuple):
-    """Everything the compiled step needs from the config (a NamedTuple numba can pass)."""
-
-    dt: float
-    max_accel: float
-    max_turn_rate: float
-    goal_tolerance: float
-    collision_ends: bool
-    sensing_radius: float
-    learners_visible: bool
-    flock_view: int
-    flock_target_learner: bool
-    cardioid: CardioidParams
-    side_choice: SideChoiceParams
-    right_of_way: RightOfWayParams
-    social_force: SocialForceParams
-    orca: OrcaParams
-    detection_box: DetectionBoxParams
-    flocking: FlockingParams
-    path: PathFollowParams
-
-
-def crowd_params(config) -> CrowdParams:
-    """The compiled step's parameters from a ``CrowdConfig``."""
-    steer = steering_param_set(config)
-    return CrowdParams(
-        dt=float(config.dt),
-        max_accel=float(config.max_accel),
-        max_turn_rate=float(config.max_turn_rate),
-        goal_tolerance=float(config.goal_tolerance),
-        collision_ends=bool(config.collision_ends),
-        sensing_radius=float(config.sensing_radius),
-        learners_visible=bool(config.learners_visible),
-        flock_view=FLOCK_VIEWS.index(config.flock_view),
-        flock_target_learner=FLOCK_TARGETS.index(config.flock_target) == 1,
-        cardioid=steer["cardioid"],
-        side_choice=steer["side_choice"],
-        right_of_way=steer["right_of_way"],
-        social_force=steer["social_force"],
-        orca=steer["orca"],
-        detection_box=steer["detection_box"],
-        flocking=steer["flocking"],
-        path=steer["path_follow"],
-    )
 
 
 @njit(cache=True)
@@ -209,62 +141,10 @@ def gather_neighbours_dense(
     return n, n_bodies
 
 
-@njit(cache=True, inline="always")
-def pedestrian_velocity(
-    beh, px, py, vx, vy, heading, tx, ty, r, v_pref, nb_pos, nb_vel, nb_radius, n, n_bodies,
-    lines, proj, no_walls, params,
-):  # fmt: skip
-    """Desired velocity of one pedestrian under behaviour id ``beh`` aiming at ``(tx, ty)``.
-
-    ``nb_*``: the first ``n`` rows are neighbours, bodies first (``n_bodies`` of them), then
-    static obstacles and wall points (walls reach the social force as points too, so its own
-    wall list ``no_walls`` stays empty). ``lines, proj``: ORCA scratch buffers.
-    """
-    if beh == RIGHT_OF_WAY:
-        dx, dy = right_of_way_one(
-            px, py, tx, ty, vx, vy, r, v_pref, nb_pos, nb_vel, nb_radius, n, params.right_of_way
-        )
-    elif beh == SIDE_CHOICE:
-        dx, dy = side_choice_one(px, py, tx, ty, r, nb_pos, nb_radius, n, params.side_choice)
-    elif beh == CARDIOID:
-        dx, dy = cardioid_one(px, py, tx, ty, r, nb_pos, nb_radius, n, params.cardioid)
-    elif beh == SOCIAL_FORCE:
-        ex, ey = normalize(tx - px, ty - py)
-        ax, ay = social_force_one(
-            px, py, vx, vy, r, ex, ey, v_pref, nb_pos, nb_radius, n, no_walls, 0,
-            params.social_force,
-        )  # fmt: skip
-        wx = vx + ax * params.dt
-        wy = vy + ay * params.dt
-        s = math.sqrt(wx * wx + wy * wy)
-        if s > v_pref:
-            wx *= v_pref / s
-            wy *= v_pref / s
-        return wx, wy
-    elif beh == ORCA:
-        ex, ey = normalize(tx - px, ty - py)
-        return orca_one(
-            px, py, vx, vy, r, v_pref * ex, v_pref * ey, v_pref, nb_pos, nb_vel, nb_radius,
-            n_bodies, nb_pos[n_bodies:], nb_radius[n_bodies:], n - n_bodies, params.orca, lines,
-            proj,
-        )  # fmt: skip
-    elif beh == DETECTION_BOX:
-        speed = math.sqrt(vx * vx + vy * vy)
-        fx, fy = detection_box_one(
-            px, py, heading, speed, v_pref, r, nb_pos, nb_radius, n, params.detection_box
-        )
-        dx, dy = detection_box_direction_one(
-            tx - px, ty - py, fx, fy, params.detection_box.direction_gain
-        )
-    else:  # GOAL_SEEK
-        dx, dy = normalize(tx - px, ty - py)
-    return v_pref * dx, v_pref * dy
-
-
 @njit(cache=True)
 def flock_velocity(
     b, i, pos, vel, heading, behaviour, v_pref, nb_pos, nb_vel, nb_radius, nb_index, n,
-    n_bodies, kind, fl_pos, fl_vel, fl_int, target_pos, target_vel, params,
+    n_bodies, kind, fl_pos, fl_vel, fl_int, target_pos, target_vel, params, trace,
 ):  # fmt: skip
     """Desired velocity of flock unit ``i``: cruise along the heading, turned by the flocking
     lateral force (Bourg & Seemann). Flock mates are the other flock units in the buffers;
@@ -287,6 +167,9 @@ def flock_velocity(
     )  # fmt: skip
     turn = flocking_turn_rate_one(force, params.flocking)
     h = heading[b, i] + turn * params.dt
+    if trace.shape[0] > 0:  # the lateral force, across the heading
+        trace[4, 0] = -force * math.sin(heading[b, i])
+        trace[4, 1] = force * math.cos(heading[b, i])
     return v_pref[b, i] * math.cos(h), v_pref[b, i] * math.sin(h)
 
 
@@ -326,110 +209,118 @@ def _roaming_target(b, step_count, bounds, dt, target_pos, target_vel):
 
 
 class CrowdScratch(NamedTuple):
-    """Work buffers of ``crowd_world`` (one set per thread): neighbour rows of one body, ORCA's
-    half-planes, and the flock mates picked out of the neighbours."""
+    """Work buffers of ``crowd_world`` (one set per thread): the neighbour rows of one body with
+    the steering kernels' scratch (``sense``), grid query results, and the flock mates picked out
+    of the neighbours."""
 
-    idx_buf: np.ndarray  # (N,) int: grid query results
-    nb_pos: np.ndarray  # (N + M + W, 2)
-    nb_vel: np.ndarray  # (N + M + W, 2)
-    nb_radius: np.ndarray  # (N + M + W,)
+    sense: Senses  # neighbour rows (N + M + W of them) and kernel scratch
     nb_index: np.ndarray  # (N + M + W,) int: body index, -1 obstacle, -2 wall
-    lines: np.ndarray  # (N + M + W, 4)
-    proj: np.ndarray  # (N + M + W, 4)
+    idx_buf: np.ndarray  # (N,) int: grid query results
     fl_pos: np.ndarray  # (N, 2)
     fl_vel: np.ndarray  # (N, 2)
     fl_int: np.ndarray  # (N,) bool
-    no_walls: np.ndarray  # (1, 2, 2): the social force's (empty) wall list
 
 
-@njit(cache=True)
-def crowd_scratch(n_bodies, n_obstacles, n_walls):
+def crowd_scratch(n_bodies: int, n_obstacles: int, n_walls: int) -> CrowdScratch:
     """Work buffers for worlds of ``n_bodies`` bodies, ``n_obstacles`` discs, ``n_walls`` walls."""
     cap = n_bodies + n_obstacles + n_walls
     return CrowdScratch(
+        senses_buffers(cap),
+        np.empty(max(cap, 1), np.int64),
         np.empty(n_bodies, np.int64),
-        np.empty((cap, 2)),
-        np.empty((cap, 2)),
-        np.empty(cap),
-        np.empty(cap, np.int64),
-        np.empty((cap, 4)),
-        np.empty((cap, 4)),
         np.empty((n_bodies, 2)),
         np.empty((n_bodies, 2)),
         np.empty(n_bodies, np.bool_),
-        np.zeros((1, 2, 2)),
     )
 
 
 @njit(cache=True)
-def crowd_world(
-    b, pos, vel, heading, goal, start, radius, v_pref, kind, behaviour, active, path, path_len,
-    path_index, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, target_pos,
-    target_vel, step_count, bounds, desired, params, scratch,
-):  # fmt: skip
-    """Fill ``desired[b]: (N, 2)`` for every active pedestrian and flock unit of world ``b``.
+def crowd_world(b, state, buffers, params, scratch):
+    """Fill ``buffers.desired[b]: (N, 2)`` for every active pedestrian and flock unit of world
+    ``b`` (and their steering vectors in ``buffers.trace`` when it has rows).
 
     Small worlds (at most ``DENSE_MAX_BODIES`` body slots) scan every body for neighbours; larger
     ones build a uniform grid of cell ``sensing_radius + 1`` once and query it per body.
     """
-    nn = active.shape[1]
+    s = state
     sc = scratch
-    _roaming_target(b, step_count, bounds, params.dt, target_pos, target_vel)
-    if params.flock_target_learner and active[b, 0] and kind[b, 0] == LEARNER:
-        target_pos[b, 0] = pos[b, 0, 0]
-        target_pos[b, 1] = pos[b, 0, 1]
-        target_vel[b, 0] = vel[b, 0, 0]
-        target_vel[b, 1] = vel[b, 0, 1]
+    nb = sc.sense
+    desired = buffers.desired
+    nn = s.active.shape[1]
+    _roaming_target(b, s.step_count, s.bounds, params.dt, s.target_pos, s.target_vel)
+    if params.flock_target_learner and s.active[b, 0] and s.kind[b, 0] == LEARNER:
+        s.target_pos[b, 0] = s.pos[b, 0, 0]
+        s.target_pos[b, 1] = s.pos[b, 0, 1]
+        s.target_vel[b, 0] = s.vel[b, 0, 0]
+        s.target_vel[b, 1] = s.vel[b, 0, 1]
     dense = nn <= DENSE_MAX_BODIES
     if not dense:
-        grid = build_grid(pos[b], active[b], params.sensing_radius + 1.0)
+        grid = build_grid(s.pos[b], s.active[b], params.sensing_radius + 1.0)
     for i in range(nn):
-        desired[b, i, 0] = 0.0
-        desired[b, i, 1] = 0.0
-        if not active[b, i]:
-            continue
-        if kind[b, i] == LEARNER:
-            if path_len[b, i] >= 2:  # learners' path progress, for their observations
+        if s.kind[b, i] == LEARNER or not s.active[b, i]:
+            if s.active[b, i] and s.path_len[b, i] >= 2:  # learners' path progress (observed)
                 _, _, seg = path_follow_projected_one(
-                    pos[b, i, 0], pos[b, i, 1], path[b, i], path_len[b, i], path_index[b, i],
-                    params.path,
+                    s.pos[b, i, 0], s.pos[b, i, 1], s.path[b, i], s.path_len[b, i],
+                    s.path_index[b, i], params.path,
                 )  # fmt: skip
-                path_index[b, i] = seg
+                s.path_index[b, i] = seg
+            if not s.active[b, i]:
+                desired[b, i, 0] = 0.0
+                desired[b, i, 1] = 0.0
+            elif buffers.trace.shape[2] > 5:  # a learner's trace: its goal and what it asked for
+                gx, gy = normalize(s.goal[b, i, 0] - s.pos[b, i, 0], s.goal[b, i, 1] - s.pos[b, i, 1])
+                buffers.trace[b, i, 0, 0] = gx
+                buffers.trace[b, i, 0, 1] = gy
+                buffers.trace[b, i, 5, 0] = desired[b, i, 0]
+                buffers.trace[b, i, 5, 1] = desired[b, i, 1]
             continue
         if dense:
             n, n_bodies = gather_neighbours_dense(
-                b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius,
-                obstacle_active, walls, wall_active, params.sensing_radius,
-                params.learners_visible, sc.nb_pos, sc.nb_vel, sc.nb_radius, sc.nb_index,
+                b, i, s.pos, s.vel, s.radius, s.kind, s.active, s.obstacle_pos,
+                s.obstacle_radius, s.obstacle_active, s.walls, s.wall_active,
+                params.sensing_radius, params.learners_visible, nb.pos, nb.vel, nb.radius,
+                sc.nb_index,
             )  # fmt: skip
         else:
             n, n_bodies = gather_neighbours(
-                b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius,
-                obstacle_active, walls, wall_active, grid, params.sensing_radius,
-                params.learners_visible, sc.idx_buf, sc.nb_pos, sc.nb_vel, sc.nb_radius,
-                sc.nb_index,
+                b, i, s.pos, s.vel, s.radius, s.kind, s.active, s.obstacle_pos,
+                s.obstacle_radius, s.obstacle_active, s.walls, s.wall_active, grid,
+                params.sensing_radius, params.learners_visible, sc.idx_buf, nb.pos, nb.vel,
+                nb.radius, sc.nb_index,
             )  # fmt: skip
-        px = pos[b, i, 0]
-        py = pos[b, i, 1]
-        if kind[b, i] == PEDESTRIAN:
-            _renew_goal(b, i, pos, goal, start, path, path_len, path_index, params.goal_tolerance)
-            tx = goal[b, i, 0]
-            ty = goal[b, i, 1]
-            if path_len[b, i] >= 2:
+        trace = buffers.trace[b, i]
+        px = s.pos[b, i, 0]
+        py = s.pos[b, i, 1]
+        if s.kind[b, i] == PEDESTRIAN:
+            _renew_goal(
+                b, i, s.pos, s.goal, s.start, s.path, s.path_len, s.path_index,
+                params.goal_tolerance,
+            )  # fmt: skip
+            tx = s.goal[b, i, 0]
+            ty = s.goal[b, i, 1]
+            if s.path_len[b, i] >= 2:
                 tx, ty, seg = path_follow_projected_one(
-                    px, py, path[b, i], path_len[b, i], path_index[b, i], params.path
+                    px, py, s.path[b, i], s.path_len[b, i], s.path_index[b, i], params.path
                 )
-                path_index[b, i] = seg
-            wx, wy = pedestrian_velocity(
-                behaviour[b, i], px, py, vel[b, i, 0], vel[b, i, 1], heading[b, i], tx, ty,
-                radius[b, i], v_pref[b, i], sc.nb_pos, sc.nb_vel, sc.nb_radius, n, n_bodies,
-                sc.lines, sc.proj, sc.no_walls, params,
+                s.path_index[b, i] = seg
+            me = Body(
+                px, py, s.vel[b, i, 0], s.vel[b, i, 1], s.heading[b, i], tx, ty, s.radius[b, i],
+                s.v_pref[b, i], params.dt,
+            )  # fmt: skip
+            sense = Senses(
+                nb.pos, nb.vel, nb.radius, n, n_bodies, nb.lines, nb.proj, nb.dbg_nb, nb.dbg
+            )
+            wx, wy = steer_traced(s.behaviour[b, i], me, sense, params.steering, trace)
+            desired[b, i, 0] = wx
+            desired[b, i, 1] = wy
+        elif s.kind[b, i] == FLOCK:
+            wx, wy = flock_velocity(
+                b, i, s.pos, s.vel, s.heading, s.behaviour, s.v_pref, nb.pos, nb.vel, nb.radius,
+                sc.nb_index, n, n_bodies, s.kind, sc.fl_pos, sc.fl_vel, sc.fl_int, s.target_pos,
+                s.target_vel, params, trace,
             )  # fmt: skip
             desired[b, i, 0] = wx
             desired[b, i, 1] = wy
-        elif kind[b, i] == FLOCK:
-            desired[b, i, 0], desired[b, i, 1] = flock_velocity(
-                b, i, pos, vel, heading, behaviour, v_pref, sc.nb_pos, sc.nb_vel, sc.nb_radius,
-                sc.nb_index, n, n_bodies, kind, sc.fl_pos, sc.fl_vel, sc.fl_int, target_pos,
-                target_vel, params,
-            )  # fmt: skip
+            if trace.shape[0] > 5:
+                trace[5, 0] = wx
+                trace[5, 1] = wy

@@ -3,7 +3,11 @@
 Holonomic bodies change velocity by at most ``max_accel * dt`` per step in any direction.
 Unicycle bodies move along their heading only: the heading turns toward the desired direction by
 at most ``max_turn_rate * dt`` and the forward speed changes by at most ``max_accel * dt``.
-Both clip the speed to the body's ``v_max``. Positions integrate with explicit Euler.
+Both clip the speed to the body's ``v_max``. Positions integrate with explicit Euler, and the
+displacement is swept against walls and obstacles (``contact``): a body stops at a surface and
+slides along it, so none ever crosses a wall or enters an obstacle; flock units also stay inside
+the scene's bounds. A body whose desired velocity or new position is not finite does not move and
+is reported in ``fault``.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from numba import njit
 
 from crowdsteer.baselines.steering.vec import EPS, wrap_angle
 
-from .state import UNICYCLE
+from .contact import sweep_body
+from .state import FLOCK, UNICYCLE
 
 
 @njit(cache=True)
@@ -80,9 +85,46 @@ def kinematics_world(b, vel, heading, desired_vel, kinematics, v_max, active, ma
 
 
 @njit(cache=True)
-def integrate_world(b, pos, vel, active, dt):
-    """Explicit Euler step ``pos += vel * dt`` for the active bodies of world ``b``."""
-    for i in range(active.shape[1]):
-        if active[b, i]:
-            pos[b, i, 0] += vel[b, i, 0] * dt
-            pos[b, i, 1] += vel[b, i, 1] * dt
+def move_world(b, state, buffers, dt):
+    """Move the active bodies of world ``b`` by ``vel * dt``, stopped and slid at walls and
+    obstacles (flock units at the scene's bounds too); a contact sets ``hit_static``. A body whose
+    desired velocity, velocity or new position is not finite stays where it is, at rest, and
+    ``buffers.fault[b]`` names the first one."""
+    s = state
+    buffers.fault[b] = -1
+    for i in range(s.active.shape[1]):
+        buffers.hit_static[b, i] = False
+        if not s.active[b, i]:
+            continue
+        px = s.pos[b, i, 0]
+        py = s.pos[b, i, 1]
+        vx = s.vel[b, i, 0]
+        vy = s.vel[b, i, 1]
+        ok = (
+            math.isfinite(vx) and math.isfinite(vy) and math.isfinite(buffers.desired[b, i, 0])
+            and math.isfinite(buffers.desired[b, i, 1])
+        )  # fmt: skip
+        x, y, contact = px, py, False
+        if ok:
+            x, y, contact = sweep_body(
+                b, px, py, vx * dt, vy * dt, s.radius[b, i], s.obstacle_pos, s.obstacle_radius,
+                s.obstacle_active, s.walls, s.wall_active, s.bounds, s.kind[b, i] == FLOCK,
+            )  # fmt: skip
+            ok = math.isfinite(x) and math.isfinite(y)
+        if not ok:
+            if buffers.fault[b] < 0:
+                buffers.fault[b] = i
+            s.vel[b, i, 0] = 0.0
+            s.vel[b, i, 1] = 0.0
+            continue
+        if contact:
+            # the velocity is what the body actually did; a unicycle faces its way along the wall
+            buffers.hit_static[b, i] = True
+            vx = (x - px) / dt
+            vy = (y - py) / dt
+            s.vel[b, i, 0] = vx
+            s.vel[b, i, 1] = vy
+            if s.kinematics[b, i] == UNICYCLE and vx * vx + vy * vy > EPS * EPS:
+                s.heading[b, i] = math.atan2(vy, vx)
+        s.pos[b, i, 0] = x
+        s.pos[b, i, 1] = y

@@ -10,6 +10,16 @@ from .state import LEARNER
 
 
 @njit(cache=True)
+def learner_events_step(b, state, buffers, goal_tolerance, collision_ends):
+    """``learner_events_world`` on the state and step bundles."""
+    s, e = state, buffers
+    learner_events_world(
+        b, s.pos, s.goal, s.kind, s.active, s.reached, s.collided, e.hit_body, e.hit_static,
+        e.goal_dist, e.progress, e.arrived_now, e.collided_now, goal_tolerance, collision_ends,
+    )  # fmt: skip
+
+
+@njit(cache=True)
 def learner_events_world(
     b, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist, progress,
     arrived_now, collided_now, goal_tolerance, collision_ends,

@@ -18,6 +18,22 @@ DENSE_MAX_BODIES = 64
 MAX_CELLS_PER_AXIS = 256
 
 
+@njit(cache=True, inline="always")
+def _cell_index(x, x0, cell, n_cells):
+    """Cell of coordinate ``x`` along one axis, clamped to ``[0, n_cells)``.
+
+    The clamp happens in floating point before the conversion: ``int()`` of NaN, inf or a value
+    beyond the int64 range is undefined in compiled code, and numba does not bounds-check, so an
+    unclamped index could write outside the cell arrays whatever the positions hold.
+    """
+    f = (x - x0) / cell
+    if not f >= 0.0:  # also NaN
+        return 0
+    if f >= n_cells - 1:
+        return n_cells - 1
+    return int(f)
+
+
 @njit(cache=True)
 def build_grid(pos, active, cell_size):
     """Cell lists of the active bodies of one world.
@@ -32,7 +48,7 @@ def build_grid(pos, active, cell_size):
     y1 = -math.inf
     n_active = 0
     for i in range(n):
-        if active[i]:
+        if active[i] and math.isfinite(pos[i, 0]) and math.isfinite(pos[i, 1]):
             n_active += 1
             x0 = min(x0, pos[i, 0])
             y0 = min(y0, pos[i, 1])
@@ -41,14 +57,17 @@ def build_grid(pos, active, cell_size):
     if n_active == 0:
         x0 = y0 = x1 = y1 = 0.0
     cell = max(cell_size, (x1 - x0) / MAX_CELLS_PER_AXIS, (y1 - y0) / MAX_CELLS_PER_AXIS, 1e-6)
-    ncx = int((x1 - x0) / cell) + 1
-    ncy = int((y1 - y0) / cell) + 1
+    if not math.isfinite(cell):  # a NaN or infinite sensing radius: one cell holds everyone
+        cell = max(x1 - x0, y1 - y0, 1.0)
+    ncx = min(int((x1 - x0) / cell), MAX_CELLS_PER_AXIS) + 1
+    ncy = min(int((y1 - y0) / cell), MAX_CELLS_PER_AXIS) + 1
     cell_start = np.zeros(ncx * ncy + 1, np.int64)
-    cell_of = np.empty(n, np.int64)
+    cell_of = np.full(n, -1, np.int64)
     for i in range(n):
-        if active[i]:
-            cx = min(int((pos[i, 0] - x0) / cell), ncx - 1)
-            cy = min(int((pos[i, 1] - y0) / cell), ncy - 1)
+        # bodies at non-finite positions are in no cell (the step reports them as a fault)
+        if active[i] and math.isfinite(pos[i, 0]) and math.isfinite(pos[i, 1]):
+            cx = _cell_index(pos[i, 0], x0, cell, ncx)
+            cy = _cell_index(pos[i, 1], y0, cell, ncy)
             c = cx * ncy + cy
             cell_of[i] = c
             cell_start[c + 1] += 1
@@ -57,8 +76,8 @@ def build_grid(pos, active, cell_size):
     cursor = cell_start[:-1].copy()
     order = np.empty(n_active, np.int64)
     for i in range(n):
-        if active[i]:
-            c = cell_of[i]
+        c = cell_of[i]
+        if c >= 0:
             order[cursor[c]] = i
             cursor[c] += 1
     return x0, y0, cell, ncx, ncy, cell_start, order
@@ -72,10 +91,14 @@ def query_grid(grid, pos, px, py, reach, skip, out):
     indices, nearest-first order is not guaranteed; returns the count written.
     """
     x0, y0, cell, ncx, ncy, cell_start, order = grid
-    cx0 = max(int(math.floor((px - reach - x0) / cell)), 0)
-    cx1 = min(int(math.floor((px + reach - x0) / cell)), ncx - 1)
-    cy0 = max(int(math.floor((py - reach - y0) / cell)), 0)
-    cy1 = min(int(math.floor((py + reach - y0) / cell)), ncy - 1)
+    if not (math.isfinite(px) and math.isfinite(py)):
+        return 0
+    cx0 = _cell_index(px - reach, x0, cell, ncx)
+    cx1 = _cell_index(px + reach, x0, cell, ncx)
+    cy0 = _cell_index(py - reach, y0, cell, ncy)
+    cy1 = _cell_index(py + reach, y0, cell, ncy)
+    if not px + reach >= x0 or not py + reach >= y0:  # the query lies before the first cell
+        return 0
     r2 = reach * reach
     count = 0
     cap = out.shape[0]

@@ -32,12 +32,11 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
 
 from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
-from .step import PARALLEL_CHUNKS
 
 POS_CLIP = 50.0
 VEL_CLIP = 10.0
@@ -313,43 +312,32 @@ def observe_world(
                 o[e + 2] = 1.0
 
 
-@njit(cache=True)
-def observe_learners(
-    pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len, path_index,
-    obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count, max_steps,
-    which, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius, out,
-):  # fmt: skip
-    """Write the flat observations of the learners where ``which: (B, L)`` holds into ``out:
-    (B, L, dim)``; the other rows keep their values (a learner that has left the episode keeps
-    its terminal observation)."""
-    scratch = observe_scratch(active.shape[1], n_neighbours, n_obstacles, n_walls)
-    for b in range(active.shape[0]):
+class ObserveSettings(NamedTuple):
+    """What the observation kernel reads from the config: the episode length and the layout's
+    counts (K neighbours, O obstacles, W walls, P waypoints), and the sensing radius (m)."""
+
+    max_steps: int
+    n_neighbours: int
+    n_obstacles: int
+    n_walls: int
+    n_waypoints: int
+    sensing_radius: float
+
+
+@njit(cache=True, nogil=True)
+def observe_learners(lo, hi, state, which, settings, out):
+    """Write the flat observations of the learners of worlds ``[lo, hi)`` where ``which: (B, L)``
+    holds into ``out: (B, L, dim)``; the other rows keep their values (a learner that has left
+    the episode keeps its terminal observation). ``state``: the ``WorldState`` bundle."""
+    s, c = state, settings
+    scratch = observe_scratch(s.active.shape[1], c.n_neighbours, c.n_obstacles, c.n_walls)
+    for b in range(lo, hi):
         observe_world(
-            b, pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len, path_index,
-            obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count,
-            max_steps, which, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius,
-            out, scratch,
+            b, s.pos, s.vel, s.heading, s.goal, s.radius, s.v_pref, s.kind, s.active, s.path,
+            s.path_len, s.path_index, s.obstacle_pos, s.obstacle_radius, s.obstacle_active,
+            s.walls, s.wall_active, s.step_count, c.max_steps, which, c.n_neighbours,
+            c.n_obstacles, c.n_walls, c.n_waypoints, c.sensing_radius, out, scratch,
         )  # fmt: skip
-
-
-@njit(cache=True, parallel=True)
-def observe_learners_parallel(
-    pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len, path_index,
-    obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count, max_steps,
-    which, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius, out,
-):  # fmt: skip
-    """``observe_learners`` with the worlds spread over numba's threads (same result)."""
-    nb = active.shape[0]
-    chunks = min(nb, PARALLEL_CHUNKS)
-    for c in prange(chunks):
-        scratch = observe_scratch(active.shape[1], n_neighbours, n_obstacles, n_walls)
-        for b in range(c * nb // chunks, (c + 1) * nb // chunks):
-            observe_world(
-                b, pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len,
-                path_index, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
-                step_count, max_steps, which, n_neighbours, n_obstacles, n_walls, n_waypoints,
-                sensing_radius, out, scratch,
-            )  # fmt: skip
 
 
 def goal_frame_angle(pos: np.ndarray, goal: np.ndarray, heading: np.ndarray) -> np.ndarray:

@@ -1,42 +1,58 @@
-"""The simulator: owns the batched world state, the scenario and one RNG per world.
+"""The physical worlds: the batched state, the step buffers, one RNG per world, and their step.
 
-``Simulator.step`` is the whole physical step of every world in one compiled call: the scripted
-bodies steer, velocities move toward desired velocities, positions integrate, collisions and
-arrivals are detected. Observations and rewards are computed from the result by ``sensing`` and
-``rewards``. Worlds reset individually (``reset_worlds(mask)``), each from its own
-``np.random.Generator``, so world ``b`` seeded with ``s`` replays exactly the episode of a
-single-world simulator seeded with ``s``.
+``Simulator.step`` runs the physical half of the step (``step.world_step``: steer, move, collide,
+events) for every world in one compiled call, or one per chunk of worlds on several threads.
+Worlds reset individually (``reset_worlds(mask)``), each from its own ``np.random.Generator``, so
+world ``b`` seeded with ``s`` replays exactly the episode of a single-world simulator seeded with
+``s``. The scenario is handed in (``crowdsteer.envs.scenarios.scenario_source``): the core does not
+know the scenario registry.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
+import numba
 import numpy as np
 
-from ..scenarios import (
-    SCENARIOS,
-    BodyDefaults,
-    Counts,
-    ScenarioSpec,
-    explicit_counts,
-    from_dict,
-    make_params,
-)
+from crowdsteer.baselines.steering.registry import NAMES, trace_rows
+
 from .behaviours import behaviour_id
 from .config import CrowdConfig
-from .crowd import CrowdParams, crowd_params
-from .state import FLOCK, HOLONOMIC, KINEMATICS_NAMES, LEARNER, UNICYCLE, WorldState
-from .step import world_step, world_step_parallel
+from .crowd import crowd_scratch
+from .params import StepParams, step_params
+from .state import (
+    FLOCK,
+    HOLONOMIC,
+    KIND_NAMES,
+    KINEMATICS_NAMES,
+    LEARNER,
+    PEDESTRIAN,
+    UNICYCLE,
+    StepBuffers,
+    WorldState,
+)
+from .step import world_step
+
+PARALLEL_CHUNKS = 16
+"""A multi-threaded simulator cuts the worlds into at most this many contiguous chunks, each with
+its own work buffers, stepped on a pool of ``numba.get_num_threads()`` threads."""
+
+
+class SimulationError(RuntimeError):
+    """A body's motion became non-finite: the configuration lets the steering or the geometry
+    overflow (the error names the body and the parameters to look at)."""
 
 
 def compiled_entry(kernel, *args):
     """The compiled overload of ``kernel`` for the types of ``args``, callable without numba's
     per-call type dispatch (compiled or loaded from the cache now if needed).
 
-    Typing a call's arguments is not free: the nested ``CrowdParams`` NamedTuple alone takes
-    about 7 us, more than stepping a small world. Later calls must pass arrays of the same dtypes,
-    dimensions and layouts (the simulator's own arrays never change type). With the JIT disabled
+    Typing a call's arguments is not free: the nested parameter bundle alone takes about 7 us,
+    more than stepping a small world. Later calls must pass arrays of the same dtypes, dimensions
+    and layouts (the simulator's own arrays never change type). With the JIT disabled
     (``NUMBA_DISABLE_JIT=1``) the kernel is a plain function and is returned as it is.
     """
     if not hasattr(kernel, "typeof_pyval"):
@@ -49,49 +65,40 @@ class Simulator:
 
     Bodies are laid out learners ``[0, L)``, pedestrians ``[L, L + P)`` (P = the most pedestrians
     an episode can draw; the unused ones stay inactive), flock units ``[L + P, N)``.
-    ``parallel=True`` steps the worlds on all of numba's threads (``numba.set_num_threads``),
-    with the same results as one thread.
+    ``parallel=True`` steps chunks of worlds on numba's thread count of threads, with the same
+    results as one thread. ``trace=True`` records every body's steering vectors in
+    ``buffers.trace`` (for the overlays).
     """
 
-    def __init__(self, config: CrowdConfig, num_worlds: int = 1, parallel: bool = False):
+    def __init__(
+        self,
+        config: CrowdConfig,
+        scenario: Any,
+        num_worlds: int = 1,
+        parallel: bool = False,
+        trace: bool = False,
+    ):
         if not (isinstance(num_worlds, int) and num_worlds >= 1):
             raise ValueError(f"num_worlds={num_worlds!r} must be an int >= 1")
         self.config = config
+        self.scenario = scenario
         self.num_worlds = num_worlds
         self.parallel = bool(parallel)
-        self._step_entry = None
-        self.body = BodyDefaults(
-            config.radius, config.v_pref, config.flock_radius, config.flock_speed
-        )
-        self.explicit = not isinstance(config.scenario, str)
-        if self.explicit:
-            self.counts = explicit_counts(config.scenario)
-            self._params = None
-            probe = from_dict(config.scenario, self.body)
-            self._explicit_spec = probe
-            self.max_pedestrians = self.counts.pedestrians
-        else:
-            self._params = make_params(config.scenario, dict(config.scenario_params))
-            lo, hi = config.pedestrian_range
-            self.max_pedestrians = hi
-            self.counts = Counts(config.n_learners, hi, config.n_flock)
-            probe = self._generate(np.random.default_rng(0), self.counts)
+        self.counts = scenario.counts
+        self.max_pedestrians = self.counts.pedestrians
         self.num_learners = self.counts.learners
-        n = self.counts.total
-        self.state = WorldState.empty(
-            num_worlds, n, len(probe.obstacle_pos), len(probe.walls), probe.path.shape[1]
-        )
-        self.bounds = np.zeros((num_worlds, 4))
+        probe = scenario.probe
+        n, m, w = self.counts.total, len(probe.obstacle_pos), len(probe.walls)
+        self.state = WorldState.empty(num_worlds, n, m, w, probe.path.shape[1])
+        capacity = n + max(m, 1) + max(w, 1)
+        self.buffers = StepBuffers.empty(num_worlds, n, trace_rows(capacity) if trace else 0)
         self.rngs = [np.random.default_rng() for _ in range(num_worlds)]
-        self.params: CrowdParams = crowd_params(config)
-        self.desired = np.zeros((num_worlds, n, 2))
-        self.hit_body = np.zeros((num_worlds, n), np.bool_)
-        self.hit_static = np.zeros((num_worlds, n), np.bool_)
-        self.min_gap = np.zeros((num_worlds, n))
-        self.goal_dist = np.zeros((num_worlds, n))
-        self.progress = np.zeros((num_worlds, n))
-        self.arrived_now = np.zeros((num_worlds, n), np.bool_)
-        self.collided_now = np.zeros((num_worlds, n), np.bool_)
+        self.params: StepParams = step_params(config)
+        chunks = min(num_worlds, PARALLEL_CHUNKS) if self.parallel else 1
+        self._ranges = [(c * num_worlds // chunks, (c + 1) * num_worlds // chunks) for c in range(chunks)]
+        self._scratch = [crowd_scratch(n, max(m, 1), max(w, 1)) for _ in range(chunks)]
+        self._pool = ThreadPoolExecutor(numba.get_num_threads()) if chunks > 1 else None
+        self._step_entry = None
 
     # ------------------------------------------------------------------ reset
     def seed(self, seeds: Sequence[int | None] | int | None) -> None:
@@ -102,29 +109,17 @@ class Simulator:
             raise ValueError(f"seed needs {self.num_worlds} values, got {len(seeds)}")
         self.rngs = [np.random.default_rng(s) for s in seeds]
 
-    def _generate(self, rng: np.random.Generator, counts: Counts) -> ScenarioSpec:
-        if self.explicit:
-            return self._explicit_spec
-        entry = SCENARIOS[self.config.scenario]
-        return entry.generate(rng, counts, self.body, self._params)
-
     def reset_worlds(self, mask: np.ndarray | None = None) -> None:
         """Draw a fresh episode in every world where ``mask: (B,)`` is True (all if None).
 
         Set-up code: one scenario draw per world being reset, from that world's own generator.
         """
         mask = np.ones(self.num_worlds, bool) if mask is None else np.asarray(mask, bool)
-        lo, hi = self.config.pedestrian_range
         for b in np.flatnonzero(mask):
-            rng = self.rngs[b]
-            n_ped = self.counts.pedestrians
-            if not self.explicit and hi > lo:
-                n_ped = int(rng.integers(lo, hi + 1))
-            counts = Counts(self.counts.learners, n_ped, self.counts.flock)
-            spec = self._generate(rng, counts)
+            spec, counts = self.scenario.draw(self.rngs[b])
             self._write_world(b, spec, counts)
 
-    def _write_world(self, b: int, spec: ScenarioSpec, counts: Counts) -> None:
+    def _write_world(self, b: int, spec: Any, counts: Any) -> None:
         s, c = self.state, self.config
         slots = np.concatenate(
             [
@@ -133,8 +128,8 @@ class Simulator:
                 self.counts.learners + self.max_pedestrians + np.arange(counts.flock),
             ]
         ).astype(np.int64)
-        for name in ("active", "reached", "collided"):
-            getattr(s, name)[b] = False
+        for arr in (s.active, s.reached, s.collided):
+            arr[b] = False
         s.pos[b] = 0.0
         s.vel[b] = 0.0
         s.path_len[b] = 0
@@ -178,38 +173,89 @@ class Simulator:
         s.wall_active[b] = False
         s.walls[b, :w] = spec.walls
         s.wall_active[b, :w] = True
-        self.bounds[b] = spec.bounds
+        s.bounds[b] = spec.bounds
         cx, cy = (spec.bounds[0] + spec.bounds[2]) / 2, (spec.bounds[1] + spec.bounds[3]) / 2
         s.target_pos[b] = (cx, cy)
         s.target_vel[b] = 0.0
         s.step_count[b] = 0
-        self.goal_dist[b] = np.linalg.norm(s.goal[b] - s.pos[b], axis=-1)
-        self.min_gap[b] = 0.0
+        self.buffers.goal_dist[b] = np.linalg.norm(s.goal[b] - s.pos[b], axis=-1)
+        self.buffers.min_gap[b] = 0.0
+        self.buffers.trace[b] = 0.0
 
     # ------------------------------------------------------------------- step
-    def step(self, learner_desired: np.ndarray) -> None:
-        """Advance every world one time step; learners move toward ``learner_desired: (B, L, 2)``
-        (world-frame desired velocities). Results are in ``state`` and the event arrays."""
-        s = self.state
-        args = (
-            s.pos, s.vel, s.heading, s.goal, s.start, s.radius, s.v_pref, s.v_max, s.kind,
-            s.behaviour, s.kinematics, s.active, s.reached, s.collided, s.path, s.path_len,
-            s.path_index, s.obstacle_pos, s.obstacle_radius, s.obstacle_active, s.walls,
-            s.wall_active, s.target_pos, s.target_vel, s.step_count, self.bounds,
-            np.ascontiguousarray(learner_desired, dtype=np.float64), self.desired,
-            self.hit_body, self.hit_static, self.min_gap, self.goal_dist, self.progress,
-            self.arrived_now, self.collided_now,
-        )  # fmt: skip
-        # the parallel kernel takes the parameters' fields one by one (see its docstring)
-        args = args + (tuple(self.params) if self.parallel else (self.params,))
+    def step(self) -> None:
+        """Advance every world one time step; the learners move toward the desired velocities
+        already written in ``buffers.desired[:, :L]`` (world frame). Results are in ``state``
+        and ``buffers``; a non-finite motion raises ``SimulationError``."""
+        s, e, p = self.state, self.buffers, self.params
         if self._step_entry is None:
-            kernel = world_step_parallel if self.parallel else world_step
-            self._step_entry = compiled_entry(kernel, *args)
-        self._step_entry(*args)
+            lo, hi = self._ranges[0]
+            self._step_entry = compiled_entry(world_step, lo, hi, s, e, p, self._scratch[0])
+        run = self._step_entry
+        if self._pool is None:
+            faults = run(0, self.num_worlds, s, e, p, self._scratch[0])
+        else:
+            jobs = [
+                self._pool.submit(run, lo, hi, s, e, p, scratch)
+                for (lo, hi), scratch in zip(self._ranges, self._scratch, strict=True)
+            ]
+            faults = sum(j.result() for j in jobs)
+        if faults:
+            self._raise_fault()
 
+    def _raise_fault(self) -> None:
+        s = self.state
+        b = int(np.flatnonzero(self.buffers.fault >= 0)[0])
+        i = int(self.buffers.fault[b])
+        kind = KIND_NAMES[int(s.kind[b, i])]
+        if s.kind[b, i] == PEDESTRIAN:
+            name = NAMES[int(s.behaviour[b, i])]
+            hint = f"steering_params[{name!r}], its radius and preferred speed, the geometry"
+            what = f"pedestrian (behaviour {name!r})"
+        elif s.kind[b, i] == FLOCK:
+            hint = "steering_params['flocking'], flock_radius, flock_speed, the geometry"
+            what = "flock unit"
+        else:
+            hint = "the learner's action, radius and preferred speed, the geometry"
+            what = kind
+        raise SimulationError(
+            f"world {b}, body {i} ({what}): its motion became non-finite at step "
+            f"{int(s.step_count[b]) + 1}; check {hint}"
+        )
+
+    # ------------------------------------------------------------------ views
     @property
     def learner_slice(self) -> slice:
         return slice(0, self.num_learners)
+
+    @property
+    def bounds(self) -> np.ndarray:
+        """(B, 4) scene bounds ``(x0, y0, x1, y1)`` of every world."""
+        return self.state.bounds
+
+    @property
+    def arrived_now(self) -> np.ndarray:
+        return self.buffers.arrived_now
+
+    @property
+    def collided_now(self) -> np.ndarray:
+        return self.buffers.collided_now
+
+    @property
+    def min_gap(self) -> np.ndarray:
+        return self.buffers.min_gap
+
+    @property
+    def hit_body(self) -> np.ndarray:
+        return self.buffers.hit_body
+
+    @property
+    def hit_static(self) -> np.ndarray:
+        return self.buffers.hit_static
+
+    @property
+    def progress(self) -> np.ndarray:
+        return self.buffers.progress
 
     def truncated(self) -> np.ndarray:
         """(B,) worlds whose episode hit the time limit."""

@@ -8,7 +8,7 @@ kernel. The state owns no behaviour: kernels in ``dynamics``, ``collisions``, ``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,9 +25,9 @@ UNICYCLE = 1
 KINEMATICS_NAMES = ("holonomic", "unicycle")
 
 
-@dataclass
-class WorldState:
-    """Arrays of B worlds x N bodies, M disc obstacles, W wall segments, P path points.
+class WorldState(NamedTuple):
+    """Arrays of B worlds x N bodies, M disc obstacles, W wall segments, P path points: one bundle
+    that the compiled step takes whole.
 
     Bodies: ``pos, vel, goal, start: (B, N, 2)``; ``heading, radius, v_pref, v_max: (B, N)``;
     ``kind, behaviour, kinematics: (B, N) int64``; ``active, reached, collided: (B, N) bool``.
@@ -35,7 +35,8 @@ class WorldState:
     ``path_index: (B, N)`` current segment. Obstacles: ``obstacle_pos: (B, M, 2)``,
     ``obstacle_radius: (B, M)``, ``obstacle_active: (B, M)``. Walls: ``walls: (B, W, 2, 2)``
     (segment end points), ``wall_active: (B, W)``. Flock targets: ``target_pos, target_vel: (B, 2)``
-    (the roaming point chased by flock leaders). Clock: ``step_count: (B,)``.
+    (the roaming point chased by flock leaders). Clock: ``step_count: (B,)``. Scene:
+    ``bounds: (B, 4)`` as ``(x0, y0, x1, y1)``, which flock units never leave.
     """
 
     pos: np.ndarray
@@ -63,6 +64,7 @@ class WorldState:
     target_pos: np.ndarray
     target_vel: np.ndarray
     step_count: np.ndarray
+    bounds: np.ndarray
 
     @classmethod
     def empty(
@@ -98,6 +100,7 @@ class WorldState:
             target_pos=np.zeros((b, 2), f),
             target_vel=np.zeros((b, 2), f),
             step_count=np.zeros(b, np.int64),
+            bounds=np.zeros((b, 4), f),
         )
 
     @property
@@ -110,8 +113,48 @@ class WorldState:
 
     def copy(self) -> WorldState:
         """Deep copy (every array copied)."""
-        return WorldState(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+        return WorldState(*(a.copy() for a in self))
 
     def world(self, b: int) -> WorldState:
         """A copy of world ``b`` as a one-world state (for rendering and analysis)."""
-        return WorldState(**{f.name: getattr(self, f.name)[b : b + 1].copy() for f in fields(self)})
+        return WorldState(*(a[b : b + 1].copy() for a in self))
+
+
+class StepBuffers(NamedTuple):
+    """What one step computes besides the state, for every world and body (one bundle).
+
+    ``desired: (B, N, 2)`` desired velocities (learners' in slots ``[0, L)`` are written before
+    the step); events ``hit_body, hit_static, arrived_now, collided_now: (B, N) bool``;
+    ``min_gap, goal_dist, progress: (B, N)``; ``fault: (B,) int`` the first body of each world
+    whose motion became non-finite this step, -1 if none; ``trace: (B, N, T, 2)`` the steering
+    debug vectors of every body (``T = 0``, no memory, when not recorded; layout in
+    ``crowdsteer.baselines.steering.registry``).
+    """
+
+    desired: np.ndarray
+    hit_body: np.ndarray
+    hit_static: np.ndarray
+    min_gap: np.ndarray
+    goal_dist: np.ndarray
+    progress: np.ndarray
+    arrived_now: np.ndarray
+    collided_now: np.ndarray
+    fault: np.ndarray
+    trace: np.ndarray
+
+    @classmethod
+    def empty(cls, num_worlds: int, num_bodies: int, trace_rows: int = 0) -> StepBuffers:
+        """Buffers for B worlds of N bodies; ``trace_rows > 0`` records the steering vectors."""
+        b, n = num_worlds, num_bodies
+        return cls(
+            desired=np.zeros((b, n, 2)),
+            hit_body=np.zeros((b, n), np.bool_),
+            hit_static=np.zeros((b, n), np.bool_),
+            min_gap=np.zeros((b, n)),
+            goal_dist=np.zeros((b, n)),
+            progress=np.zeros((b, n)),
+            arrived_now=np.zeros((b, n), np.bool_),
+            collided_now=np.zeros((b, n), np.bool_),
+            fault=np.full(b, -1, np.int64),
+            trace=np.zeros((b, n, trace_rows, 2)),
+        )

@@ -12,28 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from crowdsteer.baselines.steering import (
-    CardioidParams,
-    DetectionBoxParams,
-    FlockingParams,
-    OrcaParams,
-    PathFollowParams,
-    RightOfWayParams,
-    SideChoiceParams,
-    SocialForceParams,
-)
 from crowdsteer.baselines.steering.arrays import typed_params
+from crowdsteer.baselines.steering.registry import BEHAVIOURS, SUPPORT_PARAMS
 
-PARAM_TYPES: dict[str, type] = {
-    "cardioid": CardioidParams,
-    "side_choice": SideChoiceParams,
-    "right_of_way": RightOfWayParams,
-    "social_force": SocialForceParams,
-    "orca": OrcaParams,
-    "detection_box": DetectionBoxParams,
-    "flocking": FlockingParams,
-    "path_follow": PathFollowParams,
-}
+PARAM_TYPES: dict[str, type] = {b.name: b.params for b in BEHAVIOURS} | SUPPORT_PARAMS
+"""Parameter types by name: every behaviour of the registry, path following and flocking."""
 
 
 def check_steering_params(overrides: Mapping) -> None:

@@ -1,120 +1,65 @@
-"""The whole physical step of every world, as one compiled call.
+"""One step of every world, in order: the map of the simulation.
 
-Order (the design's step): the learners' desired velocities arrive; scripted pedestrians and flock
-units compute theirs with the steering behaviours; velocities move toward the desired ones within
-acceleration, turn-rate and speed limits; positions integrate; collisions, arrivals and the clock
-are updated.
+The learner-facing batch (``CrowdBatch.step`` in ``envs/core/batch.py``) runs:
 
-Worlds are independent: ``world_step`` steps them all on one thread, ``world_step_parallel``
-spreads chunks of worlds over numba's threads (``prange``), with the same result bit for bit.
+1. **actions**: the learners' actions are checked, clipped and turned into world-frame desired
+   velocities (``batch.learner_desired_velocity``), written into ``StepBuffers.desired``;
+2. **physics** (:func:`world_step`, one compiled call for all worlds), per world:
+
+   a. **steer**: scripted pedestrians and flock units compute their desired velocities through
+      the behaviour registry (``crowd.crowd_world``), recording their steering vectors when the
+      buffers keep a trace;
+   b. **move**: velocities move toward the desired ones within acceleration, turn-rate and speed
+      limits (``dynamics.kinematics_world``); positions integrate, swept against walls,
+      obstacles and (for flock units) the scene's bounds, so that nothing passes through
+      (``dynamics.move_world``); non-finite motion is caught here (``StepBuffers.fault``);
+   c. **collide**: body-body overlaps, static contacts and each body's nearest gap
+      (``collisions.collisions_step``);
+   d. **events**: the learners' progress, arrivals and collisions (``events.learner_events_step``),
+      and the world's clock;
+3. **rewards and flags** (``rewards.finish_step``): reward terms, their sum, terminated and
+   truncated;
+4. **observe** (``sensing.observe_learners``): the learners' observations.
+
+Worlds are independent: :func:`world_step` steps worlds ``[lo, hi)``; a multi-threaded batch
+calls it on chunks of worlds from several threads at once (the kernel releases the GIL), with the
+same result bit for bit.
 """
 
 from __future__ import annotations
 
-from numba import njit, prange
+from numba import njit
 
-from .collisions import collisions_world
-from .crowd import CrowdParams, crowd_scratch, crowd_world
-from .dynamics import integrate_world, kinematics_world
-from .events import learner_events_world
-
-PARALLEL_CHUNKS = 16
-"""Parallel kernels cut the worlds into at most this many contiguous chunks (each with its own
-work buffers), shared out among numba's threads."""
+from .collisions import collisions_step
+from .crowd import crowd_world
+from .dynamics import kinematics_world, move_world
+from .events import learner_events_step
 
 
-@njit(cache=True)
-def step_worlds(
-    lo, hi, pos, vel, heading, goal, start, radius, v_pref, v_max, kind, behaviour, kinematics,
-    active, reached, collided, path, path_len, path_index, obstacle_pos, obstacle_radius,
-    obstacle_active, walls, wall_active, target_pos, target_vel, step_count, bounds,
-    learner_desired, desired, hit_body, hit_static, min_gap, goal_dist, progress, arrived_now,
-    collided_now, params,
-):  # fmt: skip
-    """Advance worlds ``lo <= b < hi`` by ``params.dt`` (arguments as in ``world_step``).
+@njit(cache=True, nogil=True)
+def world_step(lo, hi, state, buffers, params, scratch):
+    """Advance worlds ``lo <= b < hi`` by ``params.dt``; returns how many of them hold a fault.
 
-    Phase by phase over the range: a call per world to a function of this many arguments would
-    cost more than a small world's step (CPython passes more than 30 arguments as a tuple).
+    state: ``WorldState``; buffers: ``StepBuffers`` with the learners' desired velocities in
+    ``desired[:, :L]``; params: ``StepParams``; scratch: ``crowd.CrowdScratch`` of this thread.
+    Stage by stage over the range of worlds (each stage is a loop over the bodies of a world).
     """
-    nn = active.shape[1]
-    scratch = crowd_scratch(nn, obstacle_pos.shape[1], walls.shape[1])
-    for b in range(lo, hi):
-        crowd_world(
-            b, pos, vel, heading, goal, start, radius, v_pref, kind, behaviour, active, path,
-            path_len, path_index, obstacle_pos, obstacle_radius, obstacle_active, walls,
-            wall_active, target_pos, target_vel, step_count, bounds, desired, params, scratch,
-        )  # fmt: skip
-        for i in range(learner_desired.shape[1]):
-            desired[b, i, 0] = learner_desired[b, i, 0]
-            desired[b, i, 1] = learner_desired[b, i, 1]
     max_dv = params.max_accel * params.dt
     max_dtheta = params.max_turn_rate * params.dt
+    s = state
+    faults = 0
     for b in range(lo, hi):
-        kinematics_world(b, vel, heading, desired, kinematics, v_max, active, max_dv, max_dtheta)
-        integrate_world(b, pos, vel, active, params.dt)
+        crowd_world(b, state, buffers, params, scratch)  # a. steer
     for b in range(lo, hi):
-        collisions_world(
-            b, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
-            wall_active, hit_body, hit_static, min_gap, scratch.idx_buf,
+        kinematics_world(  # b. move
+            b, s.vel, s.heading, buffers.desired, s.kinematics, s.v_max, s.active, max_dv,
+            max_dtheta,
         )  # fmt: skip
-        learner_events_world(
-            b, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist,
-            progress, arrived_now, collided_now, params.goal_tolerance, params.collision_ends,
-        )  # fmt: skip
-        step_count[b] += 1
-
-
-@njit(cache=True)
-def world_step(
-    pos, vel, heading, goal, start, radius, v_pref, v_max, kind, behaviour, kinematics, active,
-    reached, collided, path, path_len, path_index, obstacle_pos, obstacle_radius, obstacle_active,
-    walls, wall_active, target_pos, target_vel, step_count, bounds, learner_desired, desired,
-    hit_body, hit_static, min_gap, goal_dist, progress, arrived_now, collided_now, params,
-):  # fmt: skip
-    """Advance all B worlds by ``params.dt``; arrays as in ``WorldState`` (all updated in place).
-
-    learner_desired: (B, L, 2) world-frame desired velocities of the learners (slots ``[0, L)``);
-    desired: (B, N, 2) scratch; event outputs hit_body, hit_static, min_gap, progress,
-    arrived_now, collided_now: (B, N); goal_dist: (B, N) distance to goal, carried across steps.
-    """
-    step_worlds(
-        0, active.shape[0], pos, vel, heading, goal, start, radius, v_pref, v_max, kind,
-        behaviour, kinematics, active, reached, collided, path, path_len, path_index,
-        obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, target_pos,
-        target_vel, step_count, bounds, learner_desired, desired, hit_body, hit_static, min_gap,
-        goal_dist, progress, arrived_now, collided_now, params,
-    )  # fmt: skip
-
-
-@njit(cache=True, parallel=True)
-def world_step_parallel(
-    pos, vel, heading, goal, start, radius, v_pref, v_max, kind, behaviour, kinematics, active,
-    reached, collided, path, path_len, path_index, obstacle_pos, obstacle_radius, obstacle_active,
-    walls, wall_active, target_pos, target_vel, step_count, bounds, learner_desired, desired,
-    hit_body, hit_static, min_gap, goal_dist, progress, arrived_now, collided_now, dt, max_accel,
-    max_turn_rate, goal_tolerance, collision_ends, sensing_radius, learners_visible, flock_view,
-    flock_target_learner, cardioid, side_choice, right_of_way, social_force, orca, detection_box,
-    flocking, path_follow,
-):  # fmt: skip
-    """``world_step`` with the worlds spread over numba's threads, with the same result.
-
-    Takes the fields of ``CrowdParams`` in its place (``world_step_parallel(*arrays, *params)``):
-    the body of a ``prange`` loop cannot receive a NamedTuple nested in another (numba 0.68), so
-    each chunk of worlds puts it back together.
-    """
-    nb = active.shape[0]
-    chunks = min(nb, PARALLEL_CHUNKS)
-    for c in prange(chunks):
-        params = CrowdParams(
-            dt, max_accel, max_turn_rate, goal_tolerance, collision_ends, sensing_radius,
-            learners_visible, flock_view, flock_target_learner, cardioid, side_choice,
-            right_of_way, social_force, orca, detection_box, flocking, path_follow,
-        )  # fmt: skip
-        step_worlds(
-            c * nb // chunks, (c + 1) * nb // chunks, pos, vel, heading, goal, start, radius,
-            v_pref, v_max, kind, behaviour, kinematics, active, reached, collided, path,
-            path_len, path_index, obstacle_pos, obstacle_radius, obstacle_active, walls,
-            wall_active, target_pos, target_vel, step_count, bounds, learner_desired, desired,
-            hit_body, hit_static, min_gap, goal_dist, progress, arrived_now, collided_now,
-            params,
-        )  # fmt: skip
+        move_world(b, state, buffers, params.dt)
+        if buffers.fault[b] >= 0:
+            faults += 1
+    for b in range(lo, hi):
+        collisions_step(b, state, buffers, scratch.idx_buf)  # c. collide
+        learner_events_step(b, state, buffers, params.goal_tolerance, params.collision_ends)
+        s.step_count[b] += 1  # d. events and the clock
+    return faults

@@ -13,17 +13,20 @@ from . import (  # noqa: F401  (registration side effects)
 )
 from .base import SCENARIOS, BodyDefaults, Counts, ScenarioError, ScenarioSpec, make_params
 from .explicit import explicit_counts, from_dict
+from .source import ScenarioSource, scenario_source
 
 __all__ = [
     "SCENARIOS",
     "BodyDefaults",
     "Counts",
     "ScenarioError",
+    "ScenarioSource",
     "ScenarioSpec",
     "explicit_counts",
     "from_dict",
     "make_params",
     "scenario_names",
+    "scenario_source",
 ]
 
 

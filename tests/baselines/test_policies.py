@@ -25,8 +25,9 @@ from crowdsteer.baselines.steering import (
     side_choice,
     social_force,
 )
+from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.config import CrowdConfig
-from crowdsteer.envs.core.engine import CrowdBatch
 from crowdsteer.training.benchmark import benchmark_config
 from crowdsteer.training.evaluate import evaluate
 
@@ -36,7 +37,7 @@ CROWD = {"n_learners": 3, "n_pedestrians": 6, "pedestrian_behaviour": "right_of_
 
 def _batch_after(config: CrowdConfig, steps: int, seed: int = 0, worlds: int = 3) -> CrowdBatch:
     """A batch whose learners walked ``steps`` steps with random actions (varied real states)."""
-    batch = CrowdBatch(config, worlds)
+    batch = make_batch(config, worlds)
     batch.seed(seed)
     batch.reset()
     rng = np.random.default_rng(seed)
@@ -86,7 +87,7 @@ def test_policies_move_toward_the_goal_when_nothing_is_near():
     config = CrowdConfig.from_kwargs(
         scenario={"agents": [{"start": (0, 0), "goal": (6, 0), "role": "learner"}]}
     )
-    batch = CrowdBatch(config, 1)
+    batch = make_batch(config, 1)
     batch.reset()
     obs = batch.obs[0]
     for name in ALL:
@@ -157,7 +158,7 @@ def test_policy_sees_what_the_steering_function_sees_in_the_world(name):
     """The goal-frame observation carries everything the behaviour needs: acting from it equals
     calling the behaviour on the true world state (up to float32 rounding of the observation)."""
     config = CrowdConfig.from_kwargs(scenario="circle_crossing", n_learners=3, n_pedestrians=2)
-    batch = CrowdBatch(config, 4)
+    batch = make_batch(config, 4)
     batch.seed(0)
     batch.reset()
     policy = make_policy("side_choice", config=config)
@@ -247,7 +248,7 @@ def test_goal_seek_collides_most():
 def test_symmetric_obstacles_scene_is_bitwise_symmetric_in_every_lane():
     config = CrowdConfig.from_kwargs(scenario="symmetric_obstacles", n_learners=3, n_pedestrians=0)
     for seed in range(5):
-        batch = CrowdBatch(config, 1)
+        batch = make_batch(config, 1)
         batch.seed(seed)
         batch.reset()
         blocks = batch.layout.split(batch.obs[0])
@@ -272,7 +273,7 @@ def test_symmetric_obstacles_with_pedestrians_and_bad_params():
     from crowdsteer.envs.scenarios import ScenarioError, make_params
 
     config = CrowdConfig.from_kwargs(scenario="symmetric_obstacles", n_learners=2, n_pedestrians=4)
-    batch = CrowdBatch(config, 2)
+    batch = make_batch(config, 2)
     batch.seed(0)
     batch.reset()
     ped = batch.state.start[:, 2:6]
@@ -289,7 +290,7 @@ def test_two_walkers_scene_crosses_at_right_angles_one_first():
     config = CrowdConfig.from_kwargs(scenario="two_walkers", n_learners=2, n_pedestrians=0)
     first_leads, from_right = set(), set()
     for seed in range(12):
-        batch = CrowdBatch(config, 1)
+        batch = make_batch(config, 1)
         batch.seed(seed)
         batch.reset()
         s = batch.state
@@ -306,7 +307,7 @@ def test_two_walkers_scene_crosses_at_right_angles_one_first():
     assert first_leads == {True, False} and from_right == {True, False}
     # Pairs get crossings of their own; an odd walker walks alone along +x.
     config = CrowdConfig.from_kwargs(scenario="two_walkers", n_learners=2, n_pedestrians=3)
-    batch = CrowdBatch(config, 1)
+    batch = make_batch(config, 1)
     batch.reset()
     s = batch.state
     assert s.goal[0, 4, 1] == s.start[0, 4, 1] and s.goal[0, 4, 0] > s.start[0, 4, 0]

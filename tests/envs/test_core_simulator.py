@@ -8,8 +8,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
-from crowdsteer.envs.core.engine import CrowdBatch
 from crowdsteer.envs.core.simulator import Simulator
 from crowdsteer.envs.core.state import FLOCK, PEDESTRIAN, UNICYCLE
 from crowdsteer.envs.scenarios import scenario_names
@@ -165,7 +165,7 @@ def test_degenerate_geometry_never_produces_nan(behaviour, kinematics):
         pedestrian_behaviour=behaviour, shaping_reference="side_choice", shaping_weight=0.5,
         reward_time=-0.1, flock_target="learner", max_steps=30,
     )  # fmt: skip
-    batch = CrowdBatch(cfg, num_worlds=2)
+    batch = make_batch(cfg, num_worlds=2)
     batch.seed(0)
     obs = batch.reset()
     s = batch.state

@@ -167,15 +167,15 @@ def test_finished_learner_keeps_its_terminal_observation():
 @pytest.mark.parametrize("scenario", ["circle_crossing", "corridor", "obstacle_field",
                                       "bottleneck", "path_course", "crossing_flows"])  # fmt: skip
 def test_observations_finite_and_bounded_in_crowded_worlds(scenario):
+    from crowdsteer.envs.batch import make_batch
     from crowdsteer.envs.core.config import CrowdConfig
-    from crowdsteer.envs.core.engine import CrowdBatch
 
     counts = {"n_learners": 2, "n_pedestrians": (0, 8)}
     if scenario == "path_course":
         counts = {"n_learners": 1, "n_pedestrians": (0, 5)}
     cfg = CrowdConfig.from_kwargs(scenario=scenario, n_flock=3, collision_ends=False,
                                   max_steps=40, **counts)  # fmt: skip
-    batch = CrowdBatch(cfg, num_worlds=8)
+    batch = make_batch(cfg, num_worlds=8)
     batch.seed(0)
     batch.reset()
     rng = np.random.default_rng(0)

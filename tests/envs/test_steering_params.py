@@ -7,8 +7,8 @@ import pytest
 
 from crowdsteer.baselines import make_policy
 from crowdsteer.envs import CrowdConfig
+from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.crowd import crowd_params
-from crowdsteer.envs.core.engine import CrowdBatch
 from crowdsteer.envs.core.steering_params import steering_param_set
 
 
@@ -44,7 +44,7 @@ def test_the_side_of_the_crowd_follows_the_override():
         config = CrowdConfig.from_kwargs(
             scenario=scene, steering_params={"right_of_way": {"side": side}}, max_steps=40
         )
-        batch = CrowdBatch(config, 1)
+        batch = make_batch(config, 1)
         batch.seed(0)
         batch.reset()
         ys = []

@@ -14,9 +14,10 @@ import math
 import numpy as np
 import pytest
 
+from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.collisions import GAP_CAP
 from crowdsteer.envs.core.config import CrowdConfig
-from crowdsteer.envs.core.engine import CrowdBatch
 from crowdsteer.envs.core.neighbours import DENSE_MAX_BODIES
 from crowdsteer.envs.core.sensing import NEIGHBOUR_DIM, OWN_DIM
 from crowdsteer.training import bench_speed
@@ -93,7 +94,7 @@ def test_minimal_kernel_moves_bodies_to_their_goals_and_flags_overlaps():
 
 
 def _batch(parallel: bool, num_worlds: int, **kw) -> CrowdBatch:
-    batch = CrowdBatch(CrowdConfig.from_kwargs(**kw), num_worlds, parallel=parallel)
+    batch = make_batch(CrowdConfig.from_kwargs(**kw), num_worlds, parallel=parallel)
     batch.seed(11)
     batch.reset()
     return batch

@@ -1,9 +1,11 @@
 """The learner-facing batch: actions in, observations, rewards and episode flags out.
 
 ``CrowdBatch`` is what every adapter wraps (single-agent, parallel, Gymnasium vector, SB3): B
-worlds of L learners, arrays ``(B, L, ...)`` in and out, no framework types. It converts actions
-to desired velocities, runs the simulator's compiled step, and computes observations and reward
-terms with compiled kernels.
+worlds of L learners, arrays ``(B, L, ...)`` in and out, no framework types. It owns the
+``Simulator`` (the physical worlds) and adds the learners' side: actions to desired velocities,
+reward terms, episode flags and observations, each a compiled kernel. The order of one step is
+mapped in ``step.py``. Build one with ``crowdsteer.envs.make_batch``, which hands it the
+configuration's scenario and shaping reference.
 
 Actions (``Box(-1, 1, (2,))`` per learner, out-of-range values clipped):
 
@@ -21,18 +23,14 @@ the world resets. A world is done when no learner is alive or its clock runs out
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
 
 from .config import CrowdConfig
 from .rewards import REWARD_TERMS, SHAPING, reward_terms
-from .sensing import (
-    ObservationLayout,
-    goal_frame_angle,
-    observe_learners,
-    observe_learners_parallel,
-)
+from .sensing import ObservationLayout, ObserveSettings, goal_frame_angle, observe_learners
 from .simulator import Simulator, compiled_entry
 
 EPS = 1e-9
@@ -84,52 +82,85 @@ def learner_desired_velocity(actions, theta, heading, v_pref, unicycle, max_turn
                 out[b, i, 1] = s * ax + c * ay
 
 
+class RewardSettings(NamedTuple):
+    """The reward weights and episode rules of a config (see ``rewards``)."""
+
+    dt: float
+    progress: float
+    arrival: float
+    collision: float
+    discomfort: float
+    discomfort_distance: float
+    time: float
+    max_steps: int
+    collision_ends: bool
+
+
+class LearnerBuffers(NamedTuple):
+    """The learners' side of a step, (B, L) each: ``alive`` (updated), ``alive_before`` (its value
+    before the step), ``terms`` (B, L, 6), ``reward``, ``terminated``, ``truncated``."""
+
+    alive: np.ndarray
+    alive_before: np.ndarray
+    terms: np.ndarray
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+
+
 @njit(cache=True)
-def finish_step(
-    alive, alive_before, progress, arrived_now, collided_now, min_gap, step_count, max_steps,
-    collision_ends, shaping, dt, w_progress, w_arrival, w_collision, w_discomfort,
-    discomfort_distance, w_time, terms, reward, terminated, truncated,
-):  # fmt: skip
+def finish_step(learners, events, step_count, shaping, settings):
     """Reward terms, their sum and the episode flags of every learner after the physical step.
 
-    alive: (B, L) learners in the episode, updated in place (``alive_before`` receives the old
-    values); event arrays (B, N) from the step; shaping: (B, L) shaping term of the learners
-    alive before the step, or an empty array. Outputs: terms (B, L, 6), reward, terminated,
-    truncated (B, L). Terminated: arrival, or a collision when ``collision_ends``; truncated:
-    the world's clock reached ``max_steps`` first.
+    learners: ``LearnerBuffers`` (filled); events: the step's ``StepBuffers``; step_count: (B,);
+    shaping: (B, L) shaping term of the learners alive before the step, or an empty array;
+    settings: ``RewardSettings``. Terminated: arrival, or a collision when ``collision_ends``;
+    truncated: the world's clock reached ``max_steps`` first.
     """
+    lb, e, c = learners, events, settings
+    alive, terms = lb.alive, lb.terms
     nb, nl = alive.shape
     reward_terms(
-        alive, progress, arrived_now, collided_now, min_gap, dt, w_progress, w_arrival,
-        w_collision, w_discomfort, discomfort_distance, w_time, terms,
+        alive, e.progress, e.arrived_now, e.collided_now, e.min_gap, c.dt, c.progress, c.arrival,
+        c.collision, c.discomfort, c.discomfort_distance, c.time, terms,
     )  # fmt: skip
     for b in range(nb):
-        out_of_time = step_count[b] >= max_steps
+        out_of_time = step_count[b] >= c.max_steps
         for i in range(nl):
             was = alive[b, i]
-            alive_before[b, i] = was
+            lb.alive_before[b, i] = was
             if shaping.shape[0] > 0:
                 terms[b, i, SHAPING] = shaping[b, i] if was else 0.0
-            done = was and (arrived_now[b, i] or (collided_now[b, i] and collision_ends))
+            done = was and (e.arrived_now[b, i] or (e.collided_now[b, i] and c.collision_ends))
             cut = was and not done and out_of_time
-            terminated[b, i] = done
-            truncated[b, i] = cut
+            lb.terminated[b, i] = done
+            lb.truncated[b, i] = cut
             alive[b, i] = was and not done and not cut
             total = terms[b, i, 0]  # summed left to right, as numpy's sum over the last axis
             for t in range(1, terms.shape[2]):
                 total += terms[b, i, t]
-            reward[b, i] = total
+            lb.reward[b, i] = total
 
 
 class CrowdBatch:
     """B worlds x L learners with observation, action and reward conventions.
 
-    ``parallel=True`` spreads the worlds over numba's threads (see ``Simulator``).
+    ``scenario``: the configuration's ``ScenarioSource``; ``reference``: the shaping reference
+    (a policy with ``act(obs (K, dim)) -> (K, 2)``), or None. ``parallel=True`` spreads the worlds
+    over threads, ``trace=True`` records the steering vectors (see ``Simulator``).
     """
 
-    def __init__(self, config: CrowdConfig, num_worlds: int = 1, parallel: bool = False):
+    def __init__(
+        self,
+        config: CrowdConfig,
+        scenario: Any,
+        num_worlds: int = 1,
+        parallel: bool = False,
+        reference: Any = None,
+        trace: bool = False,
+    ):
         self.config = config
-        self.sim = Simulator(config, num_worlds, parallel=parallel)
+        self.sim = Simulator(config, scenario, num_worlds, parallel=parallel, trace=trace)
         self.num_worlds = num_worlds
         self.num_learners = self.sim.num_learners
         if self.num_learners < 1:
@@ -140,22 +171,43 @@ class CrowdBatch:
         self.obs_low, self.obs_high = self.layout.bounds()
         b, n_l = num_worlds, self.num_learners
         self.obs = np.zeros((b, n_l, self.layout.dim), np.float32)
-        self.alive = np.zeros((b, n_l), bool)
-        self.terms = np.zeros((b, n_l, len(REWARD_TERMS)))
-        self._alive_before = np.zeros((b, n_l), bool)
+        self.learners = LearnerBuffers(
+            alive=np.zeros((b, n_l), bool),
+            alive_before=np.zeros((b, n_l), bool),
+            terms=np.zeros((b, n_l, len(REWARD_TERMS))),
+            reward=np.zeros((b, n_l)),
+            terminated=np.zeros((b, n_l), bool),
+            truncated=np.zeros((b, n_l), bool),
+        )
+        c = config
+        self.rewards = RewardSettings(
+            float(c.dt), float(c.reward_progress), float(c.reward_arrival),
+            float(c.reward_collision), float(c.reward_discomfort), float(c.discomfort_distance),
+            float(c.reward_time), int(c.max_steps), bool(c.collision_ends),
+        )  # fmt: skip
+        self.observe_settings = ObserveSettings(
+            int(c.max_steps), int(c.obs_neighbours), int(c.obs_obstacles), int(c.obs_walls),
+            int(c.obs_waypoints), float(c.sensing_radius),
+        )  # fmt: skip
         self._no_shaping = np.zeros((0, 0))
         self._no_theta = np.zeros((0, 0))
         self._finish_entry = None
         self._observe_entry = None
-        self._reference = None
-        if config.shaping_reference is not None and config.shaping_weight > 0:
-            from crowdsteer.baselines.policies import make_policy
-
-            self._reference = make_policy(config.shaping_reference, config=config)
+        self._reference = reference if config.shaping_weight > 0 else None
 
     @property
     def state(self):
         return self.sim.state
+
+    @property
+    def alive(self) -> np.ndarray:
+        """(B, L) learners still in their episode."""
+        return self.learners.alive
+
+    @property
+    def terms(self) -> np.ndarray:
+        """(B, L, 6) reward terms of the last step (``REWARD_TERMS``)."""
+        return self.learners.terms
 
     # ----------------------------------------------------------------- reset
     def seed(self, seed: int | list[int | None] | None) -> None:
@@ -166,8 +218,8 @@ class CrowdBatch:
         mask = np.ones(self.num_worlds, bool) if mask is None else np.asarray(mask, bool)
         self.sim.reset_worlds(mask)
         # a fresh episode has no events or reward terms yet (the info of reset reads them)
-        self.sim.arrived_now[mask] = False
-        self.sim.collided_now[mask] = False
+        self.sim.buffers.arrived_now[mask] = False
+        self.sim.buffers.collided_now[mask] = False
         self.terms[mask] = 0.0
         self.alive[mask] = self.sim.state.active[mask, : self.num_learners]
         # learners that left an episode still running elsewhere keep their terminal observation
@@ -211,29 +263,22 @@ class CrowdBatch:
     def step(self, actions: np.ndarray):
         """Advance every world; returns ``(obs, reward, terminated, truncated)`` each (B, L, ...).
 
-        Worlds are not reset here: the adapters decide when (their autoreset mode).
+        The stages, in order (``step.py`` maps them): actions, physics, rewards and flags,
+        observations. Worlds are not reset here: the adapters decide when (their autoreset mode).
         """
-        desired = self.desired_velocity(self.check_actions(actions))
+        desired = self.desired_velocity(self.check_actions(actions))  # 1. actions
         shaping = self._no_shaping if self._reference is None else self._shaping(desired)
-        sim, c = self.sim, self.config
-        sim.step(desired)
-        shape = (self.num_worlds, self.num_learners)
-        reward = np.empty(shape)
-        terminated = np.empty(shape, bool)
-        truncated = np.empty(shape, bool)
-        args = (
-            self.alive, self._alive_before, sim.progress, sim.arrived_now, sim.collided_now,
-            sim.min_gap, sim.state.step_count, int(c.max_steps), bool(c.collision_ends), shaping,
-            float(c.dt), float(c.reward_progress), float(c.reward_arrival),
-            float(c.reward_collision), float(c.reward_discomfort), float(c.discomfort_distance),
-            float(c.reward_time), self.terms, reward, terminated, truncated,
-        )  # fmt: skip
+        sim = self.sim
+        sim.buffers.desired[:, : self.num_learners] = desired
+        sim.step()  # 2. physics: steer, move, collide, events
+        args = (self.learners, sim.buffers, sim.state.step_count, shaping, self.rewards)
         if self._finish_entry is None:
             self._finish_entry = compiled_entry(finish_step, *args)
-        self._finish_entry(*args)
-        # learners that had already left keep their terminal observation
-        self._observe(self._alive_before)
-        return self.obs, reward, terminated, truncated
+        self._finish_entry(*args)  # 3. rewards and flags
+        # 4. observations; learners that had already left keep their terminal observation
+        self._observe(self.learners.alive_before)
+        lb = self.learners
+        return self.obs, lb.reward.copy(), lb.terminated.copy(), lb.truncated.copy()
 
     def world_done(self) -> np.ndarray:
         """(B,) worlds whose episode is over (no learner alive, or out of time)."""
@@ -242,21 +287,20 @@ class CrowdBatch:
     def _observe(self, which: np.ndarray | None = None) -> None:
         """Recompute the observations of the learners where ``which: (B, L)`` holds (all if None);
         the others keep their last observation."""
-        s, c = self.sim.state, self.config
         if which is None:
             which = np.ones((self.num_worlds, self.num_learners), bool)
-        args = (
-            s.pos, s.vel, s.heading, s.goal, s.radius, s.v_pref, s.kind, s.active, s.path,
-            s.path_len, s.path_index, s.obstacle_pos, s.obstacle_radius, s.obstacle_active,
-            s.walls, s.wall_active, s.step_count, int(c.max_steps),
-            np.ascontiguousarray(which, dtype=np.bool_), int(c.obs_neighbours),
-            int(c.obs_obstacles), int(c.obs_walls), int(c.obs_waypoints),
-            float(c.sensing_radius), self.obs,
-        )  # fmt: skip
+        which = np.ascontiguousarray(which, dtype=np.bool_)
+        s, c = self.sim.state, self.observe_settings
         if self._observe_entry is None:
-            kernel = observe_learners_parallel if self.sim.parallel else observe_learners
-            self._observe_entry = compiled_entry(kernel, *args)
-        self._observe_entry(*args)
+            self._observe_entry = compiled_entry(observe_learners, 0, 1, s, which, c, self.obs)
+        run = self._observe_entry
+        pool = self.sim._pool
+        if pool is None:
+            run(0, self.num_worlds, s, which, c, self.obs)
+        else:
+            jobs = [pool.submit(run, lo, hi, s, which, c, self.obs) for lo, hi in self.sim._ranges]
+            for j in jobs:
+                j.result()
 
     def _shaping(self, desired: np.ndarray) -> np.ndarray:
         """``shaping_weight x cos`` between each learner's desired velocity and the reference's."""

@@ -1,0 +1,52 @@
+"""The step's parameters: one bundle of everything the compiled step reads from the config."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from crowdsteer.baselines.steering.flocking import FlockingParams
+from crowdsteer.baselines.steering.path_follow import PathFollowParams
+from crowdsteer.baselines.steering.registry import NAMES
+
+from .behaviours import FLOCK_TARGETS, FLOCK_VIEWS
+from .steering_params import steering_param_set
+
+
+class StepParams(NamedTuple):
+    """Scalars of the step, and every steering behaviour's parameters.
+
+    ``steering`` holds the behaviours' parameter tuples in registry order (indexed by behaviour
+    id); ``path`` and ``flocking`` those of path following and of the flock units.
+    """
+
+    dt: float
+    max_accel: float
+    max_turn_rate: float
+    goal_tolerance: float
+    collision_ends: bool
+    sensing_radius: float
+    learners_visible: bool
+    flock_view: int
+    flock_target_learner: bool
+    steering: tuple
+    path: PathFollowParams
+    flocking: FlockingParams
+
+
+def step_params(config: Any) -> StepParams:
+    """The step's parameters for a ``CrowdConfig``."""
+    steer = steering_param_set(config)
+    return StepParams(
+        dt=float(config.dt),
+        max_accel=float(config.max_accel),
+        max_turn_rate=float(config.max_turn_rate),
+        goal_tolerance=float(config.goal_tolerance),
+        collision_ends=bool(config.collision_ends),
+        sensing_radius=float(config.sensing_radius),
+        learners_visible=bool(config.learners_visible),
+        flock_view=FLOCK_VIEWS.index(config.flock_view),
+        flock_target_learner=FLOCK_TARGETS.index(config.flock_target) == 1,
+        steering=tuple(steer[name] for name in NAMES),
+        path=steer["path_follow"],
+        flocking=steer["flocking"],
+    )

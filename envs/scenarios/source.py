@@ -1,0 +1,57 @@
+"""A configuration's scenario as the simulator consumes it: counts, sizes, and one draw per reset.
+
+The simulator in ``envs/core`` knows nothing of the scenario registry; it is handed a
+``ScenarioSource`` built here from the config (a named generator with its parameters, or an
+explicit scene), which it calls with each world's own generator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import SCENARIOS, BodyDefaults, Counts, ScenarioSpec, make_params
+from .explicit import explicit_counts, from_dict
+
+
+@dataclass(frozen=True)
+class ScenarioSource:
+    """``counts``: the most bodies of each kind an episode can hold (array sizes); ``probe``: one
+    draw, for the numbers of obstacles, walls and path points; ``draw(rng)``: a new episode."""
+
+    counts: Counts
+    probe: ScenarioSpec
+    pedestrian_range: tuple[int, int]
+    explicit: bool
+    generate: Callable[[np.random.Generator, Counts], ScenarioSpec]
+
+    def draw(self, rng: np.random.Generator) -> tuple[ScenarioSpec, Counts]:
+        """One episode from ``rng``: the number of pedestrians (when a range is configured),
+        then the scene."""
+        lo, hi = self.pedestrian_range
+        counts = self.counts
+        if not self.explicit and hi > lo:
+            counts = Counts(counts.learners, int(rng.integers(lo, hi + 1)), counts.flock)
+        return self.generate(rng, counts), counts
+
+
+def scenario_source(config) -> ScenarioSource:
+    """The ``ScenarioSource`` of a ``CrowdConfig``."""
+    body = BodyDefaults(config.radius, config.v_pref, config.flock_radius, config.flock_speed)
+    if not isinstance(config.scenario, str):
+        spec = from_dict(config.scenario, body)
+        counts = explicit_counts(config.scenario)
+        return ScenarioSource(
+            counts, spec, (counts.pedestrians,) * 2, True, lambda rng, counts: spec
+        )
+    params = make_params(config.scenario, dict(config.scenario_params))
+    entry = SCENARIOS[config.scenario]
+    lo, hi = config.pedestrian_range
+    counts = Counts(config.n_learners, hi, config.n_flock)
+
+    def generate(rng: np.random.Generator, counts: Counts) -> ScenarioSpec:
+        return entry.generate(rng, counts, body, params)
+
+    return ScenarioSource(counts, generate(np.random.default_rng(0), counts), (lo, hi), False, generate)
