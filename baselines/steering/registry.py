@@ -86,7 +86,8 @@ def trace_rows(capacity: int) -> int:
     return TRACE_ROWS + 2 * capacity
 
 
-def senses_buffers(capacity: int) -> Senses:
+@njit(cache=True)
+def senses_buffers(capacity):
     """Empty ``Senses`` with room for ``capacity`` neighbour rows (set ``n``, ``n_bodies``)."""
     c = max(capacity, 1)
     return Senses(

@@ -105,10 +105,11 @@ def _normal_from_segment(px, py, ax, ay, bx, by):
 @njit(cache=True)
 def sweep_body(
     b, px, py, dx, dy, r, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
-    bounds, in_bounds,
+    bounds, in_bounds, slide,
 ):  # fmt: skip
     """End point of a body of radius ``r`` at ``(px, py)`` asked to move by ``(dx, dy)`` in world
-    ``b``, stopped and slid at contacts; returns ``(x, y, contact)``.
+    ``b``, stopped at contacts and, when ``slide``, slid along them; returns ``(x, y, contact)``.
+    (Unicycles do not slide: they move along their heading only, so they stop.)
 
     obstacle_pos: (B, M, 2); obstacle_radius, obstacle_active: (B, M); walls: (B, W, 2, 2);
     wall_active: (B, W); bounds: (B, 4) ``(x0, y0, x1, y1)``, the scene's four sides, which
@@ -116,7 +117,7 @@ def sweep_body(
     """
     contact = False
     reach = r + SKIN
-    for _ in range(MAX_SLIDES):
+    for _ in range(MAX_SLIDES if slide else 1):
         if dx == 0.0 and dy == 0.0:
             break
         t_hit = NO_HIT

@@ -268,7 +268,9 @@ def crowd_world(b, state, buffers, params, scratch):
                 desired[b, i, 0] = 0.0
                 desired[b, i, 1] = 0.0
             elif buffers.trace.shape[2] > 5:  # a learner's trace: its goal and what it asked for
-                gx, gy = normalize(s.goal[b, i, 0] - s.pos[b, i, 0], s.goal[b, i, 1] - s.pos[b, i, 1])
+                gx, gy = normalize(
+                    s.goal[b, i, 0] - s.pos[b, i, 0], s.goal[b, i, 1] - s.pos[b, i, 1]
+                )
                 buffers.trace[b, i, 0, 0] = gx
                 buffers.trace[b, i, 0, 1] = gy
                 buffers.trace[b, i, 5, 0] = desired[b, i, 0]

@@ -4,8 +4,8 @@ Holonomic bodies change velocity by at most ``max_accel * dt`` per step in any d
 Unicycle bodies move along their heading only: the heading turns toward the desired direction by
 at most ``max_turn_rate * dt`` and the forward speed changes by at most ``max_accel * dt``.
 Both clip the speed to the body's ``v_max``. Positions integrate with explicit Euler, and the
-displacement is swept against walls and obstacles (``contact``): a body stops at a surface and
-slides along it, so none ever crosses a wall or enters an obstacle; flock units also stay inside
+displacement is swept against walls and obstacles (``contact``): a body stops at a surface (and
+a holonomic one slides along it), so none ever crosses a wall or enters an obstacle; flock units also stay inside
 the scene's bounds. A body whose desired velocity or new position is not finite does not move and
 is reported in ``fault``.
 """
@@ -109,6 +109,7 @@ def move_world(b, state, buffers, dt):
             x, y, contact = sweep_body(
                 b, px, py, vx * dt, vy * dt, s.radius[b, i], s.obstacle_pos, s.obstacle_radius,
                 s.obstacle_active, s.walls, s.wall_active, s.bounds, s.kind[b, i] == FLOCK,
+                s.kinematics[b, i] != UNICYCLE,
             )  # fmt: skip
             ok = math.isfinite(x) and math.isfinite(y)
         if not ok:
@@ -118,13 +119,10 @@ def move_world(b, state, buffers, dt):
             s.vel[b, i, 1] = 0.0
             continue
         if contact:
-            # the velocity is what the body actually did; a unicycle faces its way along the wall
+            # the velocity is what the body actually did (its heading stays: a unicycle blocked
+            # by a wall still faces it, and turns away by steering)
             buffers.hit_static[b, i] = True
-            vx = (x - px) / dt
-            vy = (y - py) / dt
-            s.vel[b, i, 0] = vx
-            s.vel[b, i, 1] = vy
-            if s.kinematics[b, i] == UNICYCLE and vx * vx + vy * vy > EPS * EPS:
-                s.heading[b, i] = math.atan2(vy, vx)
+            s.vel[b, i, 0] = (x - px) / dt
+            s.vel[b, i, 1] = (y - py) / dt
         s.pos[b, i, 0] = x
         s.pos[b, i, 1] = y

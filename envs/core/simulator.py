@@ -95,7 +95,9 @@ class Simulator:
         self.rngs = [np.random.default_rng() for _ in range(num_worlds)]
         self.params: StepParams = step_params(config)
         chunks = min(num_worlds, PARALLEL_CHUNKS) if self.parallel else 1
-        self._ranges = [(c * num_worlds // chunks, (c + 1) * num_worlds // chunks) for c in range(chunks)]
+        self._ranges = [
+            (c * num_worlds // chunks, (c + 1) * num_worlds // chunks) for c in range(chunks)
+        ]
         self._scratch = [crowd_scratch(n, max(m, 1), max(w, 1)) for _ in range(chunks)]
         self._pool = ThreadPoolExecutor(numba.get_num_threads()) if chunks > 1 else None
         self._step_entry = None
@@ -183,11 +185,14 @@ class Simulator:
         self.buffers.trace[b] = 0.0
 
     # ------------------------------------------------------------------- step
-    def step(self) -> None:
-        """Advance every world one time step; the learners move toward the desired velocities
-        already written in ``buffers.desired[:, :L]`` (world frame). Results are in ``state``
-        and ``buffers``; a non-finite motion raises ``SimulationError``."""
+    def step(self, learner_desired: np.ndarray | None = None) -> None:
+        """Advance every world one time step; the learners move toward ``learner_desired:
+        (B, L, 2)`` (world-frame desired velocities; None: those already in
+        ``buffers.desired[:, :L]``). Results are in ``state`` and ``buffers``; a non-finite
+        motion raises ``SimulationError``."""
         s, e, p = self.state, self.buffers, self.params
+        if learner_desired is not None:
+            e.desired[:, : self.num_learners] = learner_desired
         if self._step_entry is None:
             lo, hi = self._ranges[0]
             self._step_entry = compiled_entry(world_step, lo, hi, s, e, p, self._scratch[0])

@@ -54,4 +54,6 @@ def scenario_source(config) -> ScenarioSource:
     def generate(rng: np.random.Generator, counts: Counts) -> ScenarioSpec:
         return entry.generate(rng, counts, body, params)
 
-    return ScenarioSource(counts, generate(np.random.default_rng(0), counts), (lo, hi), False, generate)
+    return ScenarioSource(
+        counts, generate(np.random.default_rng(0), counts), (lo, hi), False, generate
+    )

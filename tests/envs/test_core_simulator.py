@@ -12,13 +12,14 @@ from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.simulator import Simulator
 from crowdsteer.envs.core.state import FLOCK, PEDESTRIAN, UNICYCLE
-from crowdsteer.envs.scenarios import scenario_names
+from crowdsteer.envs.scenarios import scenario_names, scenario_source
 
 SCENARIOS = scenario_names()
 
 
 def _sim(num_worlds: int = 1, **kw) -> Simulator:
-    return Simulator(CrowdConfig.from_kwargs(**kw), num_worlds)
+    config = CrowdConfig.from_kwargs(**kw)
+    return Simulator(config, scenario_source(config), num_worlds)
 
 
 def _run(sim: Simulator, seed: int, steps: int, action_seed: int = 0) -> list[np.ndarray]:

@@ -234,10 +234,10 @@ def test_drawing_never_changes_the_state(mode):
         v.draw(s, bounds=BOUNDS, info={"k": k})
         v.draw(s, bounds=None, overlays=overlay_data_from_state(s, 0, None, body=[0, 3]))
     v.close()
-    for f in dataclasses.fields(WorldState):
-        a, b = getattr(s, f.name), getattr(before, f.name)
-        assert a.dtype == b.dtype and np.array_equal(a, b), f.name
-        assert a.flags.writeable, f.name
+    for name in WorldState._fields:
+        a, b = getattr(s, name), getattr(before, name)
+        assert a.dtype == b.dtype and np.array_equal(a, b), name
+        assert a.flags.writeable, name
 
 
 # --- overlays -------------------------------------------------------------------------------------

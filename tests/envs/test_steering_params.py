@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from crowdsteer.baselines import make_policy
+from crowdsteer.baselines.steering.registry import RIGHT_OF_WAY
 from crowdsteer.envs import CrowdConfig
 from crowdsteer.envs.batch import make_batch
-from crowdsteer.envs.core.crowd import crowd_params
+from crowdsteer.envs.core.params import step_params
 from crowdsteer.envs.core.steering_params import steering_param_set
 
 
@@ -23,11 +24,11 @@ def test_defaults_are_the_articles_and_the_config_fixes_time_step_and_unit_lengt
 
 def test_overrides_reach_the_crowd_and_the_baselines():
     config = CrowdConfig.from_kwargs(steering_params={"right_of_way": {"side": -1, "power": 2}})
-    params = crowd_params(config)
-    assert params.right_of_way.side == -1.0 and isinstance(params.right_of_way.side, float)
-    assert params.right_of_way.power == 2.0
+    params = step_params(config).steering[RIGHT_OF_WAY]
+    assert params.side == -1.0 and isinstance(params.side, float)
+    assert params.power == 2.0
     policy = make_policy("right_of_way", config=config)
-    assert policy.params["params"].side == -1.0
+    assert policy.params.side == -1.0
 
 
 def test_the_side_of_the_crowd_follows_the_override():
