@@ -9,10 +9,13 @@ from .scenarios import scenario_source
 
 
 def make_batch(
-    config: CrowdConfig, num_worlds: int = 1, parallel: bool = False, trace: bool = False
+    config: CrowdConfig, num_worlds: int = 1, parallel: bool = False, trace: bool | None = None
 ) -> CrowdBatch:
     """B = ``num_worlds`` worlds of ``config``; ``parallel`` steps them on several threads,
-    ``trace`` records every body's steering vectors (for the overlays)."""
+    ``trace`` records every body's steering vectors for the overlays (None: when the config asks
+    for the steering-vector overlay)."""
+    if trace is None:
+        trace = "steering_vectors" in config.render_overlays
     reference = None
     if config.shaping_reference is not None and config.shaping_weight > 0:
         from crowdsteer.baselines.policies import make_policy

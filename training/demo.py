@@ -71,12 +71,22 @@ def run_episodes(
     """Roll out ``episodes`` episodes (at most ``steps`` steps each) in one world, drawing every
     step in ``mode`` ("human" or "rgb_array"); returns the rgb frames (empty in human mode)."""
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    from crowdsteer.envs.render import OverlayOptions, Viewer, overlay_data_from_state
+    from crowdsteer.envs.render import (
+        OverlayOptions,
+        OverlaySettings,
+        Viewer,
+        learner_trace_to_world,
+        overlay_data_from_state,
+    )
 
     kwargs = {**DEMO_CONFIG.get(scenario, {}), **config_overrides}
     config = CrowdConfig.from_kwargs(scenario=scenario, max_steps=steps, **kwargs)
-    batch = make_batch(config, 1)
+    batch = make_batch(config, 1, trace=overlays)
     pol = _policy(policy, config)
+    settings = OverlaySettings.from_config(config)
+    # a baseline's own steering vectors, recorded when it acts (learner slots of the trace)
+    traced = overlays and hasattr(pol, "trace")
+    trace = batch.sim.buffers.trace.copy()
     viewer = Viewer(config.render_size, config.render_size, config.render_fps, mode)
     options = OverlayOptions(
         steering_vectors=overlays,
@@ -99,7 +109,17 @@ def run_episodes(
                 "arrived": int(s.reached[0, sl].sum()),
                 "collisions": int(s.collided[0, sl].sum()),
             }
-            data = overlay_data_from_state(s, 0, options) if overlays else None
+            data = None
+            if overlays:
+                trace[:, batch.num_learners :] = batch.sim.buffers.trace[:, batch.num_learners :]
+                if not traced:
+                    trace[:, : batch.num_learners] = batch.sim.buffers.trace[
+                        :, : batch.num_learners
+                    ]
+                bodies = np.flatnonzero(s.active[0])
+                data = overlay_data_from_state(
+                    s, 0, options, bodies, trace=trace, settings=settings
+                )
             frame = viewer.draw(s, 0, batch.sim.bounds[0], info, data, options)
             if frame is not None:
                 frames.append(frame)
@@ -107,7 +127,13 @@ def run_episodes(
                 break
             if batch.sim.truncated()[0] or (episodes > 1 and batch.world_done()[0]):
                 break  # a single-episode demo keeps the crowd moving until the time limit
-            actions = pol.act(batch.obs.reshape(-1, batch.layout.dim))
+            obs = batch.obs.reshape(-1, batch.layout.dim)
+            if traced:
+                rows = np.zeros((len(obs),) + trace.shape[2:])
+                actions = pol.act(obs, trace=rows)
+                trace[0, : batch.num_learners] = learner_trace_to_world(batch, 0, rows)
+            else:
+                actions = pol.act(obs)
             batch.step(np.asarray(actions, np.float64).reshape(1, batch.num_learners, 2))
     viewer.close()
     return frames

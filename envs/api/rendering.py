@@ -46,7 +46,16 @@ class RenderHandle:
             "arrived": int(s.reached[b, sl].sum()),
             "collisions": int(s.collided[b, sl].sum()),
         }
-        return self._viewer(b).draw(s, world=b, bounds=sim.bounds[b], info=info)
+        viewer = self._viewer(b)
+        data = None
+        if viewer.overlay_options.any():
+            from ..render import OverlaySettings, overlay_data_from_state
+
+            data = overlay_data_from_state(
+                s, b, viewer.overlay_options, viewer.overlay_body, trace=sim.buffers.trace,
+                settings=OverlaySettings.from_config(self.batch.config),
+            )  # fmt: skip
+        return viewer.draw(s, world=b, bounds=sim.bounds[b], info=info, overlays=data)
 
     def render_all(self) -> tuple[np.ndarray | None, ...]:
         """One frame per world (rgb_array); in human mode the displayed world is drawn."""

@@ -13,6 +13,8 @@ from .overlays import (
     FLOCK_VIEW_RADIUS_FACTORS,
     OverlayData,
     OverlayOptions,
+    OverlaySettings,
+    learner_trace_to_world,
     overlay_data_from_state,
 )
 from .style import Style
@@ -26,9 +28,11 @@ __all__ = [
     "Camera",
     "OverlayData",
     "OverlayOptions",
+    "OverlaySettings",
     "Style",
     "Viewer",
     "bounds_from_points",
     "format_info",
+    "learner_trace_to_world",
     "overlay_data_from_state",
 ]

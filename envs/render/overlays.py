@@ -1,8 +1,11 @@
 """Debug overlays: steering vectors, detection boxes, view cones, personal space, look-ahead.
 
 Each overlay is switched on by a flag of :class:`OverlayOptions` and draws the arrays of an
-:class:`OverlayData` (world units). The environment fills ``OverlayData`` from the steering
-library's debug functions; :func:`overlay_data_from_state` does so for a few chosen bodies.
+:class:`OverlayData` (world units). The steering vectors are the ones the step recorded
+(``StepBuffers.trace``, filled by the behaviour registry's own kernel calls when the batch keeps a
+trace): what is drawn for a body is what steered it, whatever its behaviour. Detection boxes,
+look-ahead segments and view cones are the geometry of the same kernels, with the configuration's
+parameters (:class:`OverlaySettings`).
 Colours follow the source pictures (Gast, Point A to Point B parts 2-4): plain pushes red,
 adjusted pushes blue, their plain sum yellow, the turned sum green, the final direction black;
 look-ahead segments black, dashed along the desired path and dotted along the current velocity.
@@ -10,13 +13,23 @@ look-ahead segments black, dashed along the desired path and dotted along the cu
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
 
+from crowdsteer.baselines.steering.detection_box import DetectionBoxParams, detection_box_debug
+from crowdsteer.baselines.steering.registry import (
+    DETECTION_BOX,
+    RIGHT_OF_WAY,
+    TRACE_BLUE,
+    TRACE_FINAL,
+    TRACE_GREEN,
+    TRACE_ROWS,
+    TRACE_YELLOW,
+)
+from crowdsteer.baselines.steering.right_of_way import RightOfWayParams, right_of_way_debug
 from crowdsteer.envs.core.state import FLOCK, LEARNER, PEDESTRIAN, WorldState
 
 from . import primitives as pr
@@ -105,24 +118,40 @@ class OverlayData:
 # Filling OverlayData from a state with the steering library's debug functions
 
 
-def _steering_function(module: str, name: str):
-    """``crowdsteer.baselines.steering.<module>.<name>``, or None when it does not exist."""
-    try:
-        mod = importlib.import_module(f"crowdsteer.baselines.steering.{module}")
-    except ImportError:
-        return None
-    return getattr(mod, name, None)
+@dataclass(frozen=True)
+class OverlaySettings:
+    """The configuration's values the overlays' geometry uses: the sensing radius (m), the
+    detection box and right-of-way parameters, the flock's view mode and view radius (m; None:
+    the book's factor times a unit's diameter), and the personal-space gap (m)."""
+
+    sensing_radius: float = 6.0
+    detection_box: DetectionBoxParams = DetectionBoxParams()
+    right_of_way: RightOfWayParams = RightOfWayParams()
+    flock_view: str = "wide"
+    view_radius: float | None = None
+    personal_space: float = 0.2
+
+    @classmethod
+    def from_config(cls, config) -> OverlaySettings:
+        """The settings of a ``CrowdConfig`` (its ``steering_params`` included)."""
+        from crowdsteer.envs.core.steering_params import steering_param_set
+
+        steer = steering_param_set(config)
+        return cls(
+            float(config.sensing_radius), steer["detection_box"], steer["right_of_way"],
+            config.flock_view, None, float(config.discomfort_distance),
+        )  # fmt: skip
 
 
 def _neighbours(
     view: WorldView, b: int, radius: float, with_obstacles: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Other active bodies (and active obstacles) whose centre lies within ``radius`` of body b.
+    """Other active bodies (and active obstacles) whose surface lies within ``radius`` of body b.
 
     Returns ``(pos (k, 2), vel (k, 2), radius (k,))``; obstacles have zero velocity.
     """
     n = view.pos.shape[0]
-    d = np.hypot(*(view.pos - view.pos[b]).T)
+    d = np.hypot(*(view.pos - view.pos[b]).T) - view.radius
     sel = view.active & (np.arange(n) != b) & (d <= radius)
     pos, vel, rad = [view.pos[sel]], [view.vel[sel]], [view.radius[sel]]
     if with_obstacles:
@@ -134,107 +163,97 @@ def _neighbours(
     return np.concatenate(pos), np.concatenate(vel), np.concatenate(rad)
 
 
+def learner_trace_to_world(batch, world: int, rows: np.ndarray) -> np.ndarray:
+    """A baseline's steering vectors ``rows: (L, T, 2)``, recorded in each learner's goal frame
+    when it acted (``SteeringPolicy.act(obs, trace=rows)``), turned into the world frame of the
+    learners of ``world`` (the frame of their observation at that moment)."""
+    from crowdsteer.envs.core.sensing import goal_frame_angle
+
+    s, sl = batch.state, batch.sim.learner_slice
+    theta = goal_frame_angle(s.pos[world, sl], s.goal[world, sl], s.heading[world, sl])
+    c, si = np.cos(theta)[:, None], np.sin(theta)[:, None]
+    x, y = rows[..., 0], rows[..., 1]
+    return np.stack([c * x - si * y, si * x + c * y], axis=-1)
+
+
 def overlay_data_from_state(
     state: WorldState,
     world: int = 0,
     options: OverlayOptions | None = None,
     body: int | Sequence[int] = 0,
     *,
-    neighbour_radius: float = 6.0,
-    personal_space: float = 0.2,
-    flock_view: str = "wide",
-    view_radius: float | None = None,
+    trace: np.ndarray | None = None,
+    settings: OverlaySettings | None = None,
     vector_scale: float = 1.0,
 ) -> OverlayData:
-    """Overlay arrays for the bodies ``body`` of world ``world``, from the steering debug functions.
+    """Overlay arrays for the bodies ``body`` of world ``world``; the state is only read.
 
-    Steering vectors: ``side_choice_debug`` (Gast part 3) toward each body's goal, with the other
-    active bodies and the obstacles within ``neighbour_radius`` m. Detection boxes:
-    ``detection_box_debug`` (Buckland). Look-ahead: ``right_of_way_debug`` (Gast part 4): the
-    desired and current segments of each body and its moving neighbours' trajectories. View cones:
-    the chosen bodies that are flock units (or else the first active one), with ``flock_view``'s
-    half-angle and ``view_radius`` m (None: the book's factor times the unit's diameter). Personal
-    space: every active learner and pedestrian, with a gap of ``personal_space`` m. An overlay whose
-    debug function does not exist in the steering library is left empty. ``options=None``
-    computes every overlay. The state is only read.
+    Steering vectors: the rows ``trace: (B, N, T, 2)`` that the step recorded for these bodies
+    (``StepBuffers.trace``; none are drawn without it): each neighbour's plain and adjusted push,
+    their sums, the turned sum and the final desired velocity. Detection boxes: the box of each
+    chosen body that steers by ``detection_box``; look-ahead: the segments of each chosen
+    ``right_of_way`` walker (Gast part 4); view cones: the chosen flock units (or else the
+    first active one); personal space: every active learner and pedestrian. ``options=None``
+    computes every overlay; ``settings`` carries the configuration's parameters.
     """
     opts = OverlayOptions.all() if options is None else options
+    cfg = settings or OverlaySettings()
     view = world_view(state, world)
     n = view.pos.shape[0]
     bodies = [int(b) for b in np.atleast_1d(np.asarray(body, dtype=np.int64)).tolist()]
     bodies = [b for b in bodies if 0 <= b < n and view.active[b]]
     data = OverlayData(vector_scale=float(vector_scale))
+    behaviour = state.behaviour[world]
 
-    if opts.steering_vectors:
-        fn = _steering_function("side_choice", "side_choice_debug")
-        if fn is not None and bodies:
-            push_body, plain, adjusted, sums = [], [], [], []
-            for b in bodies:
-                nb_pos, _, nb_rad = _neighbours(view, b, neighbour_radius, True)
-                dbg = fn(view.pos[b], view.goal[b], float(view.radius[b]), nb_pos, nb_rad)
-                push_body.append(np.full(dbg.plain.shape[0], b, dtype=np.int64))
-                plain.append(dbg.plain)
-                adjusted.append(dbg.adjusted)
-                sums.append((dbg.yellow, dbg.blue, dbg.green, dbg.final))
-            data.push_body = np.concatenate(push_body)
-            data.plain_pushes = np.concatenate(plain).reshape(-1, 2)
-            data.adjusted_pushes = np.concatenate(adjusted).reshape(-1, 2)
-            data.sum_body = np.asarray(bodies, dtype=np.int64)
-            data.yellow, data.blue, data.green, data.final = (
-                np.stack([s[i] for s in sums]) for i in range(4)
-            )
+    if opts.steering_vectors and trace is not None and trace.shape[2] > TRACE_FINAL and bodies:
+        rows = trace[world, bodies]  # (k, T, 2)
+        pushes = rows[:, TRACE_ROWS:].reshape(len(bodies), -1, 2, 2)  # (k, C, plain|adjusted, 2)
+        drawn = np.abs(pushes).sum(axis=(2, 3)) > 0
+        owner = np.broadcast_to(np.asarray(bodies)[:, None], drawn.shape)
+        data.push_body = owner[drawn].astype(np.int64)
+        data.plain_pushes = pushes[drawn][:, 0]
+        data.adjusted_pushes = pushes[drawn][:, 1]
+        data.sum_body = np.asarray(bodies, dtype=np.int64)
+        data.yellow = rows[:, TRACE_YELLOW].copy()
+        data.blue = rows[:, TRACE_BLUE].copy()
+        data.green = rows[:, TRACE_GREEN].copy()
+        final = rows[:, TRACE_FINAL]
+        speed = np.hypot(final[:, 0], final[:, 1])
+        data.final = final / np.where(speed > 0, speed, 1.0)[:, None]  # the direction, unit length
 
-    if opts.detection_boxes:
-        fn = _steering_function("detection_box", "detection_box_debug")
-        if fn is not None and bodies:
-            corners, hits = [], []
-            for b in bodies:
-                nb_pos, _, nb_rad = _neighbours(view, b, neighbour_radius, True)
-                speed = float(np.hypot(*view.vel[b]))
-                vmax = max(float(view.v_max[b]), float(view.v_pref[b]), speed)
-                _, chosen, c = fn(
-                    view.pos[b][None],
-                    float(view.heading[b]),
-                    speed,
-                    vmax,
-                    float(view.radius[b]),
-                    nb_pos[None],
-                    nb_rad[None],
-                )
-                corners.append(c[0])
-                hits.append(chosen[0] >= 0)
-            data.box_corners = np.stack(corners)
-            data.box_hit = np.asarray(hits, dtype=bool)
+    boxed = [b for b in bodies if view.kind[b] == PEDESTRIAN and behaviour[b] == DETECTION_BOX]
+    if opts.detection_boxes and boxed:
+        corners, hits = [], []
+        for b in boxed:
+            nb_pos, _, nb_rad = _neighbours(view, b, cfg.sensing_radius, True)
+            speed = float(np.hypot(*view.vel[b]))
+            _, chosen, c = detection_box_debug(
+                view.pos[b][None], float(view.heading[b]), speed, float(view.v_pref[b]),
+                float(view.radius[b]), nb_pos[None], nb_rad[None], params=cfg.detection_box,
+            )  # fmt: skip
+            corners.append(c[0])
+            hits.append(chosen[0] >= 0)
+        data.box_corners = np.stack(corners)
+        data.box_hit = np.asarray(hits, dtype=bool)
 
-    if opts.lookahead:
-        fn = _steering_function("right_of_way", "right_of_way_debug")
-        if fn is not None and bodies:
-            segs, desired, cross = [], [], []
-            for b in bodies:
-                nb_pos, nb_vel, nb_rad = _neighbours(view, b, neighbour_radius, False)
-                dbg = fn(
-                    view.pos[b],
-                    view.goal[b],
-                    view.vel[b],
-                    float(view.radius[b]),
-                    float(view.v_pref[b]),
-                    nb_pos,
-                    nb_vel,
-                    nb_rad,
-                )
-                # Only the neighbours the right-of-way check looked at (mode > 0), when known.
-                mode = getattr(dbg, "mode", None)
-                moving = np.hypot(*nb_vel.T) > 1e-9
-                if mode is not None and np.shape(mode) == moving.shape:
-                    moving &= np.asarray(mode) > 0
-                segs += [dbg.desired_segment[None], dbg.current_segment[None]]
-                segs.append(dbg.other_segment[moving])
-                desired += [True, False] + [False] * int(moving.sum())
-                cross.append(dbg.point_desired[dbg.hit_desired])
-                cross.append(dbg.point_current[dbg.hit_current])
-            data.lookahead_segments = np.concatenate(segs).reshape(-1, 2, 2)
-            data.lookahead_desired = np.asarray(desired, dtype=bool)
-            data.crossings = np.concatenate(cross).reshape(-1, 2)
+    walkers = [b for b in bodies if view.kind[b] == PEDESTRIAN and behaviour[b] == RIGHT_OF_WAY]
+    if opts.lookahead and walkers:
+        segs, desired, cross = [], [], []
+        for b in walkers:
+            nb_pos, nb_vel, nb_rad = _neighbours(view, b, cfg.sensing_radius, False)
+            dbg = right_of_way_debug(
+                view.pos[b], view.goal[b], view.vel[b], float(view.radius[b]),
+                float(view.v_pref[b]), nb_pos, nb_vel, nb_rad, params=cfg.right_of_way,
+            )  # fmt: skip
+            checked = np.asarray(dbg.mode) > 0  # the neighbours the right-of-way check looked at
+            segs += [dbg.desired_segment[None], dbg.current_segment[None]]
+            segs.append(dbg.other_segment[checked])
+            desired += [True, False] + [False] * int(checked.sum())
+            cross.append(dbg.point_desired[dbg.hit_desired])
+            cross.append(dbg.point_current[dbg.hit_current])
+        data.lookahead_segments = np.concatenate(segs).reshape(-1, 2, 2)
+        data.lookahead_desired = np.asarray(desired, dtype=bool)
+        data.crossings = np.concatenate(cross).reshape(-1, 2)
 
     if opts.view_cones:
         flock = [b for b in bodies if view.kind[b] == FLOCK]
@@ -242,19 +261,19 @@ def overlay_data_from_state(
             first = np.flatnonzero(view.active & (view.kind == FLOCK))
             flock = [int(first[0])] if first.size else []
         if flock:
-            if flock_view not in FLOCK_VIEW_HALF_ANGLES:
+            if cfg.flock_view not in FLOCK_VIEW_HALF_ANGLES:
                 raise ValueError(f"flock_view must be one of {tuple(FLOCK_VIEW_HALF_ANGLES)}")
             idx = np.asarray(flock, dtype=np.int64)
-            if view_radius is None:
-                radii = FLOCK_VIEW_RADIUS_FACTORS[flock_view] * 2.0 * view.radius[idx]
+            if cfg.view_radius is None:
+                radii = FLOCK_VIEW_RADIUS_FACTORS[cfg.flock_view] * 2.0 * view.radius[idx]
             else:
-                radii = np.full(idx.shape, float(view_radius))
+                radii = np.full(idx.shape, float(cfg.view_radius))
             data.view_cone_body = idx
             data.view_cone_radius = radii
-            data.view_cone_half_angle = np.full(idx.shape, FLOCK_VIEW_HALF_ANGLES[flock_view])
+            data.view_cone_half_angle = np.full(idx.shape, FLOCK_VIEW_HALF_ANGLES[cfg.flock_view])
 
     if opts.personal_space:
-        data.personal_space = float(personal_space)
+        data.personal_space = float(cfg.personal_space)
         data.personal_space_body = None
     return data
 

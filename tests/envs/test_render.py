@@ -21,17 +21,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from crowdsteer.envs import CrowdConfig, make_batch
 from crowdsteer.envs.core.state import FLOCK, LEARNER, PEDESTRIAN, WorldState
 from crowdsteer.envs.render import (
     Camera,
     OverlayData,
     OverlayOptions,
+    OverlaySettings,
     Style,
     Viewer,
     format_info,
     overlay_data_from_state,
 )
-from crowdsteer.envs.render import overlays as overlays_module
 
 BOUNDS = (-5.0, -5.0, 5.0, 5.0)
 STYLE = Style()
@@ -243,33 +244,65 @@ def test_drawing_never_changes_the_state(mode):
 # --- overlays -------------------------------------------------------------------------------------
 
 
-def test_overlay_data_shapes_from_the_steering_library():
-    s = busy_state()
-    d = overlay_data_from_state(s, 0, None, body=[0, 3])
+def busy_batch():
+    """A scene where every overlay has something to show, stepped with a recorded trace: a
+    side-choice walker at a symmetric obstacle pair, a detection-box walker at an obstacle, a
+    right-of-way walker crossing the learner's path, two flock units."""
+    scene = {
+        "agents": [
+            {"start": (-3.0, -2.0), "goal": (4.0, -2.0), "role": "learner"},
+            {"start": (-3.0, 0.0), "goal": (4.0, 0.0), "role": "pedestrian",
+             "policy": "side_choice"},
+            {"start": (-3.0, 2.2), "goal": (4.0, 2.2), "role": "pedestrian",
+             "policy": "detection_box"},
+            {"start": (0.5, -4.0), "goal": (0.5, 4.0), "role": "pedestrian",
+             "policy": "right_of_way"},
+            {"start": (3.0, 3.0), "goal": (3.0, 3.0), "role": "flock"},
+            {"start": (3.5, 3.5), "goal": (3.5, 3.5), "role": "flock"},
+        ],
+        "obstacles": [{"center": (-1.5, 0.6), "radius": 0.4},
+                      {"center": (-1.5, -0.6), "radius": 0.4},
+                      {"center": (-1.0, 2.2), "radius": 0.4}],
+        "walls": [((-4.5, -4.5), (4.5, -4.5))],
+    }  # fmt: skip
+    config = CrowdConfig.from_kwargs(scenario=scene, max_steps=50, collision_ends=False)
+    batch = make_batch(config, 1, trace=True)
+    batch.seed(0)
+    batch.reset()
+    for _ in range(4):
+        batch.step(np.array([[[1.0, 0.0]]]))
+    return batch, OverlaySettings.from_config(config)
+
+
+def test_overlay_data_from_the_recorded_trace():
+    batch, cfg = busy_batch()
+    s, trace = batch.state, batch.sim.buffers.trace
+    d = overlay_data_from_state(s, 0, None, body=[0, 1, 2, 3, 4], trace=trace, settings=cfg)
     k = d.plain_pushes.shape[0]
     assert k > 0 and d.plain_pushes.shape == (k, 2) and d.adjusted_pushes.shape == (k, 2)
-    assert d.push_body.shape == (k,) and set(d.push_body.tolist()) <= {0, 3}
-    assert d.yellow.shape == d.blue.shape == d.green.shape == d.final.shape == (2, 2)
+    assert 1 in d.push_body.tolist()  # the side-choice walker's pushes from the obstacle pair
+    assert d.yellow.shape == d.blue.shape == d.green.shape == d.final.shape == (5, 2)
     np.testing.assert_allclose(np.hypot(*d.final.T), 1.0, atol=1e-9)
-    assert d.box_corners.shape == (2, 4, 2) and d.box_hit.shape == (2,)
-    assert d.box_hit[0]  # learner 0 walks straight at the obstacle pair
-    assert d.lookahead_segments.shape[1:] == (2, 2)
+    assert d.box_corners.shape == (1, 4, 2) and d.box_hit.shape == (1,)  # walker 2 only
+    assert d.lookahead_segments.shape[1:] == (2, 2)  # walker 3 only
     assert d.lookahead_desired.shape == d.lookahead_segments.shape[:1]
-    assert d.view_cone_body.tolist() == [3]
-    assert d.personal_space == pytest.approx(0.2)
+    assert d.view_cone_body.tolist() == [4]
+    assert d.personal_space == pytest.approx(batch.config.discomfort_distance)
     for f in dataclasses.fields(OverlayData):
         value = getattr(d, f.name)
         if isinstance(value, np.ndarray) and value.dtype.kind == "f":
             assert np.all(np.isfinite(value)), f.name
-    only = overlay_data_from_state(s, 0, OverlayOptions(detection_boxes=True), body=0)
+    only = overlay_data_from_state(
+        s, 0, OverlayOptions(detection_boxes=True), body=2, trace=trace, settings=cfg
+    )
     assert only.plain_pushes is None and only.box_corners.shape == (1, 4, 2)
 
 
-def test_overlay_helper_skips_missing_debug_functions(monkeypatch):
-    monkeypatch.setattr(overlays_module, "_steering_function", lambda module, name: None)
+def test_no_steering_vectors_without_a_recorded_step():
+    """Nothing is recomputed for the picture: without the step's trace, no vectors are drawn."""
     d = overlay_data_from_state(busy_state(), 0, OverlayOptions.all(), body=0)
-    assert d.plain_pushes is None and d.box_corners is None and d.lookahead_segments is None
-    assert d.view_cone_body is not None and d.personal_space is not None  # need no library
+    assert d.plain_pushes is None and d.final is None
+    assert d.view_cone_body is not None and d.personal_space is not None  # need no trace
     frame = Viewer(160, 160).draw(
         busy_state(), bounds=BOUNDS, overlays=d, options=OverlayOptions.all()
     )
@@ -277,29 +310,35 @@ def test_overlay_helper_skips_missing_debug_functions(monkeypatch):
 
 
 def test_overlay_helper_with_coincident_bodies_is_finite():
-    s = busy_state()
+    batch, cfg = busy_batch()
+    s = batch.state
     s.pos[0, 1] = s.pos[0, 0]
-    s.goal[0, 0] = s.pos[0, 0]
-    d = overlay_data_from_state(s, 0, None, body=0)
-    for name in ("plain_pushes", "adjusted_pushes", "yellow", "final", "box_corners"):
+    s.goal[0, 1] = s.pos[0, 1]
+    batch.step(np.zeros((1, 1, 2)))
+    d = overlay_data_from_state(s, 0, None, body=[0, 1], trace=batch.sim.buffers.trace)
+    for name in ("plain_pushes", "adjusted_pushes", "yellow", "final"):
         assert np.all(np.isfinite(getattr(d, name))), name
 
 
 @pytest.mark.parametrize("name", OVERLAY_NAMES)
 def test_each_overlay_changes_the_frame_only_when_on(name):
-    s = busy_state()
-    data = overlay_data_from_state(s, 0, None, body=[0, 3], flock_view="narrow", view_radius=2.0)
+    batch, cfg = busy_batch()
+    s = batch.state
+    data = overlay_data_from_state(
+        s, 0, None, body=[0, 1, 2, 3, 4], trace=batch.sim.buffers.trace, settings=cfg
+    )
 
     def frame(options, overlays):
-        v = Viewer(320, 320, trail_length=0)
+        v = Viewer(320, 320, trail_length=0, overlay_body=2)
         return v.draw(s, bounds=BOUNDS, overlays=overlays, options=options)
 
     base = frame(OverlayOptions(), None)
     np.testing.assert_array_equal(frame(OverlayOptions(), data), base)  # data but all off
     on = frame(OverlayOptions(**{name: True}), data)
     assert not np.array_equal(on, base)
-    # Switched on without data: computed from the state for the viewer's overlay body.
-    assert not np.array_equal(frame(OverlayOptions(**{name: True}), None), base)
+    # Switched on without data: only what needs no recorded step is drawn.
+    alone = frame(OverlayOptions(**{name: True}), None)
+    assert np.array_equal(alone, base) == (name in ("steering_vectors", "lookahead"))
 
 
 def test_steering_vectors_use_the_source_colours():
