@@ -20,6 +20,11 @@ OVERLAYS = ("steering_vectors", "detection_boxes", "view_cones", "personal_space
 SHAPING_REFERENCES = (*PEDESTRIAN_BEHAVIOURS, "path_follow")
 
 
+SCENARIO_NAMES: set[str] = set()
+"""Names of the scenario generators, added by ``crowdsteer.envs.scenarios`` as each registers
+(the core does not import the scenarios)."""
+
+
 @dataclass(frozen=True)
 class CrowdConfig:
     """Every option of a crowd-navigation environment.
@@ -130,9 +135,7 @@ class CrowdConfig:
             need(getattr(self, name) in options, name, f"one of {tuple(options)}")
 
         if isinstance(self.scenario, str):
-            from ..scenarios import SCENARIOS
-
-            choice("scenario", sorted(SCENARIOS))
+            choice("scenario", sorted(SCENARIO_NAMES))
         else:
             need(isinstance(self.scenario, Mapping), "scenario", "a scenario name or a dict")
         need(isinstance(self.scenario_params, Mapping), "scenario_params", "a mapping")

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.config import SCENARIO_NAMES
 from ..core.state import FLOCK, LEARNER, PEDESTRIAN
 
 
@@ -103,6 +104,7 @@ def register(name: str, params_type: type, summary: str):
 
     def wrap(fn):
         SCENARIOS[name] = ScenarioEntry(name, fn, params_type, summary)
+        SCENARIO_NAMES.add(name)
         return fn
 
     return wrap
