@@ -151,12 +151,11 @@ def collisions_world(
             min_gap[b, i] = gap
             hit_body[b, i] = hit
     for i in range(nn):
-        if active[b, i]:
-            if not hit_static[b, i]:
-                hit_static[b, i] = _static_hits(
-                    b, i, pos[b, i, 0], pos[b, i, 1], radius[b, i], obstacle_pos,
-                    obstacle_radius, obstacle_active, walls, wall_active,
-                )  # fmt: skip
+        if active[b, i] and not hit_static[b, i]:
+            hit_static[b, i] = _static_hits(
+                b, i, pos[b, i, 0], pos[b, i, 1], radius[b, i], obstacle_pos, obstacle_radius,
+                obstacle_active, walls, wall_active,
+            )  # fmt: skip
 
 
 @njit(cache=True)

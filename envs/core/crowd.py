@@ -1,13 +1,14 @@
 """Desired velocities of the scripted bodies: pedestrians steer, flock units flock.
 
 Every scripted pedestrian gathers what it senses (other active bodies within ``sensing_radius``,
-learners only when ``learners_visible``; disc obstacles; the closest point of each nearby wall as
-a zero-radius obstacle) into neighbour buffers and steers through the behaviour registry
+learners only when ``learners_visible``; disc obstacles; the closest point of each nearby wall
+as a zero-radius obstacle) into neighbour buffers and steers through the behaviour registry
 (``crowdsteer.baselines.steering.registry.steer``), the same dispatch the baseline policies use,
-recording its steering vectors when the step keeps a trace. A pedestrian with a waypoint path aims at the projected
-path-following target instead of its goal. On reaching its goal a pedestrian turns back: start
-and goal swap (and its path reverses), so the crowd keeps moving for the whole episode.
-Flock units are unicycles at cruising speed, turned by the flocking lateral force.
+recording its steering vectors when the step keeps a trace. A pedestrian with a waypoint path
+aims at the projected path-following target instead of its goal. On reaching its goal a
+pedestrian turns back: start and goal swap (and its path reverses), so the crowd keeps moving
+for the whole episode. Flock units are unicycles at cruising speed, turned by the flocking
+lateral force.
 """
 
 from __future__ import annotations

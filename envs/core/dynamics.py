@@ -2,12 +2,12 @@
 
 Holonomic bodies change velocity by at most ``max_accel * dt`` per step in any direction.
 Unicycle bodies move along their heading only: the heading turns toward the desired direction by
-at most ``max_turn_rate * dt`` and the forward speed changes by at most ``max_accel * dt``.
-Both clip the speed to the body's ``v_max``. Positions integrate with explicit Euler, and the
-displacement is swept against walls and obstacles (``contact``): a body stops at a surface (and
-a holonomic one slides along it), so none ever crosses a wall or enters an obstacle; flock units also stay inside
-the scene's bounds. A body whose desired velocity or new position is not finite does not move and
-is reported in ``fault``.
+at most ``max_turn_rate * dt`` and the forward speed changes by at most ``max_accel * dt``. Both
+clip the speed to the body's ``v_max``. Positions integrate with explicit Euler, and the
+displacement is swept against walls and obstacles (``contact``): a body stops at a surface (a
+holonomic one slides along it), so none ever crosses a wall or enters an obstacle; flock units
+also stay inside the scene's bounds. A body whose desired velocity or new position is not finite
+does not move and is reported in ``fault``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Non-penetration: no body crosses a wall, enters an obstacle, or (flock units) leaves the scene."""
+"""Non-penetration: no body crosses a wall or enters an obstacle; flock units stay in the scene."""
 
 from __future__ import annotations
 
