@@ -6,6 +6,10 @@ in buffers with a count) and a batch function ``<name>`` over a leading batch di
 environments.
 """
 
+from .compile_cache import ensure_writable_cache
+
+ensure_writable_cache()  # before any kernel is defined
+
 from .cardioid import CardioidParams, cardioid, cardioid_one, cardioid_pushes, cardioid_pushes_one
 from .detection_box import (
     DetectionBoxParams,

@@ -32,3 +32,15 @@ def test_counts_and_shapes_are_checked_with_the_argument_named():
     with pytest.raises(ValueError, match=r"nb_pos must be \(A, K, 2\) with A = 2"):
         orca(np.zeros((2, 2)), np.zeros((2, 2)), 0.3, np.zeros((2, 2)), 1.0,
              np.zeros((3, 1, 2)), np.zeros((3, 1, 2)), np.zeros((3, 1)), 1)  # fmt: skip
+
+
+def test_compile_cache_falls_back_to_a_temporary_folder_only_when_needed(tmp_path):
+    from crowdsteer.baselines.steering.compile_cache import choose_cache_dir
+
+    ro = {tmp_path / "pkg" / "__pycache__", tmp_path / "home"}
+    assert choose_cache_dir(tmp_path / "pkg", tmp_path / "home", lambda p: True) is None
+    # a read-only install with a writable home: numba's own user-wide cache is used
+    pkg_cache = tmp_path / "pkg" / "__pycache__"
+    assert choose_cache_dir(tmp_path / "pkg", tmp_path / "home", lambda p: p != pkg_cache) is None
+    folder = choose_cache_dir(tmp_path / "pkg", tmp_path / "home", lambda p: p not in ro)
+    assert folder is not None and folder.name == "crowdsteer-numba-cache"
