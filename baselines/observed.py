@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from .steering.path_follow import path_follow_projected_one
-from .steering.registry import Body, Senses, senses_buffers, steer_traced
+from .steering.registry import Body, senses_buffers, steer_traced
 
 OWN_DIM = 8
 NEIGHBOUR_DIM = 9
@@ -103,7 +103,8 @@ def act_from_observations(obs, settings, steering, path_params, out, trace):
     Returns the index of the first row holding a NaN or inf, or -1."""
     c = settings
     cap = c.n_neighbours + c.n_obstacles + c.n_walls
-    buf = senses_buffers(cap)
+    record = trace.shape[1] > 0
+    buf = senses_buffers(cap, record)
     path = np.zeros((c.n_waypoints + 1, 2))
     for a in range(obs.shape[0]):
         row = obs[a]
@@ -115,10 +116,11 @@ def act_from_observations(obs, settings, steering, path_params, out, trace):
         ty = 0.0
         if n_path >= 2:
             tx, ty, _ = path_follow_projected_one(0.0, 0.0, path, n_path, 0, path_params)
-        me = Body(0.0, 0.0, vx, vy, heading, tx, ty, radius, v_pref, c.dt)
-        sense = Senses(buf.pos, buf.vel, buf.radius, n, n_bodies, buf.lines, buf.proj,
-                       buf.dbg_nb, buf.dbg)  # fmt: skip
-        wx, wy = steer_traced(c.behaviour, me, sense, steering, trace[a])
+        me = Body(0.0, 0.0, vx, vy, heading, tx, ty, radius, v_pref, c.dt, n, n_bodies)
+        wx, wy = steer_traced(c.behaviour, me, buf, steering)
+        if record:
+            rows = min(trace.shape[1], buf.trace.shape[0])
+            trace[a, :rows] = buf.trace[:rows]
         if c.unicycle:
             speed = math.sqrt(wx * wx + wy * wy)
             err = math.atan2(wy, wx) - heading

@@ -39,7 +39,8 @@ from .vec import normalize
 class Body(NamedTuple):
     """One steering body as its behaviour sees it, in any frame (world or a learner's goal frame):
     position, velocity, heading (rad), target point (goal or path target), radius, preferred
-    speed, and the time step (s)."""
+    speed, the time step (s), and how many rows of its ``Senses`` are filled: ``n`` in all, the
+    first ``n_bodies`` of them moving bodies."""
 
     px: float
     py: float
@@ -51,25 +52,28 @@ class Body(NamedTuple):
     radius: float
     v_pref: float
     dt: float
+    n: int
+    n_bodies: int
 
 
 class Senses(NamedTuple):
     """What a body senses, in the frame of its ``Body``: neighbour rows, moving bodies first
-    (``n_bodies`` of them), then static discs and the closest points of walls (radius 0), ``n``
-    rows in all; plus work buffers (ORCA's half-planes, the kernels' debug rows)."""
+    (``Body.n_bodies`` of them), then static discs and the closest points of walls (radius 0),
+    ``Body.n`` rows in all; plus work buffers (ORCA's half-planes, the kernels' debug rows). One
+    set per thread, refilled for every body."""
 
     pos: np.ndarray  # (C, 2)
     vel: np.ndarray  # (C, 2)
     radius: np.ndarray  # (C,)
-    n: int
-    n_bodies: int
     lines: np.ndarray  # (C, 4) ORCA scratch
     proj: np.ndarray  # (C, 4) ORCA scratch
-    dbg_nb: np.ndarray  # (C, ROW_NB_DEBUG) kernel debug rows per neighbour
-    dbg: np.ndarray  # (ROW_SUM_DEBUG,) kernel debug values per body
+    dbg_nb: np.ndarray  # (C, ROW_NB_DEBUG) kernel debug rows per neighbour (0 rows: no trace)
+    dbg: np.ndarray  # (ROW_SUM_DEBUG,) kernel debug values per body (empty: no trace)
+    trace: np.ndarray  # (T, 2) the body's debug vectors (T = 0: not recorded)
+    no_walls: np.ndarray  # (0, 2, 2): walls reach the social force as points instead
 
 
-# Debug vectors recorded per body (``trace: (TRACE_ROWS + 2 C, 2)``), in the Body's frame.
+# Debug vectors recorded per body (``Senses.trace: (TRACE_ROWS + 2 C, 2)``), in the Body's frame.
 # Rows past TRACE_ROWS hold each neighbour's weighted push, plain (red) then adjusted (blue);
 # zero rows are pushes of no one. The colours follow the articles' pictures.
 TRACE_TARGET = 0  # unit direction to the target
@@ -87,18 +91,21 @@ def trace_rows(capacity: int) -> int:
 
 
 @njit(cache=True)
-def senses_buffers(capacity):
-    """Empty ``Senses`` with room for ``capacity`` neighbour rows (set ``n``, ``n_bodies``)."""
+def senses_buffers(capacity, record):
+    """Empty ``Senses`` with room for ``capacity`` neighbour rows; ``record``: keep a trace."""
     c = max(capacity, 1)
     return Senses(
-        np.zeros((c, 2)), np.zeros((c, 2)), np.zeros(c), 0, 0, np.zeros((c, 4)),
-        np.zeros((c, 4)), np.zeros((c, ROW_NB_DEBUG)), np.zeros(ROW_SUM_DEBUG),
+        np.zeros((c, 2)), np.zeros((c, 2)), np.zeros(c), np.zeros((c, 4)), np.zeros((c, 4)),
+        np.zeros((c if record else 0, ROW_NB_DEBUG)), np.zeros(ROW_SUM_DEBUG if record else 0),
+        np.zeros((TRACE_ROWS + 2 * c if record else 0, 2)), np.zeros((0, 2, 2)),
     )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------------
 # Adapters: one per behaviour, the same signature, returning the desired velocity (m/s).
-# ``trace`` has zero rows when nothing is recorded; recording costs nothing then.
+# ``sense.trace`` has zero rows when nothing is recorded; recording costs nothing then. Adapters and
+# the dispatch are inlined where they are called: a call boundary passing the neighbour buffers
+# costs a reference-count update per array, once per body and step.
 
 
 @njit(cache=True, inline="always")
@@ -109,8 +116,9 @@ def _record(trace, row, x, y):
 
 
 @njit(cache=True, inline="always")
-def _record_kernel_debug(trace, sense, n):
+def _record_kernel_debug(sense, n):
     """Copy the side-choice family's debug values (shared layout) into the trace."""
+    trace = sense.trace
     if trace.shape[0] == 0:
         return
     d = sense.dbg
@@ -123,15 +131,7 @@ def _record_kernel_debug(trace, sense, n):
 
 
 @njit(cache=True, inline="always")
-def _debug_views(sense, trace):
-    """The kernels' debug buffers when recording, empty ones (no work) otherwise."""
-    if trace.shape[0] > 0:
-        return sense.dbg_nb, sense.dbg
-    return sense.dbg_nb[:0], sense.dbg[:0]
-
-
-@njit(cache=True)
-def steer_goal_seek(me, sense, params, trace):
+def steer_goal_seek(me, sense, params):
     """Straight at the target at the preferred speed, slowing inside ``slowing_radius`` (Reynolds'
     arrive; 0 m, the default, is plain seek)."""
     ex = me.tx - me.px
@@ -144,61 +144,60 @@ def steer_goal_seek(me, sense, params, trace):
     return ux * speed, uy * speed
 
 
-@njit(cache=True)
-def steer_cardioid(me, sense, params, trace):
+@njit(cache=True, inline="always")
+def steer_cardioid(me, sense, params):
     """Anti-gravity pushes weighted by the cardioid, added to the target direction (Gast 1)."""
     dirx, diry = normalize(me.tx - me.px, me.ty - me.py)
     if dirx == 0.0 and diry == 0.0:
         return 0.0, 0.0
     sx = 0.0
     sy = 0.0
-    for k in range(sense.n):
+    for k in range(me.n):
         vx, vy, _, r = cardioid_push(
             me.px, me.py, me.radius, sense.pos[k, 0], sense.pos[k, 1], sense.radius[k], dirx,
             diry, params.personal_space, params.power,
         )  # fmt: skip
         sx += vx * r
         sy += vy * r
-        _record(trace, TRACE_ROWS + 2 * k, vx * r, vy * r)
-    _record(trace, TRACE_YELLOW, sx, sy)
+        _record(sense.trace, TRACE_ROWS + 2 * k, vx * r, vy * r)
+    _record(sense.trace, TRACE_YELLOW, sx, sy)
     fx, fy = normalize(dirx + sx, diry + sy)
     return me.v_pref * fx, me.v_pref * fy
 
 
-@njit(cache=True)
-def steer_side_choice(me, sense, params, trace):
+@njit(cache=True, inline="always")
+def steer_side_choice(me, sense, params):
     """Cardioid with adjusted pushes and a chosen side for symmetric obstacles (Gast 2-3)."""
-    dbg_nb, dbg = _debug_views(sense, trace)
+    # the kernel's debug rows (empty when nothing is recorded: the kernel skips them)
     fx, fy = _side_choice_core(
-        me.px, me.py, me.tx, me.ty, me.radius, sense.pos, sense.radius, sense.n, params,
-        dbg_nb[:, :5], dbg[:11],
+        me.px, me.py, me.tx, me.ty, me.radius, sense.pos, sense.radius, me.n, params,
+        sense.dbg_nb, sense.dbg,
     )  # fmt: skip
-    _record_kernel_debug(trace, sense, sense.n)
+    _record_kernel_debug(sense, me.n)
     return me.v_pref * fx, me.v_pref * fy
 
 
-@njit(cache=True)
-def steer_right_of_way(me, sense, params, trace):
+@njit(cache=True, inline="always")
+def steer_right_of_way(me, sense, params):
     """Side choice plus right of way between crossing walkers (Gast 4)."""
-    dbg_nb, dbg = _debug_views(sense, trace)
     fx, fy = _right_of_way_core(
         me.px, me.py, me.tx, me.ty, me.vx, me.vy, me.radius, me.v_pref, sense.pos, sense.vel,
-        sense.radius, sense.n, params, dbg_nb, dbg,
+        sense.radius, me.n, params, sense.dbg_nb, sense.dbg,
     )  # fmt: skip
-    _record_kernel_debug(trace, sense, sense.n)
+    _record_kernel_debug(sense, me.n)
     return me.v_pref * fx, me.v_pref * fy
 
 
-@njit(cache=True)
-def steer_social_force(me, sense, params, trace):
+@njit(cache=True, inline="always")
+def steer_social_force(me, sense, params):
     """Helbing and Molnar's social force, one Euler step of the acceleration from the current
     velocity, speed capped at the preferred speed. Walls arrive as zero-radius points."""
     ex, ey = normalize(me.tx - me.px, me.ty - me.py)
     ax, ay = social_force_one(
         me.px, me.py, me.vx, me.vy, me.radius, ex, ey, me.v_pref, sense.pos, sense.radius,
-        sense.n, sense.lines[:0].reshape((0, 2, 2)), 0, params,
+        me.n, sense.no_walls, 0, params,
     )  # fmt: skip
-    _record(trace, TRACE_FORCE, ax, ay)
+    _record(sense.trace, TRACE_FORCE, ax, ay)
     wx = me.vx + ax * me.dt
     wy = me.vy + ay * me.dt
     s = math.sqrt(wx * wx + wy * wy)
@@ -208,8 +207,8 @@ def steer_social_force(me, sense, params, trace):
     return wx, wy
 
 
-@njit(cache=True)
-def steer_orca(me, sense, params, trace):
+@njit(cache=True, inline="always")
+def steer_orca(me, sense, params):
     """ORCA (van den Berg et al.): the feasible velocity closest to the preferred one, which
     points at the target at the preferred speed and slows to stop on it within one step."""
     ex = me.tx - me.px
@@ -217,24 +216,24 @@ def steer_orca(me, sense, params, trace):
     d = math.sqrt(ex * ex + ey * ey)
     ux, uy = normalize(ex, ey)
     speed = me.v_pref * min(1.0, d / max(me.v_pref * me.dt, 1e-6))
-    _record(trace, TRACE_FORCE, ux * speed, uy * speed)
-    nb = sense.n_bodies
+    _record(sense.trace, TRACE_FORCE, ux * speed, uy * speed)
+    nb = me.n_bodies
     return orca_one(
         me.px, me.py, me.vx, me.vy, me.radius, ux * speed, uy * speed, me.v_pref, sense.pos,
-        sense.vel, sense.radius, nb, sense.pos[nb:], sense.radius[nb:], sense.n - nb, params,
+        sense.vel, sense.radius, nb, sense.pos[nb:], sense.radius[nb:], me.n - nb, params,
         sense.lines, sense.proj,
     )  # fmt: skip
 
 
-@njit(cache=True)
-def steer_detection_box(me, sense, params, trace):
+@njit(cache=True, inline="always")
+def steer_detection_box(me, sense, params):
     """Buckland's detection box ahead along the heading; its force bends the target direction."""
     speed = math.sqrt(me.vx * me.vx + me.vy * me.vy)
     fx, fy = detection_box_one(
-        me.px, me.py, me.heading, speed, me.v_pref, me.radius, sense.pos, sense.radius, sense.n,
+        me.px, me.py, me.heading, speed, me.v_pref, me.radius, sense.pos, sense.radius, me.n,
         params,
     )  # fmt: skip
-    _record(trace, TRACE_FORCE, fx, fy)
+    _record(sense.trace, TRACE_FORCE, fx, fy)
     dx, dy = detection_box_direction_one(
         me.tx - me.px, me.ty - me.py, fx, fy, params.direction_gain
     )
@@ -273,31 +272,35 @@ SUPPORT_PARAMS: dict[str, type] = {"path_follow": PathFollowParams, "flocking": 
 with waypoints aims at, and the flock units' steering."""
 
 
-@njit(cache=True)
-def steer(beh, me, sense, params, trace):
+@njit(cache=True, inline="always")
+def steer(beh, me, sense, params):
     """Desired velocity (m/s) of ``me`` under behaviour id ``beh``; ``params`` is the tuple of
     every behaviour's parameters in registry order (``param_tuple``)."""
     if beh == RIGHT_OF_WAY:
-        return steer_right_of_way(me, sense, params[RIGHT_OF_WAY], trace)
+        return steer_right_of_way(me, sense, params[RIGHT_OF_WAY])
     if beh == SIDE_CHOICE:
-        return steer_side_choice(me, sense, params[SIDE_CHOICE], trace)
+        return steer_side_choice(me, sense, params[SIDE_CHOICE])
     if beh == CARDIOID:
-        return steer_cardioid(me, sense, params[CARDIOID], trace)
+        return steer_cardioid(me, sense, params[CARDIOID])
     if beh == SOCIAL_FORCE:
-        return steer_social_force(me, sense, params[SOCIAL_FORCE], trace)
+        return steer_social_force(me, sense, params[SOCIAL_FORCE])
     if beh == ORCA:
-        return steer_orca(me, sense, params[ORCA], trace)
+        return steer_orca(me, sense, params[ORCA])
     if beh == DETECTION_BOX:
-        return steer_detection_box(me, sense, params[DETECTION_BOX], trace)
-    return steer_goal_seek(me, sense, params[GOAL_SEEK], trace)
+        return steer_detection_box(me, sense, params[DETECTION_BOX])
+    return steer_goal_seek(me, sense, params[GOAL_SEEK])
 
 
-@njit(cache=True)
-def steer_traced(beh, me, sense, params, trace):
-    """:func:`steer`, recording the target direction and the final desired velocity too."""
-    dx, dy = normalize(me.tx - me.px, me.ty - me.py)
-    _record(trace, TRACE_TARGET, dx, dy)
-    vx, vy = steer(beh, me, sense, params, trace)
+@njit(cache=True, inline="always")
+def steer_traced(beh, me, sense, params):
+    """:func:`steer`; when ``sense`` keeps a trace, it is cleared first and receives the target
+    direction and the final desired velocity too."""
+    trace = sense.trace
+    if trace.shape[0] > 0:
+        trace[:, :] = 0.0
+        dx, dy = normalize(me.tx - me.px, me.ty - me.py)
+        _record(trace, TRACE_TARGET, dx, dy)
+    vx, vy = steer(beh, me, sense, params)
     _record(trace, TRACE_FINAL, vx, vy)
     return vx, vy
 

@@ -30,7 +30,7 @@ from numba import njit
 
 from .config import CrowdConfig
 from .rewards import REWARD_TERMS, SHAPING, reward_terms
-from .sensing import ObservationLayout, ObserveSettings, goal_frame_angle, observe_learners
+from .sensing import ObservationLayout, ObserveSettings, observe_learners
 from .simulator import Simulator, compiled_entry
 
 EPS = 1e-9
@@ -56,14 +56,15 @@ def clip_actions(actions, out):
 
 
 @njit(cache=True)
-def learner_desired_velocity(actions, theta, heading, v_pref, unicycle, max_turn_rate, dt, out):
-    """World-frame desired velocities ``out: (B, L, 2)`` of clipped ``actions: (B, L, 2)``.
+def learner_desired_velocity(actions, state, unicycle, max_turn_rate, dt, out):
+    """World-frame desired velocities ``out[:, :L]`` (``out: (B, N, 2)``) of clipped ``actions:
+    (B, L, 2)``; ``state``: the ``WorldState`` (learners in slots ``[0, L)``).
 
-    theta: (B, L) angle of each learner's goal frame (``goal_frame_angle``; unused for
-    unicycles); heading, v_pref: (B, N) with the learners in slots ``[0, L)``. Holonomic: the
-    action is a velocity in the goal frame in units of ``v_pref``. Unicycle:
+    Holonomic: the action is a velocity in the learner's goal frame (x toward the goal, or along
+    the heading when on it; the frame of its observation) in units of ``v_pref``. Unicycle:
     ``(a0 + 1) / 2 x v_pref`` along the heading turned by ``a1 x max_turn_rate x dt``.
     """
+    pos, goal, heading, v_pref = state.pos, state.goal, state.heading, state.v_pref
     nb, nl, _ = actions.shape
     for b in range(nb):
         for i in range(nl):
@@ -74,8 +75,13 @@ def learner_desired_velocity(actions, theta, heading, v_pref, unicycle, max_turn
                 out[b, i, 0] = speed * math.cos(h)
                 out[b, i, 1] = speed * math.sin(h)
             else:
-                c = math.cos(theta[b, i])
-                s = math.sin(theta[b, i])
+                gx = goal[b, i, 0] - pos[b, i, 0]
+                gy = goal[b, i, 1] - pos[b, i, 1]
+                theta = heading[b, i]
+                if math.sqrt(gx * gx + gy * gy) > EPS:
+                    theta = math.atan2(gy, gx)
+                c = math.cos(theta)
+                s = math.sin(theta)
                 ax = actions[b, i, 0] * vp
                 ay = actions[b, i, 1] * vp
                 out[b, i, 0] = c * ax - s * ay
@@ -190,7 +196,6 @@ class CrowdBatch:
             int(c.obs_waypoints), float(c.sensing_radius),
         )  # fmt: skip
         self._no_shaping = np.zeros((0, 0))
-        self._no_theta = np.zeros((0, 0))
         self._finish_entry = None
         self._observe_entry = None
         self._reference = reference if config.shaping_weight > 0 else None
@@ -242,23 +247,17 @@ class CrowdBatch:
             raise ActionError("actions contain NaN or inf; allowed range is [-1, 1]")
         return out
 
-    def desired_velocity(self, actions: np.ndarray) -> np.ndarray:
-        """World-frame desired velocities (B, L, 2) of clipped actions (B, L, 2)."""
-        s, c, sl = self.sim.state, self.config, self.sim.learner_slice
-        unicycle = c.kinematics == "unicycle"
-        # numpy's arctan2 (SIMD) can differ from the C library's in the last bit: the goal frame
-        # is computed here as it always was, so that episodes replay bit for bit
-        theta = (
-            self._no_theta
-            if unicycle
-            else goal_frame_angle(s.pos[:, sl], s.goal[:, sl], s.heading[:, sl])
-        )
-        out = np.empty((self.num_worlds, self.num_learners, 2))
+    def desired_velocity(self, actions: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """World-frame desired velocities (B, L, 2) of clipped actions (B, L, 2); written into
+        ``out[:, :L]`` when given (``out: (B, N, 2)``, the step's desired velocities)."""
+        c = self.config
+        if out is None:
+            out = np.empty((self.num_worlds, self.num_learners, 2))
         learner_desired_velocity(
-            np.ascontiguousarray(actions, dtype=np.float64), theta, s.heading, s.v_pref,
-            unicycle, float(c.max_turn_rate), float(c.dt), out,
+            actions, self.sim.state, c.kinematics == "unicycle", float(c.max_turn_rate),
+            float(c.dt), out,
         )  # fmt: skip
-        return out
+        return out[:, : self.num_learners]
 
     def step(self, actions: np.ndarray):
         """Advance every world; returns ``(obs, reward, terminated, truncated)`` each (B, L, ...).
@@ -266,11 +265,10 @@ class CrowdBatch:
         The stages, in order (``step.py`` maps them): actions, physics, rewards and flags,
         observations. Worlds are not reset here: the adapters decide when (their autoreset mode).
         """
-        desired = self.desired_velocity(self.check_actions(actions))  # 1. actions
-        shaping = self._no_shaping if self._reference is None else self._shaping(desired)
         sim = self.sim
-        sim.buffers.desired[:, : self.num_learners] = desired
-        sim.step()  # 2. physics: steer, move, collide, events
+        desired = self.desired_velocity(self.check_actions(actions), sim.buffers.desired)
+        shaping = self._no_shaping if self._reference is None else self._shaping(desired)
+        sim.step()  # 1. actions (above), 2. physics: steer, move, collide, events
         args = (self.learners, sim.buffers, sim.state.step_count, shaping, self.rewards)
         if self._finish_entry is None:
             self._finish_entry = compiled_entry(finish_step, *args)

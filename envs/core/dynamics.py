@@ -92,6 +92,11 @@ def move_world(b, state, buffers, dt):
     ``buffers.fault[b]`` names the first one."""
     s = state
     buffers.fault[b] = -1
+    statics = False  # a world without walls or obstacles needs no sweep (but for flock units)
+    for m in range(s.obstacle_active.shape[1]):
+        statics |= s.obstacle_active[b, m]
+    for w in range(s.wall_active.shape[1]):
+        statics |= s.wall_active[b, w]
     for i in range(s.active.shape[1]):
         buffers.hit_static[b, i] = False
         if not s.active[b, i]:
@@ -104,14 +109,14 @@ def move_world(b, state, buffers, dt):
             math.isfinite(vx) and math.isfinite(vy) and math.isfinite(buffers.desired[b, i, 0])
             and math.isfinite(buffers.desired[b, i, 1])
         )  # fmt: skip
-        x, y, contact = px, py, False
-        if ok:
+        x, y, contact = px + vx * dt, py + vy * dt, False
+        if ok and (statics or s.kind[b, i] == FLOCK):
             x, y, contact = sweep_body(
                 b, px, py, vx * dt, vy * dt, s.radius[b, i], s.obstacle_pos, s.obstacle_radius,
                 s.obstacle_active, s.walls, s.wall_active, s.bounds, s.kind[b, i] == FLOCK,
                 s.kinematics[b, i] != UNICYCLE,
             )  # fmt: skip
-            ok = math.isfinite(x) and math.isfinite(y)
+        ok = ok and math.isfinite(x) and math.isfinite(y)
         if not ok:
             if buffers.fault[b] < 0:
                 buffers.fault[b] = i

@@ -98,7 +98,7 @@ class Simulator:
         self._ranges = [
             (c * num_worlds // chunks, (c + 1) * num_worlds // chunks) for c in range(chunks)
         ]
-        self._scratch = [crowd_scratch(n, max(m, 1), max(w, 1)) for _ in range(chunks)]
+        self._scratch = [crowd_scratch(n, max(m, 1), max(w, 1), trace) for _ in range(chunks)]
         self._pool = ThreadPoolExecutor(numba.get_num_threads()) if chunks > 1 else None
         self._step_entry = None
 
