@@ -70,7 +70,7 @@ def _gap_from(b, i, buf, count, pos, radius):
     return gap_min, hit
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def collisions_step(b, state, buffers, buf):
     """Collisions of world ``b`` after the move: ``hit_body``, ``min_gap`` and ``hit_static``
     (kept from the move's contacts, plus overlaps); buf: (N,) int scratch."""

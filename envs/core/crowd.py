@@ -257,7 +257,7 @@ def crowd_scratch(
     )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def crowd_world(b, state, buffers, params, scratch):
     """Fill ``buffers.desired[b]: (N, 2)`` for every active pedestrian and flock unit of world
     ``b`` (and their steering vectors in ``buffers.trace`` when it has rows).

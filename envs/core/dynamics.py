@@ -55,7 +55,7 @@ def _unicycle_velocity(vx, vy, heading, dvx, dvy, v_max, max_dv, max_dtheta):
     return speed * math.cos(new_heading), speed * math.sin(new_heading), new_heading
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def kinematics_world(b, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta):
     """Move every active body's velocity in world ``b`` toward its desired velocity, in place.
 
@@ -84,7 +84,7 @@ def kinematics_world(b, vel, heading, desired_vel, kinematics, v_max, active, ma
         vel[b, i, 1] = ny
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def move_world(b, state, buffers, dt):
     """Move the active bodies of world ``b`` by ``vel * dt``, stopped and slid at walls and
     obstacles (flock units at the scene's bounds too); a contact sets ``hit_static``. A body whose

@@ -9,7 +9,7 @@ from numba import njit
 from .state import LEARNER
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def learner_events_step(b, state, buffers, goal_tolerance, collision_ends):
     """``learner_events_world`` on the state and step bundles."""
     s, e = state, buffers
