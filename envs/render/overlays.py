@@ -259,6 +259,29 @@ def overlay_data_from_state(
     return data
 
 
+def body_vectors(
+    state: WorldState,
+    world: int,
+    body: int,
+    *,
+    neighbour_radius: float = 6.0,
+    vector_scale: float = 1.0,
+) -> OverlayData:
+    """The steering vectors of one body, as the interactive window draws them for its selection.
+
+    The window obtains a body's vectors only through this function. They come from
+    :func:`overlay_data_from_state` (``steering_vectors`` only); the state is only read.
+    """
+    return overlay_data_from_state(
+        state,
+        world,
+        OverlayOptions(steering_vectors=True),
+        int(body),
+        neighbour_radius=neighbour_radius,
+        vector_scale=vector_scale,
+    )
+
+
 # --------------------------------------------------------------------------------------------------
 # Drawing
 
