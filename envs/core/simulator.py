@@ -26,6 +26,7 @@ from ..scenarios import (
 from .behaviours import behaviour_id
 from .config import CrowdConfig
 from .crowd import CrowdParams, crowd_params
+from .jit_notice import compile_notice
 from .state import FLOCK, HOLONOMIC, KINEMATICS_NAMES, LEARNER, UNICYCLE, WorldState
 from .step import world_step, world_step_parallel
 
@@ -41,7 +42,8 @@ def compiled_entry(kernel, *args):
     """
     if not hasattr(kernel, "typeof_pyval"):
         return kernel
-    return kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
+    with compile_notice():
+        return kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
 
 
 class Simulator:

@@ -64,21 +64,44 @@ def panel(size: tuple[int, int], style: Style, alpha: int | None = None) -> pyga
     return box
 
 
-def hud_line(surface: pygame.Surface, font: Any, text: str, style: Style) -> int:
-    """The heads-up line at the top left; returns the height it takes (0 without text)."""
+HUD_SEPARATOR = "   "
+HUD_MAX_LINES = 2
+
+
+def hud_lines(font: Any, text: str, width: int) -> list[str]:
+    """The heads-up text broken at its ``HUD_SEPARATOR``s into at most ``HUD_MAX_LINES`` lines
+    that fit a frame ``width`` pixels wide (the last one cut with an ellipsis if needed)."""
     if font is None or not text:
+        return []
+    room = width - 4 * PAD
+    lines: list[str] = []
+    for part in text.split(HUD_SEPARATOR):
+        if lines and font.size(lines[-1] + HUD_SEPARATOR + part)[0] <= room:
+            lines[-1] += HUD_SEPARATOR + part
+        else:
+            lines.append(part)
+    if len(lines) > HUD_MAX_LINES:
+        lines = lines[: HUD_MAX_LINES - 1] + [HUD_SEPARATOR.join(lines[HUD_MAX_LINES - 1 :])]
+    return [fit_text(font, line, room) for line in lines]
+
+
+def hud_height(fonts: Fonts, lines: int) -> int:
+    """Pixels that ``lines`` heads-up lines take at the top (what the camera keeps clear)."""
+    if fonts.main is None or lines == 0:
         return 0
-    text = fit_text(font, text, surface.get_width() - 4 * PAD)
-    img = font.render(text, True, style.text)
-    box = panel((img.get_width() + 2 * PAD, img.get_height() + PAD), style)
+    return lines * fonts.line_height() + PAD + 4
+
+
+def draw_hud(surface: pygame.Surface, font: Any, lines: Sequence[str], style: Style) -> None:
+    """The heads-up lines in a panel at the top left."""
+    if font is None or not lines:
+        return
+    imgs = [font.render(line, True, style.text) for line in lines]
+    lh = font.get_linesize()
+    box = panel((max(i.get_width() for i in imgs) + 2 * PAD, lh * len(imgs) + PAD), style)
     surface.blit(box, (4, 4))
-    surface.blit(img, (4 + PAD, 4 + PAD // 2 + 1))
-    return box.get_height() + 4
-
-
-def hud_height(fonts: Fonts) -> int:
-    """Pixels the heads-up line takes at the top (what the camera keeps clear)."""
-    return fonts.line_height() + PAD + 4 if fonts.main is not None else 0
+    for k, img in enumerate(imgs):
+        surface.blit(img, (4 + PAD, 4 + PAD // 2 + 1 + k * lh))
 
 
 def rows_box(

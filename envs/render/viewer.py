@@ -389,7 +389,10 @@ class Viewer:
         legend = None
         if self.show_legend and c.show_legend and text_on:
             legend = self._legend_surface(legend_entries(view, opts, steering=selected is not None))
-        top = tx.hud_height(self._fonts) if self.show_hud and text_on else 0
+        hud = []
+        if self.show_hud and text_on:
+            hud = tx.hud_lines(self._fonts.main, self._hud_text(info, view), self.width)
+        top = tx.hud_height(self._fonts, len(hud))
         bottom = legend.get_height() + 4 if legend is not None else 0
         camera, world_rect = self._camera(view, bounds, world, (0, top, 0, bottom), selected)
 
@@ -425,8 +428,8 @@ class Viewer:
             self._draw_selection(surf, camera, view, state, world, selected)
         if text_on:
             self._draw_learner_labels(surf, camera, view)
-        if self.show_hud and text_on:
-            tx.hud_line(surf, self._fonts.main, self._hud_text(info, view), st)
+        if hud:
+            tx.draw_hud(surf, self._fonts.main, hud, st)
         if legend is not None:
             surf.blit(legend, (4, self.height - legend.get_height() - 4))
         if text_on and self.interactive:
