@@ -37,13 +37,14 @@ def _show(stream: TextIO | None) -> None:
 
 
 @contextmanager
-def compile_notice(delay: float = NOTICE_AFTER_S, stream: TextIO | None = None) -> Iterator[None]:
-    """Print :data:`MESSAGE` to ``stream`` (stderr) if the body runs longer than ``delay`` s;
-    at most once per process."""
+def compile_notice(delay: float | None = None, stream: TextIO | None = None) -> Iterator[None]:
+    """Print :data:`MESSAGE` to ``stream`` (stderr) if the body runs longer than ``delay`` s
+    (default :data:`NOTICE_AFTER_S`); at most once per process."""
     if _state["shown"]:
         yield
         return
-    timer = threading.Timer(delay, _show, args=(stream,))
+    wait = NOTICE_AFTER_S if delay is None else float(delay)
+    timer = threading.Timer(wait, _show, args=(stream,))
     timer.daemon = True
     timer.start()
     try:
