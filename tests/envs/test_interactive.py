@@ -80,15 +80,24 @@ def headless_rollout(steps: int, seed: int = 3):
 # --- pause and single step ------------------------------------------------------------------------
 
 
+def wait_for(condition, timeout: float = 20.0) -> None:
+    """Poll ``condition`` until it holds (the window thread is working), or fail."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the window did not get there"
+        time.sleep(0.01)
+
+
 def test_pause_stops_the_clock_until_resumed(env):
     key(pygame.K_SPACE)  # handled by the render after the next step: the window pauses there
     seen: list[int] = []
+    steps = lambda: int(env.batch.state.step_count[0])  # noqa: E731
 
     def person():
-        time.sleep(0.4)
-        seen.append(int(env.batch.state.step_count[0]))
-        time.sleep(0.3)
-        seen.append(int(env.batch.state.step_count[0]))
+        wait_for(lambda: steps() == 1)
+        for _ in range(4):  # the clock stands still while paused
+            time.sleep(0.15)
+            seen.append(steps())
         key(pygame.K_SPACE)
 
     helper = threading.Thread(target=person)
@@ -98,23 +107,26 @@ def test_pause_stops_the_clock_until_resumed(env):
     held = time.monotonic() - t0
     env.step(ACTION)
     helper.join()
-    assert seen == [1, 1]  # no step while paused
+    assert seen == [1, 1, 1, 1]
     assert held >= 0.6
-    assert int(env.batch.state.step_count[0]) == 2
+    assert steps() == 2
     assert not viewer_of(env).controls.paused
 
 
 def test_single_step_advances_exactly_one_step_and_the_episode_is_unchanged(env):
     key(pygame.K_SPACE)
     seen: list[int] = []
+    steps = lambda: int(env.batch.state.step_count[0])  # noqa: E731
 
     def person():
-        for _ in range(3):
-            time.sleep(0.3)
-            seen.append(int(env.batch.state.step_count[0]))
+        wait_for(lambda: steps() == 1)
+        time.sleep(0.2)
+        seen.append(steps())
+        for k in (2, 3, 4):
             key(pygame.K_n)
-        time.sleep(0.3)
-        seen.append(int(env.batch.state.step_count[0]))
+            wait_for(lambda k=k: steps() >= k)
+            time.sleep(0.2)  # time for a second step, which must not come
+            seen.append(steps())
         key(pygame.K_SPACE)
 
     helper = threading.Thread(target=person)
