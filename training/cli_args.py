@@ -170,6 +170,11 @@ def writable_folder(folder: Path, arg: str = "--out") -> Path:
     return folder
 
 
+def window_error(err: Exception, fallback: str) -> UsageError:
+    """A one-line error for a window that pygame could not open (``fallback``: what to do)."""
+    return UsageError(f"could not open a window ({err}); {fallback}")
+
+
 def has_display() -> bool:
     """True when a window can be opened (an X or Wayland display, not the dummy driver)."""
     if os.environ.get("SDL_VIDEODRIVER") in ("dummy", "offscreen"):

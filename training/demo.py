@@ -10,6 +10,7 @@ the clip shows learners walking for nearly all of its frames.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import numpy as np
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.engine import CrowdBatch
 
-from .cli_args import UsageError, has_display, output_file
+from .cli_args import UsageError, has_display, output_file, window_error
 
 DEMO_SNAPSHOT_STEP = 20
 """The step written as the demo's PNG: everyone is still walking and meeting mid-scene."""
@@ -156,6 +157,10 @@ def run_clip(
         viewer.close()
 
 
+def _episodes(n: int) -> str:
+    return f"{n} episode" + ("" if n == 1 else "s")
+
+
 def run_demo(
     scenario: str = "circle_crossing",
     policy: str = "right_of_way",
@@ -173,9 +178,16 @@ def run_demo(
             "use --window no to write a GIF"
         )
     if live:
-        clip = run_clip(scenario, policy, seed, "human", frames=steps)
-        print(f"demo: {scenario} with {policy} learners, {clip.drawn} steps shown in a window")
-        return 0
+        from crowdsteer.envs.render._pygame import pygame
+
+        try:
+            clip = run_clip(scenario, policy, seed, "human", frames=steps)
+            print(f"demo: {scenario} with {policy} learners, {clip.drawn} steps shown in a window")
+            return 0
+        except pygame.error as err:
+            if window == "yes":
+                raise window_error(err, "use --window no to write a GIF") from err
+            print(f"demo: could not open a window ({err}); writing {out} instead", file=sys.stderr)
     path = output_file(out, VIDEO_SUFFIXES)
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     clip = run_clip(scenario, policy, seed, "rgb_array", frames=steps)
@@ -187,7 +199,7 @@ def run_demo(
     share = clip.with_learner / max(clip.drawn, 1)
     print(
         f"demo: {scenario}, learners driven by {policy}: {len(clip.frames)} frames "
-        f"({clip.episodes} episodes, learners walking in {share:.0%}) -> {path}, {png}"
+        f"({_episodes(clip.episodes)}, learners walking in {share:.0%}) -> {path}, {png}"
     )
     return 0
 
@@ -224,7 +236,7 @@ def render_cli(args) -> int:
     path = write_video(clip.frames, out)
     share = clip.with_learner / max(clip.drawn, 1)
     print(
-        f"wrote {len(clip.frames)} frames of {clip.episodes} episodes to {path} "
+        f"wrote {len(clip.frames)} frames of {_episodes(clip.episodes)} to {path} "
         f"(learners walking in {share:.0%} of them)"
     )
     return 0

@@ -266,7 +266,7 @@ def run_play(
 
 def play_cli(args) -> int:
     """``crowdsteer play``: check that a window can open, then play."""
-    from .cli_args import UsageError, has_display
+    from .cli_args import UsageError, has_display, window_error
 
     if not has_display():
         raise UsageError(
@@ -278,10 +278,15 @@ def play_cli(args) -> int:
         overrides["n_learners"] = args.n_learners
     if args.n_pedestrians is not None:
         overrides["n_pedestrians"] = args.n_pedestrians
-    results = run_play(
-        args.scenario, args.others, args.seed, episodes=args.episodes, max_steps=args.steps,
-        speed=args.speed, **overrides,
-    )  # fmt: skip
+    from crowdsteer.envs.render._pygame import pygame
+
+    try:
+        results = run_play(
+            args.scenario, args.others, args.seed, episodes=args.episodes, max_steps=args.steps,
+            speed=args.speed, **overrides,
+        )  # fmt: skip
+    except pygame.error as err:
+        raise window_error(err, "crowdsteer play needs a display") from err
     won = sum(bool(r.metrics["success"][0]) for r in results)
     print(f"play: {len(results)} episodes scored, you arrived in {won}")
     return 0

@@ -226,3 +226,23 @@ def test_bad_values_exit_non_zero_with_one_line_naming_the_argument(case, monkey
     assert len(lines) == 1, out.err
     assert flag in lines[0], (argv, lines[0])
     assert "Traceback" not in out.err + out.out
+
+
+def test_demo_falls_back_to_a_gif_when_the_window_cannot_open(monkeypatch, tmp_path, capsys):
+    import pygame
+
+    real = demo.run_clip
+
+    def no_window(*args, **kwargs):
+        if args[3] == "human":
+            raise pygame.error("windows not available")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(demo, "run_clip", no_window)
+    monkeypatch.setattr(demo, "has_display", lambda: True)
+    out = tmp_path / "d.gif"
+    assert main(["demo", "--steps", "3", "--out", str(out)]) == 0
+    assert out.exists() and "could not open a window" in capsys.readouterr().err
+    assert main(["demo", "--steps", "3", "--window", "yes", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--window no" in err
