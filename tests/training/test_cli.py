@@ -151,7 +151,7 @@ def test_play_without_a_display_is_an_error(monkeypatch, capsys):
 
 
 def test_runtime_errors_print_one_line_and_debug_shows_the_traceback(capsys):
-    argv = ["evaluate", "--policy", "cardioid", "--n-pedestrians", "500", "--episodes", "1"]
+    argv = ["evaluate", "--policy", "cardioid", "--n-pedestrians", "80", "--episodes", "1"]
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("crowdsteer evaluate: error: cannot place")
