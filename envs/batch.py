@@ -12,10 +12,10 @@ def make_batch(
     config: CrowdConfig, num_worlds: int = 1, parallel: bool = False, trace: bool | None = None
 ) -> CrowdBatch:
     """B = ``num_worlds`` worlds of ``config``; ``parallel`` steps them on several threads,
-    ``trace`` records every body's steering vectors for the overlays (None: when the config asks
-    for the steering-vector overlay)."""
+    ``trace`` records every body's steering vectors for the overlays (None: when they can be
+    shown, in a window or with the config's steering-vector overlay)."""
     if trace is None:
-        trace = "steering_vectors" in config.render_overlays
+        trace = config.render_mode == "human" or "steering_vectors" in config.render_overlays
     reference = None
     if config.shaping_reference is not None and config.shaping_weight > 0:
         from crowdsteer.baselines.policies import make_policy

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -129,6 +130,13 @@ def run_benchmark(
 
     from crowdsteer.baselines.policies import list_policies
 
+    from .cli_args import has_module, install_hint
+
+    if plots and out is not None and not has_module("matplotlib"):
+        # checked before the runs, not after them
+        raise ImportError(
+            f"the benchmark's plots need matplotlib: {install_hint('matplotlib')}, or plots=False"
+        )
     known = scenario_names()
     scenarios = list(scenarios if scenarios else known)
     bad = [s for s in scenarios if s not in known]
@@ -271,16 +279,30 @@ def write_markdown(
 
 
 def benchmark_cli(args: argparse.Namespace) -> int:
-    """``crowdsteer benchmark``: run, write the outputs, print the tables and the wall time."""
+    """``crowdsteer benchmark``: run, write the outputs, print the tables and the wall time.
+
+    The output folder is checked first; without matplotlib the plots are skipped with a message.
+    """
+    from .cli_args import has_module, install_hint, output_folder
+
+    output_folder(args.out, "--out")
+    plots = not getattr(args, "no_plots", False)
+    if plots and not has_module("matplotlib"):
+        print(
+            "benchmark: plots skipped, matplotlib is not installed "
+            f"({install_hint('matplotlib')}); --no-plots silences this",
+            file=sys.stderr,
+        )
+        plots = False
     t0 = time.perf_counter()
     rows = run_benchmark(
         out=args.out,
-        episodes=args.episodes if getattr(args, "episodes", None) else DEFAULT_EPISODES,
+        episodes=args.episodes,
         seed=args.seed,
         scenarios=args.scenarios or None,
         policies=args.policies or None,
         extra_policies=args.extra_policy or (),
-        plots=not getattr(args, "no_plots", False),
+        plots=plots,
     )
     print(markdown_tables(rows))
     elapsed = time.perf_counter() - t0

@@ -54,7 +54,11 @@ class Args:
     seed: int = cb.arg(0, "seed of the policy, the worlds and the evaluation")
     out: str = cb.arg("runs", "parent of the run directory")
     name: str | None = cb.arg(None, "run directory name (default: ppo_<scenario>_s<seed>_<time>)")
-    eval_every: int = cb.arg(1_000_000, "steps between evaluations")
+    eval_every: int = cb.arg(
+        1_000_000,
+        "largest gap between evaluations, in steps: they start every eval_every / 10 steps and "
+        "widen with the steps done up to this gap, with one more at the end",
+    )
     eval_episodes: int = cb.arg(100, "seeded episodes (worlds) per evaluation")
     checkpoint_every: int = cb.arg(1_000_000, "steps between checkpoints")
     threads: int = cb.arg(1, "torch CPU threads")
@@ -84,8 +88,8 @@ class Args:
     net_arch: list[int] = cb.arg([64, 64], "hidden layers of the policy and value MLPs")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = cb.parse_args(Args, argv, prog="python -m crowdsteer.training.ppo")
+def main(argv: Sequence[str] | None = None, prog: str = "python -m crowdsteer.training.ppo") -> int:
+    args = cb.parse_args(Args, argv, prog=prog)
     config = cb.env_config(args)
     name = args.name or f"ppo_{args.scenario}_s{args.seed}_{int(time.time())}"
     run_dir = Path(args.out) / name

@@ -52,7 +52,11 @@ class Args:
     seed: int = cb.arg(0, "seed of the policy, the worlds and the evaluation")
     out: str = cb.arg("runs", "parent of the run directory")
     name: str | None = cb.arg(None, "run directory name (default: sac_<scenario>_s<seed>_<time>)")
-    eval_every: int = cb.arg(100_000, "steps between evaluations")
+    eval_every: int = cb.arg(
+        100_000,
+        "largest gap between evaluations, in steps: they start every eval_every / 10 steps and "
+        "widen with the steps done up to this gap, with one more at the end",
+    )
     eval_episodes: int = cb.arg(100, "seeded episodes (worlds) per evaluation")
     checkpoint_every: int = cb.arg(100_000, "steps between checkpoints")
     threads: int = cb.arg(1, "torch CPU threads")
@@ -82,8 +86,8 @@ class Args:
     net_arch: list[int] = cb.arg([128, 128], "hidden layers of the actor and critics")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = cb.parse_args(Args, argv, prog="python -m crowdsteer.training.sac")
+def main(argv: Sequence[str] | None = None, prog: str = "python -m crowdsteer.training.sac") -> int:
+    args = cb.parse_args(Args, argv, prog=prog)
     config = cb.env_config(args)
     name = args.name or f"sac_{args.scenario}_s{args.seed}_{int(time.time())}"
     run_dir = Path(args.out) / name

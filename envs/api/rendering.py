@@ -2,36 +2,71 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from ..core.batch import CrowdBatch
+from ..core.rewards import REWARD_TERMS
+
+
+def flock_view_radius(config: Any) -> float:
+    """How far a flock unit sees in the simulation: the book's view radius for the configured
+    view (a factor times the unit's diameter), cut at ``sensing_radius``, beyond which no
+    neighbour is gathered. The view-cone overlay draws this radius."""
+    from ..render.overlays import OverlaySettings
+
+    return float(OverlaySettings.from_config(config).view_radius)
 
 
 class RenderHandle:
     """Lazily builds one viewer per rendered world of a batch and draws it on request.
 
     Each world gets its own viewer so that its trails follow that world only. In ``"human"`` mode
-    only ``world`` (the displayed one) is drawn to the window. The config's ``render_overlays``
-    and ``render_body`` choose the debug overlays.
+    only ``world`` (the displayed one) is drawn, to an interactive window (pause, step, zoom,
+    select a body; H lists the keys). The config's ``render_overlays`` and ``render_body`` choose
+    the debug overlays. ``driver`` names what drives the learners, for the selection panel.
     """
 
-    def __init__(self, batch: CrowdBatch, render_mode: str | None, world: int = 0):
+    def __init__(
+        self,
+        batch: CrowdBatch,
+        render_mode: str | None,
+        world: int = 0,
+        driver: str = "the agent's actions",
+    ):
         self.batch = batch
         self.render_mode = render_mode
         self.world = world
+        self.driver = driver
         self.viewers: dict[int, object] = {}
 
     def _viewer(self, b: int):
         viewer = self.viewers.get(b)
         if viewer is None:
-            from ..render import OverlayOptions, Viewer
+            from ..render import OverlayOptions, OverlaySettings, Viewer
 
             c = self.batch.config
             overlays = OverlayOptions(**{name: True for name in c.render_overlays})
-            viewer = Viewer(c.render_size, c.render_size, c.render_fps, self.render_mode,
-                            overlay_options=overlays, overlay_body=c.render_body)  # fmt: skip
+            settings = OverlaySettings.from_config(c)
+            viewer = Viewer(
+                c.render_size, c.render_size, c.render_fps, self.render_mode,
+                overlay_options=overlays, overlay_body=c.render_body, flock_view=c.flock_view,
+                flock_view_radius=settings.view_radius, overlay_settings=settings,
+            )  # fmt: skip
             self.viewers[b] = viewer
         return viewer
+
+    def inspect(self, b: int, body: int) -> Mapping[str, Any]:
+        """Rows of the selection panel only the environment knows: what drives a learner and its
+        reward terms of the last step."""
+        if body >= self.batch.num_learners:
+            return {}
+        rows: dict[str, Any] = {"driven by": self.driver}
+        for t, name in enumerate(REWARD_TERMS):
+            rows[f"reward {name}"] = float(self.batch.terms[b, body, t])
+        return rows
 
     def render(self, world: int | None = None) -> np.ndarray | None:
         """Frame ``(H, W, 3) uint8`` of one world (rgb_array), or None (human mode, no mode)."""
@@ -46,16 +81,10 @@ class RenderHandle:
             "arrived": int(s.reached[b, sl].sum()),
             "collisions": int(s.collided[b, sl].sum()),
         }
-        viewer = self._viewer(b)
-        data = None
-        if viewer.overlay_options.any():
-            from ..render import OverlaySettings, overlay_data_from_state
-
-            data = overlay_data_from_state(
-                s, b, viewer.overlay_options, viewer.overlay_body, trace=sim.buffers.trace,
-                settings=OverlaySettings.from_config(self.batch.config),
-            )  # fmt: skip
-        return viewer.draw(s, world=b, bounds=sim.bounds[b], info=info, overlays=data)
+        return self._viewer(b).draw(
+            s, world=b, bounds=sim.bounds[b], info=info, inspect=lambda i: self.inspect(b, i),
+            trace=sim.buffers.trace,
+        )  # fmt: skip
 
     def render_all(self) -> tuple[np.ndarray | None, ...]:
         """One frame per world (rgb_array); in human mode the displayed world is drawn."""

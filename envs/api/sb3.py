@@ -38,7 +38,7 @@ class CrowdSB3VecEnv(VecEnv):
         self.num_worlds = num_worlds
         self.num_learners = self.batch.num_learners
         self.render_mode = self.config.render_mode
-        self._renderer = RenderHandle(self.batch, "rgb_array" if self.render_mode else None)
+        self._renderer = RenderHandle(self.batch, self.render_mode)
         super().__init__(
             num_worlds * self.num_learners,
             observation_space(self.batch.layout, False),
@@ -62,6 +62,8 @@ class CrowdSB3VecEnv(VecEnv):
         self._reset_seeds()
         self._reset_options()
         self.reset_infos = [{} for _ in range(self.num_envs)]
+        if self.render_mode == "human":
+            self._renderer.render()
         return self.batch.obs.reshape(self.num_envs, -1).copy()
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -95,6 +97,8 @@ class CrowdSB3VecEnv(VecEnv):
         worlds = self.batch.world_done()
         if worlds.any():
             self.batch.reset(worlds)
+        if self.render_mode == "human":
+            self._renderer.render()
         return (
             self.batch.obs.reshape(self.num_envs, -1).copy(),
             reward.reshape(-1).astype(np.float32),
@@ -119,6 +123,14 @@ class CrowdSB3VecEnv(VecEnv):
         from stable_baselines3.common.monitor import Monitor
 
         return [wrapper_class is Monitor for _ in self._get_indices(indices)]
+
+    def render(self, mode: str | None = None) -> np.ndarray | None:
+        """``human``: world 0 in the interactive window (drawn at every step already); otherwise
+        SB3's tiled frames of every slot."""
+        if self.render_mode == "human":
+            self._renderer.render()
+            return None
+        return super().render(mode)
 
     def get_images(self) -> list[np.ndarray | None]:
         """One frame per slot: each world drawn once, shared by its learners' slots."""

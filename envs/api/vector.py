@@ -5,7 +5,7 @@ episode ends returns that world's first observation of a new episode with reward
 False, ignoring its action. ``reset(seed=s)`` seeds world ``i`` with ``s + i``; ``reset()``
 continues each world's own sequence. A rollout therefore equals that of
 ``gymnasium.make_vec(..., vectorization_mode="sync")`` with the same seed. ``render()`` returns
-one frame per world.
+one frame per world; ``render_mode="human"`` shows world ``render_world`` in a window.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class CrowdNavVectorEnv(VectorEnv):
     """``num_envs`` independent copies of ``CrowdNavEnv`` as one batch (flat observations)."""
 
     metadata = {
-        "render_modes": ["rgb_array"],
+        "render_modes": ["human", "rgb_array"],
         "render_fps": 10,
         "autoreset_mode": AutoresetMode.NEXT_STEP,
     }
@@ -73,6 +73,8 @@ class CrowdNavVectorEnv(VectorEnv):
         self._seeded = True
         self.batch.reset()
         self._prev_done[:] = False
+        if self.render_mode == "human":
+            self._renderer.render()
         return self.batch.obs[:, 0].copy(), self._infos()
 
     def step(self, actions):
@@ -89,6 +91,8 @@ class CrowdNavVectorEnv(VectorEnv):
             terminated[self._prev_done] = False
             truncated[self._prev_done] = False
         self._prev_done = self.batch.world_done()
+        if self.render_mode == "human":
+            self._renderer.render()
         return self.batch.obs[:, 0].copy(), reward, terminated, truncated, self._infos()
 
     def _infos(self) -> dict[str, np.ndarray]:
@@ -106,7 +110,8 @@ class CrowdNavVectorEnv(VectorEnv):
         return infos
 
     def render(self) -> tuple[np.ndarray | None, ...] | None:
-        """One ``(H, W, 3) uint8`` frame per sub-env (rgb_array), as ``SyncVectorEnv``."""
+        """One ``(H, W, 3) uint8`` frame per sub-env (rgb_array), as ``SyncVectorEnv``; in human
+        mode world ``render_world`` is drawn to the window."""
         if self.render_mode is None:
             return None
         return self._renderer.render_all()

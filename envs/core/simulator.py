@@ -22,6 +22,7 @@ from crowdsteer.baselines.steering.registry import NAMES, trace_rows
 from .behaviours import behaviour_id
 from .config import CrowdConfig
 from .crowd import crowd_scratch
+from .jit_notice import compile_notice
 from .params import StepParams, step_params
 from .state import (
     FLOCK,
@@ -57,7 +58,8 @@ def compiled_entry(kernel, *args):
     """
     if not hasattr(kernel, "typeof_pyval"):
         return kernel
-    return kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
+    with compile_notice():
+        return kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
 
 
 class Simulator:

@@ -2,7 +2,10 @@
 
 The world frame has x to the right and y up (metres); the screen has x to the right and y down
 (pixels). A :class:`Camera` fits an axis-aligned world rectangle into a ``width x height`` surface
-with a margin, keeping the aspect ratio (one scale for both axes) and centring the rectangle.
+with a margin, keeping the aspect ratio (one scale for both axes) and centring the rectangle;
+``zoom`` and ``center`` then magnify it and move it (the interactive window's zoom and pan).
+:class:`Framing` decides which rectangle to fit: the scenario's bounds, grown (never shrunk
+within an episode) so that bodies that walk or fly out of them stay in the picture.
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ class Camera:
     """Maps world points (metres, y up) to pixels (y down) on a ``width x height`` surface.
 
     ``bounds = (xmin, ymin, xmax, ymax)`` is fitted inside the surface less ``margin`` pixels on
-    each side; ``scale`` is in pixels per metre. A degenerate rectangle (zero width or height) is
-    widened to a small square so that the scale stays finite.
+    each side, and less ``insets = (left, top, right, bottom)`` pixels kept for text; ``scale`` is
+    in pixels per metre. ``zoom`` multiplies the fitted scale and ``center`` (world point, default
+    the centre of ``bounds``) is drawn at the centre of the fitted area. A degenerate rectangle
+    (zero width or height) is widened to a small square so that the scale stays finite.
     """
 
     def __init__(
@@ -31,6 +36,10 @@ class Camera:
         width: int,
         height: int,
         margin: int = 20,
+        *,
+        insets: Sequence[int] = (0, 0, 0, 0),
+        zoom: float = 1.0,
+        center: Sequence[float] | np.ndarray | None = None,
     ) -> None:
         b = np.asarray(bounds, dtype=np.float64).reshape(-1)
         if b.shape != (4,):
@@ -41,18 +50,39 @@ class Camera:
             raise ValueError(f"surface size must be positive, got {width} x {height}")
         xmin, xmax = min(b[0], b[2]), max(b[0], b[2])
         ymin, ymax = min(b[1], b[3]), max(b[1], b[3])
+        if not (np.isfinite(zoom) and zoom > 0):
+            raise ValueError(f"zoom must be a finite number > 0, got {zoom}")
         self.width = int(width)
         self.height = int(height)
         # A margin that would leave no room is shrunk rather than producing a negative span.
         self.margin = int(max(0, min(int(margin), (min(self.width, self.height) - 1) // 2)))
+        left, top, right, bottom = (max(int(v), 0) for v in insets)
+        # Insets that would leave less than a third of the surface are ignored.
+        if left + right > 2 * self.width // 3 or top + bottom > 2 * self.height // 3:
+            left = top = right = bottom = 0
+        self.insets = (left, top, right, bottom)
         span_x = max(xmax - xmin, EPS)
         span_y = max(ymax - ymin, EPS)
-        room_x = max(self.width - 2 * self.margin, 1)
-        room_y = max(self.height - 2 * self.margin, 1)
-        self.scale = float(min(room_x / span_x, room_y / span_y))
+        room_x = max(self.width - 2 * self.margin - left - right, 1)
+        room_y = max(self.height - 2 * self.margin - top - bottom, 1)
+        self.fit_scale = float(min(room_x / span_x, room_y / span_y))
+        self.zoom = float(zoom)
+        self.scale = self.fit_scale * self.zoom
         self.bounds = (float(xmin), float(ymin), float(xmax), float(ymax))
-        self.center = np.array([(xmin + xmax) / 2.0, (ymin + ymax) / 2.0])
-        self._screen_center = np.array([self.width / 2.0, self.height / 2.0])
+        c = np.array([(xmin + xmax) / 2.0, (ymin + ymax) / 2.0])
+        if center is not None:
+            c = np.asarray(center, dtype=np.float64).reshape(2)
+            if not np.all(np.isfinite(c)):
+                raise ValueError(f"center must be finite, got {c.tolist()}")
+        self.center = c
+        self._screen_center = np.array(
+            [(left + self.width - right) / 2.0, (top + self.height - bottom) / 2.0]
+        )
+
+    @property
+    def screen_center(self) -> np.ndarray:
+        """Pixel ``(2,)`` where ``center`` is drawn: the centre of the area left by the insets."""
+        return self._screen_center.copy()
 
     def world_to_screen_f(self, points: np.ndarray) -> np.ndarray:
         """Float pixel coordinates ``(..., 2)`` of world points ``(..., 2)`` (y flipped)."""
@@ -80,6 +110,10 @@ class Camera:
         out[..., 1] = self.center[1] - (q[..., 1] - self._screen_center[1]) / self.scale
         return out
 
+    def screen_to_world_length(self, pixels: float) -> float:
+        """World length in metres of ``pixels`` screen pixels."""
+        return float(pixels) / self.scale
+
     def length(self, metres: float | np.ndarray) -> np.ndarray:
         """Lengths in pixels (float) of world lengths in metres, clipped to ``COORD_LIMIT``."""
         return np.clip(np.asarray(metres, dtype=np.float64) * self.scale, 0.0, COORD_LIMIT)
@@ -87,7 +121,8 @@ class Camera:
     def __repr__(self) -> str:
         return (
             f"Camera(bounds={self.bounds}, width={self.width}, height={self.height}, "
-            f"margin={self.margin}, scale={self.scale:.3f} px/m)"
+            f"margin={self.margin}, insets={self.insets}, zoom={self.zoom:g}, "
+            f"scale={self.scale:.3f} px/m)"
         )
 
 
@@ -105,3 +140,50 @@ def bounds_from_points(points: np.ndarray, pad: float = 1.0) -> tuple[float, flo
     lo = p.min(axis=0) - pad
     hi = p.max(axis=0) + pad
     return (float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1]))
+
+
+class Framing:
+    """The rectangle a world's camera fits: its given bounds, grown to keep every body in view.
+
+    ``update(bounds, points, episode_key)`` returns ``bounds`` enlarged to hold ``points (k, 2)``
+    plus ``pad`` metres, in steps of ``step`` metres so that the picture does not rescale at every
+    frame. Within one episode (same ``episode_key``) the rectangle only grows; a new key (a reset)
+    starts again from ``bounds``.
+    """
+
+    def __init__(self, pad: float = 0.6, step: float = 2.0) -> None:
+        self.pad = float(pad)
+        self.step = float(step)
+        self._key: object = None
+        self._rect: tuple[float, float, float, float] | None = None
+
+    def reset(self) -> None:
+        self._key = None
+        self._rect = None
+
+    def update(
+        self,
+        bounds: Sequence[float] | np.ndarray,
+        points: np.ndarray,
+        episode_key: object,
+    ) -> tuple[float, float, float, float]:
+        b = np.asarray(bounds, dtype=np.float64).reshape(4)
+        base = (min(b[0], b[2]), min(b[1], b[3]), max(b[0], b[2]), max(b[1], b[3]))
+        if episode_key != self._key or self._rect is None:
+            self._key = episode_key
+            self._rect = tuple(float(v) for v in base)
+        lo = np.array(self._rect[:2])
+        hi = np.array(self._rect[2:])
+        p = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+        p = p[np.all(np.isfinite(p), axis=1)]
+        if p.shape[0]:
+            need_lo = p.min(axis=0) - self.pad
+            need_hi = p.max(axis=0) + self.pad
+            # Grow by whole steps beyond the base rectangle (not at every frame).
+            base_lo, base_hi = np.array(base[:2]), np.array(base[2:])
+            grow_lo = np.ceil(np.maximum(base_lo - need_lo, 0.0) / self.step) * self.step
+            grow_hi = np.ceil(np.maximum(need_hi - base_hi, 0.0) / self.step) * self.step
+            lo = np.minimum(lo, base_lo - grow_lo)
+            hi = np.maximum(hi, base_hi + grow_hi)
+        self._rect = (float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1]))
+        return self._rect

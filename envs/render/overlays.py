@@ -137,9 +137,13 @@ class OverlaySettings:
         from crowdsteer.envs.core.steering_params import steering_param_set
 
         steer = steering_param_set(config)
+        # how far a flock unit sees in the simulation: the book's radius for its view, cut at the
+        # sensing radius beyond which no neighbour is gathered
+        book = FLOCK_VIEW_RADIUS_FACTORS[config.flock_view] * 2.0 * float(config.flock_radius)
         return cls(
             float(config.sensing_radius), steer["detection_box"], steer["right_of_way"],
-            config.flock_view, None, float(config.discomfort_distance),
+            config.flock_view, min(book, float(config.sensing_radius)),
+            float(config.discomfort_distance),
         )  # fmt: skip
 
 
@@ -276,6 +280,24 @@ def overlay_data_from_state(
         data.personal_space = float(cfg.personal_space)
         data.personal_space_body = None
     return data
+
+
+def body_vectors(
+    state: WorldState,
+    world: int,
+    body: int,
+    *,
+    trace: np.ndarray | None = None,
+    settings: OverlaySettings | None = None,
+    vector_scale: float = 1.0,
+) -> OverlayData:
+    """The steering vectors of one body, as the interactive window draws them for its selection:
+    the rows the step recorded for it (``trace``), nothing without them. The state is only read.
+    """
+    return overlay_data_from_state(
+        state, world, OverlayOptions(steering_vectors=True), int(body), trace=trace,
+        settings=settings, vector_scale=vector_scale,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------------

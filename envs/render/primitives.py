@@ -9,6 +9,26 @@ import numpy as np
 from ._pygame import pygame
 from .style import Colour
 
+# Arrow-shaped craft outline of Bourg & Seemann's DrawCraft: a body rectangle of length L and width
+# W with a nose at 0.75 L, five points in (forward, left) coordinates. The book's craft points its
+# local +y forward; here forward is the heading. L and W are in units of the body radius, chosen so
+# that the outline spans about one diameter.
+CRAFT_LENGTH = 1.6
+CRAFT_WIDTH = 1.0
+CRAFT_OUTLINE = np.array(
+    [
+        [0.5 * CRAFT_LENGTH, 0.5 * CRAFT_WIDTH],
+        [-0.5 * CRAFT_LENGTH, 0.5 * CRAFT_WIDTH],
+        [-0.5 * CRAFT_LENGTH, -0.5 * CRAFT_WIDTH],
+        [0.5 * CRAFT_LENGTH, -0.5 * CRAFT_WIDTH],
+        [0.75 * CRAFT_LENGTH, 0.0],
+    ]
+)
+# The book's drawing order (right rear, left rear, ...) as a simple polygon: front right, nose,
+# front left, rear left, rear right.
+CRAFT_POLY = CRAFT_OUTLINE[[3, 4, 0, 1, 2]]
+CRAFT_EXTENT = 0.75 * CRAFT_LENGTH + 0.5 * CRAFT_LENGTH  # nose to tail, in radii
+
 
 def disc(
     surface: pygame.Surface,
@@ -100,3 +120,35 @@ def dashed(
             pygame.draw.circle(surface, colour, s, max(width // 2, 1))
         else:
             pygame.draw.line(surface, colour, s, e, width)
+
+
+# --------------------------------------------------------------------------------------------------
+# Markers shared by the scene and the legend (so that the legend shows exactly what is drawn)
+
+
+def flag(surface: pygame.Surface, fill: Colour, edge: Colour, x: int, y: int, size: int) -> None:
+    """A learner's goal: a pole standing on ``(x, y)`` with a pennant, ``3 size`` px tall."""
+    pygame.draw.line(surface, edge, (x, y), (x, y - 3 * size), 2)
+    pennant = [(x + 1, y - 3 * size), (x + 1 + 2 * size, y - 2.5 * size), (x + 1, y - 2 * size)]
+    pygame.gfxdraw.filled_polygon(surface, pennant, fill)
+    pygame.gfxdraw.aapolygon(surface, pennant, edge)
+    pygame.draw.circle(surface, edge, (x, y), 2)
+
+
+def cross(surface: pygame.Surface, colour: Colour, x: int, y: int, size: int, width: int = 2):
+    """An x of half-size ``size`` px centred on ``(x, y)`` (a pedestrian's goal, a collision)."""
+    s = max(int(size) - 1, 1)
+    pygame.draw.line(surface, colour, (x - s, y - s), (x + s, y + s), width)
+    pygame.draw.line(surface, colour, (x - s, y + s), (x + s, y - s), width)
+
+
+def crosshair(surface: pygame.Surface, colour: Colour, x: int, y: int, size: int = 7) -> None:
+    """The flock's target: a diamond of half-size ``size`` px with four ticks."""
+    s = int(size)
+    diamond = [(x, y - s), (x + s, y), (x, y + s), (x - s, y)]
+    pygame.gfxdraw.aapolygon(surface, diamond, colour)
+    pygame.draw.polygon(surface, colour, diamond, 2)
+    pygame.draw.line(surface, colour, (x - s - 4, y), (x - s + 2, y), 1)
+    pygame.draw.line(surface, colour, (x + s - 2, y), (x + s + 4, y), 1)
+    pygame.draw.line(surface, colour, (x, y - s - 4), (x, y - s + 2), 1)
+    pygame.draw.line(surface, colour, (x, y + s - 2), (x, y + s + 4), 1)

@@ -38,6 +38,8 @@ class Style:
     heading: Colour = (255, 255, 255)
     reached: Colour = (44, 160, 44)
     collided: Colour = (214, 39, 40)
+    finished_tint: float = 0.6  # a learner that left its episode: its colour this far to white
+    selection: Colour = (25, 25, 25)
     # Heads-up text
     text: Colour = (40, 44, 52)
     panel: Colour = (255, 255, 255)
@@ -59,7 +61,7 @@ class Style:
     crossing: Colour = (214, 39, 40)
     # Sizes (pixels)
     margin: int = 20
-    font_size: int = 18
+    font_size: int | None = None  # None: sized to the window (font_size_for)
     trail_width: int = 2
     vector_width: int = 2
     min_body_px: float = 2.5  # smallest drawn body radius
@@ -71,6 +73,11 @@ class Style:
 
     def kind_edges(self) -> tuple[Colour, Colour, Colour]:
         return (self.learner_edge, self.pedestrian_edge, self.flock_edge)
+
+
+def font_size_for(width: int, height: int) -> int:
+    """Text height in pixels for a ``width x height`` frame: 1/30 of its smaller side, 12 to 30."""
+    return int(min(max(round(min(width, height) / 30), 12), 30))
 
 
 def tint(colour: Colour, amount: float, towards: Colour = (255, 255, 255)) -> Colour:

@@ -3,19 +3,30 @@
 Only what a frame needs is initialised, and only when the first frame is drawn: ``human`` mode
 starts ``pygame.display`` (a window, paced with ``pygame.time.Clock``); ``rgb_array`` mode draws on
 an off-screen ``pygame.Surface`` and starts no pygame module at all. Text uses ``pygame.font``,
-started on first use; without it the frame is drawn without text. The viewer only reads the state.
-Its own state is the camera and the per-body trails (the last ``trail_length`` positions).
+started on first use, sized to the frame; without it the frame is drawn without text. The viewer
+only reads the state. Its own state is the camera framing, the per-body trails and, in an
+interactive window, the person's controls (:mod:`.controls`).
+
+The interactive window (``human`` mode) pauses, steps one step at a time, plays slower or faster,
+zooms and pans, toggles overlays, selects a body on a click (a panel of what it is and does, its
+steering vectors), saves screenshots and shows a card of its keys (H). It does so by holding the
+caller inside ``draw`` while paused: the simulation waits and is never changed, so an episode is
+the same with or without a person at the window.
 
 Drawing order: bounds and grid, obstacles and walls (cached while they do not change), waypoint
 paths, goals, translucent overlays (personal space, view cones), trails, the flock target, bodies
 (learner and pedestrian discs with a heading line, flock units as the arrow-shaped craft of Bourg &
-Seemann, AI for Game Developers ch. 4), arrival and collision rings, line overlays (detection
-boxes, look-ahead, steering vectors), then the heads-up line and a legend.
+Seemann, AI for Game Developers ch. 4; learners that arrived or collided stay, faded and marked,
+until their world resets), line overlays (detection boxes, look-ahead, steering vectors), the
+selection, then the heads-up line, the legend and the panels. Overlays are clipped to the world's
+bounds; the camera grows past the bounds to keep every body in view.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,35 +35,29 @@ from crowdsteer.envs.core.state import FLOCK, LEARNER, NUM_KINDS, PEDESTRIAN, Wo
 
 from . import overlays as ov
 from . import primitives as pr
+from . import text as tx
 from ._pygame import pygame
-from .camera import Camera, bounds_from_points
+from .bodyinfo import body_rows, drawn_bodies, pick_body
+from .camera import Camera, Framing, bounds_from_points
+from .controls import ViewControls, bindings
+from .legend import finished_learner, legend_entries, render_legend
+from .primitives import CRAFT_EXTENT, CRAFT_OUTLINE, CRAFT_POLY
 from .style import Style, tint
+from .trails import EpisodeTracker, Trails
 from .worldview import WorldView, world_view
 
 RENDER_MODES = ("human", "rgb_array")
-
-# Arrow-shaped craft outline of Bourg & Seemann's DrawCraft: a body rectangle of length L and width
-# W with a nose at 0.75 L, five points in (forward, left) coordinates. The book's craft points its
-# local +y forward; here forward is the heading. L and W are in units of the body radius, chosen so
-# that the outline spans about one diameter.
-CRAFT_LENGTH = 1.6
-CRAFT_WIDTH = 1.0
-CRAFT_OUTLINE = np.array(
-    [
-        [0.5 * CRAFT_LENGTH, 0.5 * CRAFT_WIDTH],
-        [-0.5 * CRAFT_LENGTH, 0.5 * CRAFT_WIDTH],
-        [-0.5 * CRAFT_LENGTH, -0.5 * CRAFT_WIDTH],
-        [0.5 * CRAFT_LENGTH, -0.5 * CRAFT_WIDTH],
-        [0.75 * CRAFT_LENGTH, 0.0],
-    ]
-)
-# The book's drawing order (right rear, left rear, ...) as a simple polygon: front right, nose,
-# front left, rear left, rear right.
-_CRAFT_POLY = CRAFT_OUTLINE[[3, 4, 0, 1, 2]]
-_CRAFT_EXTENT = 0.75 * CRAFT_LENGTH + 0.5 * CRAFT_LENGTH  # nose to tail, in radii
-
-_KIND_NAMES = ("learner", "pedestrian", "flock")
 GRID_STEPS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)  # m
+PAUSE_POLL_S = 1.0 / 60.0
+"""While paused, the window looks at its events this often."""
+TOAST_S = 2.5
+"""How long a message (screenshot saved) stays on the window."""
+
+Inspect = Callable[[int], Mapping[str, Any]]
+"""``inspect(body) -> rows``: what only the caller knows about a body (who drives a learner, its
+reward terms), added to the selection panel."""
+
+__all__ = ["CRAFT_OUTLINE", "RENDER_MODES", "Inspect", "Viewer", "format_info"]
 
 
 def format_info(info: Mapping[str, Any] | None, step: int) -> str:
@@ -88,52 +93,6 @@ def format_info(info: Mapping[str, Any] | None, step: int) -> str:
     return "   ".join(parts)
 
 
-class _Trails:
-    """Ring buffer of the last ``length`` positions of every body of one world."""
-
-    def __init__(self, length: int) -> None:
-        self.length = max(int(length), 0)
-        self.reset()
-
-    def reset(self) -> None:
-        self.buf: np.ndarray | None = None  # (length, N, 2)
-        self.alive: np.ndarray | None = None  # (length, N) body active at that step
-        self.count = 0
-        self.head = -1
-        self.last_step: int | None = None
-        self.world: int | None = None
-
-    def update(self, view: WorldView, world: int) -> None:
-        n = view.pos.shape[0]
-        if self.length == 0:
-            return
-        if (
-            self.buf is None
-            or self.buf.shape[1] != n
-            or self.world != world
-            or (self.last_step is not None and view.step < self.last_step)
-            or (view.step == 0 and self.last_step not in (None, 0))
-        ):
-            self.reset()
-            self.buf = np.zeros((self.length, n, 2))
-            self.alive = np.zeros((self.length, n), dtype=bool)
-            self.world = world
-        if self.count == 0 or view.step != self.last_step:
-            # A new step: advance. The same step drawn again overwrites its own slot.
-            self.head = (self.head + 1) % self.length
-            self.count = min(self.count + 1, self.length)
-        self.buf[self.head] = view.pos
-        self.alive[self.head] = view.active
-        self.last_step = view.step
-
-    def ordered(self) -> tuple[np.ndarray, np.ndarray]:
-        """Positions ``(count, N, 2)`` and activity ``(count, N)``, oldest first."""
-        if self.buf is None or self.count == 0:
-            return np.zeros((0, 0, 2)), np.zeros((0, 0), dtype=bool)
-        order = (self.head - np.arange(self.count)[::-1]) % self.length
-        return self.buf[order], self.alive[order]
-
-
 class Viewer:
     """pygame viewer of one world of a batched :class:`WorldState`.
 
@@ -141,7 +100,9 @@ class Viewer:
     ``(height, width, 3) uint8`` arrays). ``trail_length`` positions are kept per body (0: no
     trails). ``overlay_options`` selects the debug overlays (also settable per call); when an
     overlay is on and no :class:`OverlayData` is given, it is computed for ``overlay_body`` with
-    :func:`overlay_data_from_state`.
+    :func:`overlay_data_from_state`. ``interactive`` (default: human mode) lets the person at the
+    window control it (keys in :data:`.controls.KEY_BINDINGS`); ``play`` gives the movement keys to
+    ``crowdsteer play``. Screenshots go to ``screenshot_dir``.
     """
 
     def __init__(
@@ -158,42 +119,90 @@ class Viewer:
         show_hud: bool = True,
         show_legend: bool = True,
         title: str = "crowdsteer",
+        interactive: bool | None = None,
+        play: bool = False,
+        screenshot_dir: str | Path = ".",
+        flock_view: str = "wide",
+        flock_view_radius: float | None = None,
+        overlay_settings: ov.OverlaySettings | None = None,
     ) -> None:
         if mode not in RENDER_MODES:
             raise ValueError(f"mode must be one of {RENDER_MODES}, got {mode!r}")
         if int(width) < 16 or int(height) < 16:
             raise ValueError(f"frame size must be at least 16 x 16, got {width} x {height}")
+        if flock_view not in ov.FLOCK_VIEW_HALF_ANGLES:
+            raise ValueError(
+                f"flock_view must be one of {tuple(ov.FLOCK_VIEW_HALF_ANGLES)}, got {flock_view!r}"
+            )
         self.width = int(width)
         self.height = int(height)
         self.render_fps = float(render_fps)
         self.mode = mode
-        self.overlay_options = ov.OverlayOptions() if overlay_options is None else overlay_options
+        self.interactive = (mode == "human") if interactive is None else bool(interactive)
+        self.controls = ViewControls(
+            play=bool(play),
+            overlays=ov.OverlayOptions() if overlay_options is None else overlay_options,
+        )
         self.overlay_body = overlay_body
         self.style = Style() if style is None else style
         self.show_hud = bool(show_hud)
         self.show_legend = bool(show_legend)
         self.title = title
+        self.screenshot_dir = Path(screenshot_dir)
+        self.flock_view = flock_view
+        self.flock_view_radius = flock_view_radius
+        # the configuration's parameters of the overlays' geometry (``OverlaySettings``)
+        self.overlay_settings = overlay_settings or ov.OverlaySettings(
+            flock_view=flock_view, view_radius=flock_view_radius
+        )
+        self._trace: np.ndarray | None = None  # the step's steering vectors of this frame
         self.camera: Camera | None = None
         self.window_closed = False  # set when the user closes the window (human mode)
-        self._trails = _Trails(trail_length)
+        self.last_screenshot: Path | None = None
+        self.card: tuple[str, list[tuple[str, str]]] | None = None  # a centred message card
+        self._trails = Trails(trail_length)
+        self._episodes = EpisodeTracker()
+        self._framing = Framing()
+        self._fonts = tx.Fonts(self.width, self.height, self.style)
         self._surface: pygame.Surface | None = None
         self._layer: pygame.Surface | None = None
         self._window: pygame.Surface | None = None
         self._clock: pygame.time.Clock | None = None
         self._display_started = False
-        self._font: Any = None  # None: not tried yet; False: unavailable
         self._static: pygame.Surface | None = None
         self._static_key: tuple | None = None
         self._legend: pygame.Surface | None = None
         self._legend_key: tuple | None = None
+        self._labels: dict[int, Any] = {}
+        self._last: tuple | None = None  # the arguments of the last frame, to redraw it
+        self._view: WorldView | None = None
+        self._toast: tuple[str, float] | None = None
+
+    # ----------------------------------------------------------------------------------------------
+    # Properties kept for callers of the earlier viewer
+
+    @property
+    def overlay_options(self) -> ov.OverlayOptions:
+        """The overlays drawn when ``draw`` gets no ``options`` (the window's keys toggle them)."""
+        return self.controls.overlays
+
+    @overlay_options.setter
+    def overlay_options(self, value: ov.OverlayOptions) -> None:
+        self.controls.overlays = value
 
     @property
     def trail_length(self) -> int:
         return self._trails.length
 
+    @property
+    def selected(self) -> int | None:
+        """The body selected in the window (a click, Tab), or None."""
+        return self.controls.selected
+
     def reset_trails(self) -> None:
-        """Forget every trail (they restart from the next frame)."""
+        """Forget every trail (they restart from the next frame) and the episode's framing."""
         self._trails.reset()
+        self._episodes.reset()
 
     # ----------------------------------------------------------------------------------------------
     # Lifecycle
@@ -206,18 +215,9 @@ class Viewer:
                 pygame.display.init()
             self._display_started = True
             self._window = pygame.display.set_mode((self.width, self.height))
-            pygame.display.set_caption(self.title)
+            hint = " - H: keys, Space: pause" if self.interactive else ""
+            pygame.display.set_caption(self.title + hint)
             self._clock = pygame.time.Clock()
-
-    def _get_font(self) -> Any:
-        if self._font is None:
-            try:
-                if not pygame.font.get_init():
-                    pygame.font.init()
-                self._font = pygame.font.Font(None, self.style.font_size)
-            except (ImportError, NotImplementedError, OSError, RuntimeError, pygame.error):
-                self._font = False  # draw without text
-        return self._font
 
     def close(self) -> None:
         """Close the window (human mode) and free the surfaces. Safe to call more than once."""
@@ -230,9 +230,10 @@ class Viewer:
         self._layer = None
         self._static = None
         self._static_key = None
+        self._last = None
 
     # ----------------------------------------------------------------------------------------------
-    # Frame
+    # Frames
 
     def draw(
         self,
@@ -242,85 +243,268 @@ class Viewer:
         info: Mapping[str, Any] | None = None,
         overlays: ov.OverlayData | None = None,
         options: ov.OverlayOptions | None = None,
+        inspect: Inspect | None = None,
+        trace: np.ndarray | None = None,
     ) -> np.ndarray | None:
         """Draw world ``world`` of ``state``; return an ``(H, W, 3) uint8`` frame in rgb_array mode.
 
         ``bounds``: ``(xmin, ymin, xmax, ymax)`` or ``(B, 4)`` per world (None: fitted to the
         content). ``info``: entries for the heads-up line. ``overlays``/``options``: debug overlay
-        data and switches (``options`` defaults to ``self.overlay_options``). In human mode the
-        frame goes to the window, events are pumped, the call is paced to ``render_fps`` and
-        returns None.
+        data and switches (``options`` defaults to ``self.overlay_options``). ``inspect``: extra
+        rows of the selected body's panel. ``trace``: the steering vectors the step recorded
+        (``StepBuffers.trace``, ``(B, N, T, 2)``), which the overlays draw (none without it). In
+        human mode the frame goes to the window and the
+        call returns None after the window's events are handled: it waits while the window is
+        paused (until resumed or a single step is asked for) and is paced to ``render_fps`` times
+        the chosen speed.
         """
         if self.mode == "human" and self.window_closed:
             return None
         self._ensure_started()
-        view = world_view(state, world)
-        camera = self._camera(view, bounds, world)
-        opts = self.overlay_options if options is None else options
-        surf = self._surface
-        st = self.style
+        self._trace = trace
+        self._last = (state, int(world), bounds, info, overlays, options, inspect)
+        self._compose(*self._last)
+        if self.mode == "rgb_array":
+            return self.frame()
+        self._present()
+        self._interact(wait=True)
+        return None
 
-        self._trails.update(view, int(world))
-        surf.blit(self._static_layer(view, camera), (0, 0))
+    def show(
+        self,
+        state: WorldState,
+        world: int = 0,
+        bounds: Sequence[float] | np.ndarray | None = None,
+        info: Mapping[str, Any] | None = None,
+        overlays: ov.OverlayData | None = None,
+        options: ov.OverlayOptions | None = None,
+        inspect: Inspect | None = None,
+        trace: np.ndarray | None = None,
+    ) -> None:
+        """Human mode without waiting: draw, present and handle the pending events, then return
+        at once (for a caller that keeps its own time, like ``crowdsteer play``)."""
+        if self.mode != "human":
+            raise ValueError("show() is for the human mode; use draw() for rgb_array frames")
+        if self.window_closed:
+            return
+        self._ensure_started()
+        self._trace = trace
+        self._last = (state, int(world), bounds, info, overlays, options, inspect)
+        self._compose(*self._last)
+        self._present()
+        self._interact(wait=False)
+
+    def frame(self) -> np.ndarray:
+        """The last drawn frame as an ``(H, W, 3) uint8`` array."""
+        # Row-major RGB bytes straight from SDL: one pass, already (H, W, 3); a bytearray keeps the
+        # returned frame writeable.
+        raw = bytearray(pygame.image.tobytes(self._surface, "RGB"))
+        return np.frombuffer(raw, dtype=np.uint8).reshape(self.height, self.width, 3)
+
+    # ----------------------------------------------------------------------------------------------
+    # The window: events, pause, pacing
+
+    def _present(self) -> None:
+        self._window.blit(self._surface, (0, 0))
+        pygame.display.flip()
+
+    def _interact(self, wait: bool) -> None:
+        """Handle the window's events; with ``wait``, hold while paused, then pace the frame."""
+        self._poll()
+        if not wait:
+            return
+        c = self.controls
+        while not self.window_closed and c.paused and not c.take_step():
+            time.sleep(PAUSE_POLL_S)
+            self._poll()
+        if not self.window_closed and self.render_fps > 0:
+            self._clock.tick(self.render_fps * c.speed)
+
+    def _poll(self) -> None:
+        """Apply the pending events; redraw the same state when the picture changed."""
+        events = pygame.event.get()
+        c = self.controls
+        n = 0 if self._view is None else int(self._view.pos.shape[0])
+        for event in events:
+            if not self.interactive and event.type != pygame.QUIT:
+                continue
+            c.handle(event, self.camera, self._pick, n)
+        if c.quit_requested:
+            c.quit_requested = False
+            self.window_closed = True
+            self.close()
+            return
+        if c.screenshot_requested:
+            c.screenshot_requested = False
+            self.save_screenshot()
+        if self._toast is not None and time.monotonic() > self._toast[1]:
+            c.changed = True
+        if c.changed and self._last is not None:
+            self._compose(*self._last)
+            self._present()
+
+    def _pick(self, pixel: tuple[int, int]) -> int | None:
+        if self._view is None or self.camera is None:
+            return None
+        return pick_body(self._view, self.camera, pixel, self.style.min_body_px)
+
+    def save_screenshot(self, path: str | Path | None = None) -> Path:
+        """Write the frame on screen to ``path`` (default: ``crowdsteer_step<N>.png`` in
+        ``screenshot_dir``, numbered so that nothing is overwritten); returns the path."""
+        if self._surface is None:
+            raise RuntimeError("nothing drawn yet")
+        if path is None:
+            step = 0 if self._view is None else self._view.step
+            self.screenshot_dir.mkdir(parents=True, exist_ok=True)
+            path = self.screenshot_dir / f"crowdsteer_step{step:05d}.png"
+            k = 2
+            while path.exists():
+                path = self.screenshot_dir / f"crowdsteer_step{step:05d}_{k}.png"
+                k += 1
+        path = Path(path)
+        pygame.image.save(self._surface, str(path))
+        self.last_screenshot = path
+        self._toast = (f"saved {path}", time.monotonic() + TOAST_S)
+        self.controls.changed = True
+        return path
+
+    # ----------------------------------------------------------------------------------------------
+    # Composition
+
+    def _compose(
+        self,
+        state: WorldState,
+        world: int,
+        bounds: Any,
+        info: Mapping[str, Any] | None,
+        overlays: ov.OverlayData | None,
+        options: ov.OverlayOptions | None,
+        inspect: Inspect | None,
+    ) -> None:
+        self.controls.changed = False
+        view = world_view(state, world)
+        new_episode = self._episodes.update(world, view.step)
+        if new_episode:
+            self._framing.reset()
+        self._trails.update(view, new_episode)
+        self._view = view
+        c = self.controls
+        opts = c.overlays if options is None else options
+        st = self.style
+        surf = self._surface
+        wants_text = self.show_hud or self.show_legend or self.interactive
+        text_on = self._fonts.load() if wants_text else False
+        selected = c.selected if c.selected is not None and c.selected < view.pos.shape[0] else None
+        if selected is not None and not drawn_bodies(view)[selected]:
+            selected = None
+
+        legend = None
+        if self.show_legend and c.show_legend and text_on:
+            legend = self._legend_surface(legend_entries(view, opts, steering=selected is not None))
+        hud = []
+        if self.show_hud and text_on:
+            hud = tx.hud_lines(self._fonts.main, self._hud_text(info, view), self.width)
+        top = tx.hud_height(self._fonts, len(hud))
+        bottom = legend.get_height() + 4 if legend is not None else 0
+        camera, world_rect = self._camera(view, bounds, world, (0, top, 0, bottom), selected)
+
+        surf.blit(self._static_layer(view, camera, world_rect), (0, 0))
+        clip = self._clip_rect(camera, world_rect)
         self._draw_paths(surf, camera, view)
         self._draw_goals(surf, camera, view)
 
         data = overlays
         if data is None and opts.any():
-            data = ov.overlay_data_from_state(state, world, opts, self.overlay_body)
+            data = ov.overlay_data_from_state(
+                state, world, opts, self.overlay_body, trace=self._trace,
+                settings=self.overlay_settings,
+            )  # fmt: skip
         if data is not None and (opts.personal_space or opts.view_cones):
             if self._layer is None:
                 self._layer = pygame.Surface((self.width, self.height), pygame.SRCALPHA)
             self._layer.fill((0, 0, 0, 0))
+            surf.set_clip(clip)
             if ov.draw_under(surf, self._layer, camera, view, data, opts, st):
                 surf.blit(self._layer, (0, 0))
+            surf.set_clip(None)
 
-        self._draw_trails(surf, camera, view)
+        if c.show_trails:
+            self._draw_trails(surf, camera, view)
         self._draw_target(surf, camera, view)
         self._draw_bodies(surf, camera, view)
         if data is not None:
+            surf.set_clip(clip)
             ov.draw_over(surf, camera, view, data, opts, st)
-        if self.show_hud:
-            self._draw_hud(surf, format_info(info, view.step))
-        if self.show_legend:
-            self._draw_legend(surf, view)
+            surf.set_clip(None)
+        if selected is not None:
+            self._draw_selection(surf, camera, view, state, world, selected)
+        if text_on:
+            self._draw_learner_labels(surf, camera, view)
+        if hud:
+            tx.draw_hud(surf, self._fonts.main, hud, st)
+        if legend is not None:
+            surf.blit(legend, (4, self.height - legend.get_height() - 4))
+        if text_on and self.interactive:
+            self._draw_panels(surf, view, selected, inspect, top)
 
-        if self.mode == "human":
-            self._window.blit(surf, (0, 0))
-            pygame.event.pump()
-            if pygame.event.get(pygame.QUIT):
-                self.window_closed = True
-                self.close()
-                return None
-            pygame.display.flip()
-            if self.render_fps > 0:
-                self._clock.tick(self.render_fps)
-            return None
-        # Row-major RGB bytes straight from SDL: one pass, already (H, W, 3); a bytearray keeps the
-        # returned frame writeable.
-        raw = bytearray(pygame.image.tobytes(surf, "RGB"))
-        return np.frombuffer(raw, dtype=np.uint8).reshape(self.height, self.width, 3)
+    def _hud_text(self, info: Mapping[str, Any] | None, view: WorldView) -> str:
+        text = format_info(info, view.step)
+        c = self.controls
+        if self.interactive:
+            if c.paused:
+                text += "   PAUSED (Space: resume, N: one step)"
+            if c.speed != 1.0:
+                text += f"   speed x{c.speed:g}"
+        return text
 
-    def _camera(self, view: WorldView, bounds: Any, world: int) -> Camera:
+    def _camera(
+        self,
+        view: WorldView,
+        bounds: Any,
+        world: int,
+        insets: tuple[int, int, int, int],
+        selected: int | None,
+    ) -> tuple[Camera, tuple[float, float, float, float]]:
+        """The frame's camera and the world rectangle drawn as the scene's area."""
         if bounds is None:
-            b = _content_bounds(view)
+            rect = _content_bounds(view)
+            world_rect = rect
         else:
             arr = np.asarray(bounds, dtype=np.float64)
             b = arr[int(world)] if arr.ndim == 2 else arr.reshape(-1)
-        key = tuple(float(x) for x in np.asarray(b).reshape(-1))
-        cam = self.camera
-        if cam is None or cam.bounds != _ordered(key):
-            cam = Camera(key, self.width, self.height, self.style.margin)
-            self.camera = cam
-        return cam
+            world_rect = _ordered(tuple(float(x) for x in b))
+            shown = drawn_bodies(view)
+            rect = self._framing.update(world_rect, view.pos[shown], self._episodes.key)
+        c = self.controls
+        zoom, center = 1.0, None
+        if self.interactive:
+            zoom, center = c.zoom, c.center
+            if c.follow and selected is not None:
+                center = tuple(float(v) for v in view.pos[selected])
+        cam = Camera(rect, self.width, self.height, self.style.margin, insets=insets, zoom=zoom,
+                     center=center)  # fmt: skip
+        self.camera = cam
+        return cam, world_rect
+
+    def _clip_rect(self, camera: Camera, world_rect: tuple[float, ...]) -> pygame.Rect:
+        """The world rectangle on screen (overlays are clipped to it)."""
+        xmin, ymin, xmax, ymax = world_rect
+        (x0, y0), (x1, y1) = camera.world_to_screen(np.array([[xmin, ymax], [xmax, ymin]])).tolist()
+        return pygame.Rect(x0, y0, max(x1 - x0 + 1, 1), max(y1 - y0 + 1, 1))
 
     # ----------------------------------------------------------------------------------------------
     # Scene layers
 
-    def _static_layer(self, view: WorldView, camera: Camera) -> pygame.Surface:
+    def _static_layer(
+        self, view: WorldView, camera: Camera, world_rect: tuple[float, ...]
+    ) -> pygame.Surface:
         """Background, bounds, grid, obstacles and walls; redrawn only when one of them changes."""
         key = (
             camera.bounds,
+            camera.scale,
+            tuple(camera.center.tolist()),
+            camera.insets,
+            world_rect,
             view.obstacle_pos.tobytes(),
             view.obstacle_radius.tobytes(),
             view.obstacle_active.tobytes(),
@@ -332,10 +516,13 @@ class Viewer:
         st = self.style
         s = pygame.Surface((self.width, self.height))
         s.fill(st.outside)
-        xmin, ymin, xmax, ymax = camera.bounds
-        (x0, y0), (x1, y1) = camera.world_to_screen(np.array([[xmin, ymax], [xmax, ymin]])).tolist()
-        rect = pygame.Rect(x0, y0, max(x1 - x0, 1), max(y1 - y0, 1))
+        xmin, ymin, xmax, ymax = world_rect
+        rect = self._clip_rect(camera, world_rect)
+        rect.width -= 1
+        rect.height -= 1
+        rect.width, rect.height = max(rect.width, 1), max(rect.height, 1)
         s.fill(st.background, rect)
+        x0, y0, x1, y1 = rect.left, rect.top, rect.right, rect.bottom
         # Grid every 1 m, or the first of 2, 5, 10, ... m that is at least 12 px.
         step = next((g for g in GRID_STEPS if g * camera.scale >= 12.0), GRID_STEPS[-1])
         xs = np.arange(np.ceil(xmin / step) * step, xmax + 1e-9, step)
@@ -390,23 +577,18 @@ class Viewer:
         # Learners: a small flag on a pole.
         idx = np.flatnonzero(view.active & (view.kind == LEARNER))
         for x, y in camera.world_to_screen(view.goal[idx]).tolist():
-            pygame.draw.line(surf, st.learner_edge, (x, y), (x, y - 3 * g), 2)
-            flag = [(x + 1, y - 3 * g), (x + 1 + 2 * g, y - 2.5 * g), (x + 1, y - 2 * g)]
-            pygame.gfxdraw.filled_polygon(surf, flag, st.learner)
-            pygame.gfxdraw.aapolygon(surf, flag, st.learner_edge)
-            pygame.draw.circle(surf, st.learner_edge, (x, y), 2)
+            pr.flag(surf, st.learner, st.learner_edge, x, y, g)
         # Pedestrians: a small cross.
         idx = np.flatnonzero(view.active & (view.kind == PEDESTRIAN))
         c = tint(st.pedestrian, 0.2, (0, 0, 0))
         for x, y in camera.world_to_screen(view.goal[idx]).tolist():
-            pygame.draw.line(surf, c, (x - g + 1, y - g + 1), (x + g - 1, y + g - 1), 2)
-            pygame.draw.line(surf, c, (x - g + 1, y + g - 1), (x + g - 1, y - g + 1), 2)
+            pr.cross(surf, c, x, y, g)
 
     def _draw_trails(self, surf: pygame.Surface, camera: Camera, view: WorldView) -> None:
         pos, alive = self._trails.ordered()
         if pos.shape[0] < 2:
             return
-        idx = np.flatnonzero(view.active & np.all(alive, axis=0))
+        idx = np.flatnonzero(drawn_bodies(view) & np.all(alive, axis=0))
         if idx.size == 0:
             return
         xmin, ymin, xmax, ymax = camera.bounds
@@ -436,19 +618,20 @@ class Viewer:
         if not np.any(view.active & (view.kind == FLOCK)):
             return
         (x, y) = camera.world_to_screen(view.target_pos).tolist()
-        s = 7
-        diamond = [(x, y - s), (x + s, y), (x, y + s), (x - s, y)]
-        pygame.gfxdraw.aapolygon(surf, diamond, self.style.target)
-        pygame.draw.polygon(surf, self.style.target, diamond, 2)
-        pygame.draw.line(surf, self.style.target, (x - s - 4, y), (x - s + 2, y), 1)
-        pygame.draw.line(surf, self.style.target, (x + s - 2, y), (x + s + 4, y), 1)
-        pygame.draw.line(surf, self.style.target, (x, y - s - 4), (x, y - s + 2), 1)
-        pygame.draw.line(surf, self.style.target, (x, y + s - 2), (x, y + s + 4), 1)
+        pr.crosshair(surf, self.style.target, x, y, 7)
 
     def _draw_bodies(self, surf: pygame.Surface, camera: Camera, view: WorldView) -> None:
         st = self.style
         fills = st.kind_colours()
         edges = st.kind_edges()
+        # Learners that left the episode (arrived, or collided when that ends it): faded, marked.
+        gone = np.flatnonzero(~view.active & drawn_bodies(view))
+        if gone.size:
+            c = camera.world_to_screen(view.pos[gone]).tolist()
+            r = np.rint(np.maximum(camera.length(view.radius[gone]), st.min_body_px)).astype(int)
+            hit = (view.collided[gone] & ~view.reached[gone]).tolist()
+            for (x, y), rr, h in zip(c, r.tolist(), hit, strict=True):
+                finished_learner(surf, st, x, y, rr, h)
         # Walkers (learners, pedestrians, and any unknown kind): disc with a heading line.
         walk = np.flatnonzero(view.active & (view.kind != FLOCK))
         if walk.size:
@@ -470,10 +653,10 @@ class Viewer:
         if fl.size:
             c = camera.world_to_screen_f(view.pos[fl])
             # Radius in px, enlarged so the craft is at least min_craft_px long.
-            rpx = np.maximum(camera.length(view.radius[fl]), st.min_craft_px / _CRAFT_EXTENT)
+            rpx = np.maximum(camera.length(view.radius[fl]), st.min_craft_px / CRAFT_EXTENT)
             h = view.heading[fl]
             cos, sin = np.cos(h)[:, None], np.sin(h)[:, None]
-            f, lft = _CRAFT_POLY[None, :, 0], _CRAFT_POLY[None, :, 1]
+            f, lft = CRAFT_POLY[None, :, 0], CRAFT_POLY[None, :, 1]
             # (forward, left) -> world (x, y) -> screen (x, -y).
             sx = c[:, 0:1] + rpx[:, None] * (f * cos - lft * sin)
             sy = c[:, 1:2] - rpx[:, None] * (f * sin + lft * cos)
@@ -481,7 +664,8 @@ class Viewer:
             for poly in polys:
                 pygame.gfxdraw.filled_polygon(surf, poly, st.flock)
                 pygame.gfxdraw.aapolygon(surf, poly, st.flock_edge)
-        # Arrival and collision marks (learners and pedestrians).
+        # Arrival and collision rings of bodies still in the episode (a collision that does not
+        # end it).
         for mask, colour in ((view.reached, st.reached), (view.collided, st.collided)):
             idx = np.flatnonzero(view.active & mask)
             if idx.size == 0:
@@ -491,59 +675,91 @@ class Viewer:
             for (x, y), rr in zip(c, r.tolist(), strict=True):
                 pygame.draw.circle(surf, colour, (x, y), rr, 2)
 
+    def _draw_learner_labels(self, surf: pygame.Surface, camera: Camera, view: WorldView) -> None:
+        """Index of each learner next to it and to its goal, when there are several."""
+        learners = np.flatnonzero(drawn_bodies(view) & (view.kind == LEARNER))
+        if learners.size < 2 or self._fonts.small is None:
+            return
+        st = self.style
+        pos = camera.world_to_screen(view.pos[learners]).tolist()
+        rpx = np.maximum(camera.length(view.radius[learners]), st.min_body_px).tolist()
+        goal = camera.world_to_screen(view.goal[learners]).tolist()
+        active = view.active[learners].tolist()
+        g = st.goal_px
+        rows = zip(learners.tolist(), pos, rpx, goal, active, strict=True)
+        for i, (x, y), r, (gx, gy), a in rows:
+            img = self._labels.get(i)
+            if img is None:
+                img = self._fonts.small.render(str(i), True, st.learner_edge)
+                self._labels[i] = img
+            surf.blit(img, (x + int(0.7 * r) + 1, y - int(0.7 * r) - img.get_height()))
+            if a:
+                surf.blit(img, (gx + 2 * g + 3, gy - 3 * g - 1))
+
+    def _draw_selection(
+        self,
+        surf: pygame.Surface,
+        camera: Camera,
+        view: WorldView,
+        state: WorldState,
+        world: int,
+        i: int,
+    ) -> None:
+        """The selected body: a ring, a dashed line to its goal (or the flock's target) and its
+        steering vectors (:func:`overlays.body_vectors`)."""
+        st = self.style
+        (x, y) = camera.world_to_screen(view.pos[i]).tolist()
+        r = int(max(float(camera.length(view.radius[i])), st.min_body_px)) + 6
+        pr.ring(surf, st.selection, x, y, r, 2)
+        to = view.target_pos if view.kind[i] == FLOCK else view.goal[i]
+        (gx, gy) = camera.world_to_screen(to).tolist()
+        pr.dashed(surf, st.selection, (x, y), (gx, gy), 1, dash=4.0, gap=4.0)
+        if view.active[i]:
+            data = ov.body_vectors(
+                state, world, i, trace=self._trace, settings=self.overlay_settings
+            )
+            ov.draw_over(surf, camera, view, data, ov.OverlayOptions(steering_vectors=True), st)
+
     # ----------------------------------------------------------------------------------------------
     # Text
 
-    def _draw_hud(self, surf: pygame.Surface, text: str) -> None:
-        font = self._get_font()
-        if not font or not text:
-            return
-        st = self.style
-        room = self.width - 16
-        if font.size(text)[0] > room:
-            while text and font.size(text + "...")[0] > room:
-                text = text[:-1]
-            text += "..."
-        img = font.render(text, True, st.text)
-        panel = pygame.Surface((img.get_width() + 12, img.get_height() + 6), pygame.SRCALPHA)
-        panel.fill((*st.panel, st.panel_alpha))
-        surf.blit(panel, (4, 4))
-        surf.blit(img, (10, 7))
+    def _legend_surface(self, keys: tuple[str, ...]) -> pygame.Surface:
+        if self._legend is None or self._legend_key != keys:
+            self._legend = render_legend(keys, self._fonts.small, self.width - 8, self.style)
+            self._legend_key = keys
+        return self._legend
 
-    def _draw_legend(self, surf: pygame.Surface, view: WorldView) -> None:
-        present = tuple(
-            bool(np.any(view.active & (view.kind == k))) for k in (LEARNER, PEDESTRIAN, FLOCK)
-        )
-        if not any(present):
-            return
-        if self._legend is None or self._legend_key != present:
-            font = self._get_font()
-            if not font:
-                return
-            st = self.style
-            items = [
-                (k, font.render(_KIND_NAMES[k], True, st.text)) for k in range(3) if present[k]
-            ]
-            hgt = max(img.get_height() for _, img in items) + 6
-            wid = sum(img.get_width() + 26 for _, img in items) + 6
-            leg = pygame.Surface((wid, hgt), pygame.SRCALPHA)
-            leg.fill((*st.panel, st.panel_alpha))
-            x = 6
-            fills, edges = st.kind_colours(), st.kind_edges()
-            for k, img in items:
-                cy = hgt // 2
-                if k == FLOCK:
-                    poly = [
-                        (x + 1 + round(6 * (p[0] + 0.2)), cy - round(6 * p[1])) for p in _CRAFT_POLY
-                    ]
-                    pygame.gfxdraw.filled_polygon(leg, poly, fills[k])
-                    pygame.gfxdraw.aapolygon(leg, poly, edges[k])
-                else:
-                    pr.disc(leg, fills[k], x + 7, cy, 6, edges[k])
-                leg.blit(img, (x + 18, (hgt - img.get_height()) // 2))
-                x += img.get_width() + 26
-            self._legend, self._legend_key = leg, present
-        surf.blit(self._legend, (4, self.height - self._legend.get_height() - 4))
+    def _draw_panels(
+        self,
+        surf: pygame.Surface,
+        view: WorldView,
+        selected: int | None,
+        inspect: Inspect | None,
+        top: int,
+    ) -> None:
+        st, fonts, c = self.style, self._fonts, self.controls
+        if selected is not None:
+            extra = inspect(selected) if inspect is not None else None
+            title, rows = body_rows(view, selected, extra)
+            box = tx.rows_box(fonts.small, rows, st, title=title, max_width=self.width // 2)
+            surf.blit(box, (self.width - box.get_width() - 4, top + 4))
+        card = None
+        if c.show_help:
+            rows = [(b.label, b.description) for b in bindings(c.play)]
+            font = fonts.main if len(rows) * fonts.line_height() < self.height - 40 else fonts.small
+            card = tx.help_card(font, rows, st, "keys (H closes)")
+        elif self.card is not None:
+            card = tx.help_card(fonts.main, self.card[1], st, self.card[0])
+        if card is not None:
+            surf.blit(card, ((self.width - card.get_width()) // 2,
+                             max((self.height - card.get_height()) // 2, 0)))  # fmt: skip
+        if self._toast is not None:
+            message, until = self._toast
+            if time.monotonic() > until:
+                self._toast = None
+            else:
+                box = tx.rows_box(fonts.small, [], st, title=message, max_width=self.width - 8)
+                surf.blit(box, (4, top + 4))
 
 
 def _ordered(b: tuple[float, ...]) -> tuple[float, float, float, float]:
@@ -553,7 +769,8 @@ def _ordered(b: tuple[float, ...]) -> tuple[float, float, float, float]:
 def _content_bounds(view: WorldView) -> tuple[float, float, float, float]:
     """A rectangle holding everything drawn: bodies, goals, obstacles, walls and paths."""
     act = view.active
-    pts = [view.pos[act], view.goal[act & (view.kind != FLOCK)]]
+    shown = drawn_bodies(view)
+    pts = [view.pos[shown], view.goal[act & (view.kind != FLOCK)]]
     oa = view.obstacle_active
     r = view.obstacle_radius[oa][:, None]
     pts += [view.obstacle_pos[oa] - r, view.obstacle_pos[oa] + r]

@@ -14,8 +14,8 @@ from crowdsteer.envs.core.state import WorldState
 
 
 class WorldView(NamedTuple):
-    """One world: ``pos, vel, goal: (N, 2)``, ``heading, radius: (N,)``, ``kind, path_len,
-    path_index: (N,) int``, ``active, reached, collided: (N,) bool``, ``path: (N, P, 2)``,
+    """One world: ``pos, vel, goal: (N, 2)``, ``heading, radius: (N,)``, ``kind, behaviour,
+    path_len, path_index: (N,) int``, ``active, reached, collided: (N,) bool``, ``path: (N, P, 2)``,
     ``obstacle_pos: (M, 2)``, ``obstacle_radius: (M,)``, ``obstacle_active: (M,)``,
     ``walls: (W, 2, 2)``, ``wall_active: (W,)``, ``target_pos: (2,)``, ``step: int``."""
 
@@ -27,6 +27,7 @@ class WorldView(NamedTuple):
     v_pref: np.ndarray
     v_max: np.ndarray
     kind: np.ndarray
+    behaviour: np.ndarray
     active: np.ndarray
     reached: np.ndarray
     collided: np.ndarray
@@ -62,6 +63,7 @@ def world_view(state: WorldState, world: int = 0) -> WorldView:
         v_pref=_ro(state.v_pref[b]),
         v_max=_ro(state.v_max[b]),
         kind=_ro(state.kind[b]),
+        behaviour=_ro(state.behaviour[b]),
         active=_ro(state.active[b]),
         reached=_ro(state.reached[b]),
         collided=_ro(state.collided[b]),

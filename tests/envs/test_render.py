@@ -33,6 +33,7 @@ from crowdsteer.envs.render import (
     format_info,
     overlay_data_from_state,
 )
+from crowdsteer.envs.render.style import tint
 
 BOUNDS = (-5.0, -5.0, 5.0, 5.0)
 STYLE = Style()
@@ -329,7 +330,7 @@ def test_each_overlay_changes_the_frame_only_when_on(name):
     )
 
     def frame(options, overlays):
-        v = Viewer(320, 320, trail_length=0, overlay_body=2)
+        v = Viewer(320, 320, trail_length=0, overlay_body=2, show_legend=False, show_hud=False)
         return v.draw(s, bounds=BOUNDS, overlays=overlays, options=options)
 
     base = frame(OverlayOptions(), None)
@@ -578,3 +579,167 @@ def test_human_window_on_xvfb_shows_the_rgb_array_frame(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+# --- learners that left the episode, framing, legend, text ---------------------------------------
+
+
+def _first_collision(seed_range=range(40)):
+    """A seeded batch (2 learners walking straight at their goals) stepped until learner 0
+    collides while learner 1 is still walking."""
+    from crowdsteer.baselines import make_policy
+    from crowdsteer.envs.batch import make_batch
+    from crowdsteer.envs.core.config import CrowdConfig
+
+    config = CrowdConfig.from_kwargs(scenario="circle_crossing", n_learners=2, n_pedestrians=5,
+                                     max_steps=80)  # fmt: skip
+    policy = make_policy("goal_seek", config=config)
+    for seed in seed_range:
+        batch = make_batch(config, 1)
+        batch.seed([seed])
+        batch.reset()
+        while not batch.world_done()[0]:
+            batch.step(policy.act(batch.obs.reshape(-1, batch.layout.dim)).reshape(1, 2, 2))
+            s = batch.state
+            if s.collided[0, 0] and not s.active[0, 0]:
+                if s.active[0, 1]:
+                    return batch, policy
+                break
+    pytest.skip("no seed with an early collision of learner 0")
+
+
+def _disc_pixels(frame, camera, pos, colour, radius_px=3):
+    x, y = camera.world_to_screen(np.asarray(pos))
+    patch = frame[
+        max(y - radius_px, 0) : y + radius_px + 1, max(x - radius_px, 0) : x + radius_px + 1
+    ]
+    return int(np.all(np.abs(patch.astype(int) - np.asarray(colour)) <= 2, axis=-1).sum())
+
+
+def test_a_collided_learner_stays_drawn_until_its_world_resets():
+    batch, policy = _first_collision()
+    s = batch.state
+    where = s.pos[0, 0].copy()
+    faded = tint(STYLE.learner, STYLE.finished_tint)
+    v = Viewer(400, 400, show_legend=False)
+    without = Viewer(400, 400, show_legend=False)  # the same frames with learner 0 not drawn
+    bounds = batch.sim.bounds[0]
+    for k in range(6):  # the next frames, while the episode goes on
+        frame = v.draw(s, 0, bounds)
+        gone = s.copy()
+        gone.collided[0, 0] = False
+        other = without.draw(gone, 0, bounds)
+        assert not s.active[0, 0]
+        x, y = v.camera.world_to_screen(where)
+        patch = (slice(y - 10, y + 11), slice(x - 10, x + 11))
+        changed = np.any(frame[patch] != other[patch], axis=-1)
+        assert changed.sum() > 40, f"the collided learner is not drawn {k} frames on"
+        assert np.any(np.all(frame[patch] == STYLE.collided, axis=-1)), "no collision marker"
+        if k == 0:
+            assert _disc_pixels(frame, v.camera, where, faded, 7) > 40
+        if batch.world_done()[0]:
+            break
+        batch.step(policy.act(batch.obs.reshape(-1, batch.layout.dim)).reshape(1, 2, 2))
+    batch.reset()
+    frame = v.draw(s, 0, bounds)
+    assert not np.any(np.all(np.abs(frame.astype(int) - np.asarray(faded)) <= 2, axis=-1))
+
+
+def test_an_arrived_learner_is_drawn_faded_with_a_green_ring():
+    s = one_body((1.0, 1.0), active=False)
+    s.reached[0, 0] = True
+    frame = Viewer(240, 240, show_hud=False, show_legend=False).draw(s, bounds=BOUNDS)
+    cam = Camera(BOUNDS, 240, 240, STYLE.margin)
+    assert _disc_pixels(frame, cam, (1.0, 1.0), tint(STYLE.learner, STYLE.finished_tint)) > 5
+    assert np.any(np.all(frame == STYLE.reached, axis=-1))
+    assert not np.any(np.all(frame == STYLE.collided, axis=-1))
+
+
+def test_framing_grows_to_keep_bodies_in_view_and_resets_with_the_episode():
+    s = one_body((0.0, 0.0), kind=FLOCK)
+    v = Viewer(300, 300, show_hud=False, show_legend=False)
+    v.draw(s, bounds=BOUNDS)
+    assert v.camera.bounds == BOUNDS
+    s.step_count[0] = 1
+    s.pos[0, 0] = (7.3, -6.1)  # flew out of the world
+    v.draw(s, bounds=BOUNDS)
+    xmin, ymin, xmax, ymax = v.camera.bounds
+    assert xmax >= 7.3 + 0.6 and ymin <= -6.1 - 0.6 and (xmin, ymax) == (-5.0, 5.0)
+    px = v.camera.world_to_screen(s.pos[0, 0])
+    assert 0 <= px[0] < 300 and 0 <= px[1] < 300
+    s.step_count[0] = 2
+    s.pos[0, 0] = (0.0, 0.0)  # back inside: the frame does not shrink within the episode
+    v.draw(s, bounds=BOUNDS)
+    assert v.camera.bounds == (xmin, ymin, xmax, ymax)
+    s.step_count[0] = 0  # a new episode
+    v.draw(s, bounds=BOUNDS)
+    assert v.camera.bounds == BOUNDS
+
+
+def test_overlays_are_clipped_to_the_world():
+    s = busy_state()
+    s.pos[0, 3] = (4.6, 4.6)  # a flock unit at the corner: its view cone reaches far outside
+    opts = OverlayOptions(view_cones=True)
+    frame = Viewer(300, 300, show_hud=False, show_legend=False, overlay_options=opts,
+                   flock_view_radius=6.0).draw(s, bounds=BOUNDS)  # fmt: skip
+    cam = Camera(BOUNDS, 300, 300, STYLE.margin)
+    (x0, y0), (x1, y1) = cam.world_to_screen(np.array([[-5.0, 5.0], [5.0, -5.0]]))
+    outside = np.ones(frame.shape[:2], bool)
+    outside[y0 : y1 + 1, x0 : x1 + 1] = False
+    assert np.all(frame[outside] == STYLE.outside)
+
+
+def test_legend_lists_every_mark_and_stays_the_same_through_an_episode():
+    from crowdsteer.envs.render.legend import ENTRIES, legend_entries
+    from crowdsteer.envs.render.worldview import world_view
+
+    s = busy_state()
+    keys = legend_entries(world_view(s), OverlayOptions())
+    for k in ("learner", "pedestrian", "flock", "learner_goal", "pedestrian_goal",
+              "flock_target", "arrived", "collided", "obstacle", "wall", "path"):  # fmt: skip
+        assert k in keys
+    all_on = legend_entries(world_view(s), OverlayOptions.all())
+    assert set(ENTRIES) == set(all_on)
+    s.active[0, [0, 5]] = False  # every learner gone: the entries stay
+    s.reached[0, 0] = True
+    assert legend_entries(world_view(s), OverlayOptions()) == keys
+
+
+def test_text_is_sized_to_the_window():
+    from crowdsteer.envs.render.style import font_size_for
+
+    assert font_size_for(300, 300) < font_size_for(600, 600) < font_size_for(1200, 1200)
+    assert font_size_for(600, 600) == 20
+    s = busy_state()
+    small = Viewer(300, 300).draw(s, bounds=BOUNDS, info={"k": 1})
+    large = Viewer(900, 900).draw(s, bounds=BOUNDS, info={"k": 1})
+
+    def text_rows(frame):  # rows of the heads-up panel holding dark text pixels
+        dark = np.all(frame[:60, :200] == STYLE.text, axis=-1)
+        rows = np.flatnonzero(dark.any(axis=1))
+        return rows.max() - rows.min() + 1
+
+    assert text_rows(large) > 1.5 * text_rows(small)
+
+
+def test_long_heads_up_text_wraps_onto_a_second_line():
+    s = busy_state()
+    info = {f"key{k}": "value" for k in range(12)}
+    v = Viewer(400, 400)
+    v.draw(s, bounds=BOUNDS, info=info)
+    one = Viewer(400, 400)
+    one.draw(s, bounds=BOUNDS, info={"k": 1})
+    assert v.camera.insets[1] > one.camera.insets[1]  # the camera keeps the two lines clear
+
+
+def test_camera_insets_zoom_and_centre():
+    cam = Camera((0.0, 0.0, 10.0, 10.0), 200, 240, margin=0, insets=(0, 20, 0, 20))
+    assert cam.scale == pytest.approx(20.0)
+    np.testing.assert_allclose(cam.world_to_screen_f(np.array([5.0, 5.0])), [100.0, 120.0])
+    z = Camera((0.0, 0.0, 10.0, 10.0), 200, 200, margin=0, zoom=2.0, center=(2.0, 3.0))
+    assert z.scale == pytest.approx(40.0) and z.fit_scale == pytest.approx(20.0)
+    np.testing.assert_allclose(z.world_to_screen_f(np.array([2.0, 3.0])), [100.0, 100.0])
+    np.testing.assert_allclose(z.screen_to_world(z.world_to_screen_f(np.array([7.0, -1.0]))),
+                               [7.0, -1.0])  # fmt: skip
+    with pytest.raises(ValueError, match="zoom"):
+        Camera((0, 0, 1, 1), 10, 10, zoom=0.0)

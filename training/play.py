@@ -1,0 +1,293 @@
+"""``crowdsteer play``: a person walks learner 0 through a scenario, among the crowd.
+
+The other learners are driven by a baseline or a trained model, the pedestrians and flock units
+by their steering, exactly as in training. The person steers with the arrow keys or WASD (screen
+directions, Shift walks slowly) or by holding the right mouse button (walk toward the cursor);
+every key of the interactive window works as well (pause, single step, speed, zoom, select). The
+clock runs in real time (one step every ``dt`` seconds, times the chosen speed). When the episode
+ends its metrics are shown on the window and printed: the learner's outcome, time to goal, path
+efficiency, minimum separation and discomfort, beside the other learners'.
+
+The person's wish becomes an ordinary action (``human_action``): a goal-frame velocity for a
+holonomic learner, speed and turn rate for a unicycle, so the episode is one the environment
+could have produced with a policy.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs.core.batch import CrowdBatch
+from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.core.sensing import goal_frame_angle
+
+from .demo import demo_config, resolve_policy
+from .metrics import EpisodeRecord, learner_metrics
+
+PLAYER = 0
+"""The learner the person drives."""
+FRAME_S = 1.0 / 60.0
+"""The window is redrawn this often between steps."""
+
+
+def human_action(
+    direction: np.ndarray,
+    fraction: float,
+    pos: np.ndarray,
+    goal: np.ndarray,
+    heading: float,
+    config: CrowdConfig,
+) -> np.ndarray:
+    """The action ``(2,)`` in [-1, 1] that walks a learner at ``pos`` (heading ``heading``) in the
+    world ``direction (2,)`` (unit, or zero to stop) at ``fraction`` of its preferred speed.
+
+    Holonomic: the wished velocity expressed in the learner's goal frame (the frame of its
+    actions). Unicycle: forward speed ``fraction`` and a turn toward the direction, as fast as the
+    turn rate allows.
+    """
+    d = np.asarray(direction, dtype=np.float64).reshape(2)
+    f = float(np.clip(fraction, 0.0, 1.0))
+    if config.kinematics == "unicycle":
+        if not np.any(d):
+            return np.array([-1.0, 0.0])
+        turn = math.atan2(d[1], d[0]) - float(heading)
+        turn = (turn + math.pi) % (2.0 * math.pi) - math.pi
+        per_step = max(float(config.max_turn_rate) * float(config.dt), 1e-9)
+        return np.array([2.0 * f - 1.0, float(np.clip(turn / per_step, -1.0, 1.0))])
+    theta = float(goal_frame_angle(np.asarray(pos), np.asarray(goal), np.asarray(heading)))
+    c, s = math.cos(theta), math.sin(theta)
+    v = f * d
+    return np.clip(np.array([c * v[0] + s * v[1], -s * v[0] + c * v[1]]), -1.0, 1.0)
+
+
+class EpisodeRecorder:
+    """Records world 0 of a batch step by step into an :class:`EpisodeRecord`, with the
+    conventions of ``crowdsteer.training.evaluate`` (row ``t`` is the state after step ``t``; a
+    learner's row is valid when it took that step)."""
+
+    def __init__(self, batch: CrowdBatch) -> None:
+        self.batch = batch
+        s = batch.state
+        self.pos = [s.pos[0].copy()]
+        self.vel = [s.vel[0].copy()]
+        self.valid = [s.active[0].copy()]
+        self.start = s.pos[0].copy()
+        self.goal = s.goal[0].copy()
+        self.radius = s.radius[0].copy()
+        n = s.pos.shape[1]
+        self.reached = np.full(n, -1, np.int64)
+        self.collided = np.full(n, -1, np.int64)
+        self.is_learner = np.zeros(n, bool)
+        self.is_learner[: batch.num_learners] = s.active[0, : batch.num_learners]
+
+    def after_step(self, alive_before: np.ndarray) -> None:
+        """Record the state after a step; ``alive_before (L,)``: learners alive before it."""
+        s, sim = self.batch.state, self.batch.sim
+        t = len(self.pos)
+        self.pos.append(s.pos[0].copy())
+        self.vel.append(s.vel[0].copy())
+        valid = s.active[0].copy()
+        valid[: self.batch.num_learners] = alive_before
+        self.valid.append(valid)
+        self.reached[sim.arrived_now[0] & (self.reached < 0)] = t
+        self.collided[sim.collided_now[0] & (self.collided < 0)] = t
+
+    def record(self) -> EpisodeRecord:
+        c = self.batch.config
+        return EpisodeRecord(
+            pos=np.stack(self.pos), vel=np.stack(self.vel), radius=self.radius,
+            is_learner=self.is_learner, start=self.start, goal=self.goal,
+            reached_step=self.reached, collision_step=self.collided, active=np.stack(self.valid),
+            dt=c.dt, max_steps=c.max_steps, personal_space=c.discomfort_distance,
+        )  # fmt: skip
+
+
+@dataclass
+class PlayResult:
+    """One played episode: its ``learner_metrics`` (learners in body order; yours is first)."""
+
+    metrics: dict[str, np.ndarray]
+    steps: int
+
+    def summary_rows(self, others: str) -> list[tuple[str, str]]:
+        """Rows for the end card and the terminal: your outcome and figures, then the others'."""
+        m = self.metrics
+        outcome = "arrived" if m["success"][0] else "collided" if m["collision"][0] else "timed out"
+        rows = [("you", outcome)]
+
+        def num(key: str, unit: str = "", digits: int = 2) -> str:
+            v = float(m[key][0])
+            return "-" if not math.isfinite(v) else f"{v:.{digits}f}{unit}"
+
+        rows += [
+            ("time to goal", num("time_to_goal", " s")),
+            ("path length", num("path_length", " m")),
+            ("path efficiency", num("path_efficiency")),
+            ("min separation", num("min_separation", " m")),
+            ("discomfort", num("discomfort_rate")),
+        ]
+        n_other = len(m["success"]) - 1
+        if n_other > 0:
+            rows.append(
+                (
+                    f"others ({others})",
+                    f"{int(np.sum(m['success'][1:]))}/{n_other} arrived, "
+                    f"{int(np.sum(m['collision'][1:]))} collided",
+                )
+            )
+        return rows
+
+
+def play_config(scenario: str, max_steps: int | None = None, **overrides: Any) -> CrowdConfig:
+    """The config of a game: the demo's crowd for ``scenario`` (``DEMO_CONFIG``), ``overrides``
+    on top; ``max_steps`` None keeps the environment's episode length."""
+    steps = CrowdConfig().max_steps if max_steps is None else max_steps
+    return demo_config(scenario, steps, **overrides)
+
+
+def run_play(
+    scenario: str = "circle_crossing",
+    others: str = "right_of_way",
+    seed: int = 0,
+    *,
+    episodes: int | None = None,
+    max_steps: int | None = None,
+    realtime: bool = True,
+    speed: float = 1.0,
+    wait_at_end: bool = True,
+    on_step: Callable[[CrowdBatch], None] | None = None,
+    **config_overrides: Any,
+) -> list[PlayResult]:
+    """Play episodes in a window until it is closed (or ``episodes`` are done); returns each
+    finished episode's metrics.
+
+    ``realtime=False`` steps as fast as frames are drawn (for tests and recordings); ``speed``
+    starts the clock faster or slower. ``wait_at_end``: after an episode, wait for R (next
+    episode) or Q (quit) with the metrics on screen; otherwise go on at once. ``on_step`` is
+    called after every step (with the batch).
+    """
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    from crowdsteer.envs.api.rendering import RenderHandle
+    from crowdsteer.envs.render import OverlaySettings, Viewer
+    from crowdsteer.envs.render.controls import SPEEDS
+
+    config = play_config(scenario, max_steps, **config_overrides)
+    batch = make_batch(config, 1, trace=True)
+    n_l = batch.num_learners
+    policy = resolve_policy(others, config) if n_l > 1 else None
+    handle = RenderHandle(batch, None, driver=others)
+    viewer = Viewer(
+        config.render_size, config.render_size, config.render_fps, "human", play=True,
+        flock_view=config.flock_view, overlay_settings=OverlaySettings.from_config(config),
+        title=f"crowdsteer play: {scenario} (you are learner 0)",
+    )  # fmt: skip
+    c = viewer.controls
+    c.speed_index = int(np.argmin([abs(s - speed) for s in SPEEDS]))
+    c.selected = PLAYER
+
+    def inspect(i: int) -> dict[str, Any]:
+        rows = dict(handle.inspect(0, i))
+        if i == PLAYER:
+            rows["driven by"] = "you (arrows / WASD, right mouse button)"
+        return rows
+
+    s, sim = batch.state, batch.sim
+    results: list[PlayResult] = []
+    batch.seed([seed])
+    actions = np.zeros((1, n_l, 2))
+    try:
+        while episodes is None or len(results) < episodes:
+            batch.reset()
+            viewer.reset_trails()
+            viewer.card = None
+            recorder = EpisodeRecorder(batch)
+            c.restart_requested = False
+            next_step = time.monotonic()
+            while not viewer.window_closed:
+                info = {
+                    "play": scenario,
+                    "episode": len(results) + 1,
+                    "step": int(s.step_count[0]),
+                    "you": "walking" if batch.alive[0, PLAYER] else "done",
+                    "arrived": int(s.reached[0, :n_l].sum()),
+                    "collisions": int(s.collided[0, :n_l].sum()),
+                }
+                viewer.show(s, 0, sim.bounds[0], info, inspect=inspect, trace=sim.buffers.trace)
+                if viewer.window_closed or c.restart_requested:
+                    break
+                if sim.truncated()[0] or batch.world_done()[0]:
+                    break
+                now = time.monotonic()
+                due = not c.paused and (not realtime or now >= next_step)
+                if not (due or c.take_step()):
+                    time.sleep(min(FRAME_S, max(next_step - now, 0.0)) if not c.paused else FRAME_S)
+                    continue
+                direction, fraction = c.walk_wish(viewer.camera, s.pos[0, PLAYER])
+                if policy is not None:
+                    actions[0] = np.asarray(
+                        policy.act(batch.obs.reshape(-1, batch.layout.dim)), np.float64
+                    ).reshape(n_l, 2)
+                actions[0, PLAYER] = human_action(
+                    direction, fraction, s.pos[0, PLAYER], s.goal[0, PLAYER],
+                    float(s.heading[0, PLAYER]), config,
+                )  # fmt: skip
+                alive_before = batch.alive[0].copy()
+                batch.step(actions)
+                recorder.after_step(alive_before)
+                if on_step is not None:
+                    on_step(batch)
+                next_step = max(next_step + config.dt / c.speed, now - config.dt)
+            if viewer.window_closed:
+                break
+            if c.restart_requested and not (sim.truncated()[0] or batch.world_done()[0]):
+                continue  # abandoned: not scored
+            result = PlayResult(learner_metrics(recorder.record()), int(s.step_count[0]))
+            results.append(result)
+            rows = result.summary_rows(others)
+            print(f"episode {len(results)} ({result.steps} steps): " + "; ".join(
+                f"{k} {v}" for k, v in rows))  # fmt: skip
+            if wait_at_end:
+                viewer.card = (f"episode {len(results)} over: R next episode, Q quit", rows)
+                c.restart_requested = False
+                while not viewer.window_closed and not c.restart_requested:
+                    viewer.show(s, 0, sim.bounds[0], info, inspect=inspect, trace=sim.buffers.trace)
+                    time.sleep(FRAME_S)
+        return results
+    finally:
+        viewer.close()
+
+
+def play_cli(args) -> int:
+    """``crowdsteer play``: check that a window can open, then play."""
+    from .cli_args import UsageError, has_display, window_error
+
+    if not has_display():
+        raise UsageError(
+            "crowdsteer play needs a display (DISPLAY or WAYLAND_DISPLAY is not set); "
+            "on a headless machine try: xvfb-run crowdsteer play"
+        )
+    overrides: dict[str, Any] = {"kinematics": args.kinematics}
+    if args.n_learners is not None:
+        overrides["n_learners"] = args.n_learners
+    if args.n_pedestrians is not None:
+        overrides["n_pedestrians"] = args.n_pedestrians
+    from crowdsteer.envs.render._pygame import pygame
+
+    try:
+        results = run_play(
+            args.scenario, args.others, args.seed, episodes=args.episodes, max_steps=args.steps,
+            speed=args.speed, **overrides,
+        )  # fmt: skip
+    except pygame.error as err:
+        raise window_error(err, "crowdsteer play needs a display") from err
+    won = sum(bool(r.metrics["success"][0]) for r in results)
+    print(f"play: {len(results)} episodes scored, you arrived in {won}")
+    return 0
