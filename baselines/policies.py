@@ -10,15 +10,21 @@ desired direction or velocity, which is turned into an action for holonomic or u
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.sensing import ObservationLayout
-from crowdsteer.envs.core.steering_params import steering_param_set
+from crowdsteer.envs.core.steering_params import (
+    PARAM_TYPES,
+    check_steering_field,
+    steering_param_set,
+)
 
 from .steering import (
     OrcaParams,
@@ -32,6 +38,7 @@ from .steering import (
     side_choice,
     social_force,
 )
+from .steering.arrays import typed_params
 
 
 @dataclass
@@ -227,12 +234,78 @@ def list_policies() -> dict[str, str]:
     return {name: doc for name, (_, doc) in BEHAVIOURS.items()}
 
 
+# Keyword arguments of ``make_policy`` per behaviour: which steering parameters it takes.
+# ``params`` is the behaviour's parameter NamedTuple (or a dict of its fields); each field may
+# also be given on its own (``side=-1.0``). path_follow takes its side-choice avoidance
+# (``params``, SideChoiceParams) and its path following (``path_params``, PathFollowParams).
+_PARAM_KWARGS: dict[str, dict[str, str]] = {
+    "goal_seek": {},
+    "cardioid": {"params": "cardioid"},
+    "side_choice": {"params": "side_choice"},
+    "right_of_way": {"params": "right_of_way"},
+    "detection_box": {"params": "detection_box"},
+    "path_follow": {"params": "side_choice", "path_params": "path_follow"},
+    "social_force": {"params": "social_force"},
+    "orca": {"params": "orca"},
+}
+
+
+def _policy_params(name: str, config: CrowdConfig, given: dict[str, Any]) -> dict[str, Any]:
+    """The behaviour's parameters: the configuration's (articles' defaults + the config's fixed
+    values + ``steering_params``), then ``params=``/``path_params=``, then single fields.
+    Every keyword and value is checked; ``ConfigError`` names the bad one."""
+    slots = _PARAM_KWARGS[name]
+    field_slot = {f: slot for slot, beh in slots.items() for f in PARAM_TYPES[beh]._fields}
+    unknown = sorted(k for k in given if k not in slots and k not in field_slot)
+    if unknown:
+        allowed = sorted([*slots, *field_slot])
+        raise ConfigError(
+            f"make_policy({name!r}) got unknown keyword arguments {unknown}; it takes "
+            f"{allowed if allowed else 'none besides the spaces and config'}"
+        )
+    steer = steering_param_set(config)
+    out: dict[str, Any] = {"dt": config.dt}
+    for slot, beh in slots.items():
+        ptype = PARAM_TYPES[beh]
+        fields = dict(steer[beh]._asdict())
+        value = given.get(slot)
+        if isinstance(value, Mapping):
+            value = dict(value)
+        elif value is not None:
+            if type(value) is not ptype:
+                raise ConfigError(
+                    f"make_policy({name!r}) {slot}={value!r} must be a {ptype.__name__} or a "
+                    "dict of its fields"
+                )
+            value = value._asdict()
+        for key, v in (value or {}).items():
+            if key not in ptype._fields:
+                raise ConfigError(
+                    f"make_policy({name!r}) {slot}: unknown field {key!r}; fields are "
+                    f"{list(ptype._fields)}"
+                )
+            fields[key] = check_steering_field(beh, key, v, f"{slot}.{key}")
+        for key, v in given.items():
+            if field_slot.get(key) == slot:
+                fields[key] = check_steering_field(beh, key, v, key)
+        out[slot] = typed_params(ptype, ptype(**fields))
+    return out
+
+
 class SteeringPolicy:
-    """A steering behaviour as a policy: ``act(obs (K, dim)) -> actions (K, 2)``."""
+    """A steering behaviour as a policy: ``act(obs (K, dim)) -> actions (K, 2)``.
+
+    ``params`` are checked keyword arguments (see ``make_policy``).
+    """
 
     def __init__(self, name: str, config: CrowdConfig | None = None, **params: Any):
-        if name not in BEHAVIOURS:
-            raise ValueError(f"policy {name!r} is unknown; choose one of {sorted(BEHAVIOURS)}")
+        if not isinstance(name, str) or name not in BEHAVIOURS:
+            raise ConfigError(f"policy {name!r} is unknown; choose one of {sorted(BEHAVIOURS)}")
+        if config is not None and not isinstance(config, CrowdConfig):
+            raise ConfigError(
+                f"config={config!r} must be a CrowdConfig (e.g. env.unwrapped.config or "
+                "CrowdConfig.from_kwargs(...))"
+            )
         self.name = name
         self.config = config or CrowdConfig()
         self.layout = ObservationLayout(
@@ -241,26 +314,27 @@ class SteeringPolicy:
             self.config.obs_walls,
             self.config.obs_waypoints,
         )
-        # the configuration's steering parameters (articles' defaults + config + overrides),
-        # the same values the crowd uses; explicit ``params=...`` wins
-        steer = steering_param_set(self.config)
-        defaults: dict[str, Any] = {"dt": self.config.dt}
-        if name == "path_follow":
-            defaults.update(params=steer["side_choice"], path_params=steer["path_follow"])
-        elif name in steer:
-            defaults["params"] = steer[name]
-        self.params = {**defaults, **params}
+        self.obs_low, self.obs_high = self.layout.bounds()
+        # the configuration's steering parameters, the same values the crowd uses, with the
+        # given overrides on top
+        self.params = _policy_params(name, self.config, params)
         self._behaviour = BEHAVIOURS[name][0]
+
+    def check_observation(self, obs: Any) -> np.ndarray:
+        """``obs`` as a float64 ``(K, dim)`` array; ``ValueError`` for a wrong shape, NaN/inf or
+        values outside the observation's bounds (e.g. normalised observations)."""
+        return check_observations(obs, self.layout.dim, self.obs_low, self.obs_high)
 
     def desired_velocity(self, obs: np.ndarray) -> np.ndarray:
         """Goal-frame desired velocities (K, 2) of the behaviour."""
+        obs = self.check_observation(obs)
         return self._behaviour(view_observation(self.layout, obs), self.params)
 
     def act(self, obs: np.ndarray) -> np.ndarray:
-        """Actions (K, 2) in [-1, 1] for the configured kinematics."""
-        obs = np.asarray(obs)
-        single = obs.ndim == 1
-        obs2 = obs[None] if single else obs
+        """Actions (K, 2) in [-1, 1] for the configured kinematics (``(2,)`` for one ``(dim,)``
+        observation)."""
+        single = np.ndim(obs) == 1
+        obs2 = self.check_observation(obs[None] if single else obs)
         view = view_observation(self.layout, obs2)
         vel = self._behaviour(view, self.params)
         if self.config.kinematics == "holonomic":
@@ -271,8 +345,39 @@ class SteeringPolicy:
             err = (want - view.heading + np.pi) % (2 * np.pi) - np.pi
             turn = err / (self.config.max_turn_rate * self.config.dt)
             act = np.stack([2.0 * speed / view.v_pref - 1.0, turn], axis=1)
-        act = np.clip(np.nan_to_num(act), -1.0, 1.0).astype(np.float32)
+        if not np.isfinite(act).all():
+            raise FloatingPointError(
+                f"policy {self.name!r} produced a non-finite action from a finite observation"
+            )
+        act = np.clip(act, -1.0, 1.0).astype(np.float32)
         return act[0] if single else act
+
+
+def check_observations(
+    obs: Any, dim: int, low: np.ndarray | None = None, high: np.ndarray | None = None
+) -> np.ndarray:
+    """``obs`` as a float64 ``(K, dim)`` array; ``ValueError`` naming what is wrong: the shape,
+    NaN or inf entries, or entries outside ``[low, high]`` when given."""
+    arr = np.asarray(obs)
+    if arr.ndim != 2 or arr.shape[1] != dim:
+        raise ValueError(f"obs must have shape (K, {dim}) or ({dim},), got {arr.shape}")
+    if arr.dtype.kind not in "fiu":
+        raise ValueError(f"obs must be numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ValueError(f"obs[{row}, {col}]={arr[row, col]} is not finite; obs must be finite")
+    if low is not None and high is not None:
+        out = (arr < low) | (arr > high)
+        if out.any():
+            row, col = np.argwhere(out)[0]
+            raise ValueError(
+                f"obs[{row}, {col}]={arr[row, col]:g} lies outside the observation's bounds "
+                f"[{low[col]:g}, {high[col]:g}]; policies take the environment's raw observations "
+                "(not normalised ones)"
+            )
+    return arr
 
 
 def make_policy(
@@ -284,19 +389,29 @@ def make_policy(
 ) -> SteeringPolicy:
     """A scripted baseline by name (see ``list_policies``) for envs built with ``config``.
 
-    ``observation_space`` is checked against the config's observation size when given.
-    ``params`` go to the behaviour (e.g. ``params=SideChoiceParams(side=-1)``).
+    ``observation_space`` is checked against the config's (flat) observation size when given.
+    ``params`` override the configuration's steering parameters of the behaviour: ``params=`` a
+    parameter NamedTuple or dict (e.g. ``params=SideChoiceParams(side=-1.0)``), or single fields
+    (``side=-1.0``); path_follow also takes ``path_params=``. Unknown keywords and values outside
+    ``STEERING_RANGES`` raise ``ConfigError`` (a ``ValueError``) naming them.
     """
     policy = SteeringPolicy(name, config=config, **params)
-    shape = getattr(observation_space, "shape", None)
-    if shape is not None and shape != (policy.layout.dim,):
-        raise ValueError(
-            f"observation_space shape {shape} does not match the config's {(policy.layout.dim,)}; "
-            "pass the env's config=..."
-        )
-    ashape = getattr(action_space, "shape", None)
-    if ashape is not None and ashape != (2,):
-        raise ValueError(f"action_space shape {ashape} must be (2,)")
+    if observation_space is not None:
+        shape = getattr(observation_space, "shape", None)
+        if shape is None:
+            raise ConfigError(
+                f"observation_space={observation_space!r} has no flat shape: scripted policies "
+                "read the flat observation (build the env with dict_obs=False)"
+            )
+        if tuple(shape) != (policy.layout.dim,):
+            raise ConfigError(
+                f"observation_space shape {shape} does not match the config's "
+                f"{(policy.layout.dim,)}; pass the env's config=..."
+            )
+    if action_space is not None:
+        ashape = getattr(action_space, "shape", None)
+        if ashape is None or tuple(ashape) != (2,):
+            raise ConfigError(f"action_space shape {ashape} must be (2,)")
     return policy
 
 
@@ -308,9 +423,13 @@ class SB3Policy:
         self.obs_rms = obs_rms
         self.clip_obs = clip_obs
         self.name = name
+        self.obs_dim = int(np.prod(model.observation_space.shape))
 
     def act(self, obs: np.ndarray) -> np.ndarray:
-        obs = np.asarray(obs, dtype=np.float32)
+        """Actions (K, 2) for observations (K, dim) (``(2,)`` for one ``(dim,)`` observation)."""
+        single = np.ndim(obs) == 1
+        arr = check_observations(obs[None] if single else obs, self.obs_dim)
+        obs = arr.astype(np.float32)
         if self.obs_rms is not None:
             obs = np.clip(
                 (obs - self.obs_rms.mean) / np.sqrt(self.obs_rms.var + 1e-8),
@@ -318,12 +437,14 @@ class SB3Policy:
                 self.clip_obs,
             ).astype(np.float32)
         action, _ = self.model.predict(obs, deterministic=True)
-        return np.clip(action, -1.0, 1.0)
+        action = np.clip(action, -1.0, 1.0)
+        return action[0] if single else action
 
 
-def load_policy(path: str) -> SB3Policy:
+def load_policy(path: str | os.PathLike, config: CrowdConfig | None = None) -> SB3Policy:
     """Load a saved SB3 model (``.zip``; PPO or SAC) with its observation normalisation if a
-    ``vecnormalize.pkl`` lies beside it."""
+    ``vecnormalize.pkl`` lies beside it. With ``config``, the model's observation size must be
+    the one the config's environments produce."""
     import pickle
     from pathlib import Path
 
@@ -334,9 +455,13 @@ def load_policy(path: str) -> SB3Policy:
             "loading a trained model needs Stable-Baselines3: pip install 'crowdsteer[train]'"
         ) from err
 
+    if not isinstance(path, (str, os.PathLike)):
+        raise ConfigError(f"path={path!r} must be the path of a saved model (.zip)")
+    if config is not None and not isinstance(config, CrowdConfig):
+        raise ConfigError(f"config={config!r} must be a CrowdConfig")
     p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"policy file {path!r} does not exist")
+    if not p.is_file():
+        raise FileNotFoundError(f"policy file {str(path)!r} does not exist")
     model = None
     for cls in (PPO, SAC):
         try:
@@ -345,12 +470,41 @@ def load_policy(path: str) -> SB3Policy:
         except Exception:  # noqa: BLE001  (try the next algorithm)
             continue
     if model is None:
-        raise ValueError(f"{path!r} is not a PPO or SAC model saved by Stable-Baselines3")
+        raise ValueError(f"{str(path)!r} is not a PPO or SAC model saved by Stable-Baselines3")
+    obs_shape = tuple(model.observation_space.shape or ())
+    act_shape = tuple(getattr(model.action_space, "shape", None) or ())
+    if len(obs_shape) != 1 or act_shape != (2,):
+        raise ValueError(
+            f"{str(path)!r} holds a model for observations {obs_shape} and actions {act_shape}; "
+            "crowdsteer policies take flat observations (dim,) and give actions (2,)"
+        )
+    if config is not None:
+        layout = ObservationLayout(
+            config.obs_neighbours, config.obs_obstacles, config.obs_walls, config.obs_waypoints
+        )
+        if obs_shape != (layout.dim,):
+            raise ValueError(
+                f"{str(path)!r} was trained on observations of size {obs_shape[0]}, but the "
+                f"config's environments give {layout.dim} (obs_neighbours="
+                f"{config.obs_neighbours}, obs_obstacles={config.obs_obstacles}, obs_walls="
+                f"{config.obs_walls}, obs_waypoints={config.obs_waypoints}); use the model's "
+                "training settings"
+            )
     obs_rms, clip = None, 10.0
     norm = p.with_name("vecnormalize.pkl")
     if norm.exists():
-        with open(norm, "rb") as f:
-            vn = pickle.load(f)
-        obs_rms = vn.obs_rms if vn.norm_obs else None
-        clip = vn.clip_obs
+        try:
+            with open(norm, "rb") as f:
+                vn = pickle.load(f)
+            obs_rms = vn.obs_rms if vn.norm_obs else None
+            clip = float(vn.clip_obs)
+        except Exception as err:  # noqa: BLE001  (any unreadable or foreign pickle)
+            raise ValueError(
+                f"{str(norm)!r} beside the model is not a readable VecNormalize file: {err}"
+            ) from err
+        if obs_rms is not None and np.shape(obs_rms.mean) != obs_shape:
+            raise ValueError(
+                f"{str(norm)!r} normalises observations of shape {np.shape(obs_rms.mean)}, but "
+                f"the model takes {obs_shape}; it belongs to another model"
+            )
     return SB3Policy(model, obs_rms, clip, name=p.stem)

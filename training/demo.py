@@ -40,7 +40,7 @@ def has_display() -> bool:
 
 def _policy(name: str, config: CrowdConfig):
     if name.endswith(".zip") or os.path.sep in name:
-        return load_policy(name)
+        return load_policy(name, config=config)
     return make_policy(name, config=config)
 
 
