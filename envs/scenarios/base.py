@@ -201,6 +201,19 @@ def keep_clear(count: int, clearance: float, body: BodyDefaults, region: Box | N
     return FixedSet(count, clearance + body.flock_radius + 0.1, region)
 
 
+def keep_clear_of(
+    plan: PairPlan, clearance: float, body: BodyDefaults, goals: bool = False
+) -> list[FixedSet]:
+    """The ``FixedSet``s of the starts (and goals) of ``plan``'s bodies of ``clearance``, each
+    group's within its own box, that flock units keep clear of."""
+    out = []
+    for g in plan.groups:
+        out.append(keep_clear(len(g.members), clearance, body, g.start))
+        if goals and g.goal is not None:
+            out.append(keep_clear(len(g.members), clearance, body, g.goal))
+    return out
+
+
 def flock_start(
     rng: np.random.Generator,
     plan: PairPlan,

@@ -16,7 +16,7 @@ from .base import (
     assemble,
     flock_plan,
     flock_start,
-    keep_clear,
+    keep_clear_of,
     param,
     register,
     require,
@@ -85,9 +85,8 @@ def _plans(counts: Counts, body: BodyDefaults, p: BottleneckParams):
         "learners and pedestrians",
         "reduce n_learners or n_pedestrians, or raise scenario_params room_width or start_depth",
     )
-    hl, hw = p.room_length / 2, p.room_width / 2
-    keep = keep_clear(len(side), body.radius + 0.05, body, Box(-hl, -hw, hl, hw))
-    return walkers_plan, flock_plan(counts, body, _flock_area(body, p), [keep])
+    keep = keep_clear_of(walkers_plan, body.radius + 0.05, body)
+    return walkers_plan, flock_plan(counts, body, _flock_area(body, p), keep)
 
 
 def check(counts: Counts, body: BodyDefaults, p: BottleneckParams) -> None:

@@ -16,7 +16,7 @@ from .base import (
     assemble,
     flock_plan,
     flock_start,
-    keep_clear,
+    keep_clear_of,
     param,
     register,
     require,
@@ -67,9 +67,8 @@ def _plans(counts: Counts, body: BodyDefaults, p: CorridorParams):
     )
     lattice = Lattice.for_clearance(body.radius + 0.05, origin=(0.0, -hw))
     walkers_plan = PairPlan(lattice, groups, "learners and pedestrians", _ADVICE)
-    walkers = len(direction)
-    keep = keep_clear(walkers, body.radius + 0.05, body, Box(-hl, -hw, hl, hw))
-    return walkers_plan, flock_plan(counts, body, _flock_area(body, p), [keep])
+    keep = keep_clear_of(walkers_plan, body.radius + 0.05, body)
+    return walkers_plan, flock_plan(counts, body, _flock_area(body, p), keep)
 
 
 def check(counts: Counts, body: BodyDefaults, p: CorridorParams) -> None:

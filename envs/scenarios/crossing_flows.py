@@ -16,7 +16,7 @@ from .base import (
     assemble,
     flock_plan,
     flock_start,
-    keep_clear,
+    keep_clear_of,
     param,
     register,
     require,
@@ -59,9 +59,8 @@ def _plans(counts: Counts, body: BodyDefaults, p: CrossingFlowsParams):
     )
     lattice = Lattice.for_clearance(body.radius + 0.05, origin=(-h, -h))
     walkers_plan = PairPlan(lattice, groups, "learners and pedestrians", _ADVICE)
-    square = Box(-h, -h, h, h)
-    keep = keep_clear(walkers, body.radius + 0.05, body, square)
-    return walkers_plan, flock_plan(counts, body, square, [keep])
+    keep = keep_clear_of(walkers_plan, body.radius + 0.05, body)
+    return walkers_plan, flock_plan(counts, body, Box(-h, -h, h, h), keep)
 
 
 def check(counts: Counts, body: BodyDefaults, p: CrossingFlowsParams) -> None:

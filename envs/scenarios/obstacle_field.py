@@ -19,6 +19,7 @@ from .base import (
     flock_plan,
     flock_start,
     keep_clear,
+    keep_clear_of,
     param,
     register,
     require,
@@ -91,7 +92,7 @@ def _plans(counts: Counts, body: BodyDefaults, p: ObstacleFieldParams):
     )
     field_box = Box(-hw, -hh, hw, hh)
     keep = [
-        keep_clear(len(side), c, body, field_box),
+        *keep_clear_of(walkers_plan, c, body),
         keep_clear(p.n_obstacles, p.obstacle_radius_max, body, Box(-inner, -hh, inner, hh)),
     ]
     return obstacles_plan, walkers_plan, flock_plan(counts, body, field_box, keep)

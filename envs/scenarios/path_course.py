@@ -22,6 +22,7 @@ from .base import (
     flock_plan,
     flock_start,
     keep_clear,
+    keep_clear_of,
     param,
     register,
     require,
@@ -111,13 +112,13 @@ def _plans(counts: Counts, body: BodyDefaults, p: PathCourseParams):
         "reduce n_learners or n_pedestrians, or raise scenario_params zone or height",
         (FixedSet(n_obst, p.obstacle_radius + c, obstacle_region),),
     )
-    walkers = len(forward)
-    area = Box(-hl, -hh, hl, hh)
+    x_in = hl - p.zone
     keep = [
-        keep_clear(2 * walkers, c, body, area),
+        *keep_clear_of(walkers_plan, c, body, goals=True),
         keep_clear(n_obst, p.obstacle_radius, body, obstacle_region),
-        keep_clear(p.n_waypoints, 0.5, body, area),
+        keep_clear(p.n_waypoints, 0.5, body, Box(-x_in, -p.amplitude, x_in, p.amplitude)),
     ]
+    area = Box(-hl, -hh, hl, hh)
     return walkers_plan, flock_plan(counts, body, area, keep)
 
 

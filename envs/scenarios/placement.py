@@ -92,10 +92,10 @@ def close_pairs(
     kb = ib[:, 0] * stride + ib[:, 1]
     order = np.argsort(kb, kind="stable")
     sorted_kb = kb[order]
-    offsets = np.array([dx * stride + dy for dx in (-1, 0, 1) for dy in (-1, 0, 1)], np.int64)
-    q = ka[:, None] + offsets[None, :]  # (n, 9) neighbour cell keys
-    first = np.searchsorted(sorted_kb, q, "left")
-    counts = np.searchsorted(sorted_kb, q, "right") - first
+    # the 3 cells (x + dx, y - 1 .. y + 1) of one column are consecutive keys: one range each
+    rows = ka[:, None] + np.array([-stride, 0, stride], np.int64)[None, :]  # (n, 3)
+    first = np.searchsorted(sorted_kb, rows - 1, "left")
+    counts = np.searchsorted(sorted_kb, rows + 1, "right") - first
     per_point = counts.sum(axis=1)
     out_i, out_j = [], []
     start = 0
@@ -105,7 +105,7 @@ def close_pairs(
         c = counts[start:stop].ravel()
         total = int(c.sum())
         if total:
-            owner = np.repeat(np.arange(start, stop).repeat(9), c)
+            owner = np.repeat(np.arange(start, stop).repeat(3), c)
             base = np.repeat(first[start:stop].ravel(), c)
             within = np.arange(total) - np.repeat(np.cumsum(c) - c, c)
             j = order[base + within]
@@ -153,7 +153,7 @@ def draw_pairs(
     clearance: np.ndarray,
     fixed_points: np.ndarray | None = None,
     fixed_clearance: np.ndarray | None = None,
-    max_rounds: int = MAX_ROUNDS,
+    max_rounds: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Draw ``n`` (start, goal) pairs whose starts and whose goals do not overlap, or None.
 
@@ -161,7 +161,8 @@ def draw_pairs(
     ``idx``; ``clearance: (n,)`` is each body's radius plus margin: two starts (or goals) overlap
     when nearer than the sum of their clearances. Starts and goals also keep clear of
     ``fixed_points: (f, 2)`` with ``fixed_clearance: (f,)``. Every body that overlaps an earlier
-    one is redrawn, all at once, for at most ``max_rounds`` rounds; None if some still overlap.
+    one is redrawn, all at once, for at most ``max_rounds`` rounds (default ``MAX_ROUNDS``);
+    None if some still overlap.
     """
     if n == 0:
         return np.zeros((0, 2)), np.zeros((0, 2))
@@ -169,7 +170,7 @@ def draw_pairs(
     fixed = np.zeros((0, 2)) if fixed_points is None else np.asarray(fixed_points, float)
     fixed_c = np.zeros(0) if fixed_clearance is None else np.asarray(fixed_clearance, float)
     moved = np.arange(n)
-    for _ in range(max_rounds):
+    for _ in range(MAX_ROUNDS if max_rounds is None else max_rounds):
         bad = _overlapping(starts, clearance, moved, fixed, fixed_c)
         bad |= _overlapping(goals, clearance, moved, fixed, fixed_c)
         if not bad.any():

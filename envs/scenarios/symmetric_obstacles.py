@@ -139,7 +139,8 @@ def _plans(counts: Counts, body: BodyDefaults, p: SymmetricObstaclesParams):
         plans.append((members, plan, shift))
     area = _area(counts, p, lane_y)
     keep = [
-        keep_clear(counts.learners + counts.pedestrians, c, body, area),
+        keep_clear(counts.learners, c, body, lanes),
+        *(keep_clear(len(m), c, body, plan.groups[0].start) for m, plan, _ in plans),
         keep_clear(2 * len(lane_y), p.obstacle_radius, body, pair),
     ]
     return plans, flock_plan(counts, body, area, keep)
