@@ -186,6 +186,7 @@ INT_RANGES: dict[str, tuple[int, int, str]] = {
     "obs_waypoints": (0, 64, "waypoints in the observation"),
     "render_size": (64, 4096, "pixels"),
     "render_fps": (1, 1000, "frames per second"),
+    "render_body": (0, MAX_BODIES - 1, "index of the body whose steering the overlays show"),
 }
 
 BOOLEANS = ("learners_visible", "collision_ends", "dict_obs")
@@ -222,6 +223,7 @@ def _explicit_kwargs(scenario: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _validate(c: CrowdConfig) -> None:
+    # every field on its own first, so the error names the field that is out of its range ...
     for name, (lo, hi, lo_open, doc) in RANGES.items():
         check_real(name, getattr(c, name), lo, hi, lo_open, doc)
     for name, (lo, hi, doc) in INT_RANGES.items():
@@ -241,24 +243,12 @@ def _validate(c: CrowdConfig) -> None:
             )
     else:
         check_int("n_pedestrians", c.n_pedestrians, 0, MAX_BODIES)
-    lo, hi = c.pedestrian_range
-    total = c.n_learners + hi + c.n_flock
-    if total > MAX_BODIES:
-        raise ConfigError(
-            f"n_learners + n_pedestrians + n_flock = {total} bodies is too many: a world holds at "
-            f"most {MAX_BODIES}"
-        )
     check_choice("pedestrian_behaviour", c.pedestrian_behaviour, PEDESTRIAN_BEHAVIOURS)
     check_choice("flock_view", c.flock_view, FLOCK_VIEWS)
     check_choice("flock_leader", c.flock_leader, FLOCK_LEADER_MODES)
     check_choice("flock_target", c.flock_target, FLOCK_TARGETS)
     check_choice("kinematics", c.kinematics, KINEMATICS_NAMES)
     check_choice("shaping_reference", c.shaping_reference, (None, *SHAPING_REFERENCES))
-    if (c.shaping_reference is None) != (c.shaping_weight == 0):
-        raise ConfigError(
-            f"shaping_reference={c.shaping_reference!r} and shaping_weight={c.shaping_weight!r} "
-            "disagree: shaping needs both a reference and a weight > 0 (or neither)"
-        )
     check_choice("render_mode", c.render_mode, (None, "human", "rgb_array"))
     overlays = c.render_overlays
     if not (
@@ -269,6 +259,18 @@ def _validate(c: CrowdConfig) -> None:
             f"render_overlays={overlays!r} is invalid: must be a tuple of names from {OVERLAYS}"
         )
     check_steering_params(c.steering_params)
+    # ... then the fields that must agree with each other, and the scenario
+    total = c.n_learners + c.pedestrian_range[1] + c.n_flock
+    if total > MAX_BODIES:
+        raise ConfigError(
+            f"n_learners + n_pedestrians + n_flock = {total} bodies is too many: a world holds at "
+            f"most {MAX_BODIES}"
+        )
+    if (c.shaping_reference is None) != (c.shaping_weight == 0):
+        raise ConfigError(
+            f"shaping_reference={c.shaping_reference!r} and shaping_weight={c.shaping_weight!r} "
+            "disagree: shaping needs both a reference and a weight > 0 (or neither)"
+        )
     _validate_scenario(c)
 
 
@@ -303,7 +305,15 @@ def _validate_scenario(c: CrowdConfig) -> None:
             f"scenario={c.scenario!r} is invalid: must be a scenario name or an explicit "
             "scenario dict"
         )
-    check_int("render_body", c.render_body, 0, max(counts.total - 1, 0))
+    if counts.total == 0:
+        raise ConfigError(
+            "n_learners + n_pedestrians + n_flock = 0: a world needs at least one body"
+        )
+    if c.render_body >= counts.total:
+        raise ConfigError(
+            f"render_body={c.render_body} is invalid: the world holds {counts.total} bodies, so "
+            f"it must be in [0, {counts.total - 1}]"
+        )
 
 
 # CrowdNav's standard test (Chen et al. 2019): dt 0.25 s, radius 0.3 m, v_pref 1 m/s, circle
