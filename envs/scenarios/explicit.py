@@ -132,6 +132,8 @@ def from_dict(data: Mapping, body: BodyDefaults) -> ScenarioSpec:
     obstacle_pos, obstacle_radius = _obstacles(data)
     walls = _walls(data)
     starts_a, goals_a, radii_a = np.array(starts), np.array(goals), np.array(radii)
+    bounds = _bounds(data, starts_a, goals_a, obstacle_pos, walls)
+    # every entry is valid on its own; now the layout: nothing may start overlapping
     _check_clear(starts_a, goals_a, radii_a, kind_arr, obstacle_pos, obstacle_radius, walls)
     spec = ScenarioSpec(
         start=starts_a[order],
@@ -139,7 +141,7 @@ def from_dict(data: Mapping, body: BodyDefaults) -> ScenarioSpec:
         radius=radii_a[order],
         v_pref=np.array(speeds)[order],
         kind=kind_arr[order],
-        bounds=_bounds(data, starts_a, goals_a, obstacle_pos, walls),
+        bounds=bounds,
         behaviour=np.array(behaviours, np.int64)[order],
         path=path[order],
         path_len=path_len[order],
