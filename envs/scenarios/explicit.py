@@ -172,6 +172,8 @@ def _paths(data: Mapping, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for key, pts in paths.items():
         for k, q in enumerate(pts):
             path[key, k] = _point(q, f"paths[{key}][{k}]")
+        if (path[key, 1 : len(pts)] == path[key, 0]).all():
+            _fail(f"paths[{key}] has zero length: all its points are the same")
         path_len[key] = len(pts)
     return path, path_len
 
