@@ -246,17 +246,16 @@ def _segment_distance(p: np.ndarray, walls: np.ndarray) -> np.ndarray:
 def _check_clear(starts, goals, radii, kinds, obstacle_pos, obstacle_radius, walls) -> None:
     """No start overlaps another start, an obstacle or a wall; no learner's or pedestrian's goal
     overlaps an obstacle or a wall (the body could never reach it)."""
-    i, j = close_pairs(starts, radii, starts, radii)
-    pair = i < j
-    if pair.any():
-        a, b = int(i[pair][0]), int(j[pair][0])
+    i, j = close_pairs(starts, radii, starts, radii, first_only=True, same=True)
+    if len(i):
+        a, b = sorted((int(i[0]), int(j[0])))
         _fail(
             f"agents[{a}] and agents[{b}] start overlapping: starts {starts[a].tolist()} and "
             f"{starts[b].tolist()} are closer than their radii {radii[a]:g} + {radii[b]:g}"
         )
     walkers = np.flatnonzero(kinds != FLOCK)
     for what, pts, rows in (("start", starts, np.arange(len(kinds))), ("goal", goals, walkers)):
-        k, m = close_pairs(pts[rows], radii[rows], obstacle_pos, obstacle_radius)
+        k, m = close_pairs(pts[rows], radii[rows], obstacle_pos, obstacle_radius, first_only=True)
         if len(k):
             a = int(rows[k[0]])
             _fail(

@@ -61,7 +61,12 @@ class Box:
 
 
 def close_pairs(
-    a: np.ndarray, ra: np.ndarray, b: np.ndarray, rb: np.ndarray, first_only: bool = False
+    a: np.ndarray,
+    ra: np.ndarray,
+    b: np.ndarray,
+    rb: np.ndarray,
+    first_only: bool = False,
+    same: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs ``(i, j)`` with ``|a[i] - b[j]| < ra[i] + rb[j]``.
 
@@ -70,7 +75,8 @@ def close_pairs(
     number of candidates at a time, so memory stays O(n + m) for well spread points (a few
     points are compared all against all). The distance
     is ``sqrt(dx * dx + dy * dy)``, bit for bit ``np.linalg.norm`` of the difference.
-    ``first_only``: stop at the first chunk that holds a pair.
+    ``first_only``: stop at the first chunk that holds a pair. ``same``: ``a`` and ``b`` are the
+    same points, and a point is not paired with itself.
     """
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     if len(a) == 0 or len(b) == 0:
@@ -78,7 +84,10 @@ def close_pairs(
     if len(a) * len(b) <= _DENSE_PAIRS:  # few points: every pair, no grid
         dx = a[:, None, 0] - b[None, :, 0]
         dy = a[:, None, 1] - b[None, :, 1]
-        i, j = np.nonzero(np.sqrt(dx * dx + dy * dy) < ra[:, None] + rb[None, :])
+        hit = np.sqrt(dx * dx + dy * dy) < ra[:, None] + rb[None, :]
+        if same:
+            np.fill_diagonal(hit, False)
+        i, j = np.nonzero(hit)
         return i.astype(np.int64), j.astype(np.int64)
     cell = float(np.max(ra)) + float(np.max(rb))
     if not cell > 0:
@@ -109,6 +118,9 @@ def close_pairs(
             base = np.repeat(first[start:stop].ravel(), c)
             within = np.arange(total) - np.repeat(np.cumsum(c) - c, c)
             j = order[base + within]
+            if same:
+                keep = owner != j
+                owner, j = owner[keep], j[keep]
             dx = a[owner, 0] - b[j, 0]
             dy = a[owner, 1] - b[j, 1]
             hit = np.sqrt(dx * dx + dy * dy) < ra[owner] + rb[j]
@@ -364,8 +376,8 @@ class PairPlan:
                     raise ScenarioError(
                         f"scenario={scenario!r} cannot guarantee room for {n} {self.what}"
                         f"{where}: its {spot} of {box.size_text()} holds at most "
-                        f"{max(room, 0)} bodies with clearance {self.lattice.spacing / 2:.3g} m "
-                        f"apart; {self.advice}"
+                        f"{max(room, 0)} bodies spaced {self.lattice.spacing:.3g} m apart; "
+                        f"{self.advice}"
                     )
 
     def place(

@@ -244,6 +244,13 @@ def test_close_pairs_matches_all_pairs():
     d = np.linalg.norm(a[:, None] - b[None], axis=-1)
     want = set(zip(*np.nonzero(d < ra[:, None] + rb[None]), strict=True))
     assert set(zip(i.tolist(), j.tolist(), strict=True)) == want and len(i) == len(want)
+    for pts in (a, rng.uniform(-50, 50, (3000, 2))):  # all pairs, then the grid
+        r = np.full(len(pts), 0.3)
+        i, j = close_pairs(pts, r, pts, r, same=True)
+        d = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
+        np.fill_diagonal(d, np.inf)
+        want = set(zip(*np.nonzero(d < 0.6), strict=True))
+        assert set(zip(i.tolist(), j.tolist(), strict=True)) == want and len(i) == len(want)
 
 
 def test_lattice_sites_in_a_box_are_spaced_and_counted():
@@ -257,3 +264,15 @@ def test_lattice_sites_in_a_box_are_spaced_and_counted():
     np.fill_diagonal(d, np.inf)
     assert d.min() >= 0.7
     assert (sites >= [box.x0, box.y0]).all() and (sites <= [box.x1, box.y1]).all()
+
+
+def test_an_explicit_crowd_on_one_point_is_refused_quickly():
+    """10,000 bodies on one point: the overlap check stops at the first pair it finds."""
+    import time
+
+    agents = [{"start": (0.0, 0.0), "goal": (5.0, 0.0), "role": "learner"}]
+    agents += [{"start": (3.0, 3.0), "goal": (3.0, -3.0)} for _ in range(9999)]
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=r"agents\[1\] and agents\[\d+\] start overlapping"):
+        CrowdConfig.from_kwargs(scenario={"agents": agents})
+    assert time.perf_counter() - t < 10.0
