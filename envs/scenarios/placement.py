@@ -53,6 +53,11 @@ class Box:
     def grow(self, d: float) -> Box:
         return Box(self.x0 - d, self.y0 - d, self.x1 + d, self.y1 + d)
 
+    def gap(self, other: Box) -> float:
+        """Separation along the farther-apart axis (<= 0 when the boxes overlap on both axes):
+        any point of one box is at least this far from any point of the other."""
+        return max(other.x0 - self.x1, self.x0 - other.x1, other.y0 - self.y1, self.y0 - other.y1)
+
     def size_text(self) -> str:
         return f"{self.x1 - self.x0:.3g} x {self.y1 - self.y0:.3g} m"
 
@@ -342,6 +347,8 @@ class PairPlan:
 
     ``what`` names the bodies ("learners and pedestrians"); ``advice`` says which count or size
     to change when they do not fit. ``fixed`` bounds the fixed points they must keep clear of.
+    Groups whose boxes come within one spacing of each other share ``lattice`` (and its sites are
+    counted once); a group far from all others gets a lattice aligned with its own box.
     """
 
     lattice: Lattice
@@ -354,6 +361,21 @@ class PairPlan:
     def size(self) -> int:
         return sum(len(g.members) for g in self.groups)
 
+    def _lattice_for(self, g_idx: int, end: str) -> tuple[Lattice, bool]:
+        """The lattice of group ``g_idx``'s ``end`` box, and whether it is the box's own: a box
+        at least one spacing from every other group's box gets a lattice aligned with its
+        corner (the most sites it can hold); boxes closer than that share the plan's lattice, so
+        that their sites never come closer than one spacing."""
+        box = _end_box(self.groups[g_idx], end)
+        for h_idx, h in enumerate(self.groups):
+            if (
+                h_idx != g_idx
+                and len(h.members)
+                and box.gap(_end_box(h, end)) < self.lattice.spacing
+            ):
+                return self.lattice, False
+        return Lattice(self.lattice.spacing, (box.x0, box.y0)), True
+
     def check(self, scenario: str) -> None:
         """Raise ``ScenarioError`` unless every group fits its boxes in the worst case."""
         for g_idx, g in enumerate(self.groups):
@@ -364,15 +386,15 @@ class PairPlan:
                 box = getattr(g, end)
                 if box is None:
                     continue
-                room = self.lattice.count(box)
-                for h in self.groups[:g_idx]:
-                    other = getattr(h, end) if h.goal is not None else h.start
-                    shared = self.lattice.count(box.intersect(other))
+                lattice, own = self._lattice_for(g_idx, end)
+                room = lattice.count(box)
+                for h in self.groups[:g_idx] if not own else ():
+                    shared = lattice.count(box.intersect(_end_box(h, end)))
                     room -= min(len(h.members), shared)
-                room -= sum(f.blocked_bound(self.lattice, box) for f in self.fixed)
+                room -= sum(f.blocked_bound(lattice, box) for f in self.fixed)
                 if n > room:
                     where = f" ({g.label})" if g.label else ""
-                    spot = "start" if g.goal is None else f"{end} area"
+                    spot = "area" if g.goal is None else f"{end} area"
                     raise ScenarioError(
                         f"scenario={scenario!r} cannot guarantee room for {n} {self.what}"
                         f"{where}: its {spot} of {box.size_text()} holds at most "
@@ -412,19 +434,33 @@ class PairPlan:
         starts, goals = np.zeros((n, 2)), np.zeros((n, 2))
         taken_s = np.zeros((0, 2), np.int64)
         taken_g = np.zeros((0, 2), np.int64)
-        for g in self.groups:
+        none = np.zeros((0, 2), np.int64)
+        for g_idx, g in enumerate(self.groups):
             k = len(g.members)
-            pts, keys = lattice_sites(rng, self.lattice, g.start, k, taken_s, fixed, rho)
+            lattice, own = self._lattice_for(g_idx, "start")
+            pts, keys = lattice_sites(
+                rng, lattice, g.start, k, none if own else taken_s, fixed, rho
+            )
             starts[g.members] = pts
-            taken_s = np.concatenate([taken_s, keys])
+            if not own:  # sites of the shared lattice that later groups must skip
+                taken_s = np.concatenate([taken_s, keys])
             if g.goal is None:
                 goals[g.members] = pts
-                taken_g = np.concatenate([taken_g, keys])
-            else:
-                pts, keys = lattice_sites(rng, self.lattice, g.goal, k, taken_g, fixed, rho)
-                goals[g.members] = pts
+                if not own:
+                    taken_g = np.concatenate([taken_g, keys])
+                continue
+            lattice, own = self._lattice_for(g_idx, "goal")
+            pts, keys = lattice_sites(rng, lattice, g.goal, k, none if own else taken_g, fixed, rho)
+            goals[g.members] = pts
+            if not own:
                 taken_g = np.concatenate([taken_g, keys])
         return starts, goals
+
+
+def _end_box(g: Group, end: str) -> Box:
+    """Where group ``g``'s starts (``end="start"``) or goals lie (a goal-less group's goals are
+    its starts)."""
+    return g.goal if end == "goal" and g.goal is not None else g.start
 
 
 def uniform_in(box: Box) -> Sampler:
