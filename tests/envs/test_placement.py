@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from crowdsteer.envs.core.config import CrowdConfig
@@ -195,7 +195,9 @@ def test_any_accepted_request_is_placed_without_overlap(request_, seed):
         check_scenario(name, params, counts, body)
     except ScenarioError as err:
         assert any(k in str(err) for k in (*SIZES[name], "n_", "radius", "size", "width")), err
+        event("refused")
         return
+    event(f"placed {counts.total} bodies" if counts.total < 20 else "placed 20+ bodies")
     generate = SCENARIOS[name].generate
     full = placement.MAX_ROUNDS
     for rounds in (full, 0):  # as drawn, and straight to the lattice
