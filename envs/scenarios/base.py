@@ -196,8 +196,9 @@ def flock_plan(counts: Counts, body: BodyDefaults, area: Box, keep: Sequence[Fix
     )
 
 
-def keep_clear(count: int, clearance: float, body: BodyDefaults, region: Box | None = None):
-    """The ``FixedSet`` of ``count`` points of ``clearance`` that flock units keep clear of."""
+def keep_clear(count: int, clearance: float, body: BodyDefaults, region=None) -> FixedSet:
+    """The ``FixedSet`` of ``count`` points of ``clearance`` that flock units keep clear of,
+    lying in ``region`` (a box, a tuple of boxes, or None: anywhere)."""
     return FixedSet(count, clearance + body.flock_radius + 0.1, region)
 
 
@@ -205,7 +206,8 @@ def keep_clear_of(
     plan: PairPlan, clearance: float, body: BodyDefaults, goals: bool = False
 ) -> list[FixedSet]:
     """The ``FixedSet``s of the starts (and goals) of ``plan``'s bodies of ``clearance``, each
-    group's within its own box, that flock units keep clear of."""
+    group's within its own box, that flock units keep clear of. Only for plans whose sampler
+    keeps every body within its group's boxes."""
     out = []
     for g in plan.groups:
         out.append(keep_clear(len(g.members), clearance, body, g.start))

@@ -248,16 +248,19 @@ class Lattice:
 @dataclass(frozen=True)
 class FixedSet:
     """``count`` fixed points that block lattice sites within ``rho`` of them; their centres lie
-    in ``region`` (None: anywhere). Used to bound how many sites they can block."""
+    in ``region``, a box or a tuple of boxes (None: anywhere). Used to bound how many sites of a
+    box they can block, whichever way they were drawn."""
 
     count: int
     rho: float
-    region: Box | None = None
+    region: Box | tuple[Box, ...] | None = None
 
     def blocked_bound(self, lattice: Lattice, box: Box) -> int:
         bound = self.count * lattice.disc_sites(self.rho)
         if self.region is not None:
-            bound = min(bound, lattice.count(box.intersect(self.region.grow(self.rho))))
+            regions = (self.region,) if isinstance(self.region, Box) else self.region
+            near = sum(lattice.count(box.intersect(r.grow(self.rho))) for r in regions)
+            bound = min(bound, near)
         return bound
 
 
@@ -356,6 +359,10 @@ class PairPlan:
     what: str
     advice: str
     fixed: tuple[FixedSet, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len({g.goal is None for g in self.groups}) > 1:
+            raise ValueError("a plan's groups all have goal boxes, or none has (goal = start)")
 
     @property
     def size(self) -> int:

@@ -17,7 +17,7 @@ from .base import (
     assemble,
     flock_plan,
     flock_start,
-    keep_clear_of,
+    keep_clear,
     param,
     register,
     require_extent,
@@ -48,7 +48,8 @@ def _plans(counts: Counts, body: BodyDefaults, p: SquareCrossingParams):
     )
     lattice = Lattice.for_clearance(body.radius + 0.05, origin=(0.0, -h))
     walkers_plan = PairPlan(lattice, groups, "learners and pedestrians", _ADVICE)
-    keep = keep_clear_of(walkers_plan, body.radius + 0.05, body)
+    # rejection sampling draws each walker's side at random: any of them may start on either side
+    keep = [keep_clear(walkers, body.radius + 0.05, body, (left, right))]
     return walkers_plan, flock_plan(counts, body, Box(-h, -h, h, h), keep)
 
 

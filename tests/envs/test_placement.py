@@ -25,7 +25,7 @@ from crowdsteer.envs.scenarios import (
     scenario_names,
 )
 from crowdsteer.envs.scenarios.base import check_scenario
-from crowdsteer.envs.scenarios.placement import Box, Lattice, close_pairs
+from crowdsteer.envs.scenarios.placement import Box, FixedSet, Group, Lattice, PairPlan, close_pairs
 
 BODY = BodyDefaults()
 
@@ -246,7 +246,7 @@ def test_close_pairs_matches_all_pairs():
     d = np.linalg.norm(a[:, None] - b[None], axis=-1)
     want = set(zip(*np.nonzero(d < ra[:, None] + rb[None]), strict=True))
     assert set(zip(i.tolist(), j.tolist(), strict=True)) == want and len(i) == len(want)
-    for pts in (a, rng.uniform(-50, 50, (3000, 2))):  # all pairs, then the grid
+    for pts in (a, rng.uniform(-30, 30, (1000, 2))):  # all pairs, then the grid
         r = np.full(len(pts), 0.3)
         i, j = close_pairs(pts, r, pts, r, same=True)
         d = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
@@ -278,3 +278,64 @@ def test_an_explicit_crowd_on_one_point_is_refused_quickly():
     with pytest.raises(ValueError, match=r"agents\[1\] and agents\[\d+\] start overlapping"):
         CrowdConfig.from_kwargs(scenario={"agents": agents})
     assert time.perf_counter() - t < 10.0
+
+
+@st.composite
+def _plans_with_fixed_points(draw):
+    """A random plan (groups of boxes, some close or overlapping) and fixed points anywhere in
+    their declared regions, clustered or spread."""
+    c = draw(st.floats(0.1, 0.6))
+    lattice = Lattice.for_clearance(c, origin=(draw(st.floats(-1, 1)), draw(st.floats(-1, 1))))
+
+    def box():
+        x0, y0 = draw(st.floats(-6, 6)), draw(st.floats(-6, 6))
+        return Box(x0, y0, x0 + draw(st.floats(0.0, 6.0)), y0 + draw(st.floats(0.0, 6.0)))
+
+    groups, start = [], 0
+    with_goals = draw(st.booleans())  # goal boxes for every group, or goal = start for all
+    for _ in range(draw(st.integers(1, 3))):
+        k = draw(st.integers(0, 30))
+        goal = box() if with_goals else None
+        groups.append(Group(np.arange(start, start + k), box(), goal))
+        start += k
+    fixed, points, clearance = [], [], []
+    for _ in range(draw(st.integers(0, 3))):
+        region = box()
+        n, fc = draw(st.integers(0, 12)), draw(st.floats(0.0, 1.0))
+        fixed.append(FixedSet(n, fc + c, region))
+        cluster = draw(st.booleans())
+        for _ in range(n):
+            if cluster:  # all on one point of the region: the densest blocking
+                p = (region.x0, region.y0)
+            else:
+                p = (draw(st.floats(region.x0, region.x1)), draw(st.floats(region.y0, region.y1)))
+            points.append(p)
+            clearance.append(fc)
+    plan = PairPlan(lattice, tuple(groups), "bodies", "", tuple(fixed))
+    return plan, c, np.array(points, float).reshape(-1, 2), np.array(clearance, float)
+
+
+@settings(max_examples=300, deadline=None)
+@given(request_=_plans_with_fixed_points(), seed=st.integers(0, 2**32 - 1))
+def test_a_plan_that_passes_its_check_is_always_placed(request_, seed):
+    """The capacity proof itself: whenever ``PairPlan.check`` passes, the lattice placement
+    succeeds for fixed points anywhere in their declared regions, without any overlap."""
+    plan, c, fixed, fixed_c = request_
+    try:
+        plan.check("test")
+    except ScenarioError:
+        event("refused")
+        return
+    event("placed")
+    clearance = np.full(plan.size, c)
+    starts, goals = plan.lattice_place(np.random.default_rng(seed), clearance, fixed, fixed_c)
+    for pts in (starts, goals):
+        d = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
+        np.fill_diagonal(d, np.inf)
+        assert (d >= 2 * c).all()
+        if len(fixed):
+            df = np.linalg.norm(pts[:, None] - fixed[None], axis=-1)
+            assert (df >= fixed_c[None] + c).all()
+    for g in plan.groups:
+        for pts, b in ((starts[g.members], g.start), (goals[g.members], g.goal or g.start)):
+            assert ((pts >= [b.x0, b.y0]) & (pts <= [b.x1, b.y1])).all()
