@@ -8,15 +8,23 @@ crowd. Trained Stable-Baselines3 models load behind the same ``act`` interface.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.sensing import ObservationLayout
-from crowdsteer.envs.core.steering_params import steering_param_set
+from crowdsteer.envs.core.steering_params import (
+    PARAM_TYPES,
+    check_steering_field,
+    steering_param_set,
+)
 
 from .observed import PolicySettings, act_from_observations
+from .steering.arrays import typed_params
 from .steering.registry import BEHAVIOURS, NAMES, TRACE_FINAL, trace_rows
 
 ALIASES = {"path_follow": "side_choice"}
@@ -31,17 +39,74 @@ def list_policies() -> dict[str, str]:
     return docs
 
 
+_PARAM_KWARGS: dict[str, dict[str, str]] = {
+    name: {"params": ALIASES.get(name, name), "path_params": "path_follow"}
+    for name in (*NAMES, *ALIASES)
+}
+"""Keyword slots of each baseline: its behaviour's parameters and the path following every
+baseline uses toward observed waypoints."""
+
+
+def _policy_params(name: str, config: CrowdConfig, given: dict[str, Any]) -> dict[str, Any]:
+    """The behaviour's parameters: the configuration's (articles' defaults + the config's fixed
+    values + ``steering_params``), then ``params=``/``path_params=``, then single fields.
+    Every keyword and value is checked; ``ConfigError`` names the bad one."""
+    slots = _PARAM_KWARGS[name]
+    field_slot = {f: slot for slot, beh in slots.items() for f in PARAM_TYPES[beh]._fields}
+    unknown = sorted(k for k in given if k not in slots and k not in field_slot)
+    if unknown:
+        allowed = sorted([*slots, *field_slot])
+        raise ConfigError(
+            f"make_policy({name!r}) got unknown keyword arguments {unknown}; it takes "
+            f"{allowed if allowed else 'none besides the spaces and config'}"
+        )
+    steer = steering_param_set(config)
+    out: dict[str, Any] = {"dt": config.dt}
+    for slot, beh in slots.items():
+        ptype = PARAM_TYPES[beh]
+        fields = dict(steer[beh]._asdict())
+        value = given.get(slot)
+        if isinstance(value, Mapping):
+            value = dict(value)
+        elif value is not None:
+            if type(value) is not ptype:
+                raise ConfigError(
+                    f"make_policy({name!r}) {slot}={value!r} must be a {ptype.__name__} or a "
+                    "dict of its fields"
+                )
+            value = value._asdict()
+        for key, v in (value or {}).items():
+            if key not in ptype._fields:
+                raise ConfigError(
+                    f"make_policy({name!r}) {slot}: unknown field {key!r}; fields are "
+                    f"{list(ptype._fields)}"
+                )
+            fields[key] = check_steering_field(beh, key, v, f"{slot}.{key}")
+        for key, v in given.items():
+            if field_slot.get(key) == slot:
+                fields[key] = check_steering_field(beh, key, v, key)
+        out[slot] = typed_params(ptype, ptype(**fields))
+    return out
+
+
 class SteeringPolicy:
     """A steering behaviour of the registry as a policy: ``act(obs (K, dim)) -> actions (K, 2)``.
 
     The behaviour runs with the configuration's steering parameters (the articles' constants,
     what the config fixes, its ``steering_params``), exactly as the crowd's pedestrians do;
-    ``params=`` replaces the behaviour's parameter tuple.
+    ``params`` are checked overrides (see ``make_policy``).
     """
 
-    def __init__(self, name: str, config: CrowdConfig | None = None, params: Any = None):
-        if name not in NAMES and name not in ALIASES:
-            raise ValueError(f"policy {name!r} is unknown; choose one of {sorted(list_policies())}")
+    def __init__(self, name: str, config: CrowdConfig | None = None, **params: Any):
+        if not isinstance(name, str) or (name not in NAMES and name not in ALIASES):
+            raise ConfigError(
+                f"policy {name!r} is unknown; choose one of {sorted(list_policies())}"
+            )
+        if config is not None and not isinstance(config, CrowdConfig):
+            raise ConfigError(
+                f"config={config!r} must be a CrowdConfig (e.g. env.unwrapped.config or "
+                "CrowdConfig.from_kwargs(...))"
+            )
         self.name = name
         self.behaviour = ALIASES.get(name, name)
         self.config = config or CrowdConfig()
@@ -49,31 +114,28 @@ class SteeringPolicy:
         self.layout = ObservationLayout(
             c.obs_neighbours, c.obs_obstacles, c.obs_walls, c.obs_waypoints
         )
+        self.obs_low, self.obs_high = self.layout.bounds()
+        chosen = _policy_params(name, c, params)
         steer = steering_param_set(c)
-        if params is not None:
-            kind = type(steer[self.behaviour])
-            if not isinstance(params, kind):
-                raise ValueError(f"params={params!r} must be a {kind.__name__} for {name!r}")
-            steer[self.behaviour] = params
-        self.params = steer[self.behaviour]
+        steer[self.behaviour] = chosen["params"]
+        self.params = chosen["params"]
         self._steering = tuple(steer[n] for n in NAMES)
-        self._path = steer["path_follow"]
+        self._path = chosen["path_params"]
         self._settings = PolicySettings(
             c.obs_neighbours, c.obs_obstacles, c.obs_walls, c.obs_waypoints,
             NAMES.index(self.behaviour), float(c.dt), c.kinematics == "unicycle",
             float(c.max_turn_rate),
         )  # fmt: skip
 
-    def _rows(self, obs: np.ndarray) -> np.ndarray:
-        obs = np.asarray(obs)
-        if obs.ndim != 2 or obs.shape[1] != self.layout.dim:
-            raise ValueError(f"obs must have shape (K, {self.layout.dim}), got {obs.shape}")
-        return np.ascontiguousarray(obs, dtype=np.float64)
+    def check_observation(self, obs: Any) -> np.ndarray:
+        """``obs`` as a float64 ``(K, dim)`` array; ``ValueError`` for a wrong shape, NaN/inf or
+        values outside the observation's bounds (e.g. normalised observations)."""
+        return check_observations(obs, self.layout.dim, self.obs_low, self.obs_high)
 
     def trace(self, obs: np.ndarray) -> np.ndarray:
         """The steering vectors ``(K, T, 2)`` of each observation row, in its learner's goal
         frame (rows ``TRACE_*`` of the registry; ``TRACE_FINAL`` is the desired velocity)."""
-        rows = self._rows(np.atleast_2d(obs))
+        rows = self.check_observation(np.atleast_2d(obs))
         cap = self.layout.neighbours + self.layout.obstacles + self.layout.walls
         out = np.zeros((rows.shape[0], trace_rows(max(cap, 1)), 2))
         self.act(rows, trace=out)
@@ -84,21 +146,51 @@ class SteeringPolicy:
         return self.trace(obs)[:, TRACE_FINAL]
 
     def act(self, obs: np.ndarray, trace: np.ndarray | None = None) -> np.ndarray:
-        """Actions (K, 2) in [-1, 1] for the configured kinematics; ``obs``: (K, dim) or (dim,).
+        """Actions (K, 2) in [-1, 1] for the configured kinematics (``(2,)`` for one ``(dim,)``
+        observation), in one compiled call through the registry's dispatch.
 
         ``trace: (K, T, 2)``, when given, receives the steering vectors of each row in its
         learner's goal frame (the registry's ``TRACE_*`` rows; see ``trace_rows``).
         """
         single = np.ndim(obs) == 1
-        rows = self._rows(np.atleast_2d(obs))
+        rows = self.check_observation(np.atleast_2d(obs))
         out = np.zeros((rows.shape[0], 2))
         if trace is None:
             trace = np.zeros((rows.shape[0], 0, 2))
-        bad = act_from_observations(rows, self._settings, self._steering, self._path, out, trace)
-        if bad >= 0:
-            raise ValueError(f"obs row {bad} holds NaN or inf; observations must be finite")
+        act_from_observations(rows, self._settings, self._steering, self._path, out, trace)
+        if not np.isfinite(out).all():
+            raise FloatingPointError(
+                f"policy {self.name!r} produced a non-finite action from a finite observation"
+            )
         act = out.astype(np.float32)
         return act[0] if single else act
+
+
+def check_observations(
+    obs: Any, dim: int, low: np.ndarray | None = None, high: np.ndarray | None = None
+) -> np.ndarray:
+    """``obs`` as a float64 ``(K, dim)`` array; ``ValueError`` naming what is wrong: the shape,
+    NaN or inf entries, or entries outside ``[low, high]`` when given."""
+    arr = np.asarray(obs)
+    if arr.ndim != 2 or arr.shape[1] != dim:
+        raise ValueError(f"obs must have shape (K, {dim}) or ({dim},), got {arr.shape}")
+    if arr.dtype.kind not in "fiu":
+        raise ValueError(f"obs must be numbers, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        raise ValueError(f"obs[{row}, {col}]={arr[row, col]} is not finite; obs must be finite")
+    if low is not None and high is not None:
+        out = (arr < low) | (arr > high)
+        if out.any():
+            row, col = np.argwhere(out)[0]
+            raise ValueError(
+                f"obs[{row}, {col}]={arr[row, col]:g} lies outside the observation's bounds "
+                f"[{low[col]:g}, {high[col]:g}]; policies take the environment's raw observations "
+                "(not normalised ones)"
+            )
+    return arr
 
 
 def make_policy(
@@ -106,24 +198,33 @@ def make_policy(
     observation_space: Any = None,
     action_space: Any = None,
     config: CrowdConfig | None = None,
-    params: Any = None,
+    **params: Any,
 ) -> SteeringPolicy:
     """A scripted baseline by name (see ``list_policies``) for envs built with ``config``.
 
-    ``observation_space`` is checked against the config's observation size when given.
-    ``params`` replaces the behaviour's parameters (e.g. ``params=SideChoiceParams(side=-1)``);
-    to change them for the crowd too, use the config's ``steering_params``.
+    ``observation_space`` is checked against the config's (flat) observation size when given.
+    ``params`` override the configuration's steering parameters of the behaviour: ``params=`` a
+    parameter NamedTuple or dict (e.g. ``params=SideChoiceParams(side=-1.0)``), or single fields
+    (``side=-1.0``); path_follow also takes ``path_params=``. Unknown keywords and values outside
+    ``STEERING_RANGES`` raise ``ConfigError`` (a ``ValueError``) naming them.
     """
-    policy = SteeringPolicy(name, config=config, params=params)
-    shape = getattr(observation_space, "shape", None)
-    if shape is not None and shape != (policy.layout.dim,):
-        raise ValueError(
-            f"observation_space shape {shape} does not match the config's {(policy.layout.dim,)}; "
-            "pass the env's config=..."
-        )
-    ashape = getattr(action_space, "shape", None)
-    if ashape is not None and ashape != (2,):
-        raise ValueError(f"action_space shape {ashape} must be (2,)")
+    policy = SteeringPolicy(name, config=config, **params)
+    if observation_space is not None:
+        shape = getattr(observation_space, "shape", None)
+        if shape is None:
+            raise ConfigError(
+                f"observation_space={observation_space!r} has no flat shape: scripted policies "
+                "read the flat observation (build the env with dict_obs=False)"
+            )
+        if tuple(shape) != (policy.layout.dim,):
+            raise ConfigError(
+                f"observation_space shape {shape} does not match the config's "
+                f"{(policy.layout.dim,)}; pass the env's config=..."
+            )
+    if action_space is not None:
+        ashape = getattr(action_space, "shape", None)
+        if ashape is None or tuple(ashape) != (2,):
+            raise ConfigError(f"action_space shape {ashape} must be (2,)")
     return policy
 
 
@@ -135,9 +236,13 @@ class SB3Policy:
         self.obs_rms = obs_rms
         self.clip_obs = clip_obs
         self.name = name
+        self.obs_dim = int(np.prod(model.observation_space.shape))
 
     def act(self, obs: np.ndarray) -> np.ndarray:
-        obs = np.asarray(obs, dtype=np.float32)
+        """Actions (K, 2) for observations (K, dim) (``(2,)`` for one ``(dim,)`` observation)."""
+        single = np.ndim(obs) == 1
+        arr = check_observations(obs[None] if single else obs, self.obs_dim)
+        obs = arr.astype(np.float32)
         if self.obs_rms is not None:
             obs = np.clip(
                 (obs - self.obs_rms.mean) / np.sqrt(self.obs_rms.var + 1e-8),
@@ -145,12 +250,14 @@ class SB3Policy:
                 self.clip_obs,
             ).astype(np.float32)
         action, _ = self.model.predict(obs, deterministic=True)
-        return np.clip(action, -1.0, 1.0)
+        action = np.clip(action, -1.0, 1.0)
+        return action[0] if single else action
 
 
-def load_policy(path: str) -> SB3Policy:
+def load_policy(path: str | os.PathLike, config: CrowdConfig | None = None) -> SB3Policy:
     """Load a saved SB3 model (``.zip``; PPO or SAC) with its observation normalisation if a
-    ``vecnormalize.pkl`` lies beside it."""
+    ``vecnormalize.pkl`` lies beside it. With ``config``, the model's observation size must be
+    the one the config's environments produce."""
     import pickle
     from pathlib import Path
 
@@ -161,9 +268,13 @@ def load_policy(path: str) -> SB3Policy:
             "loading a trained model needs Stable-Baselines3: pip install 'crowdsteer[train]'"
         ) from err
 
+    if not isinstance(path, (str, os.PathLike)):
+        raise ConfigError(f"path={path!r} must be the path of a saved model (.zip)")
+    if config is not None and not isinstance(config, CrowdConfig):
+        raise ConfigError(f"config={config!r} must be a CrowdConfig")
     p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"policy file {path!r} does not exist")
+    if not p.is_file():
+        raise FileNotFoundError(f"policy file {str(path)!r} does not exist")
     model = None
     for cls in (PPO, SAC):
         try:
@@ -172,12 +283,41 @@ def load_policy(path: str) -> SB3Policy:
         except Exception:  # noqa: BLE001  (try the next algorithm)
             continue
     if model is None:
-        raise ValueError(f"{path!r} is not a PPO or SAC model saved by Stable-Baselines3")
+        raise ValueError(f"{str(path)!r} is not a PPO or SAC model saved by Stable-Baselines3")
+    obs_shape = tuple(model.observation_space.shape or ())
+    act_shape = tuple(getattr(model.action_space, "shape", None) or ())
+    if len(obs_shape) != 1 or act_shape != (2,):
+        raise ValueError(
+            f"{str(path)!r} holds a model for observations {obs_shape} and actions {act_shape}; "
+            "crowdsteer policies take flat observations (dim,) and give actions (2,)"
+        )
+    if config is not None:
+        layout = ObservationLayout(
+            config.obs_neighbours, config.obs_obstacles, config.obs_walls, config.obs_waypoints
+        )
+        if obs_shape != (layout.dim,):
+            raise ValueError(
+                f"{str(path)!r} was trained on observations of size {obs_shape[0]}, but the "
+                f"config's environments give {layout.dim} (obs_neighbours="
+                f"{config.obs_neighbours}, obs_obstacles={config.obs_obstacles}, obs_walls="
+                f"{config.obs_walls}, obs_waypoints={config.obs_waypoints}); use the model's "
+                "training settings"
+            )
     obs_rms, clip = None, 10.0
     norm = p.with_name("vecnormalize.pkl")
     if norm.exists():
-        with open(norm, "rb") as f:
-            vn = pickle.load(f)
-        obs_rms = vn.obs_rms if vn.norm_obs else None
-        clip = vn.clip_obs
+        try:
+            with open(norm, "rb") as f:
+                vn = pickle.load(f)
+            obs_rms = vn.obs_rms if vn.norm_obs else None
+            clip = float(vn.clip_obs)
+        except Exception as err:  # noqa: BLE001  (any unreadable or foreign pickle)
+            raise ValueError(
+                f"{str(norm)!r} beside the model is not a readable VecNormalize file: {err}"
+            ) from err
+        if obs_rms is not None and np.shape(obs_rms.mean) != obs_shape:
+            raise ValueError(
+                f"{str(norm)!r} normalises observations of shape {np.shape(obs_rms.mean)}, but "
+                f"the model takes {obs_shape}; it belongs to another model"
+            )
     return SB3Policy(model, obs_rms, clip, name=p.stem)

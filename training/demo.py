@@ -52,7 +52,7 @@ def resolve_policy(name: str, config: CrowdConfig):
     from crowdsteer.baselines import load_policy, make_policy
 
     if name.endswith(".zip") or os.path.sep in name:
-        return load_policy(name)
+        return load_policy(name, config=config)
     return make_policy(name, config=config)
 
 

@@ -83,7 +83,7 @@ def resolve_policy(policy: Any, config: CrowdConfig) -> Any:
         if name in list_policies():
             return make_policy(name, config=config)
         if Path(name).suffix == ".zip" or Path(name).exists():
-            return load_policy(name)
+            return load_policy(name, config=config)
         raise ValueError(
             f"policy={name!r} is neither a baseline ({sorted(list_policies())}) nor a model file"
         )

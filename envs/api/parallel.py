@@ -33,7 +33,8 @@ class CrowdParallelEnv(ParallelEnv):
     def __init__(self, preset: str | None = None, max_cycles: int | None = None, **kwargs: Any):
         if max_cycles is not None:
             kwargs["max_steps"] = max_cycles
-        kwargs.setdefault("n_learners", 3)
+        if isinstance(kwargs.get("scenario", ""), str):  # explicit scenes set their own
+            kwargs.setdefault("n_learners", 3)
         self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
         self.batch = make_batch(self.config, 1)
         n = self.batch.num_learners

@@ -50,7 +50,8 @@ class CrowdNavEnv(gym.Env):
     metadata = {"render_modes": ["human", "rgb_array"], "render_fps": 10}
 
     def __init__(self, preset: str | None = None, **kwargs: Any):
-        kwargs.setdefault("n_learners", 1)
+        if isinstance(kwargs.get("scenario", ""), str):  # explicit scenes set their own
+            kwargs.setdefault("n_learners", 1)
         self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
         if self.config.n_learners != 1 and isinstance(self.config.scenario, str):
             raise ValueError(

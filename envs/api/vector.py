@@ -36,7 +36,8 @@ class CrowdNavVectorEnv(VectorEnv):
     def __init__(
         self, num_envs: int = 1, preset: str | None = None, render_world: int = 0, **kwargs: Any
     ):
-        kwargs.setdefault("n_learners", 1)
+        if isinstance(kwargs.get("scenario", ""), str):  # explicit scenes set their own
+            kwargs.setdefault("n_learners", 1)
         self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
         if self.config.dict_obs:
             raise ValueError("dict_obs=True is not supported by the vector env; use flat obs")

@@ -1,28 +1,37 @@
 """One configuration shared by every environment form (single, parallel, vector, SB3).
 
-``CrowdConfig`` is a frozen dataclass; ``CrowdConfig.from_kwargs(**kw)`` builds one from keyword
-arguments (the environments' constructors), rejects unknown keys, and checks every range, naming
-the parameter and the allowed values in the error. ``preset="crowdnav"`` starts from the CrowdNav
-literature's standard test instead of the defaults.
+``CrowdConfig`` is a frozen dataclass, checked whenever one is made;
+``CrowdConfig.from_kwargs(**kw)`` builds one from keyword arguments (the environments'
+constructors) and rejects unknown keys. Every
+field is checked against its documented type and range (``RANGES``, ``INT_RANGES``, ``BOOLEANS``,
+the choices), naming the parameter, the value and what is allowed in a ``ConfigError`` (a
+``ValueError``); the scenario is checked to place its bodies on every reset. ``preset="crowdnav"``
+starts from the CrowdNav literature's standard test instead of the defaults.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .behaviours import FLOCK_LEADER_MODES, FLOCK_TARGETS, FLOCK_VIEWS, PEDESTRIAN_BEHAVIOURS
+from .checks import (
+    MAX_BODIES,
+    ConfigError,
+    check_bool,
+    check_choice,
+    check_int,
+    check_real,
+    is_int,
+)
 from .state import KINEMATICS_NAMES
+from .steering_params import check_steering_params
 
 OVERLAYS = ("steering_vectors", "detection_boxes", "view_cones", "personal_space", "lookahead")
 
 SHAPING_REFERENCES = (*PEDESTRIAN_BEHAVIOURS, "path_follow")
-
-
-SCENARIO_NAMES: set[str] = set()
-"""Names of the scenario generators, added by ``crowdsteer.envs.scenarios`` as each registers
-(the core does not import the scenarios)."""
 
 
 @dataclass(frozen=True)
@@ -96,23 +105,37 @@ class CrowdConfig:
     render_overlays: tuple[str, ...] = ()
     render_body: int = 0
 
+    def __post_init__(self) -> None:
+        self.validate()
+
     @classmethod
     def from_kwargs(cls, preset: str | None = None, **kwargs: Any) -> CrowdConfig:
-        """Build and validate a config from keyword arguments, optionally on top of a preset."""
+        """Build and validate a config from keyword arguments, optionally on top of a preset.
+
+        With an explicit scenario (a dict) the counts come from the scenario: ``n_learners``,
+        ``n_pedestrians`` and ``n_flock`` may be left out (or must match it) and
+        ``scenario_params`` must be empty.
+        """
         allowed = {f.name for f in fields(cls)}
         unknown = sorted(set(kwargs) - allowed)
         if unknown:
-            raise TypeError(f"unknown config keys {unknown}; allowed keys: {sorted(allowed)}")
-        base = cls() if preset is None else PRESETS.get(preset)
-        if base is None:
-            raise ValueError(f"preset={preset!r} is unknown; choose one of {sorted(PRESETS)}")
-        config = replace(base, **kwargs)
-        config.validate()
-        return config
+            raise ConfigError(f"unknown config keys {unknown}; allowed keys: {sorted(allowed)}")
+        if preset is not None and (not isinstance(preset, str) or preset not in PRESETS):
+            raise ConfigError(f"preset={preset!r} is unknown; choose one of {sorted(PRESETS)}")
+        base = PRESETS["default" if preset is None else preset]
+        scenario = kwargs.get("scenario", base.scenario)
+        if not isinstance(scenario, str):
+            kwargs = _explicit_kwargs(scenario, kwargs)
+        return replace(base, **kwargs)
 
     def with_updates(self, **kwargs: Any) -> CrowdConfig:
         """A validated copy with some fields changed."""
-        return CrowdConfig.from_kwargs(**{**self.as_dict(), **kwargs})
+        merged = {**self.as_dict(), **kwargs}
+        if not isinstance(merged["scenario"], str) and "scenario" in kwargs:
+            for name in (*_COUNT_FIELDS, "scenario_params"):  # they belong to the old scenario
+                if name not in kwargs:
+                    merged.pop(name)
+        return CrowdConfig.from_kwargs(**merged)
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -125,79 +148,150 @@ class CrowdConfig:
         return int(self.n_pedestrians), int(self.n_pedestrians)
 
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the first parameter out of its allowed range."""
+        """Raise ``ConfigError`` (a ``ValueError``) naming the first parameter out of its
+        documented type or range (see ``RANGES``), or a scenario that cannot always be placed."""
+        _validate(self)
 
-        def need(cond: bool, name: str, allowed: str) -> None:
-            if not cond:
-                raise ValueError(f"{name}={getattr(self, name)!r} is invalid: must be {allowed}")
 
-        def choice(name: str, options) -> None:
-            need(getattr(self, name) in options, name, f"one of {tuple(options)}")
+_COUNT_FIELDS = ("n_learners", "n_pedestrians", "n_flock")
 
-        if isinstance(self.scenario, str):
-            choice("scenario", sorted(SCENARIO_NAMES))
-        else:
-            need(isinstance(self.scenario, Mapping), "scenario", "a scenario name or a dict")
-        need(isinstance(self.scenario_params, Mapping), "scenario_params", "a mapping")
-        need(_is_int(self.n_learners) and self.n_learners >= 0, "n_learners", "an int >= 0")
-        if isinstance(self.n_pedestrians, (tuple, list)):
-            lo_hi = self.n_pedestrians
-            need(
-                len(lo_hi) == 2 and all(_is_int(v) for v in lo_hi) and 0 <= lo_hi[0] <= lo_hi[1],
-                "n_pedestrians",
-                "an int >= 0 or a (low, high) pair with 0 <= low <= high",
+RANGES: dict[str, tuple[float, float, bool, str]] = {
+    # name: (low, high, low excluded, doc). Sizes and speeds are bounded so that no position,
+    # distance or reward computed from them can overflow (coordinates stay within MAX_COORDINATE).
+    "radius": (0.0, 2.0, True, "m, learners and pedestrians"),
+    "v_pref": (0.0, 10.0, True, "m/s"),
+    "flock_radius": (0.0, 2.0, True, "m"),
+    "flock_speed": (0.0, 10.0, True, "m/s"),
+    "dt": (0.0, 1.0, True, "seconds"),
+    "max_accel": (0.0, 100.0, True, "m/s^2"),
+    "max_turn_rate": (0.0, 4.0 * math.pi, True, "rad/s"),
+    "goal_tolerance": (0.0, 10.0, True, "m"),
+    "sensing_radius": (0.0, 1000.0, True, "m"),
+    "reward_progress": (0.0, 1e6, False, "per metre of progress"),
+    "reward_arrival": (0.0, 1e6, False, "a bonus"),
+    "reward_collision": (-1e6, 0.0, False, "a penalty"),
+    "reward_discomfort": (0.0, 1e6, False, "per metre of intrusion per second"),
+    "discomfort_distance": (0.0, 100.0, False, "m"),
+    "reward_time": (-1e6, 0.0, False, "a cost per second"),
+    "shaping_weight": (0.0, 1e6, False, "weight of the reference's shaping term"),
+}
+
+INT_RANGES: dict[str, tuple[int, int, str]] = {
+    "n_learners": (0, MAX_BODIES, "learners per world"),
+    "n_flock": (0, MAX_BODIES, "flock units per world"),
+    "max_steps": (1, 10**12, "episode length in steps"),
+    "obs_neighbours": (0, 64, "bodies in the observation"),
+    "obs_obstacles": (0, 64, "obstacles in the observation"),
+    "obs_walls": (0, 64, "walls in the observation"),
+    "obs_waypoints": (0, 64, "waypoints in the observation"),
+    "render_size": (64, 4096, "pixels"),
+    "render_fps": (1, 1000, "frames per second"),
+    "render_body": (0, MAX_BODIES - 1, "index of the body whose steering the overlays show"),
+}
+
+BOOLEANS = ("learners_visible", "collision_ends", "dict_obs")
+
+
+def _count_items(counts: Any) -> list[tuple[str, int]]:
+    """(field name, count) of a scenario's ``Counts``."""
+    values = (counts.learners, counts.pedestrians, counts.flock)
+    return list(zip(_COUNT_FIELDS, values, strict=True))
+
+
+def _explicit_kwargs(scenario: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with the counts of the explicit ``scenario``; counts that disagree with it and
+    scenario parameters are errors (they would be ignored)."""
+    counts = _scenario_hooks().explicit_counts(scenario)
+    kwargs = dict(kwargs)
+    for name, value in _count_items(counts):
+        given = kwargs.get(name, value)
+        if not (is_int(given) and given == value):
+            raise ConfigError(
+                f"{name}={given!r} does not apply to an explicit scenario, which holds {value} "
+                f"(its agents' roles set the counts); leave {name} out"
             )
-        else:
-            need(_is_int(self.n_pedestrians) and self.n_pedestrians >= 0, "n_pedestrians",
-                 "an int >= 0 or a (low, high) pair")  # fmt: skip
-        need(_is_int(self.n_flock) and self.n_flock >= 0, "n_flock", "an int >= 0")
-        for name in ("radius", "v_pref", "flock_radius", "flock_speed", "dt", "max_accel",
-                     "max_turn_rate", "goal_tolerance", "sensing_radius"):  # fmt: skip
-            value = getattr(self, name)
-            need(_is_number(value) and value > 0, name, "a finite number > 0")
-        need(self.dt <= 1.0, "dt", "in (0, 1] seconds")
-        need(_is_int(self.max_steps) and self.max_steps >= 1, "max_steps", "an int >= 1")
-        choice("pedestrian_behaviour", PEDESTRIAN_BEHAVIOURS)
-        choice("flock_view", FLOCK_VIEWS)
-        choice("flock_leader", FLOCK_LEADER_MODES)
-        choice("flock_target", FLOCK_TARGETS)
-        choice("kinematics", KINEMATICS_NAMES)
-        for name in ("obs_neighbours", "obs_obstacles", "obs_walls", "obs_waypoints"):
-            need(_is_int(getattr(self, name)) and 0 <= getattr(self, name) <= 64, name,
-                 "an int in [0, 64]")  # fmt: skip
-        for name in ("reward_progress", "reward_arrival", "reward_discomfort", "shaping_weight"):
-            need(_is_number(getattr(self, name)) and getattr(self, name) >= 0, name,
-                 "a finite number >= 0")  # fmt: skip
-        need(_is_number(self.reward_collision) and self.reward_collision <= 0, "reward_collision",
-             "a finite number <= 0 (a penalty)")  # fmt: skip
-        need(_is_number(self.reward_time) and self.reward_time <= 0, "reward_time",
-             "a finite number <= 0 (a cost per second)")  # fmt: skip
-        need(_is_number(self.discomfort_distance) and self.discomfort_distance >= 0,
-             "discomfort_distance", "a finite number >= 0")  # fmt: skip
-        need(self.shaping_reference is None or self.shaping_reference in SHAPING_REFERENCES,
-             "shaping_reference", f"None or one of {SHAPING_REFERENCES}")  # fmt: skip
-        from .steering_params import check_steering_params
-
-        check_steering_params(self.steering_params)
-        need(self.render_mode in (None, "human", "rgb_array"), "render_mode",
-             "None, 'human' or 'rgb_array'")  # fmt: skip
-        need(_is_int(self.render_size) and 64 <= self.render_size <= 4096, "render_size",
-             "an int in [64, 4096]")  # fmt: skip
-        need(_is_int(self.render_fps) and self.render_fps >= 1, "render_fps", "an int >= 1")
-        need(isinstance(self.render_overlays, (tuple, list))
-             and all(o in OVERLAYS for o in self.render_overlays), "render_overlays",
-             f"a tuple of names from {OVERLAYS}")  # fmt: skip
-        need(_is_int(self.render_body) and self.render_body >= 0, "render_body", "an int >= 0")
+        kwargs[name] = value
+    params = kwargs.get("scenario_params", {})
+    if not (isinstance(params, Mapping) and len(params) == 0):
+        raise ConfigError(
+            f"scenario_params={params!r} does not apply to an explicit scenario; leave it out"
+        )
+    kwargs["scenario_params"] = {}
+    return kwargs
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+def _validate(c: CrowdConfig) -> None:
+    # every field on its own first, so the error names the field that is out of its range ...
+    for name, (lo, hi, lo_open, doc) in RANGES.items():
+        check_real(name, getattr(c, name), lo, hi, lo_open, doc)
+    for name, (lo, hi, doc) in INT_RANGES.items():
+        check_int(name, getattr(c, name), lo, hi, doc)
+    for name in BOOLEANS:
+        check_bool(name, getattr(c, name))
+    if isinstance(c.n_pedestrians, (tuple, list)):
+        lo_hi = c.n_pedestrians
+        if not (
+            len(lo_hi) == 2
+            and all(is_int(v) for v in lo_hi)
+            and 0 <= lo_hi[0] <= lo_hi[1] <= MAX_BODIES
+        ):
+            raise ConfigError(
+                f"n_pedestrians={lo_hi!r} is invalid: must be an int in [0, {MAX_BODIES}] or a "
+                f"(low, high) pair of them with low <= high"
+            )
+    else:
+        check_int("n_pedestrians", c.n_pedestrians, 0, MAX_BODIES)
+    check_choice("pedestrian_behaviour", c.pedestrian_behaviour, PEDESTRIAN_BEHAVIOURS)
+    check_choice("flock_view", c.flock_view, FLOCK_VIEWS)
+    check_choice("flock_leader", c.flock_leader, FLOCK_LEADER_MODES)
+    check_choice("flock_target", c.flock_target, FLOCK_TARGETS)
+    check_choice("kinematics", c.kinematics, KINEMATICS_NAMES)
+    check_choice("shaping_reference", c.shaping_reference, (None, *SHAPING_REFERENCES))
+    check_choice("render_mode", c.render_mode, (None, "human", "rgb_array"))
+    overlays = c.render_overlays
+    if not (
+        isinstance(overlays, (tuple, list))
+        and all(isinstance(o, str) and o in OVERLAYS for o in overlays)
+    ):
+        raise ConfigError(
+            f"render_overlays={overlays!r} is invalid: must be a tuple of names from {OVERLAYS}"
+        )
+    check_steering_params(c.steering_params)
+    # ... then the fields that must agree with each other, and the scenario
+    total = c.n_learners + c.pedestrian_range[1] + c.n_flock
+    if total > MAX_BODIES:
+        raise ConfigError(
+            f"n_learners + n_pedestrians + n_flock = {total} bodies is too many: a world holds at "
+            f"most {MAX_BODIES}"
+        )
+    if (c.shaping_reference is None) != (c.shaping_weight == 0):
+        raise ConfigError(
+            f"shaping_reference={c.shaping_reference!r} and shaping_weight={c.shaping_weight!r} "
+            "disagree: shaping needs both a reference and a weight > 0 (or neither)"
+        )
+    # The scenario's own checks arrive with the scenarios package; the presets below are built
+    # while it is being imported, before it registers (they are checked by the tests instead).
+    if SCENARIO_HOOKS.validate is not None:
+        SCENARIO_HOOKS.validate(c)
 
 
-def _is_number(v: Any) -> bool:
-    import math
+class ScenarioHooks:
+    """What the configuration needs to know of the scenarios, handed in by
+    ``crowdsteer.envs.scenarios`` when it is imported (the core does not import the scenarios):
+    the counts of an explicit scene, and the check that a configuration's scenario can always be
+    placed (a named one with its parameters and counts, or an explicit scene)."""
 
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    explicit_counts: Any = None
+    validate: Any = None
+
+
+SCENARIO_HOOKS = ScenarioHooks()
+
+
+def _scenario_hooks() -> ScenarioHooks:
+    if SCENARIO_HOOKS.validate is None:  # only when the core is used without the envs package
+        raise RuntimeError("import crowdsteer.envs first: it registers the scenarios")
+    return SCENARIO_HOOKS
 
 
 # CrowdNav's standard test (Chen et al. 2019): dt 0.25 s, radius 0.3 m, v_pref 1 m/s, circle

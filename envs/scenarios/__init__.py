@@ -3,6 +3,7 @@
 from . import (  # noqa: F401  (registration side effects)
     bottleneck,
     circle_crossing,
+    config_checks,
     corridor,
     crossing_flows,
     obstacle_field,
@@ -14,6 +15,8 @@ from . import (  # noqa: F401  (registration side effects)
 from .base import SCENARIOS, BodyDefaults, Counts, ScenarioError, ScenarioSpec, make_params
 from .explicit import explicit_counts, from_dict
 from .source import ScenarioSource, scenario_source
+
+config_checks.register()  # the core's configuration checks its scenario through these
 
 __all__ = [
     "SCENARIOS",

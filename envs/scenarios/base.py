@@ -1,23 +1,23 @@
-"""Scenario specification, the scenario registry and the no-overlap placement helper.
+"""Scenario specification, the scenario registry, parameter checks and flock placement.
 
 A scenario is a seeded generator of one initial world: ``generate(rng, counts, body, params)``
 returns a ``ScenarioSpec``. Bodies are ordered learners, then pedestrians, then flock units.
+Its parameters are a dataclass whose fields carry their allowed ranges (``param``), and its
+``check(counts, body, params)`` proves at construction that every later draw succeeds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
-from ..core.config import SCENARIO_NAMES
+from ..core.checks import MAX_COORDINATE, is_int, is_real
 from ..core.state import FLOCK, LEARNER, PEDESTRIAN
-
-
-class ScenarioError(ValueError):
-    """An impossible or malformed scenario request."""
+from .errors import ScenarioError
+from .placement import Box, FixedSet, Group, Lattice, PairPlan, uniform_in
 
 
 @dataclass(frozen=True)
@@ -94,39 +94,78 @@ class ScenarioEntry:
     generate: Callable[[np.random.Generator, Counts, BodyDefaults, Any], ScenarioSpec]
     params_type: type
     summary: str
+    check: Callable[[Counts, BodyDefaults, Any], None] | None = None
 
 
 SCENARIOS: dict[str, ScenarioEntry] = {}
 
 
-def register(name: str, params_type: type, summary: str):
-    """Decorator adding a generator to the registry under ``name``."""
+def register(name: str, params_type: type, summary: str, check=None):
+    """Decorator adding a generator to the registry under ``name``; ``check(counts, body,
+    params)`` raises ``ScenarioError`` when the counts cannot always be placed."""
 
     def wrap(fn):
-        SCENARIOS[name] = ScenarioEntry(name, fn, params_type, summary)
-        SCENARIO_NAMES.add(name)
+        SCENARIOS[name] = ScenarioEntry(name, fn, params_type, summary, check)
         return fn
 
     return wrap
 
 
-def make_params(name: str, overrides: dict | None) -> Any:
-    """The parameter dataclass of scenario ``name`` with ``overrides`` applied and checked."""
-    if name not in SCENARIOS:
+def param(default: float | int, lo: float, hi: float) -> Any:
+    """A scenario parameter field with its allowed range ``[lo, hi]`` (checked by
+    ``make_params``; an int default makes an int parameter, a float default a float one)."""
+    return field(default=default, metadata={"range": (lo, hi)})
+
+
+def make_params(name: str, overrides: Any) -> Any:
+    """The parameter dataclass of scenario ``name`` with ``overrides`` applied and checked.
+
+    Every override must be a parameter of the scenario, of its type (a float parameter also takes
+    an int) and within its documented range; then the scenario's own cross-parameter rules run.
+    """
+    if not isinstance(name, str) or name not in SCENARIOS:
         raise ScenarioError(f"scenario={name!r} is unknown; choose one of {sorted(SCENARIOS)}")
+    if overrides is None:
+        overrides = {}
+    if not isinstance(overrides, Mapping):
+        raise ScenarioError(f"scenario_params={overrides!r} must be a mapping of name -> value")
     ptype = SCENARIOS[name].params_type
-    allowed = {f.name for f in fields(ptype)}
-    unknown = set(overrides or {}) - allowed
+    allowed = {f.name: f for f in fields(ptype)}
+    unknown = [k for k in overrides if k not in allowed]
     if unknown:
         raise ScenarioError(
-            f"scenario_params {sorted(unknown)} are not parameters of {name!r}; "
+            f"scenario_params {sorted(map(str, unknown))} are not parameters of {name!r}; "
             f"allowed: {sorted(allowed)}"
         )
-    params = ptype(**(overrides or {}))
+    values = {}
+    for key, value in overrides.items():
+        f = allowed[key]
+        lo, hi = f.metadata["range"]
+        if isinstance(f.default, int):
+            ok = is_int(value) and lo <= value <= hi
+            kind = "an int"
+        else:
+            ok = is_real(value) and lo <= value <= hi
+            kind = "a finite number"
+        if not ok:
+            raise ScenarioError(
+                f"scenario_params {key}={value!r} is invalid for {name!r}: must be {kind} in "
+                f"[{lo:g}, {hi:g}]"
+            )
+        values[key] = int(value) if isinstance(f.default, int) else float(value)
+    params = ptype(**values)
     check = getattr(params, "validate", None)
     if check is not None:
         check()
     return params
+
+
+def check_scenario(name: str, params: Any, counts: Counts, body: BodyDefaults) -> None:
+    """Raise ``ScenarioError`` unless scenario ``name`` can always place ``counts`` bodies of
+    ``body``'s sizes with ``params`` within the coordinate limit: every reset then succeeds."""
+    entry = SCENARIOS[name]
+    if entry.check is not None:
+        entry.check(counts, body, params)
 
 
 def require(cond: bool, message: str) -> None:
@@ -135,73 +174,63 @@ def require(cond: bool, message: str) -> None:
         raise ScenarioError(message)
 
 
-def place_pairs(
-    rng: np.random.Generator,
-    sample: Callable[[np.random.Generator, np.ndarray], tuple[np.ndarray, np.ndarray]],
-    n: int,
-    clearance: np.ndarray,
-    what: str,
-    fixed_points: np.ndarray | None = None,
-    fixed_clearance: np.ndarray | None = None,
-    max_rounds: int = 200,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Draw ``n`` (start, goal) pairs whose starts and whose goals do not overlap.
+def require_extent(name: str, bounds: Sequence[float], advice: str) -> None:
+    """Raise unless the area ``bounds = (xmin, ymin, xmax, ymax)`` lies within the coordinate
+    limit ``MAX_COORDINATE``."""
+    if not all(abs(v) <= MAX_COORDINATE for v in bounds):
+        raise ScenarioError(
+            f"scenario={name!r} would span ({', '.join(f'{v:.3g}' for v in bounds)}) m, beyond "
+            f"the coordinate limit of +-{MAX_COORDINATE:g} m; {advice}"
+        )
 
-    ``sample(rng, idx) -> (starts (k, 2), goals (k, 2))`` draws pairs for the body indices ``idx``
-    (k of them); ``clearance: (n,)`` is each body's radius
-    plus margin; two starts (or goals) conflict when nearer than the sum of their clearances. Pairs
-    also keep clear of ``fixed_points: (f, 2)`` with ``fixed_clearance: (f,)`` (obstacles, other
-    groups' starts and goals). Rejected pairs are redrawn, vectorised over bodies, for at most
-    ``max_rounds`` rounds; then the request is impossible and raises naming ``what``.
-    """
-    if n == 0:
-        return np.zeros((0, 2)), np.zeros((0, 2))
-    starts, goals = sample(rng, np.arange(n))
-    fixed = np.zeros((0, 2)) if fixed_points is None else np.asarray(fixed_points, float)
-    fixed_c = np.zeros(0) if fixed_clearance is None else np.asarray(fixed_clearance, float)
-    lower = np.tril(np.ones((n, n), bool), -1)  # body i yields to any earlier body j < i
-    for _ in range(max_rounds):
-        need = clearance[:, None] + clearance[None, :]
-        bad = np.zeros(n, bool)
-        for pts in (starts, goals):
-            d = np.linalg.norm(pts[:, None, :] - pts[None, :, :], axis=-1)
-            bad |= ((d < need) & lower).any(axis=1)
-            if len(fixed):
-                df = np.linalg.norm(pts[:, None, :] - fixed[None, :, :], axis=-1)
-                bad |= (df < clearance[:, None] + fixed_c[None, :]).any(axis=1)
-        if not bad.any():
-            return starts, goals
-        new_s, new_g = sample(rng, np.flatnonzero(bad))
-        starts[bad] = new_s
-        goals[bad] = new_g
-    raise ScenarioError(
-        f"cannot place {n} {what} without overlap; reduce the count or enlarge the scenario"
+
+def flock_plan(counts: Counts, body: BodyDefaults, area: Box, keep: Sequence[FixedSet]) -> PairPlan:
+    """Where flock units start: anywhere in ``area``, clear of the ``keep`` points."""
+    clearance = body.flock_radius + 0.1
+    return PairPlan(
+        Lattice.for_clearance(clearance, origin=(area.x0, area.y0)),
+        (Group(np.arange(counts.flock), area),),
+        "flock units",
+        "reduce n_flock or flock_radius, or enlarge the scenario",
+        tuple(keep),
     )
+
+
+def keep_clear(count: int, clearance: float, body: BodyDefaults, region=None) -> FixedSet:
+    """The ``FixedSet`` of ``count`` points of ``clearance`` that flock units keep clear of,
+    lying in ``region`` (a box, a tuple of boxes, or None: anywhere)."""
+    return FixedSet(count, clearance + body.flock_radius + 0.1, region)
+
+
+def keep_clear_of(
+    plan: PairPlan, clearance: float, body: BodyDefaults, goals: bool = False
+) -> list[FixedSet]:
+    """The ``FixedSet``s of the starts (and goals) of ``plan``'s bodies of ``clearance``, each
+    group's within its own box, that flock units keep clear of. Only for plans whose sampler
+    keeps every body within its group's boxes."""
+    out = []
+    for g in plan.groups:
+        out.append(keep_clear(len(g.members), clearance, body, g.start))
+        if goals and g.goal is not None:
+            out.append(keep_clear(len(g.members), clearance, body, g.goal))
+    return out
 
 
 def flock_start(
     rng: np.random.Generator,
-    counts: Counts,
+    plan: PairPlan,
     body: BodyDefaults,
-    area: tuple[float, float, float, float],
-    keep_clear: np.ndarray,
-    keep_clear_r: np.ndarray,
+    keep_points: np.ndarray,
+    keep_clearance: np.ndarray,
 ) -> np.ndarray:
-    """Starts of the flock units, uniform in ``area`` (xmin, ymin, xmax, ymax): (flock, 2).
+    """Starts of the flock units of ``plan`` (``flock_plan``), uniform in its area and clear of
+    ``keep_points: (k, 2)`` with ``keep_clearance: (k,)``: (flock, 2).
 
     Flock units have no goal of their own: their goal is set to their start and ignored.
     """
-    x0, y0, x1, y1 = area
-
-    def sample(r, idx):
-        k = len(idx)
-        p = np.stack([r.uniform(x0, x1, k), r.uniform(y0, y1, k)], axis=1)
-        return p, p.copy()
-
-    clearance = np.full(counts.flock, body.flock_radius + 0.1)
-    starts, _ = place_pairs(
-        rng, sample, counts.flock, clearance, "flock units", keep_clear, keep_clear_r
-    )
+    area = plan.groups[0].start
+    clearance = np.full(plan.size, body.flock_radius + 0.1)
+    starts, _ = plan.place(rng, uniform_in(area), clearance, keep_points, keep_clearance)
     return starts
 
 

@@ -10,7 +10,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import BodyDefaults, Counts, assemble, flock_start, place_pairs, register, require
+from .base import (
+    BodyDefaults,
+    Counts,
+    assemble,
+    flock_plan,
+    flock_start,
+    keep_clear_of,
+    param,
+    register,
+    require,
+    require_extent,
+)
+from .placement import Box, Group, Lattice, PairPlan
+
+NAME = "bottleneck"
 
 
 @dataclass(frozen=True)
@@ -18,38 +32,91 @@ class BottleneckParams:
     """room_length, room_width: room size (m); door_width: doorway width (m); start_depth: how far
     from the far walls walkers start."""
 
-    room_length: float = 12.0
-    room_width: float = 8.0
-    door_width: float = 1.2
-    start_depth: float = 3.0
+    room_length: float = param(12.0, 2.0, 1e4)
+    room_width: float = param(8.0, 0.5, 1e4)
+    door_width: float = param(1.2, 0.1, 1e4)
+    start_depth: float = param(3.0, 0.1, 1e4)
 
     def validate(self) -> None:
-        require(self.door_width > 0, f"door_width={self.door_width} must be > 0")
-        require(self.door_width < self.room_width, "door_width must be below room_width")
-        require(self.room_length > 2.0, f"room_length={self.room_length} must be > 2 m")
-        require(0 < self.start_depth < self.room_length / 2, "need 0 < start_depth < length/2")
+        require(
+            self.door_width < self.room_width,
+            f"scenario_params door_width={self.door_width:g} must be below room_width="
+            f"{self.room_width:g}",
+        )
+        require(
+            self.start_depth < self.room_length / 2,
+            f"scenario_params start_depth={self.start_depth:g} must be below room_length / 2 = "
+            f"{self.room_length / 2:g}",
+        )
 
 
-@register("bottleneck", BottleneckParams, "two directions through one doorway")
+def _sides(counts: Counts) -> np.ndarray:
+    """-1 (starts left) or +1 per walker: learners left, pedestrians alternate left, right."""
+    side = np.where(np.arange(counts.learners + counts.pedestrians) % 2 == 0, -1.0, 1.0)
+    side[: counts.learners] = -1.0
+    return side
+
+
+def _geometry(body: BodyDefaults, p: BottleneckParams):
+    """(x_lo, far, y): walkers start and end at ``x_lo <= |x| <= far``, ``|y| <= y``."""
+    hl, hw = p.room_length / 2, p.room_width / 2
+    near = max(1.0, body.radius + 0.05)  # clear of the doorway wall
+    far = hl - body.radius - 0.05
+    return max(near, hl - p.start_depth), far, hw - body.radius - 0.05
+
+
+def _flock_area(body: BodyDefaults, p: BottleneckParams) -> Box:
+    hl, hw = p.room_length / 2, p.room_width / 2
+    m = max(0.5, body.flock_radius + 0.05)
+    return Box(-hl + m, -hw + m, -m, hw - m)
+
+
+def _plans(counts: Counts, body: BodyDefaults, p: BottleneckParams):
+    x_lo, far, y = _geometry(body, p)
+    left, right = Box(-far, -y, -x_lo, y), Box(x_lo, -y, far, y)
+    side = _sides(counts)
+    groups = (
+        Group(np.flatnonzero(side < 0), left, right, "starting left"),
+        Group(np.flatnonzero(side > 0), right, left, "starting right"),
+    )
+    walkers_plan = PairPlan(
+        Lattice.for_clearance(body.radius + 0.05, origin=(0.0, -y)),
+        groups,
+        "learners and pedestrians",
+        "reduce n_learners or n_pedestrians, or raise scenario_params room_width or start_depth",
+    )
+    keep = keep_clear_of(walkers_plan, body.radius + 0.05, body)
+    return walkers_plan, flock_plan(counts, body, _flock_area(body, p), keep)
+
+
+def check(counts: Counts, body: BodyDefaults, p: BottleneckParams) -> None:
+    hl, hw = p.room_length / 2, p.room_width / 2
+    require_extent(NAME, (-hl - 0.5, -hw - 0.5, hl + 0.5, hw + 0.5), "reduce the room's size")
+    if counts.learners + counts.pedestrians:
+        require(
+            p.door_width > 2 * body.radius,
+            f"scenario={NAME!r}: scenario_params door_width={p.door_width:g} must exceed a "
+            f"body's diameter (radius={body.radius:g} m)",
+        )
+    for plan in _plans(counts, body, p):
+        plan.check(NAME)
+
+
+@register(NAME, BottleneckParams, "two directions through one doorway", check=check)
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: BottleneckParams):
     hl, hw, hd = p.room_length / 2, p.room_width / 2, p.door_width / 2
-    require(p.door_width > 2 * body.radius, "door_width must exceed a body's diameter")
-    walkers = counts.learners + counts.pedestrians
-    side = np.where(np.arange(walkers) % 2 == 0, -1.0, 1.0)
-    side[: counts.learners] = -1.0
-    y = hw - body.radius - 0.05
-    near, far = 1.0, hl - body.radius - 0.05
+    side = _sides(counts)
+    x_lo, far, y = _geometry(body, p)
 
     def sample(g, idx):
         k, s = len(idx), side[idx]
-        start = np.stack([s * g.uniform(max(near, hl - p.start_depth), far, k),
-                          g.uniform(-y, y, k)], axis=1)  # fmt: skip
-        goal = np.stack([-s * g.uniform(max(near, hl - p.start_depth), far, k),
-                         g.uniform(-y, y, k)], axis=1)  # fmt: skip
+        start = np.stack([s * g.uniform(x_lo, far, k), g.uniform(-y, y, k)], axis=1)
+        goal = np.stack([-s * g.uniform(x_lo, far, k), g.uniform(-y, y, k)], axis=1)
         return start, goal
 
-    clearance = np.full(walkers, body.radius + 0.05)
-    starts, goals = place_pairs(rng, sample, walkers, clearance, "learners and pedestrians")
+    clearance = np.full(len(side), body.radius + 0.05)
+    walkers_plan, flocks = _plans(counts, body, p)
+    starts, goals = walkers_plan.place(rng, sample, clearance)
     walls = np.array(
         [
             [[0.0, -hw], [0.0, -hd]],  # the wall with the doorway
@@ -60,9 +127,7 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Bo
             [[hl, -hw], [hl, hw]],
         ]
     )
-    flock = flock_start(
-        rng, counts, body, (-hl + 0.5, -hw + 0.5, -0.5, hw - 0.5), starts, clearance
-    )
+    flock = flock_start(rng, flocks, body, starts, clearance)
     return assemble(
         counts,
         body,

@@ -6,133 +6,142 @@ Accepted form::
                 {"start": (4, 3), "goal": (4, -3), "role": "pedestrian", "policy": "right_of_way"}],
      "obstacles": [{"center": (5, 0.6), "radius": 0.5}],
      "walls": [((0, -2), (10, -2))],
-     "paths": {0: [(0, 0), (5, 2), (10, 0)]}}
+     "paths": {0: [(0, 0), (5, 2), (10, 0)]},
+     "bounds": (-2, -4, 12, 4)}
 
-Roles: ``learner``, ``pedestrian``, ``flock``. ``radius`` and ``v_pref`` default to the configured
-body defaults; ``policy`` (pedestrians only) names a steering behaviour. Bodies are reordered
-learners first, then pedestrians, then flock units; ``paths`` keys are indices into ``agents``.
+Roles: ``learner``, ``pedestrian`` (the default), ``flock``. ``radius`` and ``v_pref`` default to
+the configured body defaults and share their ranges; ``policy`` (pedestrians only) names a
+steering behaviour. Bodies are reordered learners first, then pedestrians, then flock units;
+``paths`` keys are indices into ``agents`` (learners and pedestrians; at most ``MAX_PATH_POINTS``
+points). Coordinates lie within ``MAX_COORDINATE``; ``bounds`` (xmin, ymin, xmax, ymax) default
+to the points' extent plus 2 m. Every entry is checked: no body may start overlapping another, an
+obstacle or a wall, nor have its goal where it would overlap an obstacle or a wall, and walls
+have a length.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..core.behaviours import behaviour_id
+from ..core.checks import (
+    MAX_BODIES,
+    MAX_COORDINATE,
+    ConfigError,
+    check_point,
+    check_real,
+    is_int,
+    is_real,
+)
 from ..core.state import FLOCK, KIND_NAMES, LEARNER, PEDESTRIAN
-from .base import BodyDefaults, Counts, ScenarioError, ScenarioSpec
+from .base import BodyDefaults, Counts, ScenarioSpec
+from .errors import ScenarioError
+from .placement import close_pairs
 
 _AGENT_KEYS = {"start", "goal", "radius", "v_pref", "role", "policy"}
+_OBSTACLE_KEYS = {"center", "radius"}
 _TOP_KEYS = {"agents", "obstacles", "walls", "paths", "bounds"}
+
+MAX_PATH_POINTS = 64
+MAX_OBSTACLES = 10_000
+MAX_WALLS = 10_000
+
+
+def _fail(message: str) -> None:
+    raise ScenarioError(message)
+
+
+def _entries(data: Mapping, key: str, limit: int) -> list:
+    """``data[key]`` as a list (absent: empty); it must be a list or tuple of at most ``limit``."""
+    value = data.get(key, [])
+    if not isinstance(value, (list, tuple)):
+        _fail(f"scenario[{key!r}]={value!r} must be a list")
+    if len(value) > limit:
+        _fail(f"scenario[{key!r}] lists {len(value)} entries; at most {limit} are allowed")
+    return list(value)
 
 
 def _point(value, where: str) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
-    if arr.shape != (2,) or not np.isfinite(arr).all():
-        raise ScenarioError(f"{where} must be a finite (x, y) pair, got {value!r}")
-    return arr
+    try:
+        return check_point(where, value)
+    except ConfigError as err:
+        raise ScenarioError(str(err)) from None
+
+
+def _real(where: str, value, lo: float, hi: float) -> float:
+    try:
+        return check_real(where, value, lo, hi, lo_open=True)
+    except ConfigError as err:
+        raise ScenarioError(str(err)) from None
+
+
+def _agents(data: Mapping) -> list[Mapping]:
+    if not isinstance(data, Mapping):
+        _fail(f"scenario must be a name or a mapping, got {type(data).__name__}")
+    unknown = sorted(map(str, set(data) - _TOP_KEYS))
+    if unknown:
+        _fail(f"scenario keys {unknown} unknown; allowed: {sorted(_TOP_KEYS)}")
+    agents = _entries(data, "agents", MAX_BODIES)
+    if not agents:
+        _fail("scenario['agents'] must list at least one body")
+    for i, a in enumerate(agents):
+        if not isinstance(a, Mapping):
+            _fail(f"agents[{i}]={a!r} must be a mapping such as {{'start': (x, y), ...}}")
+        bad = sorted(map(str, set(a) - _AGENT_KEYS))
+        if bad:
+            _fail(f"agents[{i}] keys {bad} unknown; allowed: {sorted(_AGENT_KEYS)}")
+        role = a.get("role", "pedestrian")
+        if not (isinstance(role, str) and role in KIND_NAMES):
+            _fail(f"agents[{i}].role={role!r} is unknown; choose one of {KIND_NAMES}")
+    return agents
 
 
 def explicit_counts(data: Mapping) -> Counts:
     """How many learners, pedestrians and flock units an explicit scenario holds."""
-    roles = [a.get("role", "pedestrian") for a in data.get("agents", [])]
-    for i, role in enumerate(roles):
-        if role not in KIND_NAMES:
-            raise ScenarioError(f"agents[{i}].role={role!r} is unknown; choose one of {KIND_NAMES}")
+    roles = [a.get("role", "pedestrian") for a in _agents(data)]
     return Counts(roles.count("learner"), roles.count("pedestrian"), roles.count("flock"))
 
 
 def from_dict(data: Mapping, body: BodyDefaults) -> ScenarioSpec:
     """Validate the explicit form and build its ``ScenarioSpec`` (bodies ordered by kind)."""
-    if not isinstance(data, Mapping):
-        raise ScenarioError(f"scenario must be a name or a mapping, got {type(data).__name__}")
-    unknown = set(data) - _TOP_KEYS
-    if unknown:
-        raise ScenarioError(
-            f"scenario keys {sorted(unknown)} unknown; allowed: {sorted(_TOP_KEYS)}"
-        )
-    agents = list(data.get("agents", []))
-    if not agents:
-        raise ScenarioError("scenario['agents'] must list at least one body")
-    explicit_counts(data)
+    agents = _agents(data)
     kinds, starts, goals, radii, speeds, behaviours = [], [], [], [], [], []
     for i, a in enumerate(agents):
-        bad = set(a) - _AGENT_KEYS
-        if bad:
-            raise ScenarioError(
-                f"agents[{i}] keys {sorted(bad)} unknown; allowed: {sorted(_AGENT_KEYS)}"
-            )
-        role = a.get("role", "pedestrian")
-        kind = KIND_NAMES.index(role)
-        start = _point(a.get("start"), f"agents[{i}].start")
-        goal = _point(a.get("goal", a.get("start")), f"agents[{i}].goal")
-        flock_default = body.flock_radius if kind == FLOCK else body.radius
-        radius = float(a.get("radius", flock_default))
-        if not (np.isfinite(radius) and radius > 0):
-            raise ScenarioError(f"agents[{i}].radius={radius} must be > 0")
-        v_pref = float(a.get("v_pref", body.flock_speed if kind == FLOCK else body.v_pref))
-        if not (np.isfinite(v_pref) and v_pref > 0):
-            raise ScenarioError(f"agents[{i}].v_pref={v_pref} must be > 0")
+        kind = KIND_NAMES.index(a.get("role", "pedestrian"))
+        if "start" not in a:
+            _fail(f"agents[{i}] needs a 'start' (x, y)")
+        starts.append(_point(a["start"], f"agents[{i}].start"))
+        goals.append(_point(a.get("goal", a["start"]), f"agents[{i}].goal"))
+        flock = kind == FLOCK
+        radius = a.get("radius", body.flock_radius if flock else body.radius)
+        radii.append(_real(f"agents[{i}].radius", radius, 0.0, 2.0))
+        v_pref = a.get("v_pref", body.flock_speed if flock else body.v_pref)
+        speeds.append(_real(f"agents[{i}].v_pref", v_pref, 0.0, 10.0))
         policy = a.get("policy")
         if policy is not None and kind != PEDESTRIAN:
-            raise ScenarioError(f"agents[{i}].policy applies to pedestrians only (role={role!r})")
+            _fail(f"agents[{i}].policy applies to pedestrians only (role={a.get('role')!r})")
+        if policy is not None and not isinstance(policy, str):
+            _fail(f"agents[{i}].policy={policy!r} must be a steering behaviour's name")
         behaviours.append(-1 if policy is None else behaviour_id(policy, f"agents[{i}].policy"))
         kinds.append(kind)
-        starts.append(start)
-        goals.append(goal)
-        radii.append(radius)
-        speeds.append(v_pref)
-    order = np.argsort(np.asarray(kinds), kind="stable")
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
-
-    paths = dict(data.get("paths", {}))
-    n_points = max([len(p) for p in paths.values()], default=1)
-    path = np.zeros((len(agents), max(n_points, 1), 2))
-    path_len = np.zeros(len(agents), np.int64)
-    for key, pts in paths.items():
-        idx = int(key)
-        if not 0 <= idx < len(agents):
-            raise ScenarioError(f"paths key {key!r} must index agents (0..{len(agents) - 1})")
-        if len(pts) < 2:
-            raise ScenarioError(f"paths[{key}] needs at least 2 points")
-        for k, q in enumerate(pts):
-            path[idx, k] = _point(q, f"paths[{key}][{k}]")
-        path_len[idx] = len(pts)
-
-    obs = list(data.get("obstacles", []))
-    obstacle_pos = np.zeros((len(obs), 2))
-    obstacle_radius = np.zeros(len(obs))
-    for m, o in enumerate(obs):
-        obstacle_pos[m] = _point(o.get("center"), f"obstacles[{m}].center")
-        obstacle_radius[m] = float(o.get("radius", 0.0))
-        if not obstacle_radius[m] > 0:
-            raise ScenarioError(f"obstacles[{m}].radius={obstacle_radius[m]} must be > 0")
-    walls_in = list(data.get("walls", []))
-    walls = np.zeros((len(walls_in), 2, 2))
-    for w, seg in enumerate(walls_in):
-        if len(seg) != 2:
-            raise ScenarioError(f"walls[{w}] must be a pair of points")
-        walls[w, 0] = _point(seg[0], f"walls[{w}][0]")
-        walls[w, 1] = _point(seg[1], f"walls[{w}][1]")
-
-    starts_a, goals_a = np.array(starts), np.array(goals)
-    pts = np.concatenate([starts_a, goals_a, obstacle_pos, walls.reshape(-1, 2)])
-    pad = 2.0
-    bounds = data.get("bounds") or (
-        float(pts[:, 0].min() - pad),
-        float(pts[:, 1].min() - pad),
-        float(pts[:, 0].max() + pad),
-        float(pts[:, 1].max() + pad),
-    )
+    kind_arr = np.array(kinds, np.int64)
+    order = np.argsort(kind_arr, kind="stable")
+    path, path_len = _paths(data, kind_arr)
+    obstacle_pos, obstacle_radius = _obstacles(data)
+    walls = _walls(data)
+    starts_a, goals_a, radii_a = np.array(starts), np.array(goals), np.array(radii)
+    bounds = _bounds(data, starts_a, goals_a, obstacle_pos, walls)
+    # every entry is valid on its own; now the layout: nothing may start overlapping
+    _check_clear(starts_a, goals_a, radii_a, kind_arr, obstacle_pos, obstacle_radius, walls)
     spec = ScenarioSpec(
         start=starts_a[order],
         goal=goals_a[order],
-        radius=np.array(radii)[order],
+        radius=radii_a[order],
         v_pref=np.array(speeds)[order],
-        kind=np.array(kinds, np.int64)[order],
-        bounds=tuple(float(v) for v in bounds),
+        kind=kind_arr[order],
+        bounds=bounds,
         behaviour=np.array(behaviours, np.int64)[order],
         path=path[order],
         path_len=path_len[order],
@@ -144,4 +153,147 @@ def from_dict(data: Mapping, body: BodyDefaults) -> ScenarioSpec:
     return spec
 
 
-__all__ = ["LEARNER", "explicit_counts", "from_dict"]
+def _paths(data: Mapping, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Waypoint paths (n, P, 2) and their lengths (n,) in the agents' order."""
+    paths = data.get("paths", {})
+    if not isinstance(paths, Mapping):
+        _fail(f"scenario['paths']={paths!r} must be a mapping of agent index -> list of points")
+    n = len(kinds)
+    for key, pts in paths.items():
+        if not (is_int(key) and 0 <= key < n):
+            _fail(f"paths key {key!r} must index agents (an int in 0..{n - 1})")
+        if kinds[key] == FLOCK:
+            _fail(f"paths[{key}]: flock units follow no path (agents[{key}] has role 'flock')")
+        if not isinstance(pts, (list, tuple)) or not 2 <= len(pts) <= MAX_PATH_POINTS:
+            _fail(f"paths[{key}] must be a list of 2 to {MAX_PATH_POINTS} (x, y) points")
+    n_points = max([len(p) for p in paths.values()], default=1)
+    path = np.zeros((n, n_points, 2))
+    path_len = np.zeros(n, np.int64)
+    for key, pts in paths.items():
+        for k, q in enumerate(pts):
+            path[key, k] = _point(q, f"paths[{key}][{k}]")
+        if (path[key, 1 : len(pts)] == path[key, 0]).all():
+            _fail(f"paths[{key}] has zero length: all its points are the same")
+        path_len[key] = len(pts)
+    return path, path_len
+
+
+def _obstacles(data: Mapping) -> tuple[np.ndarray, np.ndarray]:
+    obs = _entries(data, "obstacles", MAX_OBSTACLES)
+    pos, radius = np.zeros((len(obs), 2)), np.zeros(len(obs))
+    for m, o in enumerate(obs):
+        if not isinstance(o, Mapping):
+            _fail(f"obstacles[{m}]={o!r} must be a mapping {{'center': (x, y), 'radius': r}}")
+        bad = sorted(map(str, set(o) - _OBSTACLE_KEYS))
+        if bad:
+            _fail(f"obstacles[{m}] keys {bad} unknown; allowed: {sorted(_OBSTACLE_KEYS)}")
+        if "center" not in o or "radius" not in o:
+            _fail(f"obstacles[{m}] needs a 'center' (x, y) and a 'radius'")
+        pos[m] = _point(o["center"], f"obstacles[{m}].center")
+        radius[m] = _real(f"obstacles[{m}].radius", o["radius"], 0.0, 100.0)
+    return pos, radius
+
+
+def _walls(data: Mapping) -> np.ndarray:
+    walls_in = _entries(data, "walls", MAX_WALLS)
+    walls = np.zeros((len(walls_in), 2, 2))
+    for w, seg in enumerate(walls_in):
+        if isinstance(seg, (str, bytes, Mapping)) or not isinstance(seg, Sequence):
+            _fail(f"walls[{w}]={seg!r} must be a pair of (x, y) points")
+        if len(seg) != 2:
+            _fail(f"walls[{w}] must be a pair of (x, y) points")
+        walls[w, 0] = _point(seg[0], f"walls[{w}][0]")
+        walls[w, 1] = _point(seg[1], f"walls[{w}][1]")
+        if np.array_equal(walls[w, 0], walls[w, 1]):
+            _fail(f"walls[{w}] has zero length: its two ends are the same point")
+    return walls
+
+
+def _bounds(data, starts, goals, obstacle_pos, walls) -> tuple[float, float, float, float]:
+    given = data.get("bounds")
+    if given is None:
+        pts = np.concatenate([starts, goals, obstacle_pos, walls.reshape(-1, 2)])
+        pad = 2.0
+        return (
+            float(pts[:, 0].min() - pad),
+            float(pts[:, 1].min() - pad),
+            float(pts[:, 0].max() + pad),
+            float(pts[:, 1].max() + pad),
+        )
+    if (
+        isinstance(given, (str, bytes, Mapping))
+        or not isinstance(given, Sequence)
+        or len(given) != 4
+        or not all(is_real(v) and abs(v) <= MAX_COORDINATE for v in given)
+        or not (given[0] < given[2] and given[1] < given[3])
+    ):
+        _fail(
+            f"scenario['bounds']={given!r} must be (xmin, ymin, xmax, ymax), finite, within "
+            f"+-{MAX_COORDINATE:g} m, with xmin < xmax and ymin < ymax"
+        )
+    return tuple(float(v) for v in given)
+
+
+def _segment_distance(p: np.ndarray, walls: np.ndarray) -> np.ndarray:
+    """Distance from every point ``p: (n, 2)`` to every wall ``(w, 2, 2)``: (n, w)."""
+    a, b = walls[None, :, 0], walls[None, :, 1]
+    ab = b - a
+    t = np.clip(np.sum((p[:, None] - a) * ab, -1) / np.sum(ab * ab, -1), 0.0, 1.0)
+    closest = a + t[..., None] * ab
+    return np.linalg.norm(p[:, None] - closest, axis=-1)
+
+
+def _check_clear(starts, goals, radii, kinds, obstacle_pos, obstacle_radius, walls) -> None:
+    """No start overlaps another start, an obstacle or a wall; no learner's or pedestrian's goal
+    overlaps an obstacle or a wall (the body could never reach it)."""
+    i, j = close_pairs(starts, radii, starts, radii, first_only=True, same=True)
+    if len(i):
+        a, b = sorted((int(i[0]), int(j[0])))
+        _fail(
+            f"agents[{a}] and agents[{b}] start overlapping: starts {starts[a].tolist()} and "
+            f"{starts[b].tolist()} are closer than their radii {radii[a]:g} + {radii[b]:g}"
+        )
+    walkers = np.flatnonzero(kinds != FLOCK)
+    for what, pts, rows in (("start", starts, np.arange(len(kinds))), ("goal", goals, walkers)):
+        k, m = close_pairs(pts[rows], radii[rows], obstacle_pos, obstacle_radius, first_only=True)
+        if len(k):
+            a = int(rows[k[0]])
+            _fail(
+                f"agents[{a}].{what}={pts[a].tolist()} overlaps obstacles[{int(m[0])}] (centre "
+                f"{obstacle_pos[m[0]].tolist()}, radius {obstacle_radius[m[0]]:g}); move one of "
+                "them"
+            )
+        if len(walls) and len(rows):
+            chunk = max(1, (1 << 20) // len(walls))
+            for lo in range(0, len(rows), chunk):
+                sub = rows[lo : lo + chunk]
+                near = _segment_distance(pts[sub], walls) < radii[sub, None]
+                if near.any():
+                    r, w = np.argwhere(near)[0]
+                    _fail(
+                        f"agents[{int(sub[r])}].{what}={pts[sub[r]].tolist()} overlaps walls[{w}]; "
+                        "move one of them"
+                    )
+
+
+def check_against_config(spec: ScenarioSpec, goal_tolerance: float) -> None:
+    """Checks that need the configuration: a learning environment has a learner, and no learner
+    starts within ``goal_tolerance`` of its goal (every episode would end on its first step)."""
+    learners = np.flatnonzero(spec.kind == LEARNER)
+    if len(learners) == 0:
+        _fail(
+            "the explicit scenario holds no agent with role 'learner' (agents default to "
+            "'pedestrian'); a learning environment needs at least one"
+        )
+    gap = np.linalg.norm(spec.goal[learners] - spec.start[learners], axis=1)
+    close = np.flatnonzero(gap <= goal_tolerance)
+    if len(close):
+        k = int(spec.original_index[learners[close[0]]])
+        _fail(
+            f"agents[{k}] (a learner) starts {gap[close[0]]:.3g} m from its goal, within "
+            f"goal_tolerance={goal_tolerance:g}: every episode would end on its first step; give "
+            "it a goal farther away"
+        )
+
+
+__all__ = ["LEARNER", "check_against_config", "explicit_counts", "from_dict"]

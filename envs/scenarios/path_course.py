@@ -15,7 +15,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import BodyDefaults, Counts, assemble, flock_start, place_pairs, register, require
+from .base import (
+    BodyDefaults,
+    Counts,
+    assemble,
+    flock_plan,
+    flock_start,
+    keep_clear,
+    keep_clear_of,
+    param,
+    register,
+    require,
+    require_extent,
+)
+from .placement import Box, FixedSet, Group, Lattice, PairPlan
+
+NAME = "path_course"
 
 
 @dataclass(frozen=True)
@@ -24,28 +39,37 @@ class PathCourseParams:
     lateral swing of the bends (m); obstacle_radius (m); zone: depth of the start and goal strips
     at each end, which span the area's height (m)."""
 
-    length: float = 16.0
-    height: float = 8.0
-    n_waypoints: int = 6
-    amplitude: float = 1.5
-    obstacle_radius: float = 0.35
-    zone: float = 2.5
+    length: float = param(16.0, 2.0, 1e4)
+    height: float = param(8.0, 1.0, 1e4)
+    n_waypoints: int = param(6, 3, 64)
+    amplitude: float = param(1.5, 0.01, 1e4)
+    obstacle_radius: float = param(0.35, 0.01, 100.0)
+    zone: float = param(2.5, 0.7, 1e4)
 
     def validate(self) -> None:
-        require(self.n_waypoints >= 3, f"n_waypoints={self.n_waypoints} must be >= 3")
-        require(self.amplitude > 0, f"amplitude={self.amplitude} must be > 0")
-        require(self.obstacle_radius > 0, f"obstacle_radius={self.obstacle_radius} must be > 0")
-        require(self.zone > 0.7, f"zone={self.zone} must be > 0.7 m")
-        require(self.length > 2 * self.zone + 2, "length must exceed 2 * zone + 2 m")
-        require(self.height > 2 * self.amplitude + 1, "height must exceed 2 * amplitude + 1 m")
+        require(
+            self.length > 2 * self.zone + 2,
+            f"scenario_params length={self.length:g} must exceed 2 * zone + 2 = "
+            f"{2 * self.zone + 2:g} m",
+        )
+        require(
+            self.height > 2 * self.amplitude + 1,
+            f"scenario_params height={self.height:g} must exceed 2 * amplitude + 1 = "
+            f"{2 * self.amplitude + 1:g} m",
+        )
 
 
-@register("path_course", PathCourseParams, "follow a winding course past obstacles, both ways")
-def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: PathCourseParams):
-    hl, hh = p.length / 2, p.height / 2
-    x_in = hl - p.zone  # the course runs between the two zones
+def _forward(counts: Counts) -> np.ndarray:
+    """Per walker: walks the course left to right (learners and every other pedestrian)."""
+    forward = np.ones(counts.learners + counts.pedestrians, bool)
+    forward[counts.learners + 1 :: 2] = False
+    return forward
+
+
+def _course(body: BodyDefaults, p: PathCourseParams, phase: float):
+    """(course (n_waypoints, 2), obstacle centres (n_waypoints - 2, 2)) for a swing ``phase``."""
+    x_in = p.length / 2 - p.zone  # the course runs between the two zones
     xs = np.linspace(-x_in, x_in, p.n_waypoints)
-    phase = rng.choice([-1.0, 1.0])
     swing = phase * p.amplitude * np.where(np.arange(p.n_waypoints) % 2 == 0, 1.0, -1.0)
     swing[[0, -1]] = 0.0
     course = np.stack([xs, swing], axis=1)
@@ -56,12 +80,71 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Pa
     inward = np.sign(chord_y - swing[bends])
     depth = p.obstacle_radius + 2.0 * body.radius + 0.5
     obstacles = np.stack([xs[bends], swing[bends] + inward * depth], axis=1)
+    return course, obstacles
 
-    walkers = counts.learners + counts.pedestrians
-    forward = np.ones(walkers, bool)
-    forward[counts.learners + 1 :: 2] = False  # every other pedestrian walks the course backwards
-    half = p.zone / 2 - body.radius - 0.05
-    y_max = hh - body.radius - 0.05
+
+def _zones(body: BodyDefaults, p: PathCourseParams) -> tuple[float, float]:
+    """(half, y_max): starts and goals lie within ``half`` of their zone's centre line in x and
+    within ``y_max`` of the axis."""
+    return p.zone / 2 - body.radius - 0.05, p.height / 2 - body.radius - 0.05
+
+
+def _plans(counts: Counts, body: BodyDefaults, p: PathCourseParams):
+    hl, hh = p.length / 2, p.height / 2
+    half, y_max = _zones(body, p)
+    xc = hl - p.zone / 2
+    left = Box(-xc - half, -y_max, -xc + half, y_max)
+    right = Box(xc - half, -y_max, xc + half, y_max)
+    forward = _forward(counts)
+    groups = (
+        Group(np.flatnonzero(forward), left, right, "walking forward"),
+        Group(np.flatnonzero(~forward), right, left, "walking backward"),
+    )
+    c = body.radius + 0.05
+    obstacle_ys = np.concatenate([_course(body, p, s)[1][:, 1] for s in (-1.0, 1.0)])
+    xs = np.linspace(-(hl - p.zone), hl - p.zone, p.n_waypoints)
+    n_obst = p.n_waypoints - 2
+    obstacle_region = Box(xs[1], float(obstacle_ys.min()), xs[-2], float(obstacle_ys.max()))
+    walkers_plan = PairPlan(
+        Lattice.for_clearance(c, origin=(-xc, -y_max)),
+        groups,
+        "learners and pedestrians",
+        "reduce n_learners or n_pedestrians, or raise scenario_params zone or height",
+        (FixedSet(n_obst, p.obstacle_radius + c, obstacle_region),),
+    )
+    x_in = hl - p.zone
+    keep = [
+        *keep_clear_of(walkers_plan, c, body, goals=True),
+        keep_clear(n_obst, p.obstacle_radius, body, obstacle_region),
+        keep_clear(p.n_waypoints, 0.5, body, Box(-x_in, -p.amplitude, x_in, p.amplitude)),
+    ]
+    area = Box(-hl, -hh, hl, hh)
+    return walkers_plan, flock_plan(counts, body, area, keep)
+
+
+def check(counts: Counts, body: BodyDefaults, p: PathCourseParams) -> None:
+    hl, hh = p.length / 2, p.height / 2
+    require_extent(NAME, (-hl - 0.5, -hh - 0.5, hl + 0.5, hh + 0.5), "reduce length or height")
+    if counts.learners + counts.pedestrians:
+        half, y_max = _zones(body, p)
+        require(
+            half >= 0 and y_max >= 0,
+            f"scenario={NAME!r}: scenario_params zone={p.zone:g} and height={p.height:g} must "
+            f"both be at least {2 * (body.radius + 0.05):g} m for bodies of radius="
+            f"{body.radius:g} m",
+        )
+    for plan in _plans(counts, body, p):
+        plan.check(NAME)
+
+
+@register(NAME, PathCourseParams, "follow a winding course past obstacles, both ways", check=check)
+def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: PathCourseParams):
+    hl, hh = p.length / 2, p.height / 2
+    phase = rng.choice([-1.0, 1.0])
+    course, obstacles = _course(body, p, phase)
+    forward = _forward(counts)
+    walkers = len(forward)
+    half, y_max = _zones(body, p)
 
     def sample(g, idx):
         k, fwd = len(idx), forward[idx]
@@ -77,9 +160,10 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Pa
         return start, goal
 
     clearance = np.full(walkers, body.radius + 0.05)
-    starts, goals = place_pairs(
-        rng, sample, walkers, clearance, "learners and pedestrians (enlarge zone)"
-    )
+    walkers_plan, flocks = _plans(counts, body, p)
+    # walkers keep clear of the obstacles too (they do at the default sizes anyway)
+    obstacle_r = np.full(len(obstacles), p.obstacle_radius)
+    starts, goals = walkers_plan.place(rng, sample, clearance, obstacles, obstacle_r)
     n_pts = p.n_waypoints + 2
     path = np.zeros((counts.total, n_pts, 2))
     path[:walkers, 1:-1] = course[None]
@@ -97,7 +181,7 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Pa
             np.full(len(course), 0.5),
         ]
     )
-    flock = flock_start(rng, counts, body, (-hl, -hh, hl, hh), keep, keep_r)
+    flock = flock_start(rng, flocks, body, keep, keep_r)
     return assemble(
         counts,
         body,

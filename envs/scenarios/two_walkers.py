@@ -21,7 +21,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import BodyDefaults, Counts, assemble, flock_start, register, require
+from .base import (
+    BodyDefaults,
+    Counts,
+    assemble,
+    flock_plan,
+    flock_start,
+    keep_clear,
+    param,
+    register,
+    require,
+    require_extent,
+)
+from .placement import Box
+
+NAME = "two_walkers"
 
 
 @dataclass(frozen=True)
@@ -30,17 +44,24 @@ class TwoWalkersParams:
     lead_min/max: how much farther the other walker starts (m); exit_distance: distance from the
     crossing to both goals (m); cell_spacing: distance between pairs' crossings (m)."""
 
-    approach_min: float = 3.0
-    approach_max: float = 4.0
-    lead_min: float = 0.0
-    lead_max: float = 0.5
-    exit_distance: float = 4.0
-    cell_spacing: float = 16.0
+    approach_min: float = param(3.0, 0.01, 1e4)
+    approach_max: float = param(4.0, 0.01, 1e4)
+    lead_min: float = param(0.0, 0.0, 1e4)
+    lead_max: float = param(0.5, 0.0, 1e4)
+    exit_distance: float = param(4.0, 0.01, 1e4)
+    cell_spacing: float = param(16.0, 0.01, 1e5)
 
     def validate(self) -> None:
-        require(0 < self.approach_min <= self.approach_max, "need 0 < approach_min <= approach_max")
-        require(0 <= self.lead_min <= self.lead_max, "need 0 <= lead_min <= lead_max")
-        require(self.exit_distance > 0, f"exit_distance={self.exit_distance} must be > 0")
+        require(
+            self.approach_min <= self.approach_max,
+            f"scenario_params approach_min={self.approach_min:g} must not exceed approach_max="
+            f"{self.approach_max:g}",
+        )
+        require(
+            self.lead_min <= self.lead_max,
+            f"scenario_params lead_min={self.lead_min:g} must not exceed lead_max="
+            f"{self.lead_max:g}",
+        )
         reach = self.approach_max + self.lead_max + self.exit_distance
         require(
             self.cell_spacing > reach,
@@ -49,15 +70,58 @@ class TwoWalkersParams:
         )
 
 
-@register("two_walkers", TwoWalkersParams, "two walkers cross at right angles, one arrives first")
-def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: TwoWalkersParams):
+def _cells(counts: Counts, p: TwoWalkersParams) -> np.ndarray:
+    """x of every pair's crossing point: (n_cells,)."""
+    n_cells = max((counts.learners + counts.pedestrians + 1) // 2, 1)
+    return (np.arange(n_cells) - 0.5 * (n_cells - 1)) * p.cell_spacing
+
+
+def _area(counts: Counts, p: TwoWalkersParams) -> Box:
+    cx = _cells(counts, p)
+    reach = max(p.approach_max + p.lead_max, p.exit_distance) + 1.0
+    return Box(float(cx[0]) - reach, -reach, float(cx[-1]) + reach, reach)
+
+
+def _flock_plan(counts: Counts, body: BodyDefaults, p: TwoWalkersParams):
     walkers = counts.learners + counts.pedestrians
-    n_cells = max((walkers + 1) // 2, 1)
-    cx = (np.arange(n_cells) - 0.5 * (n_cells - 1)) * p.cell_spacing
+    area = _area(counts, p)
+    return flock_plan(counts, body, area, [keep_clear(2 * walkers, body.radius + 0.3, body, area)])
+
+
+def check(counts: Counts, body: BodyDefaults, p: TwoWalkersParams) -> None:
+    area = _area(counts, p)
+    require_extent(
+        NAME, (area.x0, area.y0, area.x1, area.y1), "reduce cell_spacing or the number of walkers"
+    )
+    c = body.radius + 0.05
     require(
         p.approach_min > 2 * body.radius,
-        "approach_min must keep the start outside the other walker's path",
+        f"scenario={NAME!r}: approach_min={p.approach_min:g} must keep the start outside the "
+        f"other walker's path: > 2 * radius = {2 * body.radius:g} m",
     )
+    require(
+        p.exit_distance * np.sqrt(2.0) >= 2 * c,
+        f"scenario={NAME!r}: exit_distance={p.exit_distance:g} puts a pair's two goals on top of "
+        f"each other; it must be at least {2 * c / np.sqrt(2.0):.3g} m for radius="
+        f"{body.radius:g} m",
+    )
+    if counts.learners + counts.pedestrians > 2:
+        need = max(p.approach_max + p.lead_max, p.exit_distance) + 2 * c
+        require(
+            p.cell_spacing >= need,
+            f"scenario={NAME!r}: cell_spacing={p.cell_spacing:g} lets neighbouring pairs overlap; "
+            f"it must be at least {need:g} m",
+        )
+    _flock_plan(counts, body, p).check(NAME)
+
+
+@register(
+    NAME, TwoWalkersParams, "two walkers cross at right angles, one arrives first", check=check
+)
+def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: TwoWalkersParams):
+    walkers = counts.learners + counts.pedestrians
+    cx = _cells(counts, p)
+    n_cells = len(cx)
     approach = rng.uniform(p.approach_min, p.approach_max, n_cells)
     lead = rng.uniform(p.lead_min, p.lead_max, n_cells)
     first_leads = rng.random(n_cells) < 0.5  # does the +x walker reach the crossing first?
@@ -76,10 +140,9 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Tw
     starts[~first] = np.stack([cx[c_s], -y_sign[c_s] * d_second[c_s]], axis=1)
     goals[~first] = np.stack([cx[c_s], y_sign[c_s] * p.exit_distance], axis=1)
 
-    reach = max(p.approach_max + p.lead_max, p.exit_distance) + 1.0
-    area = (cx[0] - reach, -reach, cx[-1] + reach, reach)
+    area = _area(counts, p)
     flock = flock_start(
-        rng, counts, body, area, np.concatenate([starts, goals]),
+        rng, _flock_plan(counts, body, p), body, np.concatenate([starts, goals]),
         np.full(2 * walkers, body.radius + 0.3),
     )  # fmt: skip
     return assemble(
@@ -87,5 +150,5 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Tw
         body,
         np.concatenate([starts, flock]),
         np.concatenate([goals, flock]),
-        area,
+        (area.x0, area.y0, area.x1, area.y1),
     )

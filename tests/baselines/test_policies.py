@@ -7,15 +7,20 @@ scenes built for them: ``symmetric_obstacles`` (Gast part 3), ``two_walkers`` (G
 
 from __future__ import annotations
 
+import math
+
 import gymnasium as gym
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crowdsteer.baselines.policies import SteeringPolicy, list_policies, make_policy
 from crowdsteer.baselines.steering import cardioid, right_of_way, side_choice
 from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.core.steering_params import PARAM_TYPES, SIDES, STEERING_RANGES
 from crowdsteer.training.benchmark import benchmark_config
 from crowdsteer.training.evaluate import evaluate
 
@@ -284,3 +289,166 @@ def test_two_walkers_scene_crosses_at_right_angles_one_first():
     s = batch.state
     assert s.goal[0, 4, 1] == s.start[0, 4, 1] and s.goal[0, 4, 0] > s.start[0, 4, 0]
     assert abs(s.start[0, 2, 0] - s.start[0, 0, 0]) > 10.0
+
+
+# ------------------------------------------------------------------ checked arguments
+
+
+# the keyword arguments each policy documents: its parameter tuple and that tuple's fields
+# every baseline follows the waypoints it observes, so every one takes path_params too
+POLICY_PARAMS = {
+    name: {"params": "side_choice" if name == "path_follow" else name, "path_params": "path_follow"}
+    for name in ("goal_seek", "cardioid", "side_choice", "right_of_way", "detection_box",
+                 "path_follow", "social_force", "orca")
+}  # fmt: skip
+NASTY = [math.nan, math.inf, -1.0, 0.0, 1e300, "x", None, True, [1.0]]
+
+
+def _field_ok(behaviour: str, key: str, value) -> bool:
+    lo, hi, _ = STEERING_RANGES[behaviour][key]
+    if isinstance(getattr(PARAM_TYPES[behaviour](), key), bool):
+        return isinstance(value, bool)
+    real = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if key == "side":
+        return real and value in SIDES
+    return real and math.isfinite(value) and lo <= value <= hi
+
+
+@st.composite
+def _policy_request(draw):
+    name = draw(st.sampled_from(ALL))
+    slots = POLICY_PARAMS[name]
+    fields = {f: beh for beh in slots.values() for f in STEERING_RANGES[beh]}
+    keys = draw(
+        st.lists(
+            st.sampled_from([*fields, *slots, "sidee", "parms", "dt", "side", "offset"]),
+            max_size=3,
+            unique=True,
+        )
+    )
+    kwargs = {}
+    for key in keys:
+        if key in fields:
+            lo, hi, _ = STEERING_RANGES[fields[key]][key]
+            good = st.sampled_from(SIDES) if key == "side" else st.floats(lo, hi)
+            if isinstance(getattr(PARAM_TYPES[fields[key]](), key), bool):
+                good = st.booleans()
+            kwargs[key] = draw(st.one_of(good, good, st.sampled_from(NASTY)))
+        elif key in slots:
+            ptype = PARAM_TYPES[slots[key]]
+            other = PARAM_TYPES["orca" if slots[key] != "orca" else "cardioid"]
+            kwargs[key] = draw(st.sampled_from([ptype(), {}, other(), "x", 3.0]))
+        else:
+            kwargs[key] = draw(st.sampled_from([1.0, -1.0, "left"]))
+    return name, kwargs
+
+
+def _request_problems(name: str, kwargs: dict) -> list[str]:
+    slots = POLICY_PARAMS[name]
+    fields = {f: beh for beh in slots.values() for f in STEERING_RANGES[beh]}
+    bad = []
+    for key, value in kwargs.items():
+        if key in fields:
+            if not _field_ok(fields[key], key, value):
+                bad.append(key)
+        elif key in slots:
+            if not (isinstance(value, dict) or type(value) is PARAM_TYPES[slots[key]]):
+                bad.append(key)
+        else:
+            bad.append(key)
+    return bad
+
+
+@settings(max_examples=200, deadline=None)
+@given(request_=_policy_request(), seed=st.integers(0, 1000))
+def test_make_policy_checks_every_keyword_and_acts_finite(request_, seed):
+    """Unknown or misspelled keywords and values outside their documented range are refused,
+    naming them; accepted policies give finite actions in [-1, 1] on real observations."""
+    name, kwargs = request_
+    bad = _request_problems(name, kwargs)
+    config = CrowdConfig.from_kwargs(scenario="obstacle_field", **CROWD)
+    try:
+        policy = make_policy(name, config=config, **kwargs)
+    except ValueError as err:
+        assert bad, f"refused valid keywords {kwargs}: {err}"
+        assert any(k in str(err) for k in bad), f"{err} names none of {bad}"
+        return
+    assert not bad, f"accepted {bad}: {kwargs}"
+    batch = _batch_after(config, steps=3, seed=seed, worlds=1)
+    act = policy.act(batch.obs.reshape(-1, batch.layout.dim))
+    assert act.shape == (3, 2) and np.isfinite(act).all() and (np.abs(act) <= 1.0).all()
+
+
+def test_single_field_keywords_override_the_config():
+    config = CrowdConfig()
+    assert make_policy("side_choice", config=config, side=-1.0).params.side == -1.0
+    assert make_policy("path_follow", config=config, offset=2.0)._path.offset == 2
+    with pytest.raises(ValueError, match="side=5.0.*-1.0 or \\+1.0"):
+        make_policy("side_choice", config=config, side=5.0)
+    with pytest.raises(ValueError, match="sidee"):
+        make_policy("side_choice", config=config, sidee=1.0)
+    with pytest.raises(ValueError, match=r"params.*SideChoiceParams"):
+        make_policy("side_choice", config=config, params=PARAM_TYPES["orca"]())
+    with pytest.raises(ValueError, match="config="):
+        make_policy("cardioid", config={"obs_neighbours": 6})
+    with pytest.raises(ValueError, match="flat"):
+        make_policy("cardioid", gym.spaces.Dict({"a": gym.spaces.Discrete(2)}), config=config)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    name=st.sampled_from(ALL),
+    bad=st.sampled_from([math.nan, math.inf, -math.inf, 1e9, -1e9]),
+    where=st.integers(0, 10_000),
+    rows=st.integers(1, 4),
+)
+def test_act_refuses_non_finite_or_out_of_bounds_observations(name, bad, where, rows):
+    config = CrowdConfig()
+    policy = make_policy(name, config=config)
+    batch = _batch_after(config, steps=2, worlds=rows)
+    obs = batch.obs.reshape(-1, batch.layout.dim).copy()
+    assert np.isfinite(policy.act(obs)).all()
+    obs.flat[where % obs.size] = bad
+    with pytest.raises(ValueError, match=r"obs\[\d+, \d+\]"):
+        policy.act(obs)
+    with pytest.raises(ValueError, match="shape"):
+        policy.act(obs[:, :-1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(ALL), seed=st.integers(0, 2**31 - 1))
+def test_act_is_finite_on_any_observation_inside_the_bounds(name, seed):
+    """Observations drawn anywhere inside the observation's bounds (not only reachable ones):
+    every policy answers with finite actions in [-1, 1]."""
+    config = CrowdConfig.from_kwargs(kinematics="unicycle" if seed % 2 else "holonomic")
+    policy = make_policy(name, config=config)
+    rng = np.random.default_rng(seed)
+    low, high = policy.obs_low.astype(float), policy.obs_high.astype(float)
+    obs = rng.uniform(low, high, (16, len(low)))
+    obs[:, ::3] = np.where(rng.random((16, len(low[::3]))) < 0.3, low[::3], obs[:, ::3])
+    act = policy.act(obs)
+    assert np.isfinite(act).all() and (np.abs(act) <= 1.0).all()
+
+
+def test_load_policy_checks_the_observation_size(tmp_path):
+    sb3 = pytest.importorskip("stable_baselines3")
+    from crowdsteer.baselines import load_policy
+
+    small = CrowdConfig.from_kwargs(obs_neighbours=2)
+    env = gym.make("crowdsteer/CrowdNav-v0", obs_neighbours=2)
+    model = sb3.PPO("MlpPolicy", env, n_steps=8, batch_size=8, device="cpu")
+    model.save(tmp_path / "model.zip")
+    policy = load_policy(tmp_path / "model.zip", config=small)
+    obs, _ = env.reset(seed=0)
+    assert policy.act(obs).shape == (2,) and policy.act(obs[None]).shape == (1, 2)
+    with pytest.raises(ValueError, match="trained on observations of size 61.*obs_neighbours=6"):
+        load_policy(tmp_path / "model.zip", config=CrowdConfig())
+    with pytest.raises(ValueError, match="shape"):
+        policy.act(np.zeros(obs.size + 3))
+    with pytest.raises(ValueError, match="not finite"):
+        policy.act(np.full(obs.size, np.nan))
+    with pytest.raises(ValueError, match="path"):
+        load_policy(None)
+    (tmp_path / "vecnormalize.pkl").write_bytes(b"not a pickle")
+    with pytest.raises(ValueError, match="vecnormalize.pkl"):
+        load_policy(tmp_path / "model.zip")

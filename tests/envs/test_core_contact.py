@@ -11,6 +11,7 @@ from crowdsteer.envs import CrowdConfig, make_batch
 from crowdsteer.envs.core.contact import SKIN, sweep_body
 from crowdsteer.envs.core.simulator import Simulator
 from crowdsteer.envs.scenarios import scenario_source
+from crowdsteer.training.bench_penetration import count_violations
 
 
 def _sweep(p, d, r, obstacles=(), walls=(), bounds=(-1e3, -1e3, 1e3, 1e3), in_bounds=False,
@@ -42,24 +43,25 @@ def _crosses(p, q, a, b) -> bool:
 
 
 def test_fast_body_stops_at_a_thin_wall_at_dt_quarter_second():
-    """A body at 40 m/s, dt 0.25 s (10 m per step) aimed at a zero-thickness wall stops in front
-    of it, in a real environment step, and the contact is reported."""
+    """A body at 10 m/s (the fastest allowed), dt 0.25 s: 2.5 m per step, four times its
+    diameter, aimed at a zero-thickness wall; it stops in front of it, in a real environment
+    step, and the contact is reported."""
     scene = {
         "agents": [
-            {"start": (0.0, 0.0), "goal": (20.0, 0.0), "role": "learner", "v_pref": 40.0},
-            {"start": (0.0, 3.0), "goal": (20.0, 3.0), "role": "pedestrian", "v_pref": 40.0,
+            {"start": (0.0, 0.0), "goal": (20.0, 0.0), "role": "learner", "v_pref": 10.0},
+            {"start": (0.0, 3.0), "goal": (20.0, 3.0), "role": "pedestrian", "v_pref": 10.0,
              "policy": "goal_seek"},
         ],
         "walls": [((5.0, -5.0), (5.0, 5.0))],
     }  # fmt: skip
     config = CrowdConfig.from_kwargs(
-        scenario=scene, dt=0.25, max_accel=1e3, collision_ends=False, max_steps=20
+        scenario=scene, dt=0.25, max_accel=100.0, collision_ends=False, max_steps=20
     )
     batch = make_batch(config, 1)
     batch.seed(0)
     batch.reset()
     hits = 0
-    for _ in range(6):
+    for _ in range(12):
         batch.step(np.array([[[1.0, 0.0]]]))
         x = batch.state.pos[0, :2, 0]
         assert (x <= 5.0 - batch.state.radius[0, :2] - SKIN / 2).all(), x
@@ -117,31 +119,14 @@ def _count_violations(config: CrowdConfig, worlds: int, steps: int, seed: int) -
     sim = Simulator(config, scenario_source(config), worlds)
     sim.seed(seed)
     sim.reset_worlds()
-    s = sim.state
     rng = np.random.default_rng(seed)
-    out = {"wall": 0, "obstacle": 0, "bounds": 0, "body_steps": 0}
+    totals: dict[str, int] = {}
     for _ in range(steps):
-        before = s.pos.copy()
+        before = sim.state.pos.copy()
         sim.step(rng.uniform(-2, 2, (worlds, sim.num_learners, 2)))
-        act = s.active
-        out["body_steps"] += int(act.sum())
-        for w in range(s.walls.shape[1]):
-            a, b = s.walls[:, w, 0][:, None], s.walls[:, w, 1][:, None]
-            cross0 = np.sign(np.cross(b - a, before - a))
-            cross1 = np.sign(np.cross(b - a, s.pos - a))
-            t = np.einsum("bnk,bnk->bn", s.pos - a, b - a) / np.maximum(
-                np.einsum("bnk,bnk->bn", b - a, b - a), 1e-12
-            )
-            on = s.wall_active[:, w][:, None] & act & (cross0 * cross1 < 0) & (t > 0) & (t < 1)
-            out["wall"] += int(on.sum())
-        d = np.linalg.norm(s.pos[:, :, None] - s.obstacle_pos[:, None], axis=-1)
-        inside = (d < s.obstacle_radius[:, None]) & s.obstacle_active[:, None] & act[..., None]
-        out["obstacle"] += int(inside.sum())
-        flock = act & (s.kind == 2)
-        x0, y0, x1, y1 = (s.bounds[:, k][:, None] for k in range(4))
-        out_b = (s.pos[..., 0] < x0) | (s.pos[..., 0] > x1) | (s.pos[..., 1] < y0)
-        out["bounds"] += int((flock & (out_b | (s.pos[..., 1] > y1))).sum())
-    return out
+        for k, v in count_violations(sim.state, before).items():
+            totals[k] = totals.get(k, 0) + v
+    return totals
 
 
 @pytest.mark.parametrize("behaviour", ["side_choice", "social_force", "orca", "detection_box"])
@@ -152,5 +137,26 @@ def test_crowd_never_crosses_walls_enters_obstacles_or_leaves_the_scene(scenario
         pedestrian_behaviour=behaviour, collision_ends=False,
     )  # fmt: skip
     counts = _count_violations(config, worlds=4, steps=150, seed=1)
-    assert counts["body_steps"] > 4 * 150 * 10
-    assert counts["wall"] == counts["obstacle"] == counts["bounds"] == 0, counts
+    assert counts["body_steps"] > 4 * 150 * 10 and counts["flock_body_steps"] > 0
+    bad = ("wall_crossings", "inside_obstacle", "overlapping_static", "flock_out_of_bounds")
+    assert all(counts[k] == 0 for k in bad), counts
+
+
+def test_the_violation_counter_sees_violations():
+    """The counter of the test above (and of the penetration benchmark) is not blind."""
+    config = CrowdConfig.from_kwargs(scenario="corridor", n_learners=1, n_pedestrians=4, n_flock=2)
+    batch = make_batch(config, 1)
+    batch.seed(0)
+    batch.reset()
+    s = batch.state
+    before = s.pos.copy()
+    wall = s.walls[0, 0]
+    mid = wall.mean(axis=0)
+    normal = np.array([-(wall[1, 1] - wall[0, 1]), wall[1, 0] - wall[0, 0]])
+    normal /= np.linalg.norm(normal)
+    before[0, 1] = mid + 0.5 * normal
+    s.pos[0, 1] = mid - 0.5 * normal  # crossed the wall
+    flock = np.flatnonzero(s.kind[0] == 2)[0]
+    s.pos[0, flock] = s.bounds[0, 2:] + 1.0  # outside the scene
+    counts = count_violations(s, before)
+    assert counts["wall_crossings"] >= 1 and counts["flock_out_of_bounds"] == 1

@@ -1,5 +1,6 @@
 """World core: seeded reproducibility, placements, kinematic limits, degenerate geometry."""
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -9,10 +10,12 @@ import numpy as np
 import pytest
 
 from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs.core.batch import CrowdBatch
+from crowdsteer.envs.core.behaviours import behaviour_id
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.simulator import Simulator
-from crowdsteer.envs.core.state import FLOCK, PEDESTRIAN, UNICYCLE
-from crowdsteer.envs.scenarios import scenario_names, scenario_source
+from crowdsteer.envs.core.state import FLOCK, KIND_NAMES, PEDESTRIAN, UNICYCLE
+from crowdsteer.envs.scenarios import ScenarioSpec, scenario_names, scenario_source
 
 SCENARIOS = scenario_names()
 
@@ -158,15 +161,73 @@ def _degenerate_scene() -> dict:
     }  # fmt: skip
 
 
+def _same_shape_valid_scene() -> dict:
+    """A scene the configuration accepts, with the degenerate scene's bodies, roles, policies,
+    obstacles, walls and path lengths."""
+    return {
+        "agents": [
+            {"start": (-9.0, 9.0), "goal": (-5.0, 9.0), "role": "learner"},
+            {"start": (-9.0, 7.0), "goal": (-5.0, 7.0), "role": "learner"},
+            {"start": (-9.0, 5.0), "goal": (-5.0, 5.0), "policy": "side_choice"},
+            {"start": (-9.0, 3.0), "goal": (-5.0, 3.0), "policy": "cardioid"},
+            {"start": (-9.0, 1.0), "goal": (-5.0, 1.0)},
+            {"start": (9.0, 9.0), "role": "flock"},
+            {"start": (9.0, 7.0), "role": "flock"},
+        ],
+        "obstacles": [{"center": (5, -5), "radius": 0.4}, {"center": (7, -5), "radius": 0.3}],
+        "walls": [((-9, -9), (-8, -9)), ((-9, -8), (-8, -8)), ((-9, -7), (-8, -7))],
+        "paths": {1: [(-9.0, 7.0), (-8.0, 7.0), (-6.0, 7.0), (-5.0, 7.0)],
+                  4: [(-9.0, 1.0), (-7.0, 1.0), (-5.0, 1.0)]},
+    }  # fmt: skip
+
+
+def _degenerate_batch(**kw) -> CrowdBatch:
+    """Two worlds that reset to the degenerate scene: coincident bodies, a learner on its goal,
+    zero-length walls and path segments. The configuration refuses such a scene as input, but
+    the step must still stay finite when bodies meet such geometry, so the scene is swapped in
+    after a configuration of the same shape was accepted."""
+    cfg = CrowdConfig.from_kwargs(scenario=_same_shape_valid_scene(), **kw)
+    batch = make_batch(cfg, num_worlds=2)
+    d = _degenerate_scene()
+    agents = d["agents"]
+    path = np.zeros((len(agents), 4, 2))
+    path_len = np.zeros(len(agents), np.int64)
+    for k, pts in d["paths"].items():
+        path[k, : len(pts)] = pts
+        path_len[k] = len(pts)
+    flock = np.array([a["role"] == "flock" for a in agents])
+    policies = [a.get("policy") for a in agents]
+    spec = ScenarioSpec(
+        start=np.array([a["start"] for a in agents], float),
+        goal=np.array([a.get("goal", a["start"]) for a in agents], float),
+        radius=np.where(flock, cfg.flock_radius, cfg.radius),
+        v_pref=np.where(flock, cfg.flock_speed, cfg.v_pref),
+        kind=np.array([KIND_NAMES.index(a["role"]) for a in agents], np.int64),
+        bounds=(-3.0, -3.0, 5.0, 4.0),
+        behaviour=np.array([-1 if p is None else behaviour_id(p) for p in policies], np.int64),
+        path=path,
+        path_len=path_len,
+        obstacle_pos=np.array([o["center"] for o in d["obstacles"]], float),
+        obstacle_radius=np.array([o["radius"] for o in d["obstacles"]], float),
+        walls=np.array(d["walls"], float),
+    )
+    batch.sim.scenario = dataclasses.replace(batch.sim.scenario, generate=lambda rng, c: spec)
+    return batch
+
+
+def test_degenerate_scenes_are_refused_as_input():
+    with pytest.raises(ValueError, match="start overlapping|zero length|overlaps"):
+        CrowdConfig.from_kwargs(scenario=_degenerate_scene())
+
+
 @pytest.mark.parametrize("behaviour", ["side_choice", "cardioid", "right_of_way", "goal_seek"])
 @pytest.mark.parametrize("kinematics", ["holonomic", "unicycle"])
 def test_degenerate_geometry_never_produces_nan(behaviour, kinematics):
-    cfg = CrowdConfig.from_kwargs(
-        scenario=_degenerate_scene(), collision_ends=False, kinematics=kinematics,
-        pedestrian_behaviour=behaviour, shaping_reference="side_choice", shaping_weight=0.5,
-        reward_time=-0.1, flock_target="learner", max_steps=30,
+    batch = _degenerate_batch(
+        collision_ends=False, kinematics=kinematics, pedestrian_behaviour=behaviour,
+        shaping_reference="side_choice", shaping_weight=0.5, reward_time=-0.1,
+        flock_target="learner", max_steps=30,
     )  # fmt: skip
-    batch = make_batch(cfg, num_worlds=2)
     batch.seed(0)
     obs = batch.reset()
     s = batch.state
@@ -178,6 +239,7 @@ def test_degenerate_geometry_never_produces_nan(behaviour, kinematics):
         assert (batch.obs >= batch.obs_low).all() and (batch.obs <= batch.obs_high).all()
         assert np.isfinite(batch.sim.min_gap).all() and np.isfinite(batch.terms).all()
 
+    assert np.array_equal(s.pos[:, 0], s.pos[:, 1])  # the degenerate scene is in place
     finite_everywhere()
     assert np.isfinite(obs).all()
     for t in range(30):

@@ -154,10 +154,11 @@ def test_runtime_errors_print_one_line_and_debug_shows_the_traceback(capsys):
     argv = ["evaluate", "--policy", "cardioid", "--n-pedestrians", "80", "--episodes", "1"]
     assert main(argv) == 1
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("crowdsteer evaluate: error: cannot place")
-    with pytest.raises(ValueError, match="cannot place"):
+    assert err.count("\n") == 1 and err.startswith("crowdsteer evaluate: error: ")
+    assert "n_pedestrians" in err
+    with pytest.raises(ValueError, match="n_pedestrians"):
         main(["--debug", *argv])
-    with pytest.raises(ValueError, match="cannot place"):
+    with pytest.raises(ValueError, match="n_pedestrians"):
         main([*argv, "--debug"])
 
 

@@ -1,0 +1,341 @@
+"""Placement: every configuration the constructor accepts places its bodies on every reset.
+
+The scenario generators are called directly (no stepping). The largest accepted counts are found
+from the constructor's own check; at those counts rejection sampling stalls, so these tests also
+exercise the lattice fallback. ``MAX_ROUNDS`` is lowered where a test draws many worlds: the
+fallback's guarantee does not depend on how many rejection rounds come first, and the lowered
+rounds keep the test fast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.scenarios import (
+    SCENARIOS,
+    BodyDefaults,
+    Counts,
+    ScenarioError,
+    make_params,
+    placement,
+    scenario_names,
+)
+from crowdsteer.envs.scenarios.base import check_scenario
+from crowdsteer.envs.scenarios.placement import Box, FixedSet, Group, Lattice, PairPlan, close_pairs
+
+BODY = BodyDefaults()
+
+
+def _accepted(name: str, counts: Counts, params=None, body: BodyDefaults = BODY) -> bool:
+    try:
+        check_scenario(name, params or make_params(name, {}), counts, body)
+    except ScenarioError:
+        return False
+    return True
+
+
+def _largest(name: str, make_counts, params=None, body: BodyDefaults = BODY, hi: int = 4096):
+    """Largest n with ``make_counts(n)`` accepted (the check is monotone in the counts)."""
+    lo = 0
+    if not _accepted(name, make_counts(0), params, body):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _accepted(name, make_counts(mid), params, body):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _assert_no_overlap(spec, counts: Counts) -> None:
+    """No two bodies start overlapping, no two walkers' goals overlap, no walker starts or ends
+    overlapping an obstacle, no body starts overlapping one; everything finite."""
+    assert np.isfinite(spec.start).all() and np.isfinite(spec.goal).all()
+    walkers = counts.learners + counts.pedestrians
+    r = spec.radius
+    for pts, rr in ((spec.start, r), (spec.goal[:walkers], r[:walkers])):
+        d = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
+        np.fill_diagonal(d, np.inf)
+        gap = d - (rr[:, None] + rr[None])
+        assert gap.min(initial=np.inf) >= -1e-9, float(gap.min())
+    if len(spec.obstacle_pos):
+        for pts, rr in ((spec.start, r), (spec.goal[:walkers], r[:walkers])):
+            d = np.linalg.norm(pts[:, None] - spec.obstacle_pos[None], axis=-1)
+            assert (d >= spec.obstacle_radius[None] + rr[:, None] - 1e-9).all()
+
+
+def _learners(name: str) -> int:
+    return 3 if name in ("symmetric_obstacles", "two_walkers") else 1
+
+
+CAP = 400  # search limit: two_walkers has no room limit of its own (pairs get cells of their own)
+
+
+def _max_configs():
+    """(scenario, counts, params) at the largest accepted counts: walkers alone, flock units
+    beside the default walkers, both at half the largest walker count; a crowded obstacle field.
+    """
+    out = []
+    for name in scenario_names():
+        lr = _learners(name)
+        n_ped = _largest(name, lambda n, lr=lr: Counts(lr, n, 0), hi=CAP)
+        n_flock = _largest(name, lambda n, lr=lr: Counts(lr, 4, n), hi=CAP)
+        half = n_ped // 2
+        n_both = _largest(name, lambda n, lr=lr, h=half: Counts(lr, h, n), hi=CAP)
+        out += [
+            (name, Counts(lr, n_ped, 0), None),
+            (name, Counts(lr, 4, n_flock), None),
+            (name, Counts(lr, half, n_both), None),
+        ]
+    dense = make_params("obstacle_field", {"n_obstacles": 12, "width": 14.0})
+    n_ped = _largest("obstacle_field", lambda n: Counts(1, n, 0), dense)
+    out.append(("obstacle_field", Counts(1, n_ped, 0), dense))
+    return out
+
+
+MAX_CONFIGS = _max_configs()
+
+
+def test_largest_counts_are_far_beyond_the_defaults():
+    walkers = {n: c.pedestrians for n, c, p in MAX_CONFIGS if p is None and c.flock == 0}
+    flock = {n: c.flock for n, c, p in MAX_CONFIGS if p is None and c.pedestrians == 4}
+    assert walkers["circle_crossing"] >= 30
+    assert walkers["square_crossing"] >= 100
+    assert walkers["corridor"] >= 20
+    assert walkers["obstacle_field"] >= 30
+    assert walkers["bottleneck"] >= 30
+    both = {n: c for n, c, p in MAX_CONFIGS if p is None and c.flock and c.pedestrians != 4}
+    for name in scenario_names():
+        assert flock[name] >= 40, name
+        assert both[name].flock >= 10, name  # flock units beside a dense crowd
+
+
+@pytest.mark.parametrize(
+    "name, counts, params", MAX_CONFIGS, ids=[f"{n}-{c}" for n, c, _ in MAX_CONFIGS]
+)
+def test_every_reset_succeeds_at_the_largest_accepted_counts(name, counts, params, monkeypatch):
+    """1,000 seeds at the largest walker counts (250 at the largest flock counts): every draw
+    succeeds without overlap. One rejection round runs before the lattice fallback (the full
+    200 rounds are tested below)."""
+    monkeypatch.setattr(placement, "MAX_ROUNDS", 1)
+    params = params or make_params(name, {})
+    generate = SCENARIOS[name].generate
+    # 1,000 seeds where the walkers are densest; fewer beside hundreds of flock units (slower)
+    for seed in range(1000 if counts.flock == 0 else 250):
+        spec = generate(np.random.default_rng(seed), counts, BODY, params)
+        if seed % 100 == 0:
+            _assert_no_overlap(spec, counts)
+    # one more flock unit, or walker, than the largest accepted count is refused, naming it
+    if counts.flock:
+        more, what = Counts(counts.learners, counts.pedestrians, counts.flock + 1), "n_flock"
+    else:
+        more, what = Counts(counts.learners, counts.pedestrians + 1, 0), "n_pedestrians"
+    if more.flock <= CAP and (counts.flock or counts.pedestrians < CAP):
+        with pytest.raises(ScenarioError, match=what):
+            check_scenario(name, params, more, BODY)
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_dense_draws_are_deterministic_with_the_full_rejection_rounds(name):
+    learners = _learners(name)
+    n_ped = _largest(name, lambda n: Counts(learners, n, 0), hi=CAP)
+    counts = Counts(learners, n_ped, 0)
+    params = make_params(name, {})
+    a = [SCENARIOS[name].generate(np.random.default_rng(s), counts, BODY, params) for s in (0, 1)]
+    b = [SCENARIOS[name].generate(np.random.default_rng(s), counts, BODY, params) for s in (0, 1)]
+    for x, y in zip(a, b, strict=True):
+        assert np.array_equal(x.start, y.start) and np.array_equal(x.goal, y.goal)
+        _assert_no_overlap(x, counts)
+    assert not np.array_equal(a[0].start, a[1].start)
+
+
+SIZES = {
+    "circle_crossing": {"circle_radius": (1.0, 8.0), "noise": (0.0, 1.0)},
+    "square_crossing": {"width": (2.0, 12.0)},
+    "corridor": {"length": (7.0, 16.0), "width": (1.0, 5.0), "end_zone": (0.5, 3.0)},
+    "crossing_flows": {"size": (6.0, 14.0), "lane_width": (0.8, 4.0), "start_depth": (0.5, 2.5)},
+    "obstacle_field": {"width": (8.0, 14.0), "height": (2.0, 8.0), "n_obstacles": (0, 20)},
+    "bottleneck": {"room_length": (4.0, 12.0), "room_width": (1.0, 8.0), "door_width": (0.7, 0.9)},
+    "path_course": {"length": (10.0, 16.0), "zone": (1.0, 3.0)},
+    "symmetric_obstacles": {"crossing_margin": (1.0, 5.0), "lane_spacing": (0.8, 8.0)},
+    "two_walkers": {"cell_spacing": (6.0, 16.0)},
+}
+
+
+@st.composite
+def _scenario_requests(draw):
+    name = draw(st.sampled_from(scenario_names()))
+    params = {}
+    for key, (lo, hi) in SIZES[name].items():
+        if draw(st.booleans()):
+            v = draw(st.integers(lo, hi) if isinstance(lo, int) else st.floats(lo, hi))
+            params[key] = v
+    counts = Counts(
+        draw(st.integers(0 if name not in ("two_walkers",) else 1, 6)),
+        draw(st.integers(0, 80)),
+        draw(st.integers(0, 40)),
+    )
+    radius = draw(st.sampled_from([0.1, 0.3, 0.5]))
+    return name, params, counts, BodyDefaults(radius=radius, flock_radius=radius * 0.7)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_scenario_requests(), st.integers(0, 2**32 - 1))
+def test_any_accepted_request_is_placed_without_overlap(request_, seed):
+    """Random sizes, counts and radii: the check accepts or refuses naming a count or a size;
+    an accepted request is placed without overlap, whichever way (rejection or lattice)."""
+    name, overrides, counts, body = request_
+    try:
+        params = make_params(name, overrides)
+        check_scenario(name, params, counts, body)
+    except ScenarioError as err:
+        assert any(k in str(err) for k in (*SIZES[name], "n_", "radius", "size", "width")), err
+        event("refused")
+        return
+    event(f"placed {counts.total} bodies" if counts.total < 20 else "placed 20+ bodies")
+    generate = SCENARIOS[name].generate
+    full = placement.MAX_ROUNDS
+    for rounds in (full, 0):  # as drawn, and straight to the lattice
+        placement.MAX_ROUNDS = rounds
+        try:
+            spec = generate(np.random.default_rng(seed), counts, body, params)
+        finally:
+            placement.MAX_ROUNDS = full
+        _assert_no_overlap(spec, counts)
+
+
+def test_config_refuses_what_cannot_be_placed_naming_the_count():
+    with pytest.raises(ValueError, match="n_pedestrians"):
+        CrowdConfig.from_kwargs(scenario="corridor", n_pedestrians=200)
+    with pytest.raises(ValueError, match="n_flock"):
+        CrowdConfig.from_kwargs(scenario="bottleneck", n_flock=500)
+    with pytest.raises(ValueError, match="n_obstacles"):
+        CrowdConfig.from_kwargs(scenario="obstacle_field", scenario_params={"n_obstacles": 1000})
+    with pytest.raises(ValueError, match="n_pedestrians=100000.*<= 10000"):
+        CrowdConfig.from_kwargs(n_pedestrians=100_000)
+    with pytest.raises(ValueError, match="at most 10000"):
+        CrowdConfig.from_kwargs(n_pedestrians=9000, n_flock=2000)
+
+
+def test_placement_memory_is_linear_in_the_count():
+    """Huge counts are refused by the check before anything is allocated; the overlap search
+    itself holds O(n) memory: 20,000 spread points take well under a megabyte of pairs."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    pts = rng.uniform(0, 400, (20_000, 2))
+    r = np.full(len(pts), 0.35)
+    tracemalloc.start()
+    close_pairs(pts, r, pts, r)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 40 * len(pts) * 8 * 4  # a few dozen words per point, never n^2
+
+
+def test_close_pairs_matches_all_pairs():
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-5, 5, (300, 2))
+    b = rng.uniform(-5, 5, (200, 2))
+    ra, rb = rng.uniform(0.05, 0.4, 300), rng.uniform(0.05, 0.4, 200)
+    i, j = close_pairs(a, ra, b, rb)
+    d = np.linalg.norm(a[:, None] - b[None], axis=-1)
+    want = set(zip(*np.nonzero(d < ra[:, None] + rb[None]), strict=True))
+    assert set(zip(i.tolist(), j.tolist(), strict=True)) == want and len(i) == len(want)
+    for pts in (a, rng.uniform(-30, 30, (1000, 2))):  # all pairs, then the grid
+        r = np.full(len(pts), 0.3)
+        i, j = close_pairs(pts, r, pts, r, same=True)
+        d = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
+        np.fill_diagonal(d, np.inf)
+        want = set(zip(*np.nonzero(d < 0.6), strict=True))
+        assert set(zip(i.tolist(), j.tolist(), strict=True)) == want and len(i) == len(want)
+
+
+def test_lattice_sites_in_a_box_are_spaced_and_counted():
+    lattice = Lattice.for_clearance(0.35, origin=(0.0, 0.0))
+    box = Box(-1.0, -2.0, 3.0, 1.0)
+    i0, i1, j0, j1 = lattice.index_range(box)
+    ii, jj = np.meshgrid(np.arange(i0, i1 + 1), np.arange(j0, j1 + 1))
+    sites = lattice.sites(box, ii.ravel(), jj.ravel())
+    assert len(sites) == lattice.count(box) == 6 * 4  # x: -0.7 .. 2.8, y: -1.4 .. 0.7
+    d = np.linalg.norm(sites[:, None] - sites[None], axis=-1)
+    np.fill_diagonal(d, np.inf)
+    assert d.min() >= 0.7
+    assert (sites >= [box.x0, box.y0]).all() and (sites <= [box.x1, box.y1]).all()
+
+
+def test_an_explicit_crowd_on_one_point_is_refused_quickly():
+    """10,000 bodies on one point: the overlap check stops at the first pair it finds."""
+    import time
+
+    agents = [{"start": (0.0, 0.0), "goal": (5.0, 0.0), "role": "learner"}]
+    agents += [{"start": (3.0, 3.0), "goal": (3.0, -3.0)} for _ in range(9999)]
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=r"agents\[1\] and agents\[\d+\] start overlapping"):
+        CrowdConfig.from_kwargs(scenario={"agents": agents})
+    assert time.perf_counter() - t < 10.0
+
+
+@st.composite
+def _plans_with_fixed_points(draw):
+    """A random plan (groups of boxes, some close or overlapping) and fixed points anywhere in
+    their declared regions, clustered or spread."""
+    c = draw(st.floats(0.1, 0.6))
+    lattice = Lattice.for_clearance(c, origin=(draw(st.floats(-1, 1)), draw(st.floats(-1, 1))))
+
+    def box():
+        x0, y0 = draw(st.floats(-6, 6)), draw(st.floats(-6, 6))
+        return Box(x0, y0, x0 + draw(st.floats(0.0, 6.0)), y0 + draw(st.floats(0.0, 6.0)))
+
+    groups, start = [], 0
+    with_goals = draw(st.booleans())  # goal boxes for every group, or goal = start for all
+    for _ in range(draw(st.integers(1, 3))):
+        k = draw(st.integers(0, 30))
+        goal = box() if with_goals else None
+        groups.append(Group(np.arange(start, start + k), box(), goal))
+        start += k
+    fixed, points, clearance = [], [], []
+    for _ in range(draw(st.integers(0, 3))):
+        region = box()
+        n, fc = draw(st.integers(0, 12)), draw(st.floats(0.0, 1.0))
+        fixed.append(FixedSet(n, fc + c, region))
+        cluster = draw(st.booleans())
+        for _ in range(n):
+            if cluster:  # all on one point of the region: the densest blocking
+                p = (region.x0, region.y0)
+            else:
+                p = (draw(st.floats(region.x0, region.x1)), draw(st.floats(region.y0, region.y1)))
+            points.append(p)
+            clearance.append(fc)
+    plan = PairPlan(lattice, tuple(groups), "bodies", "", tuple(fixed))
+    return plan, c, np.array(points, float).reshape(-1, 2), np.array(clearance, float)
+
+
+@settings(max_examples=300, deadline=None)
+@given(request_=_plans_with_fixed_points(), seed=st.integers(0, 2**32 - 1))
+def test_a_plan_that_passes_its_check_is_always_placed(request_, seed):
+    """The capacity proof itself: whenever ``PairPlan.check`` passes, the lattice placement
+    succeeds for fixed points anywhere in their declared regions, without any overlap."""
+    plan, c, fixed, fixed_c = request_
+    try:
+        plan.check("test")
+    except ScenarioError:
+        event("refused")
+        return
+    event("placed")
+    clearance = np.full(plan.size, c)
+    starts, goals = plan.lattice_place(np.random.default_rng(seed), clearance, fixed, fixed_c)
+    for pts in (starts, goals):
+        d = np.linalg.norm(pts[:, None] - pts[None], axis=-1)
+        np.fill_diagonal(d, np.inf)
+        assert (d >= 2 * c).all()
+        if len(fixed):
+            df = np.linalg.norm(pts[:, None] - fixed[None], axis=-1)
+            assert (df >= fixed_c[None] + c).all()
+    for g in plan.groups:
+        for pts, b in ((starts[g.members], g.start), (goals[g.members], g.goal or g.start)):
+            assert ((pts >= [b.x0, b.y0]) & (pts <= [b.x1, b.y1])).all()
