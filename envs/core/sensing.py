@@ -169,17 +169,23 @@ def observe_scratch(n_bodies, n_neighbours, n_obstacles, n_walls):
 
 
 @njit(cache=True)
-def observe_world(
-    b, pos, vel, heading, goal, radius, v_pref, kind, active, path, path_len, path_index,
-    obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, step_count, max_steps,
-    which, n_neighbours, n_obstacles, n_walls, n_waypoints, sensing_radius, out, scratch,
-):  # fmt: skip
+def observe_world(b, state, which, settings, out, scratch):
     """Write the observation of every learner ``i`` of world ``b`` with ``which[b, i]`` into
-    ``out[b, i]``; the others are left as they are.
+    ``out[b, i]``; the others are left as they are. ``state``: the ``WorldState``; ``settings``:
+    ``ObserveSettings``; ``scratch``: ``ObserveScratch``.
 
     Small worlds (at most ``DENSE_MAX_BODIES`` slots) scan every body for the nearest ones;
     larger worlds query a uniform grid within the sensing radius. Both give the same result.
     """
+    pos, vel, heading, goal = state.pos, state.vel, state.heading, state.goal
+    radius, v_pref, kind, active = state.radius, state.v_pref, state.kind, state.active
+    path, path_len, path_index = state.path, state.path_len, state.path_index
+    obstacle_pos, obstacle_radius = state.obstacle_pos, state.obstacle_radius
+    obstacle_active, walls, wall_active = state.obstacle_active, state.walls, state.wall_active
+    step_count = state.step_count
+    max_steps, sensing_radius = settings.max_steps, settings.sensing_radius
+    n_neighbours, n_obstacles = settings.n_neighbours, settings.n_obstacles
+    n_walls, n_waypoints = settings.n_walls, settings.n_waypoints
     nn = active.shape[1]
     keys, idx = scratch.keys, scratch.idx
     okeys, oidx = scratch.okeys, scratch.oidx
@@ -329,15 +335,10 @@ def observe_learners(lo, hi, state, which, settings, out):
     """Write the flat observations of the learners of worlds ``[lo, hi)`` where ``which: (B, L)``
     holds into ``out: (B, L, dim)``; the other rows keep their values (a learner that has left
     the episode keeps its terminal observation). ``state``: the ``WorldState`` bundle."""
-    s, c = state, settings
-    scratch = observe_scratch(s.active.shape[1], c.n_neighbours, c.n_obstacles, c.n_walls)
+    c = settings
+    scratch = observe_scratch(state.active.shape[1], c.n_neighbours, c.n_obstacles, c.n_walls)
     for b in range(lo, hi):
-        observe_world(
-            b, s.pos, s.vel, s.heading, s.goal, s.radius, s.v_pref, s.kind, s.active, s.path,
-            s.path_len, s.path_index, s.obstacle_pos, s.obstacle_radius, s.obstacle_active,
-            s.walls, s.wall_active, s.step_count, c.max_steps, which, c.n_neighbours,
-            c.n_obstacles, c.n_walls, c.n_waypoints, c.sensing_radius, out, scratch,
-        )  # fmt: skip
+        observe_world(b, state, which, settings, out, scratch)
 
 
 def goal_frame_angle(pos: np.ndarray, goal: np.ndarray, heading: np.ndarray) -> np.ndarray:
