@@ -6,7 +6,8 @@ active disc obstacle (a disc grown by the body's radius). At the earliest contac
 and the rest of its displacement slides along the surface (its component into the surface is
 removed), swept again, a few times at most. The body ends the step at least ``SKIN`` metres clear
 of every surface it touched, whatever its speed and the time step, so it cannot tunnel through a
-thin wall. A contact is reported (``hit_static``) like an overlap used to be.
+thin wall. A contact is reported (``hit_static``, a collision) when the body would have overlapped
+the surface; grazing it within the clearance only stops the body.
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ def sweep_body(
     bounds, in_bounds, slide,
 ):  # fmt: skip
     """End point of a body of radius ``r`` at ``(px, py)`` asked to move by ``(dx, dy)`` in world
-    ``b``, stopped at contacts and, when ``slide``, slid along them; returns ``(x, y, contact)``.
+    ``b``, stopped at contacts and, when ``slide``, slid along them; returns ``(x, y, contact)``,
+    ``contact`` when the requested move would have overlapped a surface.
     (Unicycles do not slide: they move along their heading only, so they stop.)
 
     obstacle_pos: (B, M, 2); obstacle_radius, obstacle_active: (B, M); walls: (B, W, 2, 2);
@@ -123,6 +125,8 @@ def sweep_body(
         t_hit = NO_HIT
         nx = 0.0
         ny = 0.0
+        hit_obstacle = -1  # what stopped the body: an obstacle, a wall, or a side of the scene
+        hit_wall = -1
         for m in range(obstacle_pos.shape[1]):
             if not obstacle_active[b, m]:
                 continue
@@ -131,6 +135,8 @@ def sweep_body(
             t = _sweep_circle(px, py, dx, dy, cx, cy, reach + obstacle_radius[b, m])
             if t < t_hit:
                 t_hit = t
+                hit_obstacle = m
+                hit_wall = -1
                 qx = px + t * dx - cx
                 qy = py + t * dy - cy
                 q = math.sqrt(qx * qx + qy * qy)
@@ -145,6 +151,8 @@ def sweep_body(
             t = _sweep_segment(px, py, dx, dy, ax, ay, bx, by, reach)
             if t < t_hit:
                 t_hit = t
+                hit_wall = w
+                hit_obstacle = -1
                 nx, ny = _normal_from_segment(px + t * dx, py + t * dy, ax, ay, bx, by)
         if in_bounds:
             x0 = bounds[b, 0] + reach
@@ -152,6 +160,7 @@ def sweep_body(
             x1 = bounds[b, 2] - reach
             y1 = bounds[b, 3] - reach
             # each side is a half-plane: contact when the body's edge would pass it
+            before = t_hit
             if dx < 0.0 and px + dx < x0 and (px - x0) / -dx < t_hit:
                 t_hit = max((px - x0) / -dx, 0.0)
                 nx, ny = 1.0, 0.0
@@ -164,11 +173,33 @@ def sweep_body(
             if dy > 0.0 and py + dy > y1 and (y1 - py) / dy < t_hit:
                 t_hit = max((y1 - py) / dy, 0.0)
                 nx, ny = 0.0, -1.0
+            if t_hit < before:
+                hit_obstacle = -1
+                hit_wall = -1
         if t_hit >= NO_HIT:
             px += dx
             py += dy
             break
-        contact = True
+        # A contact is a collision when the body would have overlapped the surface; grazing it
+        # within the clearance (as ORCA does by design) only stops the body.
+        if hit_obstacle >= 0:
+            m = hit_obstacle
+            contact |= (
+                _sweep_circle(
+                    px, py, dx, dy, obstacle_pos[b, m, 0], obstacle_pos[b, m, 1],
+                    r + obstacle_radius[b, m],
+                ) < NO_HIT
+            )  # fmt: skip
+        elif hit_wall >= 0:
+            w = hit_wall
+            contact |= (
+                _sweep_segment(
+                    px, py, dx, dy, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0],
+                    walls[b, w, 1, 1], r,
+                ) < NO_HIT
+            )  # fmt: skip
+        else:
+            contact = True
         px += t_hit * dx
         py += t_hit * dy
         # the rest of the displacement, less its component into the surface, is swept again
