@@ -17,6 +17,7 @@ import numpy as np
 from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.sensing import ObservationLayout
+from crowdsteer.envs.core.simulator import compiled_entry
 from crowdsteer.envs.core.steering_params import (
     PARAM_TYPES,
     check_steering_field,
@@ -121,6 +122,7 @@ class SteeringPolicy:
         self.params = chosen["params"]
         self._steering = tuple(steer[n] for n in NAMES)
         self._path = chosen["path_params"]
+        self._entry = None
         self._settings = PolicySettings(
             c.obs_neighbours, c.obs_obstacles, c.obs_walls, c.obs_waypoints,
             NAMES.index(self.behaviour), float(c.dt), c.kinematics == "unicycle",
@@ -153,11 +155,19 @@ class SteeringPolicy:
         learner's goal frame (the registry's ``TRACE_*`` rows; see ``trace_rows``).
         """
         single = np.ndim(obs) == 1
-        rows = self.check_observation(np.atleast_2d(obs))
+        rows = np.ascontiguousarray(self.check_observation(np.atleast_2d(obs)))
         out = np.zeros((rows.shape[0], 2))
         if trace is None:
             trace = np.zeros((rows.shape[0], 0, 2))
-        act_from_observations(rows, self._settings, self._steering, self._path, out, trace)
+        args = (rows, self._settings, self._steering, self._path, out, trace)
+        if self._entry is None or trace.shape[1] > 0:
+            # typing the parameter tuples on every call would cost more than acting
+            entry = compiled_entry(act_from_observations, *args)
+            if trace.shape[1] == 0:
+                self._entry = entry
+        else:
+            entry = self._entry
+        entry(*args)
         if not np.isfinite(out).all():
             raise FloatingPointError(
                 f"policy {self.name!r} produced a non-finite action from a finite observation"

@@ -198,6 +198,7 @@ class CrowdBatch:
         self._no_shaping = np.zeros((0, 0))
         self._finish_entry = None
         self._observe_entry = None
+        self._desired_entry = None
         self._reference = reference if config.shaping_weight > 0 else None
 
     @property
@@ -253,10 +254,14 @@ class CrowdBatch:
         c = self.config
         if out is None:
             out = np.empty((self.num_worlds, self.num_learners, 2))
-        learner_desired_velocity(
-            actions, self.sim.state, c.kinematics == "unicycle", float(c.max_turn_rate),
-            float(c.dt), out,
+        args = (
+            np.ascontiguousarray(actions, dtype=np.float64), self.sim.state,
+            c.kinematics == "unicycle", float(c.max_turn_rate), float(c.dt), out,
         )  # fmt: skip
+        # typing the state bundle on every call would cost more than the kernel itself
+        if self._desired_entry is None:
+            self._desired_entry = compiled_entry(learner_desired_velocity, *args)
+        self._desired_entry(*args)
         return out[:, : self.num_learners]
 
     def step(self, actions: np.ndarray):
