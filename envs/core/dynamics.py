@@ -105,18 +105,17 @@ def move_world(b, state, buffers, dt):
         py = s.pos[b, i, 1]
         vx = s.vel[b, i, 0]
         vy = s.vel[b, i, 1]
-        ok = (
-            math.isfinite(vx) and math.isfinite(vy) and math.isfinite(buffers.desired[b, i, 0])
-            and math.isfinite(buffers.desired[b, i, 1])
-        )  # fmt: skip
+        # a NaN velocity reaches the position, where it is caught (the sweep only compares, never
+        # indexes); a NaN desired velocity is caught too (a unicycle's kinematics may drop it)
         x, y, contact = px + vx * dt, py + vy * dt, False
-        if ok and (statics or s.kind[b, i] == FLOCK):
+        if statics or s.kind[b, i] == FLOCK:
             x, y, contact = sweep_body(
                 b, px, py, vx * dt, vy * dt, s.radius[b, i], s.obstacle_pos, s.obstacle_radius,
                 s.obstacle_active, s.walls, s.wall_active, s.bounds, s.kind[b, i] == FLOCK,
                 s.kinematics[b, i] != UNICYCLE,
             )  # fmt: skip
-        ok = ok and math.isfinite(x) and math.isfinite(y)
+        d = buffers.desired[b, i, 0] + buffers.desired[b, i, 1]
+        ok = math.isfinite(x) and math.isfinite(y) and math.isfinite(d)
         if not ok:
             if buffers.fault[b] < 0:
                 buffers.fault[b] = i
