@@ -33,9 +33,10 @@ Figures (each the median over the timed windows, with its min and max): ``env_st
 worlds stepped per second (calls x B); ``agent_steps_per_s`` = body-steps simulated per second:
 the bodies present in their world at each step (``state.active``: learners, pedestrians, flock
 units), counted before each step by one compiled pass and summed over the window;
-``learner_steps_per_s`` = the same for learners. ``present_share`` = body-steps simulated over
-``calls x B x N`` (1 when every world stays full), ``present_share_end`` = the share present at
-the last timed step; ``nominal_agent_steps_per_s`` = ``env_steps x N``, every slot counted
+``learner_steps_per_s`` = the same for learners; ``agent_steps_per_cpu_s`` = body-steps per
+second of the process's CPU time (on a shared machine, the figure that other jobs' time slices
+leave alone). ``present_share`` = body-steps simulated over ``calls x B x N`` (1 when every
+world stays full), ``present_share_end`` = the share present at the last timed step; ``nominal_agent_steps_per_s`` = ``env_steps x N``, every slot counted
 whether or not its body is still there. ``cpu_fraction`` is the process CPU time over the wall
 time of a window (median): below 1 (single thread) means other work took the core.
 ``peak_rss_mb`` is the process's peak resident memory so far (cases run from small to large).
@@ -444,6 +445,9 @@ def summarise(case: Case, windows: Sequence[Window]) -> dict:
         "agent_steps_per_s_min": min(body),
         "agent_steps_per_s_max": max(body),
         "learner_steps_per_s": statistics.median(w.learner_steps / w.wall for w in windows),
+        "agent_steps_per_cpu_s": statistics.median(
+            w.body_steps / max(w.cpu, 1e-9) for w in windows
+        ),
         "nominal_agent_steps_per_s": calls * slots,
         "present_share": sum(w.body_steps for w in windows) / (total_calls * slots),
         "present_share_end": windows[-1].present_end / slots,
