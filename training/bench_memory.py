@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .presence import count_present
+from .presence import BODY_STEPS, new_totals, tally_present
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -42,7 +42,7 @@ def rss_mb() -> float:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-Form = tuple[Callable[[int], None], int, list[int]]
+Form = tuple[Callable[[int], None], int, np.ndarray]
 
 
 def _single(seed: int) -> Form:
@@ -51,15 +51,15 @@ def _single(seed: int) -> Form:
     env = CrowdNavEnv(n_pedestrians=10)
     env.reset(seed=seed)
     pool = np.random.default_rng(seed).uniform(-1, 1, (64, 2)).astype(np.float32)
-    body_steps = [0]
+    totals = new_totals()
 
     def step(k: int) -> None:
-        body_steps[0] += count_present(env.batch.state.active, 1)[0]
+        tally_present(env.batch.state.active, 1, totals)
         _, _, terminated, truncated, _ = env.step(pool[k % 64])
         if terminated or truncated:
             env.reset()
 
-    return step, 1, body_steps
+    return step, 1, totals
 
 
 def _parallel(seed: int) -> Form:
@@ -70,16 +70,16 @@ def _parallel(seed: int) -> Form:
     rng = np.random.default_rng(seed)
     pool = [{a: rng.uniform(-1, 1, 2).astype(np.float32) for a in env.possible_agents}
             for _ in range(64)]  # fmt: skip
-    body_steps = [0]
+    totals = new_totals()
 
     def step(k: int) -> None:
-        body_steps[0] += count_present(env.batch.state.active, 10)[0]
+        tally_present(env.batch.state.active, 10, totals)
         acts = pool[k % 64]
         env.step({a: acts[a] for a in env.agents})
         if not env.agents:
             env.reset()
 
-    return step, 1, body_steps
+    return step, 1, totals
 
 
 def _batch(seed: int) -> Form:
@@ -93,16 +93,16 @@ def _batch(seed: int) -> Form:
     batch.reset()
     rng = np.random.default_rng(seed)
     pool = [rng.uniform(-1, 1, (worlds, 10, 2)) for _ in range(16)]
-    body_steps = [0]
+    totals = new_totals()
 
     def step(k: int) -> None:
-        body_steps[0] += count_present(batch.state.active, 10)[0]
+        tally_present(batch.state.active, 10, totals)
         batch.step(pool[k % 16])
         done = batch.world_done()
         if done.any():
             batch.reset(done)
 
-    return step, worlds, body_steps
+    return step, worlds, totals
 
 
 FORMS = {"single": _single, "parallel": _parallel, "batch": _batch}
@@ -111,13 +111,13 @@ FORMS = {"single": _single, "parallel": _parallel, "batch": _batch}
 def run(form: str, steps: int, every: int, seed: int = 0, warmup: int = 2000) -> dict:
     """Step ``form`` for ``steps`` env steps; returns the RSS samples and a summary (MiB)."""
     before = rss_mb()
-    step, per_call, body_steps = FORMS[form](seed)
+    step, per_call, totals = FORMS[form](seed)
     calls = max(1, steps // per_call)
     every_calls = max(1, every // per_call)
     for k in range(max(1, warmup // per_call)):
         step(k)
     samples = [(0, rss_mb())]
-    warmup_body_steps = body_steps[0]
+    warmup_body_steps = int(totals[BODY_STEPS])
     t0 = time.perf_counter()
     for k in range(1, calls + 1):
         step(k)
@@ -129,7 +129,7 @@ def run(form: str, steps: int, every: int, seed: int = 0, warmup: int = 2000) ->
     return {
         "form": form,
         "env_steps": calls * per_call,
-        "body_steps": body_steps[0] - warmup_body_steps,
+        "body_steps": int(totals[BODY_STEPS]) - warmup_body_steps,
         "seconds": seconds,
         "rss_before_mb": before,
         "rss_start_mb": start,

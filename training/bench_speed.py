@@ -8,7 +8,7 @@ Forms measured (one row each, over ``--repeats`` timed windows of ``--seconds``)
   computes the pedestrians' steering, the flocking, kinematics, collisions, arrivals, rewards and
   observations. No episode ends while timing (``collision_ends=False``, an unreachable
   ``max_steps``), as in VMAS's ``max_steps=None``; set-up and resets are outside the timed region.
-  Learners that reach their goal turn back toward their start (``presence.renew_and_count``, one
+  Learners that reach their goal turn back toward their start (``presence.renew_and_tally``, one
   compiled call before each step, inside the timed region), as pedestrians do, so every world
   stays full; ``--learners-leave`` lets them leave instead, as in training.
 - ``target``: the batch step at B = 256, N = 20 with 10 learners and 10 ``right_of_way``
@@ -36,8 +36,9 @@ units), counted before each step by one compiled pass and summed over the window
 ``learner_steps_per_s`` = the same for learners; ``agent_steps_per_cpu_s`` = body-steps per
 second of the process's CPU time (on a shared machine, the figure that other jobs' time slices
 leave alone). ``present_share`` = body-steps simulated over ``calls x B x N`` (1 when every
-world stays full), ``present_share_end`` = the share present at the last timed step; ``nominal_agent_steps_per_s`` = ``env_steps x N``, every slot counted
-whether or not its body is still there. ``cpu_fraction`` is the process CPU time over the wall
+world stays full), ``present_share_end`` = the share present at the last timed step;
+``nominal_agent_steps_per_s`` = ``env_steps x N``, every slot counted whether or not its body
+is still there. ``cpu_fraction`` is the process CPU time over the wall
 time of a window (median): below 1 (single thread) means other work took the core.
 ``peak_rss_mb`` is the process's peak resident memory so far (cases run from small to large).
 
@@ -63,6 +64,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from .presence import (
+    BODY_STEPS,
+    LEARNER_STEPS,
+    PRESENT,
+    RENEWALS,
+    new_totals,
+    renew_and_tally,
+    tally_present,
+)
+
 GRID_WORLDS = (1, 16, 256, 1024)
 GRID_BODIES = (10, 50, 200)
 ALL_FORMS = ("batch", "target", "large", "single", "parallel")
@@ -86,22 +97,6 @@ class Case:
     threads: int = 1
     parallel: bool = False
     overrides: dict = field(default_factory=dict)
-
-
-@dataclass
-class Tally:
-    """Running totals of what a stepper has simulated; a timed window is the difference of two
-    snapshots."""
-
-    calls: int = 0
-    body_steps: int = 0  # bodies present at each step, summed over steps
-    learner_steps: int = 0
-    renewals: int = 0  # learners sent back toward their start after arriving
-    resets: int = 0  # episodes restarted (env forms)
-    present: int = 0  # bodies present at the latest step
-
-    def snapshot(self) -> Tally:
-        return Tally(**vars(self))
 
 
 @dataclass
@@ -197,11 +192,13 @@ def split(bodies: int) -> tuple[int, int, int]:
 
 # --------------------------------------------------------------------------------- steppers
 class Stepper:
-    """Steps one form once per call, ``step(k)`` with ``k`` the call's index; ``tally`` counts
-    the bodies that each step simulates."""
+    """Steps one form once per call, ``step(k)`` with ``k`` the call's index. ``totals``
+    (``presence.new_totals``) counts the bodies that the steps simulated, ``resets`` the episodes
+    restarted."""
 
     def __init__(self) -> None:
-        self.tally = Tally()
+        self.totals = new_totals()
+        self.resets = 0
 
     def __call__(self, k: int) -> None:
         raise NotImplementedError
@@ -223,12 +220,10 @@ class CeilingStepper(Stepper):
         self.v_pref = np.ones((num_worlds, bodies))
         self.hit = np.zeros((num_worlds, bodies), np.bool_)
         self.slots = num_worlds * bodies
+        self.totals[PRESENT] = self.slots
 
     def __call__(self, k: int) -> None:
-        t = self.tally
-        t.calls += 1
-        t.body_steps += self.slots
-        t.present = self.slots
+        self.totals[BODY_STEPS] += self.slots
         minimal_step(self.pos, self.vel, self.goal, self.start, self.radius, self.v_pref, 0.25,
                      self.hit)  # fmt: skip
 
@@ -262,7 +257,7 @@ class BatchStepper(Stepper):
     """``CrowdBatch.step`` of the case's worlds, seeded and reset once at set-up.
 
     Before each step one compiled call counts the bodies present; with ``renew`` it first sends
-    the learners that arrived back toward their start (``presence.renew_and_count``), so the
+    the learners that arrived back toward their start (``presence.renew_and_tally``), so the
     worlds stay full.
     """
 
@@ -271,32 +266,22 @@ class BatchStepper(Stepper):
         from crowdsteer.envs.core.engine import CrowdBatch
         from crowdsteer.envs.core.simulator import compiled_entry
 
-        from .presence import count_present, renew_and_count
-
         kwargs = {"parallel": True} if case.parallel else {}
         self.batch = CrowdBatch(batch_config(case), case.num_worlds, **kwargs)
         self.batch.seed(seed)
         self.batch.reset()
         self.pool = action_pool(seed, case.num_worlds, case.learners)
-        self.renew = renew
         s, sim = self.batch.state, self.batch.sim
         if renew:
             self._args = (s.active, s.reached, self.batch.alive, s.pos, s.goal, s.start,
-                          sim.goal_dist, s.path, s.path_len, s.path_index)  # fmt: skip
-            self._count = compiled_entry(renew_and_count, *self._args)
+                          sim.goal_dist, s.path, s.path_len, s.path_index, self.totals)  # fmt: skip
+            self._tally = compiled_entry(renew_and_tally, *self._args)
         else:
-            self._args = (s.active, self.batch.num_learners)
-            self._count = compiled_entry(count_present, *self._args)
+            self._args = (s.active, self.batch.num_learners, self.totals)
+            self._tally = compiled_entry(tally_present, *self._args)
 
     def __call__(self, k: int) -> None:
-        counts = self._count(*self._args)
-        t = self.tally
-        t.calls += 1
-        t.body_steps += counts[0]
-        t.learner_steps += counts[1]
-        t.present = counts[0]
-        if self.renew:
-            t.renewals += counts[2]
+        self._tally(*self._args)
         self.batch.step(self.pool[k % ACTION_POOL])
 
 
@@ -309,26 +294,19 @@ class SingleStepper(Stepper):
         from crowdsteer.envs.api.single import CrowdNavEnv
         from crowdsteer.envs.core.simulator import compiled_entry
 
-        from .presence import count_present
-
         self.env = CrowdNavEnv(n_pedestrians=case.pedestrians)
         self.env.reset(seed=seed)
         rng = np.random.default_rng(seed)
         self.pool = list(rng.uniform(-1, 1, (ACTION_POOL, 2)).astype(np.float32))
-        self._args = (self.env.batch.state.active, 1)
-        self._count = compiled_entry(count_present, *self._args)
+        self._args = (self.env.batch.state.active, 1, self.totals)
+        self._tally = compiled_entry(tally_present, *self._args)
 
     def __call__(self, k: int) -> None:
-        bodies, learners = self._count(*self._args)
-        t = self.tally
-        t.calls += 1
-        t.body_steps += bodies
-        t.learner_steps += learners
-        t.present = bodies
+        self._tally(*self._args)
         _, _, terminated, truncated, _ = self.env.step(self.pool[k % ACTION_POOL])
         if terminated or truncated:
             self.env.reset()
-            t.resets += 1
+            self.resets += 1
 
 
 class ParallelStepper(Stepper):
@@ -341,8 +319,6 @@ class ParallelStepper(Stepper):
         from crowdsteer.envs.api.parallel import CrowdParallelEnv
         from crowdsteer.envs.core.simulator import compiled_entry
 
-        from .presence import count_present
-
         self.env = CrowdParallelEnv(n_learners=case.learners, n_pedestrians=case.pedestrians,
                                     collision_ends=False)  # fmt: skip
         self.env.reset(seed=seed)
@@ -352,22 +328,17 @@ class ParallelStepper(Stepper):
             for _ in range(ACTION_POOL)
         ]
         self.min_agents = len(self.env.possible_agents) if keep_full else 1
-        self._args = (self.env.batch.state.active, case.learners)
-        self._count = compiled_entry(count_present, *self._args)
+        self._args = (self.env.batch.state.active, case.learners, self.totals)
+        self._tally = compiled_entry(tally_present, *self._args)
 
     def __call__(self, k: int) -> None:
-        bodies, learners = self._count(*self._args)
-        t = self.tally
-        t.calls += 1
-        t.body_steps += bodies
-        t.learner_steps += learners
-        t.present = bodies
+        self._tally(*self._args)
         env = self.env
         acts = self.pool[k % ACTION_POOL]
         env.step({a: acts[a] for a in env.agents})
         if len(env.agents) < self.min_agents:
             env.reset()
-            t.resets += 1
+            self.resets += 1
 
 
 def make_stepper(case: Case, seed: int, learners_leave: bool = False) -> Stepper:
@@ -390,7 +361,7 @@ def peak_rss_mb() -> float:
 def time_stepper(step: Stepper, seconds: float, repeats: int, warmup: float) -> list[Window]:
     """Time ``repeats`` windows of at least ``seconds`` each, after a warm-up of ``warmup``
     seconds (and at least 3 calls) that also compiles. The clock is read every ``chunk`` calls,
-    sized from the warm-up so that reading it costs nothing measurable; the tallies are read
+    sized from the warm-up so that reading it costs nothing measurable; the totals are read
     outside the timed region."""
     k = 0
     step(k)  # compiles on first use
@@ -403,7 +374,7 @@ def time_stepper(step: Stepper, seconds: float, repeats: int, warmup: float) -> 
     chunk = max(1, int(0.01 / max(per_call, 1e-9)))
     windows: list[Window] = []
     for _ in range(max(1, repeats)):
-        before = step.tally.snapshot()
+        before, resets = step.totals.copy(), step.resets
         start = k
         c0 = time.process_time()
         t0 = time.perf_counter()
@@ -415,18 +386,18 @@ def time_stepper(step: Stepper, seconds: float, repeats: int, warmup: float) -> 
             if wall >= seconds:
                 break
         cpu = time.process_time() - c0
-        after = step.tally
+        done = step.totals - before
         windows.append(
             Window(
                 start_call=start,
                 calls=k - start,
                 wall=wall,
                 cpu=cpu,
-                body_steps=after.body_steps - before.body_steps,
-                learner_steps=after.learner_steps - before.learner_steps,
-                renewals=after.renewals - before.renewals,
-                resets=after.resets - before.resets,
-                present_end=after.present,
+                body_steps=int(done[BODY_STEPS]),
+                learner_steps=int(done[LEARNER_STEPS]),
+                renewals=int(done[RENEWALS]),
+                resets=step.resets - resets,
+                present_end=int(step.totals[PRESENT]),
             )
         )
     return windows

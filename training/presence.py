@@ -2,24 +2,34 @@
 
 A learner that reaches its goal (or collides while ``collision_ends``) leaves its world, and later
 steps no longer simulate it. A speed figure in body-steps therefore counts the bodies present at
-each step, ``state.active``, not every slot of the world. ``renew_and_count`` also sends learners
+each step, ``state.active``, not every slot of the world. ``renew_and_tally`` also sends learners
 that arrived back toward their start, as pedestrians do, so that a timed world stays full.
-Both run in one compiled pass over ``(B, N)`` booleans: no Python loop over worlds or bodies.
+Each is one compiled call per step over the ``(B, N)`` flags, adding into a ``totals`` array
+(``BODY_STEPS``, ``LEARNER_STEPS``, ``RENEWALS``; ``PRESENT`` holds the latest count): no Python
+loop over worlds or bodies, and no Python arithmetic per step.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
+
+BODY_STEPS = 0  # bodies present at each step, summed over steps
+LEARNER_STEPS = 1  # learners present at each step, summed
+RENEWALS = 2  # learners sent back toward their start after arriving
+PRESENT = 3  # bodies present at the latest step
+NUM_TOTALS = 4
+
+
+def new_totals() -> np.ndarray:
+    """A zeroed ``totals`` array for the kernels below: (NUM_TOTALS,) int64."""
+    return np.zeros(NUM_TOTALS, np.int64)
 
 
 @njit(cache=True)
-def count_present(active, num_learners):
-    """Bodies and learners present: ``(sum of active, sum of active[:, :num_learners])``.
-
-    active: (B, N) bool, learners in slots ``[0, num_learners)``.
-    """
+def _add_present(active, num_learners, totals):
     nb, nn = active.shape
     bodies = 0
     learners = 0
@@ -28,28 +38,37 @@ def count_present(active, num_learners):
             learners += active[b, i]
         for i in range(nn):
             bodies += active[b, i]
-    return bodies, learners
+    totals[BODY_STEPS] += bodies
+    totals[LEARNER_STEPS] += learners
+    totals[PRESENT] = bodies
 
 
 @njit(cache=True)
-def renew_and_count(
-    active, reached, alive, pos, goal, start, goal_dist, path, path_len, path_index
+def tally_present(active, num_learners, totals):
+    """Add the bodies and learners present to ``totals`` (int64, see ``new_totals``).
+
+    active: (B, N) bool, learners in slots ``[0, num_learners)``. Call it once before each step:
+    ``totals[BODY_STEPS]`` is then the body-steps simulated.
+    """
+    _add_present(active, num_learners, totals)
+
+
+@njit(cache=True)
+def renew_and_tally(
+    active, reached, alive, pos, goal, start, goal_dist, path, path_len, path_index, totals
 ):  # fmt: skip
-    """Bring back the learners that arrived, heading for their start, then count who is present.
+    """Bring back the learners that arrived, heading for their start, then ``tally_present``.
 
     active, reached: (B, N) bool; alive: (B, L) bool, the batch's learners in the episode, with
     the learners in slots ``[0, L)``; pos, goal, start: (B, N, 2); goal_dist: (B, N), the distance
     to goal that the next step's progress is measured from; path: (B, N, P, 2), path_len,
     path_index: (B, N). A learner that has left its world after reaching its goal swaps start and
     goal (its path reverses), and is present and in the episode again, as ``_renew_goal`` does
-    for pedestrians. Learners that left on a collision stay out. Returns ``(bodies present,
-    learners present, goals renewed)`` after the renewal.
+    for pedestrians. Learners that left on a collision stay out. Renewals are added to
+    ``totals[RENEWALS]``.
     """
-    nb, nn = active.shape
+    nb = active.shape[0]
     nl = alive.shape[1]
-    bodies = 0
-    learners = 0
-    renewed = 0
     for b in range(nb):
         for i in range(nl):
             if active[b, i] or not reached[b, i]:
@@ -69,9 +88,5 @@ def renew_and_count(
             reached[b, i] = False
             active[b, i] = True
             alive[b, i] = True
-            renewed += 1
-        for i in range(nl):
-            learners += active[b, i]
-        for i in range(nn):
-            bodies += active[b, i]
-    return bodies, learners, renewed
+            totals[RENEWALS] += 1
+    _add_present(active, nl, totals)
