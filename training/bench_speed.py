@@ -1,6 +1,6 @@
 """Steps per second of the simulator and the environments (``crowdsteer bench-speed``).
 
-Forms measured (one row each, best of ``--repeats`` timed windows of ``--seconds``):
+Forms measured (one row each, over ``--repeats`` timed windows of ``--seconds``):
 
 - ``batch``: ``CrowdBatch.step`` of B worlds x N bodies on ``square_crossing`` (side
   ``10 m x sqrt(N / 20)``, CrowdNav's 10 m square at N = 20, so the density stays the same),
@@ -8,29 +8,45 @@ Forms measured (one row each, best of ``--repeats`` timed windows of ``--seconds
   computes the pedestrians' steering, the flocking, kinematics, collisions, arrivals, rewards and
   observations. No episode ends while timing (``collision_ends=False``, an unreachable
   ``max_steps``), as in VMAS's ``max_steps=None``; set-up and resets are outside the timed region.
+  Learners that reach their goal turn back toward their start (``presence.renew_and_tally``, one
+  compiled call before each step, inside the timed region), as pedestrians do, so every world
+  stays full; ``--learners-leave`` lets them leave instead, as in training.
 - ``target``: the batch step at B = 256, N = 20 with 10 learners and 10 ``right_of_way``
   pedestrians (no flock), the figure of the performance target.
 - ``large``: one world of 1,000 bodies (500 learners, 400 pedestrians, 100 flock units) on a
   70 m square: the uniform-grid neighbour search at work.
-- ``single``: ``CrowdNavEnv.step`` (1 learner, 10 pedestrians), resets on episode end included.
-- ``parallel``: ``CrowdParallelEnv.step`` (10 learners, 5 pedestrians), resets included; the
-  action dict of the live agents is assembled inside the timed loop.
+- ``single``: ``CrowdNavEnv.step`` (1 learner, 10 pedestrians), resets on episode end included:
+  the episode ends when its only learner leaves, so every step simulates all 11 bodies.
+- ``parallel``: ``CrowdParallelEnv.step`` (10 learners, 5 pedestrians, ``collision_ends=False``),
+  resets included; the action dict of the live agents is assembled inside the timed loop. The
+  env resets as soon as an agent leaves (arrival, or the 100-step limit), so every step simulates
+  all 15 bodies; with ``--learners-leave`` it resets only when no agent is left.
 - ``ceiling`` (with ``--ceiling``): a minimal compiled pairwise step (cardioid push toward a
   goal, Euler step, pairwise collision flags) at B = 256, N = 20: the speed of a bare compiled
-  loop on this machine, to which every other figure is compared (``ratio_to_ceiling``).
+  loop on this machine, to which every other figure is compared (``ratio_to_ceiling``). Its
+  bodies turn back at their goals and never leave.
 
 Random actions are drawn before timing (a pool of 16 action arrays, cycled): their generation is
 outside the timed region for every form.
 
-Figures: ``env_steps_per_s`` = worlds stepped per second (calls x B); ``agent_steps_per_s`` =
-body-steps per second (``env_steps x N``, every body of the world: learners, pedestrians, flock);
-``learner_steps_per_s`` = ``env_steps x learners``. ``cpu_fraction`` is the process CPU time over
-the wall time of the reported window: below 1 (single thread) means other work took the core.
+Figures (each the median over the timed windows, with its min and max): ``env_steps_per_s`` =
+worlds stepped per second (calls x B); ``agent_steps_per_s`` = body-steps simulated per second:
+the bodies present in their world at each step (``state.active``: learners, pedestrians, flock
+units), counted before each step by one compiled pass and summed over the window;
+``learner_steps_per_s`` = the same for learners; ``agent_steps_per_cpu_s`` = body-steps per
+second of the process's CPU time (on a shared machine, the figure that other jobs' time slices
+leave alone). ``present_share`` = body-steps simulated over ``calls x B x N`` (1 when every
+world stays full), ``present_share_end`` = the share present at the last timed step;
+``nominal_agent_steps_per_s`` = ``env_steps x N``, every slot counted whether or not its body
+is still there. ``cpu_fraction`` is the process CPU time over the wall
+time of a window (median): below 1 (single thread) means other work took the core.
 ``peak_rss_mb`` is the process's peak resident memory so far (cases run from small to large).
 
     crowdsteer bench-speed                          # everything, table
     crowdsteer bench-speed --num-worlds 256 --bodies 20 --json
     NUMBA_NUM_THREADS=2 crowdsteer bench-speed --forms batch,target --threads 1,2 --ceiling
+    NUMBA_NUM_THREADS=1 crowdsteer bench-speed --ceiling --forms target,single,parallel,large \\
+        --repeats 5 --markdown                      # the README's speed table
 """
 
 from __future__ import annotations
@@ -40,12 +56,23 @@ import json
 import math
 import os
 import resource
+import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
+
+from .presence import (
+    BODY_STEPS,
+    LEARNER_STEPS,
+    PRESENT,
+    RENEWALS,
+    new_totals,
+    renew_and_tally,
+    tally_present,
+)
 
 GRID_WORLDS = (1, 16, 256, 1024)
 GRID_BODIES = (10, 50, 200)
@@ -58,7 +85,8 @@ CEILING_BODIES = 20
 
 @dataclass
 class Case:
-    """One measured configuration."""
+    """One measured configuration; ``overrides`` are ``CrowdConfig`` keywords that replace the
+    form's own (batch forms only)."""
 
     form: str
     num_worlds: int
@@ -68,7 +96,23 @@ class Case:
     flock: int
     threads: int = 1
     parallel: bool = False
-    extra: dict = field(default_factory=dict)
+    overrides: dict = field(default_factory=dict)
+
+
+@dataclass
+class Window:
+    """One timed window: its first call (counted from the first call after set-up), calls, wall
+    and CPU seconds, and the tallies of the steps it timed."""
+
+    start_call: int
+    calls: int
+    wall: float
+    cpu: float
+    body_steps: int
+    learner_steps: int
+    renewals: int
+    resets: int
+    present_end: int
 
 
 # ----------------------------------------------------------------------------- ceiling kernel
@@ -133,24 +177,7 @@ def minimal_step(pos, vel, goal, start, radius, v_pref, dt, hit):
                     hit[b, j] = True
 
 
-def _ceiling_stepper(num_worlds: int, bodies: int, seed: int = 0) -> Callable[[int], None]:
-    rng = np.random.default_rng(seed)
-    h = 0.5 * DENSITY_SIDE
-    pos = rng.uniform(-h, h, (num_worlds, bodies, 2))
-    start = pos.copy()
-    goal = rng.uniform(-h, h, (num_worlds, bodies, 2))
-    vel = np.zeros_like(pos)
-    radius = np.full((num_worlds, bodies), 0.3)
-    v_pref = np.ones((num_worlds, bodies))
-    hit = np.zeros((num_worlds, bodies), np.bool_)
-
-    def step(k: int) -> None:
-        minimal_step(pos, vel, goal, start, radius, v_pref, 0.25, hit)
-
-    return step
-
-
-# ------------------------------------------------------------------------------- env makers
+# ----------------------------------------------------------------------------- world sizes
 def square_side(bodies: int) -> float:
     """Side of the square holding ``bodies`` at CrowdNav's density (20 bodies per 100 m^2)."""
     return DENSITY_SIDE * math.sqrt(max(bodies, 20) / 20.0)
@@ -163,11 +190,56 @@ def split(bodies: int) -> tuple[int, int, int]:
     return learners, pedestrians, bodies - learners - pedestrians
 
 
-def _batch_stepper(case: Case, seed: int) -> Callable[[int], None]:
-    from crowdsteer.envs.batch import make_batch
+# --------------------------------------------------------------------------------- steppers
+class Stepper:
+    """Steps one form once per call, ``step(k)`` with ``k`` the call's index. ``totals``
+    (``presence.new_totals``) counts the bodies that the steps simulated, ``resets`` the episodes
+    restarted."""
+
+    def __init__(self) -> None:
+        self.totals = new_totals()
+        self.resets = 0
+
+    def __call__(self, k: int) -> None:
+        raise NotImplementedError
+
+
+class CeilingStepper(Stepper):
+    """The minimal compiled step of B worlds x N bodies; its bodies never leave, so every step
+    simulates all B x N."""
+
+    def __init__(self, num_worlds: int, bodies: int, seed: int = 0):
+        super().__init__()
+        rng = np.random.default_rng(seed)
+        h = 0.5 * DENSITY_SIDE
+        self.pos = rng.uniform(-h, h, (num_worlds, bodies, 2))
+        self.start = self.pos.copy()
+        self.goal = rng.uniform(-h, h, (num_worlds, bodies, 2))
+        self.vel = np.zeros_like(self.pos)
+        self.radius = np.full((num_worlds, bodies), 0.3)
+        self.v_pref = np.ones((num_worlds, bodies))
+        self.hit = np.zeros((num_worlds, bodies), np.bool_)
+        self.slots = num_worlds * bodies
+        self.totals[PRESENT] = self.slots
+
+    def __call__(self, k: int) -> None:
+        self.totals[BODY_STEPS] += self.slots
+        minimal_step(self.pos, self.vel, self.goal, self.start, self.radius, self.v_pref, 0.25,
+                     self.hit)  # fmt: skip
+
+
+def action_pool(seed: int, num_worlds: int, learners: int) -> list[np.ndarray]:
+    """The ``ACTION_POOL`` random action arrays ``(B, L, 2)`` that the batch forms cycle."""
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-1.0, 1.0, (num_worlds, learners, 2)) for _ in range(ACTION_POOL)]
+
+
+def batch_config(case: Case):
+    """The ``CrowdConfig`` of a batch form: ``square_crossing`` at CrowdNav's density, no
+    episode end while timing, then ``case.overrides``."""
     from crowdsteer.envs.core.config import CrowdConfig
 
-    config = CrowdConfig.from_kwargs(
+    kwargs = dict(
         scenario="square_crossing",
         scenario_params={"width": square_side(case.bodies)},
         n_learners=case.learners,
@@ -177,58 +249,109 @@ def _batch_stepper(case: Case, seed: int) -> Callable[[int], None]:
         collision_ends=False,
         max_steps=10**9,
     )
-    kwargs = {"parallel": True} if case.parallel else {}
-    batch = make_batch(config, case.num_worlds, **kwargs)
-    batch.seed(seed)
-    batch.reset()
-    rng = np.random.default_rng(seed)
-    pool = [rng.uniform(-1.0, 1.0, (case.num_worlds, case.learners, 2)) for _ in range(ACTION_POOL)]
-
-    def step(k: int) -> None:
-        batch.step(pool[k % ACTION_POOL])
-
-    return step
+    kwargs.update(case.overrides)
+    return CrowdConfig.from_kwargs(**kwargs)
 
 
-def _single_stepper(case: Case, seed: int) -> Callable[[int], None]:
-    from crowdsteer.envs.api.single import CrowdNavEnv
+class BatchStepper(Stepper):
+    """``CrowdBatch.step`` of the case's worlds, seeded and reset once at set-up.
 
-    env = CrowdNavEnv(n_pedestrians=case.pedestrians)
-    env.reset(seed=seed)
-    pool = [a for a in np.random.default_rng(seed).uniform(-1, 1, (ACTION_POOL, 2)).astype("f4")]
-    resets = [0]
+    Before each step one compiled call counts the bodies present; with ``renew`` it first sends
+    the learners that arrived back toward their start (``presence.renew_and_tally``), so the
+    worlds stay full.
+    """
 
-    def step(k: int) -> None:
-        _, _, terminated, truncated, _ = env.step(pool[k % ACTION_POOL])
+    def __init__(self, case: Case, seed: int, renew: bool = True):
+        super().__init__()
+        from crowdsteer.envs.batch import make_batch
+        from crowdsteer.envs.core.simulator import compiled_entry
+
+        kwargs = {"parallel": True} if case.parallel else {}
+        self.batch = make_batch(batch_config(case), case.num_worlds, **kwargs)
+        self.batch.seed(seed)
+        self.batch.reset()
+        self.pool = action_pool(seed, case.num_worlds, case.learners)
+        s, sim = self.batch.state, self.batch.sim
+        if renew:
+            self._args = (
+                s.active, s.reached, self.batch.alive, s.pos, s.goal, s.start,
+                sim.buffers.goal_dist, s.path, s.path_len, s.path_index, self.totals,
+            )  # fmt: skip
+            self._tally = compiled_entry(renew_and_tally, *self._args)
+        else:
+            self._args = (s.active, self.batch.num_learners, self.totals)
+            self._tally = compiled_entry(tally_present, *self._args)
+
+    def __call__(self, k: int) -> None:
+        self._tally(*self._args)
+        self.batch.step(self.pool[k % ACTION_POOL])
+
+
+class SingleStepper(Stepper):
+    """``CrowdNavEnv.step`` with random actions, reset when the episode ends (its only learner
+    left): every step simulates the whole world."""
+
+    def __init__(self, case: Case, seed: int):
+        super().__init__()
+        from crowdsteer.envs.api.single import CrowdNavEnv
+        from crowdsteer.envs.core.simulator import compiled_entry
+
+        self.env = CrowdNavEnv(n_pedestrians=case.pedestrians)
+        self.env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        self.pool = list(rng.uniform(-1, 1, (ACTION_POOL, 2)).astype(np.float32))
+        self._args = (self.env.batch.state.active, 1, self.totals)
+        self._tally = compiled_entry(tally_present, *self._args)
+
+    def __call__(self, k: int) -> None:
+        self._tally(*self._args)
+        _, _, terminated, truncated, _ = self.env.step(self.pool[k % ACTION_POOL])
         if terminated or truncated:
-            env.reset()
-            resets[0] += 1
-
-    step.resets = resets  # type: ignore[attr-defined]
-    return step
+            self.env.reset()
+            self.resets += 1
 
 
-def _parallel_stepper(case: Case, seed: int) -> Callable[[int], None]:
-    from crowdsteer.envs.api.parallel import CrowdParallelEnv
+class ParallelStepper(Stepper):
+    """``CrowdParallelEnv.step`` with random actions for the live agents (``collision_ends``
+    off). ``keep_full``: reset as soon as an agent has left, so every step simulates the whole
+    world; otherwise reset when no agent is left."""
 
-    env = CrowdParallelEnv(n_learners=case.learners, n_pedestrians=case.pedestrians)
-    env.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    pool = [
-        {a: rng.uniform(-1, 1, 2).astype("f4") for a in env.possible_agents}
-        for _ in range(ACTION_POOL)
-    ]
-    resets = [0]
+    def __init__(self, case: Case, seed: int, keep_full: bool = True):
+        super().__init__()
+        from crowdsteer.envs.api.parallel import CrowdParallelEnv
+        from crowdsteer.envs.core.simulator import compiled_entry
 
-    def step(k: int) -> None:
-        acts = pool[k % ACTION_POOL]
+        self.env = CrowdParallelEnv(n_learners=case.learners, n_pedestrians=case.pedestrians,
+                                    collision_ends=False)  # fmt: skip
+        self.env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        self.pool = [
+            {a: rng.uniform(-1, 1, 2).astype(np.float32) for a in self.env.possible_agents}
+            for _ in range(ACTION_POOL)
+        ]
+        self.min_agents = len(self.env.possible_agents) if keep_full else 1
+        self._args = (self.env.batch.state.active, case.learners, self.totals)
+        self._tally = compiled_entry(tally_present, *self._args)
+
+    def __call__(self, k: int) -> None:
+        self._tally(*self._args)
+        env = self.env
+        acts = self.pool[k % ACTION_POOL]
         env.step({a: acts[a] for a in env.agents})
-        if not env.agents:
+        if len(env.agents) < self.min_agents:
             env.reset()
-            resets[0] += 1
+            self.resets += 1
 
-    step.resets = resets  # type: ignore[attr-defined]
-    return step
+
+def make_stepper(case: Case, seed: int, learners_leave: bool = False) -> Stepper:
+    """The stepper of ``case.form``, set up and reset (nothing compiled yet)."""
+    if case.form == "ceiling":
+        return CeilingStepper(case.num_worlds, case.bodies, seed)
+    if case.form == "single":
+        return SingleStepper(case, seed)
+    if case.form == "parallel":
+        return ParallelStepper(case, seed, keep_full=not learners_leave)
+    return BatchStepper(case, seed, renew=not learners_leave)
 
 
 # ---------------------------------------------------------------------------------- timing
@@ -237,12 +360,11 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def time_stepper(
-    step: Callable[[int], None], seconds: float, repeats: int, warmup: float
-) -> tuple[float, float, int]:
-    """Best rate (calls/s) over ``repeats`` windows of ``seconds``; with its CPU fraction and the
-    number of calls timed in that window. The clock is read every ``chunk`` calls, sized from the
-    warm-up so that reading it costs nothing measurable."""
+def time_stepper(step: Stepper, seconds: float, repeats: int, warmup: float) -> list[Window]:
+    """Time ``repeats`` windows of at least ``seconds`` each, after a warm-up of ``warmup``
+    seconds (and at least 3 calls) that also compiles. The clock is read every ``chunk`` calls,
+    sized from the warm-up so that reading it costs nothing measurable; the totals are read
+    outside the timed region."""
     k = 0
     step(k)  # compiles on first use
     k += 1
@@ -252,44 +374,84 @@ def time_stepper(
         k += 1
     per_call = (time.perf_counter() - t0) / max(k - 1, 1)
     chunk = max(1, int(0.01 / max(per_call, 1e-9)))
-    best = (0.0, 0.0, 0)
+    windows: list[Window] = []
     for _ in range(max(1, repeats)):
-        n = 0
+        before, resets = step.totals.copy(), step.resets
+        start = k
         c0 = time.process_time()
         t0 = time.perf_counter()
         while True:
             for _ in range(chunk):
                 step(k)
                 k += 1
-            n += chunk
             wall = time.perf_counter() - t0
             if wall >= seconds:
                 break
         cpu = time.process_time() - c0
-        rate = n / wall
-        if rate > best[0]:
-            best = (rate, cpu / wall, n)
-    return best
+        done = step.totals - before
+        windows.append(
+            Window(
+                start_call=start,
+                calls=k - start,
+                wall=wall,
+                cpu=cpu,
+                body_steps=int(done[BODY_STEPS]),
+                learner_steps=int(done[LEARNER_STEPS]),
+                renewals=int(done[RENEWALS]),
+                resets=step.resets - resets,
+                present_end=int(step.totals[PRESENT]),
+            )
+        )
+    return windows
+
+
+def summarise(case: Case, windows: Sequence[Window]) -> dict:
+    """The figures of one case from its timed windows (medians, with min and max)."""
+    slots = case.num_worlds * case.bodies
+    calls = statistics.median(w.calls / w.wall for w in windows)
+    body = [w.body_steps / w.wall for w in windows]
+    total_calls = sum(w.calls for w in windows)
+    return {
+        "calls_per_s": calls,
+        "env_steps_per_s": calls * case.num_worlds,
+        "agent_steps_per_s": statistics.median(body),
+        "agent_steps_per_s_min": min(body),
+        "agent_steps_per_s_max": max(body),
+        "learner_steps_per_s": statistics.median(w.learner_steps / w.wall for w in windows),
+        "agent_steps_per_cpu_s": statistics.median(
+            w.body_steps / max(w.cpu, 1e-9) for w in windows
+        ),
+        "nominal_agent_steps_per_s": calls * slots,
+        "present_share": sum(w.body_steps for w in windows) / (total_calls * slots),
+        "present_share_end": windows[-1].present_end / slots,
+        "renewals": sum(w.renewals for w in windows),
+        "resets": sum(w.resets for w in windows),
+        "cpu_fraction": statistics.median(w.cpu / w.wall for w in windows),
+        "timed_calls": total_calls,
+        "windows": [
+            {
+                "start_call": w.start_call,
+                "calls": w.calls,
+                "seconds": w.wall,
+                "cpu_seconds": w.cpu,
+                "body_steps": w.body_steps,
+                "learner_steps": w.learner_steps,
+            }
+            for w in windows
+        ],
+    }
 
 
 def measure(case: Case, args: argparse.Namespace) -> dict:
     """Build the case, time it, and return its JSON row."""
     import numba
 
-    if case.form == "ceiling":
-        stepper = _ceiling_stepper(case.num_worlds, case.bodies, args.seed)
-    elif case.form == "single":
-        stepper = _single_stepper(case, args.seed)
-    elif case.form == "parallel":
-        stepper = _parallel_stepper(case, args.seed)
-    else:
-        stepper = _batch_stepper(case, args.seed)
+    stepper = make_stepper(case, args.seed, getattr(args, "learners_leave", False))
     numba.set_num_threads(case.threads)
     try:
-        calls, cpu_fraction, n = time_stepper(stepper, args.seconds, args.repeats, args.warmup)
+        windows = time_stepper(stepper, args.seconds, args.repeats, args.warmup)
     finally:
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-    env_steps = calls * case.num_worlds
     row = {
         "form": case.form,
         "num_worlds": case.num_worlds,
@@ -299,19 +461,10 @@ def measure(case: Case, args: argparse.Namespace) -> dict:
         "flock_per_world": case.flock,
         "threads": case.threads,
         "parallel_kernels": case.parallel,
-        "calls_per_s": calls,
-        "env_steps_per_s": env_steps,
-        "agent_steps_per_s": env_steps * case.bodies,
-        "learner_steps_per_s": env_steps * case.learners,
-        "cpu_fraction": cpu_fraction,
-        "timed_calls": n,
-        "seconds": args.seconds,
-        "repeats": args.repeats,
-        "peak_rss_mb": peak_rss_mb(),
+        "learners_leave": bool(getattr(args, "learners_leave", False)),
     }
-    resets = getattr(stepper, "resets", None)
-    if resets is not None:
-        row["resets"] = resets[0]
+    row.update(summarise(case, windows))
+    row.update({"seconds": args.seconds, "repeats": args.repeats, "peak_rss_mb": peak_rss_mb()})
     return row
 
 
@@ -331,7 +484,9 @@ def build_parser() -> argparse.ArgumentParser:
         "when --num-worlds or --bodies is given)",
     )
     p.add_argument("--seconds", type=float, default=1.0, help="length of one timed window")
-    p.add_argument("--repeats", type=int, default=3, help="timed windows per case (best kept)")
+    p.add_argument(
+        "--repeats", type=int, default=3, help="timed windows per case (median, min and max kept)"
+    )
     p.add_argument("--warmup", type=float, default=0.3, help="seconds stepped before timing")
     p.add_argument("--ceiling", action="store_true", help="also time the minimal kernel")
     p.add_argument(
@@ -341,13 +496,32 @@ def build_parser() -> argparse.ArgumentParser:
         help="batch forms also with the prange-over-worlds kernels at these numba thread "
         "counts, e.g. 1,2 (needs NUMBA_NUM_THREADS >= the largest)",
     )
+    p.add_argument(
+        "--learners-leave",
+        action="store_true",
+        help="learners that reach their goal leave their world, as in training, instead of "
+        "turning back (batch forms), and the parallel env resets only when no agent is left: "
+        "the figures then count fewer bodies per step",
+    )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="one JSON object per line")
+    out.add_argument(
+        "--markdown",
+        action="store_true",
+        help="a Markdown table (the rows of the README's and docs/performance.md's tables)",
+    )
     return p
 
 
 def plan(args: argparse.Namespace) -> list[Case]:
     """The cases to run, small to large."""
+    if not (math.isfinite(args.seconds) and args.seconds > 0):
+        raise SystemExit(f"--seconds={args.seconds} must be a finite number > 0")
+    if not (math.isfinite(args.warmup) and args.warmup >= 0):
+        raise SystemExit(f"--warmup={args.warmup} must be a finite number >= 0")
+    if args.repeats < 1:
+        raise SystemExit(f"--repeats={args.repeats} must be an int >= 1")
     restricted = args.num_worlds is not None or args.bodies is not None
     if args.forms is None:
         forms = ("batch",) if restricted else ALL_FORMS
@@ -401,6 +575,8 @@ COLUMNS = (
     ("parallel_kernels", "prange", "{}"),
     ("env_steps_per_s", "env-steps/s", "{:,.0f}"),
     ("agent_steps_per_s", "body-steps/s", "{:,.0f}"),
+    ("present_share", "present", "{:.3f}"),
+    ("nominal_agent_steps_per_s", "every slot/s", "{:,.0f}"),
     ("learner_steps_per_s", "learner-steps/s", "{:,.0f}"),
     ("ratio_to_ceiling", "x ceiling", "{:.3f}"),
     ("cpu_fraction", "cpu", "{:.2f}"),
@@ -417,8 +593,38 @@ def format_table(rows: Sequence[dict]) -> str:
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
 
 
+def _kernels(row: dict) -> str:
+    return f"prange, {row['threads']} thr" if row["parallel_kernels"] else "serial"
+
+
+def _mega(v: float) -> str:
+    return f"{v / 1e6:.2f} M" if v >= 1e6 else f"{v:,.0f}"
+
+
+def format_markdown(rows: Sequence[dict]) -> str:
+    """The rows as a Markdown table: body-steps/s simulated as median (min-max) over the timed
+    windows, with the share of bodies present and the ratio to the minimal kernel."""
+    head = (
+        "| form | B | N | learners/peds/flock | kernels | env-steps/s "
+        "| body-steps/s simulated, median (min-max) | bodies present | x ceiling | cpu |"
+    )
+    lines = [head, "|---|---:|---:|---|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        counts = (r["learners_per_world"], r["pedestrians_per_world"], r["flock_per_world"])
+        split_text = "/".join(str(c) for c in counts)
+        body = (f"{_mega(r['agent_steps_per_s'])} ({_mega(r['agent_steps_per_s_min'])}-"
+                f"{_mega(r['agent_steps_per_s_max'])})")  # fmt: skip
+        ratio = f"{r['ratio_to_ceiling']:.3f}" if "ratio_to_ceiling" in r else "-"
+        cells = (r["form"], r["num_worlds"], r["bodies_per_world"], split_text, _kernels(r),
+                 f"{r['env_steps_per_s']:,.0f}", body, f"{100 * r['present_share']:.1f} %", ratio,
+                 f"{r['cpu_fraction']:.2f}")  # fmt: skip
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark; prints a table, or JSON lines with ``--json``. Returns 0."""
+    """Run the benchmark; prints a table, JSON lines with ``--json`` or a Markdown table with
+    ``--markdown``. Returns 0."""
     args = build_parser().parse_args(argv)
     cases = plan(args)
     rows: list[dict] = []
@@ -433,7 +639,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(row)
         if args.json:
             print(json.dumps(row), flush=True)
-    if not args.json:
+    if args.markdown:
+        print(format_markdown(rows))
+    elif not args.json:
         print(format_table(rows))
     return 0
 

@@ -264,6 +264,10 @@ class Simulator:
     def progress(self) -> np.ndarray:
         return self.buffers.progress
 
+    @property
+    def goal_dist(self) -> np.ndarray:
+        return self.buffers.goal_dist
+
     def truncated(self) -> np.ndarray:
         """(B,) worlds whose episode hit the time limit."""
         return self.state.step_count >= self.config.max_steps

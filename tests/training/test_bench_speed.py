@@ -1,6 +1,8 @@
 """``crowdsteer bench-speed`` and the fast paths it measures.
 
-The benchmark runs at a tiny size and must print well-formed JSON. The kernels it times must
+The benchmark runs at a tiny size and must print well-formed JSON. Its body-steps count the
+bodies present at each step, checked against a replay of the same episode; by default it keeps
+every world full, sending learners that arrive back toward their start. The kernels it times must
 give the same results whichever path runs: the prange-over-worlds step and observations against
 the serial ones, and the grid searches of large worlds (collisions, observations) against a
 brute-force computation.
@@ -8,8 +10,10 @@ brute-force computation.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -20,7 +24,7 @@ from crowdsteer.envs.core.collisions import GAP_CAP
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.neighbours import DENSE_MAX_BODIES
 from crowdsteer.envs.core.sensing import NEIGHBOUR_DIM, OWN_DIM
-from crowdsteer.training import bench_speed
+from crowdsteer.training import bench_speed, presence
 
 REQUIRED = ("form", "num_worlds", "bodies_per_world", "agent_steps_per_s", "env_steps_per_s",
             "peak_rss_mb")  # fmt: skip
@@ -42,7 +46,10 @@ def test_tiny_batch_run_emits_one_json_object_per_case(capsys):
     for r in rows:
         assert all(k in r for k in REQUIRED)
         assert r["env_steps_per_s"] > 0 and math.isfinite(r["env_steps_per_s"])
+        # learners that arrive turn back: every body of every world is simulated at every step
+        assert r["present_share"] == 1.0 and r["present_share_end"] == 1.0
         assert r["agent_steps_per_s"] == pytest.approx(r["env_steps_per_s"] * 10)
+        assert r["nominal_agent_steps_per_s"] == pytest.approx(r["env_steps_per_s"] * 10)
         assert r["learner_steps_per_s"] == pytest.approx(r["env_steps_per_s"] * 5)
         assert r["peak_rss_mb"] > 10
         assert (r["learners_per_world"], r["pedestrians_per_world"], r["flock_per_world"]) == (
@@ -60,7 +67,97 @@ def test_ceiling_and_env_forms_report_ratios(capsys):
     for r in rows[1:]:
         assert 0 < r["ratio_to_ceiling"] < 10
         assert r["num_worlds"] == 1 and "resets" in r
+        assert r["present_share"] == 1.0  # resets as soon as a learner leaves
+        assert r["agent_steps_per_s"] == pytest.approx(r["env_steps_per_s"] * r["bodies_per_world"])
     assert rows[2]["learners_per_world"] == 10
+
+
+def test_markdown_table_has_one_row_per_case(capsys):
+    assert bench_speed.main(["--num-worlds", "1,2", "--bodies", "4", "--markdown", *TINY]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("| form | B | N |") and len(out) == 4
+    assert out[2].startswith("| batch | 1 | 4 | 2/2/0 | serial |") and "100.0 %" in out[2]
+    with pytest.raises(SystemExit):
+        bench_speed.main(["--markdown", "--json"])
+
+
+# a tiny world where learners arrive within the first steps: goals within reach, 4 m square
+TINY_WORLD = {"scenario_params": {"width": 4.0}, "goal_tolerance": 1.0}
+ARRIVING = bench_speed.Case("batch", 8, 6, 3, 3, 0, overrides=TINY_WORLD)
+
+
+def _tiny_args(learners_leave: bool) -> argparse.Namespace:
+    return argparse.Namespace(seconds=0.05, repeats=2, warmup=0.0, seed=3,
+                              learners_leave=learners_leave)  # fmt: skip
+
+
+def _replay_presence(case: bench_speed.Case, seed: int, calls: int) -> np.ndarray:
+    """(calls, 2): bodies and learners present before each step of the same episode, counted
+    with numpy on a fresh batch."""
+    batch = make_batch(bench_speed.batch_config(case), case.num_worlds)
+    batch.seed(seed)
+    batch.reset()
+    pool = bench_speed.action_pool(seed, case.num_worlds, case.learners)
+    out = np.zeros((calls, 2), np.int64)
+    for k in range(calls):
+        out[k] = np.count_nonzero(batch.state.active), np.count_nonzero(batch.alive)
+        batch.step(pool[k % bench_speed.ACTION_POOL])
+    return out
+
+
+def test_body_steps_are_the_sum_over_steps_of_the_bodies_present():
+    args = _tiny_args(learners_leave=True)
+    row = bench_speed.measure(ARRIVING, args)
+    windows = row["windows"]
+    end = windows[-1]["start_call"] + windows[-1]["calls"]
+    present = _replay_presence(ARRIVING, args.seed, end)
+    first = windows[0]
+    window_present = present[first["start_call"] : first["start_call"] + first["calls"], 1]
+    assert window_present[0] > window_present[-1]  # learners arrived, and left, in the window
+    for w in windows:
+        span = present[w["start_call"] : w["start_call"] + w["calls"]]
+        assert w["body_steps"] == span[:, 0].sum()
+        assert w["learner_steps"] == span[:, 1].sum()
+    slots = ARRIVING.num_worlds * ARRIVING.bodies
+    share = sum(w["body_steps"] for w in windows) / (slots * sum(w["calls"] for w in windows))
+    assert row["present_share"] == pytest.approx(share) and share < 1.0
+    assert row["present_share_end"] == present[end - 1, 0] / slots
+    rates = [w["body_steps"] / w["seconds"] for w in windows]
+    assert row["agent_steps_per_s"] == pytest.approx(statistics.median(rates))
+    assert row["agent_steps_per_s"] < row["nominal_agent_steps_per_s"]
+    assert row["renewals"] == 0
+
+
+def test_arrived_learners_turn_back_so_the_worlds_stay_full():
+    row = bench_speed.measure(ARRIVING, _tiny_args(learners_leave=False))
+    slots = ARRIVING.num_worlds * ARRIVING.bodies
+    assert row["renewals"] > 0  # learners did arrive during the timed windows
+    assert row["present_share"] == 1.0 and row["present_share_end"] == 1.0
+    for w in row["windows"]:
+        assert w["body_steps"] == w["calls"] * slots
+        assert w["learner_steps"] == w["calls"] * ARRIVING.num_worlds * ARRIVING.learners
+
+
+def test_renewal_swaps_start_and_goal_of_arrived_learners_only():
+    batch = make_batch(bench_speed.batch_config(ARRIVING), 2)
+    batch.seed(0)
+    batch.reset()
+    s, sim = batch.state, batch.sim
+    s.active[0, 1], s.reached[0, 1], batch.alive[0, 1] = False, True, False  # arrived
+    s.active[1, 2], s.collided[1, 2], batch.alive[1, 2] = False, True, False  # left on a collision
+    goal, start = s.goal[0, 1].copy(), s.start[0, 1].copy()
+    totals = presence.new_totals()
+    args = (s.active, s.reached, batch.alive, s.pos, s.goal, s.start, sim.goal_dist, s.path,
+            s.path_len, s.path_index, totals)  # fmt: skip
+    presence.renew_and_tally(*args)
+    assert totals.tolist() == [2 * 6 - 1, 2 * 3 - 1, 1, 2 * 6 - 1]  # bodies, learners, renewed
+    assert s.active[0, 1] and batch.alive[0, 1] and not s.reached[0, 1]
+    assert np.array_equal(s.goal[0, 1], start) and np.array_equal(s.start[0, 1], goal)
+    assert sim.goal_dist[0, 1] == pytest.approx(np.linalg.norm(start - s.pos[0, 1]))
+    assert not s.active[1, 2] and not batch.alive[1, 2]
+    presence.renew_and_tally(*args)  # nothing left to renew: the counts add up
+    presence.tally_present(s.active, 3, totals)
+    assert totals.tolist() == [3 * 11, 3 * 5, 1, 11]
 
 
 def test_table_output_and_argument_checks(capsys):
@@ -71,6 +168,9 @@ def test_table_output_and_argument_checks(capsys):
         bench_speed.main(["--forms", "warp"])
     with pytest.raises(SystemExit, match="NUMBA_NUM_THREADS"):
         bench_speed.main(["--num-worlds", "1", "--threads", "4096"])
+    for flag, value in (("--seconds", "0"), ("--repeats", "0"), ("--warmup", "nan")):
+        with pytest.raises(SystemExit, match=flag):
+            bench_speed.main(["--num-worlds", "1", flag, value])
 
 
 def test_split_and_square_keep_the_density():
