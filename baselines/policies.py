@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from .steering import (
     side_choice,
     social_force,
 )
+
+if TYPE_CHECKING:
+    from .rllib_policy import RLlibPolicy
 
 
 @dataclass
@@ -321,12 +324,16 @@ class SB3Policy:
         return np.clip(action, -1.0, 1.0)
 
 
-def load_policy(path: str) -> SB3Policy:
+def load_policy(path: str) -> SB3Policy | RLlibPolicy:
     """Load a saved SB3 model (``.zip``; PPO or SAC) with its observation normalisation if a
-    ``vecnormalize.pkl`` lies beside it."""
+    ``vecnormalize.pkl`` lies beside it, or an RLlib checkpoint directory (``RLlibPolicy``)."""
     import pickle
     from pathlib import Path
 
+    from .rllib_policy import is_rllib_checkpoint, load_rllib_policy  # ray loads only here
+
+    if is_rllib_checkpoint(path):
+        return load_rllib_policy(path)
     try:
         from stable_baselines3 import PPO, SAC
     except ImportError as err:  # the core install has no SB3

@@ -67,7 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands["demo"] = _demo
 
     p = sub.add_parser("evaluate", help="metrics of a policy on seeded episodes")
-    p.add_argument("--policy", required=True, help="baseline name or path to an SB3 model.zip")
+    p.add_argument(
+        "--policy", required=True, help="baseline name, SB3 model.zip or RLlib checkpoint directory"
+    )
     p.add_argument("--scenario", default="circle_crossing")
     p.add_argument("--episodes", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
@@ -83,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--scenarios", nargs="*", default=None)
     p.add_argument("--policies", nargs="*", default=None)
-    p.add_argument("--extra-policy", action="append", default=[], help="path to a model.zip")
+    p.add_argument(
+        "--extra-policy", action="append", default=[], help="SB3 model.zip or RLlib checkpoint dir"
+    )
     p.add_argument("--no-plots", action="store_true")
     commands["benchmark"] = _benchmark
 
