@@ -9,6 +9,7 @@ over the cluster's nodes, each of which needs crowdsteer installed. Each env run
 ``--cpus-per-runner`` CPUs; a request the cluster cannot hold is refused before training.
 
     python -m crowdsteer.training.rllib_ppo --iterations 2 --checkpoint runs/rllib
+    python -m crowdsteer.training.rllib_ppo --resume runs/rllib --checkpoint runs/rllib
     python -m crowdsteer.training.rllib_ppo --address auto --num-env-runners 8 --iterations 200
 
 Ray's ``rllib`` extra pins its own Gymnasium (1.2.x at the time of writing), so install it in an
@@ -75,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--seed", type=int, default=0, help="same seed, same run")
     p.add_argument("--checkpoint", default=None, help="directory to save the trained algorithm")
+    p.add_argument(
+        "--resume",
+        default=None,
+        help="checkpoint directory to continue from (its own settings; runs --iterations more)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per iteration")
     return p
 
@@ -186,19 +192,58 @@ def summary(i: int, result: dict, seconds: float) -> dict:
     return row
 
 
+def saved_settings(path: str) -> dict[str, Any]:
+    """The ``AlgorithmConfig`` state of an Algorithm checkpoint (read without building it)."""
+    import pickle
+
+    from crowdsteer.baselines.rllib_policy import ALGORITHM_MARKER
+
+    root = Path(checkpoint_path(path))
+    if not (root / ALGORITHM_MARKER).is_file():
+        raise ValueError(f"--resume={path!r} is not an RLlib Algorithm checkpoint directory")
+    with open(root / "class_and_ctor_args.pkl", "rb") as f:
+        return pickle.load(f)["ctor_args_and_kwargs"][0][0]
+
+
+def load_algorithm(path: str):
+    """``Algorithm.from_checkpoint`` of ``path`` (any path), with the restored weights set on
+    the remote env runners. RLlib 2.60 sends them too, but a runner may drop them (its weight
+    sequence number already matches after the restore), and then the first iteration after a
+    reload samples with the runners' initial, untrained weights."""
+    import ray
+    from ray.rllib.algorithms.algorithm import Algorithm
+
+    algo = Algorithm.from_checkpoint(checkpoint_path(path))
+    learner = algo.learner_group.get_state(components="learner/rl_module", inference_only=True)
+    weights = ray.put(learner["learner"]["rl_module"])
+    algo.env_runner_group.foreach_env_runner(
+        lambda runner: runner.module.set_state(ray.get(weights)), local_env_runner=False
+    )
+    return algo
+
+
+def _runners_wanted(args: argparse.Namespace) -> tuple[int, float]:
+    """Check the options (``ValueError`` naming the first bad one); the env runners of the run
+    and the CPUs each reserves (from the checkpoint when resuming)."""
+    check_args(args)
+    if args.checkpoint and "://" not in args.checkpoint:  # fail before training, not after
+        Path(checkpoint_path(args.checkpoint)).mkdir(parents=True, exist_ok=True)
+    if args.resume:
+        saved = saved_settings(args.resume)
+        return int(saved["num_env_runners"]), float(saved["num_cpus_per_env_runner"])
+    CrowdConfig.from_kwargs(**env_config(args))  # a bad setting fails here, not in a runner
+    return args.num_env_runners, args.cpus_per_runner
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Train; prints one line per iteration. Returns 0; 2 when Ray is missing or an option or
     the cluster's size rules the run out (with the reason)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     if not ray_available():
         print(MISSING_RAY)
         return 2
     try:
-        check_args(args)
-        CrowdConfig.from_kwargs(**env_config(args))  # a bad setting fails here, not in a runner
-        if args.checkpoint and "://" not in args.checkpoint:  # fail before training, not after
-            Path(checkpoint_path(args.checkpoint)).mkdir(parents=True, exist_ok=True)
+        runners, cpus_per_runner = _runners_wanted(args)
     except (ValueError, TypeError, OSError) as err:
         print(f"error: {err}")
         return 2
@@ -216,8 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         try:
             warning = check_cluster_cpus(
-                args.num_env_runners,
-                args.cpus_per_runner,
+                runners,
+                cpus_per_runner,
                 ray.cluster_resources().get("CPU", 0.0),
                 ray.available_resources().get("CPU", 0.0),
             )
@@ -226,9 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if warning:
             print(warning)
-        algo = build_config(args).build_algo()
-        start = time.perf_counter()
-        for i in range(1, args.iterations + 1):
+        algo = load_algorithm(args.resume) if args.resume else build_config(args).build_algo()
+        start, done = time.perf_counter(), algo.iteration
+        for i in range(done + 1, done + args.iterations + 1):
             row = summary(i, algo.train(), time.perf_counter() - start)
             print(json.dumps(row) if args.json else "  ".join(f"{k}={v}" for k, v in row.items()))
         if args.checkpoint:
