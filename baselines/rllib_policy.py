@@ -62,13 +62,14 @@ def _check_connectors(path: Path) -> None:
     """Refuse checkpoints whose env runners transformed observations before the module."""
     import pickle
 
-    ctor = path / "env_runner" / "env_to_module_connector" / "class_and_ctor_args.pkl"
-    if not ctor.is_file():
-        return
-    with open(ctor, "rb") as f:
-        kwargs = pickle.load(f)["ctor_args_and_kwargs"][1]
-    names = [c[0].__name__ for c in kwargs.get("connectors", [])]
-    extra = [n for n in names if n not in PLAIN_CONNECTORS]
+    names: list[str] = []
+    for where in (path / "env_runner", path):  # saved by the local env runner, or beside it
+        ctor = where / "env_to_module_connector" / "class_and_ctor_args.pkl"
+        if ctor.is_file():
+            with open(ctor, "rb") as f:
+                kwargs = pickle.load(f)["ctor_args_and_kwargs"][1]
+            names += [c[0].__name__ for c in kwargs.get("connectors", [])]
+    extra = sorted({n for n in names if n not in PLAIN_CONNECTORS})
     if extra:
         raise ValueError(
             f"{path} was trained with the env-to-module connectors {extra}, which act() does not "

@@ -36,9 +36,10 @@ MISSING_RAY = (
     "pip install torch==2.13.0 && pip install -e '.[rllib]'"
 )
 AUTH_HINT = (
-    "Ray 2.52+ clusters started with `ray start` use token authentication: with an explicit "
-    "HOST:PORT, set RAY_AUTH_MODE=token (the token is ~/.ray/auth_token; every node needs it), "
-    "or use --address auto on a node of the cluster"
+    "If the cluster uses token authentication (Ray 2.60's `ray start` turns it on once "
+    "~/.ray/auth_token exists), a driver given an explicit HOST:PORT needs RAY_AUTH_MODE=token "
+    "and the token (~/.ray/auth_token or RAY_AUTH_TOKEN); --address auto on a node of the "
+    "cluster finds it itself"
 )
 SUMMARY_KEYS = (
     "episode_return_mean",
@@ -149,7 +150,7 @@ def env_config(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def build_config(args: argparse.Namespace):
+def build_config(args: argparse.Namespace) -> Any:
     """The RLlib ``PPOConfig`` of a run: one policy shared by every learner."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -205,11 +206,10 @@ def saved_settings(path: str) -> dict[str, Any]:
         return pickle.load(f)["ctor_args_and_kwargs"][0][0]
 
 
-def load_algorithm(path: str):
+def load_algorithm(path: str) -> Any:
     """``Algorithm.from_checkpoint`` of ``path`` (any path), with the restored weights set on
-    the remote env runners. RLlib 2.60 sends them too, but a runner may drop them (its weight
-    sequence number already matches after the restore), and then the first iteration after a
-    reload samples with the runners' initial, untrained weights."""
+    the remote env runners directly. After a plain ``from_checkpoint`` (RLlib 2.60) they kept
+    their initial weights, so the next iteration sampled with the untrained policy."""
     import ray
     from ray.rllib.algorithms.algorithm import Algorithm
 

@@ -247,6 +247,24 @@ def test_relative_checkpoint_reloads_by_itself_and_evaluates(local_run, monkeypa
 
 
 @needs_ray
+def test_checkpoints_whose_connectors_change_observations_are_refused(tmp_path):
+    import pickle
+
+    from ray.rllib.connectors.env_to_module import MeanStdFilter
+
+    ck = _fake_algorithm_checkpoint(tmp_path / "ck")
+    pipeline = ck / "env_runner" / "env_to_module_connector"
+    pipeline.mkdir(parents=True)
+    ctor = {
+        "class": object,
+        "ctor_args_and_kwargs": ((), {"connectors": [(MeanStdFilter, (), {})]}),
+    }
+    (pipeline / "class_and_ctor_args.pkl").write_bytes(pickle.dumps(ctor))
+    with pytest.raises(ValueError, match=r"connectors \['MeanStdFilter'\], which act\(\) does not"):
+        load_policy(str(ck))
+
+
+@needs_ray
 def test_crowdsteer_evaluate_and_benchmark_take_an_rllib_checkpoint(local_run, capsys):
     from crowdsteer.training.benchmark import run_benchmark
     from crowdsteer.training.cli import main as cli
