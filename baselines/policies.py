@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from crowdsteer.envs.core.steering_params import (
 from .observed import PolicySettings, act_from_observations
 from .steering.arrays import typed_params
 from .steering.registry import BEHAVIOURS, NAMES, TRACE_FINAL, trace_rows
+
+if TYPE_CHECKING:
+    from .rllib_policy import RLlibPolicy
 
 ALIASES = {"path_follow": "side_choice"}
 """Baseline names kept for one controller under another name: every baseline follows the
@@ -264,10 +267,17 @@ class SB3Policy:
         return action[0] if single else action
 
 
-def load_policy(path: str | os.PathLike, config: CrowdConfig | None = None) -> SB3Policy:
+def load_policy(
+    path: str | os.PathLike, config: CrowdConfig | None = None
+) -> SB3Policy | RLlibPolicy:
     """Load a saved SB3 model (``.zip``; PPO or SAC) with its observation normalisation if a
-    ``vecnormalize.pkl`` lies beside it. With ``config``, the model's observation size must be
-    the one the config's environments produce."""
+    ``vecnormalize.pkl`` lies beside it, or an RLlib checkpoint directory (``RLlibPolicy``).
+    With ``config``, an SB3 model's observation size must be the one the config's environments
+    produce."""
+    from .rllib_policy import is_rllib_checkpoint, load_rllib_policy  # ray loads only here
+
+    if is_rllib_checkpoint(path):
+        return load_rllib_policy(path)
     import pickle
     from pathlib import Path
 

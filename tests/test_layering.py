@@ -40,7 +40,7 @@ FORBIDDEN = {
     "steering": FRAMEWORKS,
     "core": FRAMEWORKS,
     "scenarios": FRAMEWORKS,
-    "policies": FRAMEWORKS - {"stable_baselines3", "torch"},  # load_policy, lazily
+    "policies": FRAMEWORKS - {"stable_baselines3", "torch", "ray"},  # load_policy, lazily
     "render": FRAMEWORKS - {"pygame"},
     "envs": {"torch", "ray"},
 }

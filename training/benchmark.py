@@ -1,8 +1,9 @@
 """The benchmark: every baseline (and any trained policy) on every named scenario, same episodes.
 
-``crowdsteer benchmark --out DIR`` evaluates each policy of ``list_policies()`` (plus models given
-with ``--extra-policy PATH``) on each registered scenario with ``evaluate``, on the seeded episodes
-``seed .. seed + episodes - 1``, so all policies meet the same starts, goals and crowds. It writes
+``crowdsteer benchmark --out DIR`` evaluates each policy of ``list_policies()`` (plus trained
+models given with ``--extra-policy PATH``: an SB3 ``.zip`` or an RLlib checkpoint directory) on
+each registered scenario with ``evaluate``, on the seeded episodes ``seed .. seed + episodes - 1``,
+so all policies meet the same starts, goals and crowds. It writes
 
 - ``DIR/results.csv``: one row per (scenario, policy), columns ``CSV_COLUMNS`` (metric means),
   then the 95 % confidence bounds ``<metric>_ci_low``, ``<metric>_ci_high``;
@@ -122,7 +123,8 @@ def run_benchmark(
     """Evaluate every policy on every scenario; write the outputs to ``out`` when given.
 
     ``scenarios``: names (all registered when None); ``policies``: baseline names or policy
-    objects (all of ``list_policies()`` when None); ``extra_policies``: SB3 model paths appended.
+    objects (all of ``list_policies()`` when None); ``extra_policies``: paths of SB3 models or
+    RLlib checkpoint directories, appended.
     ``config`` overrides the environment settings of every scenario. Returns one row per
     (scenario, policy): ``CSV_COLUMNS`` and ``CI_COLUMNS`` keys plus ``learner_episodes``.
     """

@@ -104,7 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     scenarios = ca.scenario_choices()
     policies = ca.policy_names()
     scenario_help = "scenario: " + ", ".join(scenarios)
-    policy_help = "a baseline (" + ", ".join(policies) + ") or a saved model .zip"
+    policy_help = (
+        "a baseline (" + ", ".join(policies) + "), a saved SB3 model .zip or an RLlib checkpoint"
+        " directory"
+    )
     seed = ca.int_at_least(0)
     common = _common()
 
@@ -334,7 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         type=ca.model_path,
         default=[],
-        help="a saved model .zip to add (repeatable; the 'train' extra)",
+        help="a saved SB3 model .zip ('train' extra) or RLlib checkpoint directory ('rllib'"
+        " extra) to add (repeatable)",
     )
     p.add_argument("--no-plots", action="store_true", help="write no plots")
     commands["benchmark"] = _benchmark

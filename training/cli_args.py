@@ -101,8 +101,13 @@ def scenario_choices() -> tuple[str, ...]:
 
 
 def model_path(text: str) -> str:
-    """Argument type: an existing Stable-Baselines3 ``.zip`` (needs the ``train`` extra)."""
+    """Argument type: an existing Stable-Baselines3 ``.zip`` (needs the ``train`` extra) or an
+    RLlib checkpoint directory (needs the ``rllib`` extra when it is loaded)."""
+    from crowdsteer.baselines.rllib_policy import is_rllib_checkpoint
+
     p = Path(text)
+    if p.is_dir() and is_rllib_checkpoint(p):
+        return text
     if p.suffix != ".zip":
         raise argparse.ArgumentTypeError(f"must be a saved model ending in .zip, got {text!r}")
     if not p.is_file():
@@ -115,14 +120,18 @@ def model_path(text: str) -> str:
 
 
 def policy(text: str) -> str:
-    """Argument type: a baseline name or the path of a saved model (``.zip``)."""
+    """Argument type: a baseline name, the path of a saved model (``.zip``) or of an RLlib
+    checkpoint directory."""
     names = policy_names()
     if text in names:
         return text
     if text.endswith(".zip") or os.path.sep in text:
         return model_path(text)
+    if Path(text).is_dir():
+        return model_path(text)
     raise argparse.ArgumentTypeError(
-        f"unknown policy {text!r}; choose a baseline ({', '.join(names)}) or a model .zip"
+        f"unknown policy {text!r}; choose a baseline ({', '.join(names)}), a model .zip or an "
+        "RLlib checkpoint directory"
     )
 
 

@@ -72,7 +72,8 @@ def resolve_policy(policy: Any, config: CrowdConfig) -> Any:
     """A policy object with ``act(obs (K, dim)) -> (K, 2)``.
 
     ``policy`` is a baseline name (``list_policies``), a path to a saved Stable-Baselines3 model
-    (``.zip``), or any object with an ``act`` method (used as it is).
+    (``.zip``) or to an RLlib checkpoint directory, or any object with an ``act`` method (used as
+    it is).
     """
     from crowdsteer.baselines.policies import list_policies, load_policy, make_policy
 
@@ -96,6 +97,8 @@ def policy_label(policy: Any) -> str:
         p = Path(str(policy))
         if p.suffix == ".zip":
             return p.parent.name if p.stem in ("model", "best_model") and p.parent.name else p.stem
+        if p.is_dir():  # an RLlib checkpoint
+            return p.resolve().name
         return str(policy)
     return str(getattr(policy, "name", "") or type(policy).__name__)
 
@@ -233,7 +236,8 @@ def evaluate(
 ) -> dict[str, Any]:
     """Metrics of ``policy`` on ``episodes`` seeded episodes of ``scenario``.
 
-    ``policy``: a baseline name, a path to an SB3 ``model.zip``, or an object with ``act``.
+    ``policy``: a baseline name, a path to an SB3 ``model.zip`` or an RLlib checkpoint directory,
+    or an object with ``act``.
     Episode ``e`` uses world seed ``seed + e``. ``config``: ``CrowdConfig`` keyword arguments
     (``n_learners``, ``n_pedestrians``, ``pedestrian_behaviour``, ...), on top of ``preset``.
     Returns the ``aggregate`` dict (an ``Estimate`` per key of ``METRIC_KEYS``, plus ``episodes``

@@ -1,17 +1,19 @@
 """Multi-agent PPO with Ray RLlib on the PettingZoo parallel environment (optional ``rllib`` extra).
 
 Every learner is an RLlib agent and all of them share one policy (parameter sharing, the same
-set-up as the Stable-Baselines3 scripts). ``CrowdMultiAgentEnv`` exposes ``CrowdParallelEnv`` as
-an RLlib ``MultiAgentEnv`` directly (rather than through RLlib's PettingZoo wrapper, which
-reorders agents and breaks ``render``). Ray runs in local mode on this machine unless
-``--address`` names a running cluster (``ray start --head`` / ``auto``), in which case the env
-runners spread over its nodes.
+set-up as the Stable-Baselines3 scripts). The env is ``rllib_env.CrowdMultiAgentEnv``, named by
+class in the config, so a checkpoint reloads with ``Algorithm.from_checkpoint`` alone and
+``crowdsteer evaluate --policy CHECKPOINT_DIR`` scores it. Without ``--address`` Ray starts on
+this machine; with one (``HOST:PORT`` of ``ray start --head``, or ``auto``) the env runners spread
+over the cluster's nodes, each of which needs crowdsteer installed. Each env runner takes
+``--cpus-per-runner`` CPUs; a request the cluster cannot hold is refused before training.
 
-    python -m crowdsteer.training.rllib_ppo --iterations 2
+    python -m crowdsteer.training.rllib_ppo --iterations 2 --checkpoint runs/rllib
+    python -m crowdsteer.training.rllib_ppo --resume runs/rllib --checkpoint runs/rllib
     python -m crowdsteer.training.rllib_ppo --address auto --num-env-runners 8 --iterations 200
 
 Ray's ``rllib`` extra pins its own Gymnasium (1.2.x at the time of writing), so install it in an
-environment of its own: ``pip install torch`` (the CPU build), then ``pip install -e .[rllib]``.
+environment of its own: torch first (the CPU build), then ``pip install -e .[rllib]``.
 """
 
 from __future__ import annotations
@@ -20,62 +22,37 @@ import argparse
 import json
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-import numpy as np
+from crowdsteer.envs.core.config import CrowdConfig
 
-try:  # the extra is optional: the module imports without it, ``main`` says what is missing
-    from ray.rllib.env.multi_agent_env import MultiAgentEnv
-except ImportError:  # pragma: no cover - exercised where Ray is absent
-    MultiAgentEnv = object  # type: ignore[assignment,misc]
+from .rllib_env import CrowdMultiAgentEnv, CrowdOutcomeCallback, ray_available
 
-ENV_NAME = "crowdsteer_parallel"
 POLICY = "shared"
+"""ID of the one RLModule every learner uses."""
 MISSING_RAY = (
     "Ray RLlib is not installed. It pins its own Gymnasium, so use a separate environment: "
-    "pip install torch && pip install -e '.[rllib]'"
+    "pip install torch==2.13.0 && pip install -e '.[rllib]'"
 )
+AUTH_HINT = (
+    "If the cluster uses token authentication (Ray 2.60's `ray start` turns it on once "
+    "~/.ray/auth_token exists), a driver given an explicit HOST:PORT needs RAY_AUTH_MODE=token "
+    "and the token (~/.ray/auth_token or RAY_AUTH_TOKEN); --address auto on a node of the "
+    "cluster finds it itself"
+)
+SUMMARY_KEYS = (
+    "episode_return_mean",
+    "success_rate",
+    "collision_rate",
+    "episode_len_mean",
+)
+"""Keys of a result's ``env_runners`` section printed for each iteration."""
 
 
-def ray_available() -> bool:
-    """Whether Ray RLlib can be imported here."""
-    return MultiAgentEnv is not object
-
-
-class CrowdMultiAgentEnv(MultiAgentEnv):
-    """``CrowdParallelEnv`` as an RLlib ``MultiAgentEnv`` (new API stack).
-
-    ``config``: keyword arguments of ``crowd_v0.parallel_env`` (any ``CrowdConfig`` key, plus
-    ``max_cycles``). Agents keep PettingZoo's names and order; an agent that reaches its goal or
-    collides is terminated and gets no further observations; ``"__all__"`` is set when no agent
-    is left (arrival, collision or the time limit).
-    """
-
-    def __init__(self, config: dict[str, Any] | None = None):
-        from crowdsteer.envs.api.parallel import CrowdParallelEnv
-
-        self.par_env = CrowdParallelEnv(**dict(config or {}))
-        self.possible_agents = list(self.par_env.possible_agents)
-        self.agents = []
-        self.observation_spaces = {
-            a: self.par_env.observation_space(a) for a in self.possible_agents
-        }
-        self.action_spaces = {a: self.par_env.action_space(a) for a in self.possible_agents}
-        super().__init__()
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
-        obs, infos = self.par_env.reset(seed=seed, options=options)
-        self.agents = list(self.par_env.agents)
-        return obs, infos
-
-    def step(self, action_dict: dict):
-        actions = {a: np.asarray(action_dict[a], np.float32) for a in self.par_env.agents}
-        obs, rewards, terminateds, truncateds, infos = self.par_env.step(actions)
-        self.agents = list(self.par_env.agents)
-        over = not self.agents
-        terminateds["__all__"] = over and all(terminateds.values())
-        truncateds["__all__"] = over and not terminateds["__all__"]
-        return obs, rewards, terminateds, truncateds, infos
+def shared_policy(agent_id: Any, episode: Any = None, **kwargs: Any) -> str:
+    """Policy mapping: every agent acts with the shared module (module level, so it pickles)."""
+    return POLICY
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,9 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m crowdsteer.training.rllib_ppo", description=__doc__.split("\n\n")[0]
     )
     p.add_argument("--iterations", type=int, default=2, help="training iterations")
-    p.add_argument("--address", default=None, help="Ray cluster address (default: local)")
-    p.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray instance")
+    p.add_argument(
+        "--address", default=None, help="Ray cluster: HOST:PORT or auto (default: start Ray here)"
+    )
+    p.add_argument("--num-cpus", type=int, default=None, help="CPUs of Ray started here")
     p.add_argument("--num-env-runners", type=int, default=0, help="0: sample in the driver")
+    p.add_argument("--cpus-per-runner", type=float, default=1.0, help="CPUs each runner reserves")
     p.add_argument("--envs-per-runner", type=int, default=1)
     p.add_argument("--scenario", default="circle_crossing")
     p.add_argument("--n-learners", type=int, default=3)
@@ -95,35 +75,97 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--minibatch", type=int, default=200)
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="same seed, same run")
     p.add_argument("--checkpoint", default=None, help="directory to save the trained algorithm")
+    p.add_argument(
+        "--resume",
+        default=None,
+        help="checkpoint directory to continue from (its own settings; runs --iterations more)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per iteration")
     return p
 
 
-def build_config(args: argparse.Namespace):
-    """The RLlib ``PPOConfig`` of a run: one policy shared by every learner."""
-    from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+def check_args(args: argparse.Namespace) -> None:
+    """Raise ``ValueError`` naming the first option outside its allowed range."""
+    at_least = {
+        "iterations": 1,
+        "num_env_runners": 0,
+        "envs_per_runner": 1,
+        "n_learners": 1,
+        "n_pedestrians": 0,
+        "max_steps": 1,
+        "train_batch": 1,
+        "minibatch": 1,
+        "epochs": 1,
+        "seed": 0,
+    }
+    for name, low in at_least.items():
+        if getattr(args, name) < low:
+            raise ValueError(f"--{name.replace('_', '-')}={getattr(args, name)} must be >= {low}")
+    if args.num_cpus is not None and args.num_cpus < 1:
+        raise ValueError(f"--num-cpus={args.num_cpus} must be >= 1")
+    if not args.cpus_per_runner > 0:
+        raise ValueError(f"--cpus-per-runner={args.cpus_per_runner} must be > 0")
+    if args.minibatch > args.train_batch:
+        raise ValueError(
+            f"--minibatch={args.minibatch} must be <= --train-batch={args.train_batch}"
+        )
+    if not args.lr > 0:
+        raise ValueError(f"--lr={args.lr} must be > 0")
 
-    env_config = {
+
+def check_cluster_cpus(
+    num_env_runners: int, cpus_per_runner: float, cluster_cpus: float, free_cpus: float
+) -> str | None:
+    """Refuse runners the cluster can never place (Ray would wait for them forever).
+
+    Raises ``ValueError`` when ``num_env_runners * cpus_per_runner`` exceeds the cluster's CPUs;
+    returns a warning when it exceeds the CPUs free now (the runners wait for other jobs), else
+    None.
+    """
+    need = num_env_runners * cpus_per_runner
+    if need > cluster_cpus + 1e-9:
+        raise ValueError(
+            f"--num-env-runners={num_env_runners} at --cpus-per-runner={cpus_per_runner:g} needs "
+            f"{need:g} CPUs, but the Ray cluster has {cluster_cpus:g}; use at most "
+            f"{int(cluster_cpus // cpus_per_runner)} runners, a smaller --cpus-per-runner, or "
+            "add nodes"
+        )
+    if need > free_cpus + 1e-9:
+        return (
+            f"warning: the {num_env_runners} env runners need {need:g} CPUs and {free_cpus:g} "
+            "are free now; they start when other jobs release theirs"
+        )
+    return None
+
+
+def env_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The environment's keyword arguments (``CrowdConfig`` keys) of a run."""
+    return {
         "scenario": args.scenario,
         "n_learners": args.n_learners,
         "n_pedestrians": args.n_pedestrians,
         "max_steps": args.max_steps,
     }
+
+
+def build_config(args: argparse.Namespace) -> Any:
+    """The RLlib ``PPOConfig`` of a run: one policy shared by every learner."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
     return (
         PPOConfig()
-        .environment(ENV_NAME, env_config=env_config)
+        .environment(CrowdMultiAgentEnv, env_config=env_config(args))
         .env_runners(
             num_env_runners=args.num_env_runners,
             num_envs_per_env_runner=args.envs_per_runner,
+            num_cpus_per_env_runner=args.cpus_per_runner,
         )
-        .multi_agent(
-            policies={POLICY},
-            policy_mapping_fn=lambda agent_id, episode, **kw: POLICY,
-        )
+        .callbacks(CrowdOutcomeCallback)
+        .multi_agent(policies={POLICY}, policy_mapping_fn=shared_policy)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={POLICY: RLModuleSpec()}))
         .training(
             train_batch_size_per_learner=args.train_batch,
@@ -135,40 +177,108 @@ def build_config(args: argparse.Namespace):
     )
 
 
-def _summary(i: int, result: dict, seconds: float) -> dict:
+def checkpoint_path(path: str) -> str:
+    """``path`` as RLlib needs it: absolute (RLlib reads a bare path as a URI and fails on a
+    relative one); URIs such as ``s3://bucket/run`` are kept."""
+    return path if "://" in path else str(Path(path).expanduser().resolve())
+
+
+def summary(i: int, result: dict, seconds: float) -> dict:
+    """The printed row of iteration ``i``: ``SUMMARY_KEYS``, lifetime env steps, wall time."""
     runners = result.get("env_runners", {})
-    return {
-        "iteration": i,
-        "episode_return_mean": runners.get("episode_return_mean"),
-        "episode_len_mean": runners.get("episode_len_mean"),
-        "env_steps_lifetime": result.get("num_env_steps_sampled_lifetime"),
-        "seconds": round(seconds, 2),
-    }
+    row: dict[str, Any] = {"iteration": i}
+    row.update({key: runners.get(key) for key in SUMMARY_KEYS})
+    row["env_steps_lifetime"] = result.get("num_env_steps_sampled_lifetime")
+    row["seconds"] = round(seconds, 2)
+    return row
+
+
+def saved_settings(path: str) -> dict[str, Any]:
+    """The ``AlgorithmConfig`` state of an Algorithm checkpoint (read without building it)."""
+    import pickle
+
+    from crowdsteer.baselines.rllib_policy import ALGORITHM_MARKER
+
+    root = Path(checkpoint_path(path))
+    if not (root / ALGORITHM_MARKER).is_file():
+        raise ValueError(f"--resume={path!r} is not an RLlib Algorithm checkpoint directory")
+    with open(root / "class_and_ctor_args.pkl", "rb") as f:
+        return pickle.load(f)["ctor_args_and_kwargs"][0][0]
+
+
+def load_algorithm(path: str) -> Any:
+    """``Algorithm.from_checkpoint`` of ``path`` (any path), with the restored weights set on
+    the remote env runners directly. After a plain ``from_checkpoint`` (RLlib 2.60) they kept
+    their initial weights, so the next iteration sampled with the untrained policy."""
+    import ray
+    from ray.rllib.algorithms.algorithm import Algorithm
+
+    algo = Algorithm.from_checkpoint(checkpoint_path(path))
+    learner = algo.learner_group.get_state(components="learner/rl_module", inference_only=True)
+    weights = ray.put(learner["learner"]["rl_module"])
+    algo.env_runner_group.foreach_env_runner(
+        lambda runner: runner.module.set_state(ray.get(weights)), local_env_runner=False
+    )
+    return algo
+
+
+def _runners_wanted(args: argparse.Namespace) -> tuple[int, float]:
+    """Check the options (``ValueError`` naming the first bad one); the env runners of the run
+    and the CPUs each reserves (from the checkpoint when resuming)."""
+    check_args(args)
+    if args.checkpoint and "://" not in args.checkpoint:  # fail before training, not after
+        Path(checkpoint_path(args.checkpoint)).mkdir(parents=True, exist_ok=True)
+    if args.resume:
+        saved = saved_settings(args.resume)
+        return int(saved["num_env_runners"]), float(saved["num_cpus_per_env_runner"])
+    CrowdConfig.from_kwargs(**env_config(args))  # a bad setting fails here, not in a runner
+    return args.num_env_runners, args.cpus_per_runner
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Train; prints one line per iteration. Returns 0, or 2 when Ray is not installed."""
+    """Train; prints one line per iteration. Returns 0; 2 when Ray is missing or an option or
+    the cluster's size rules the run out (with the reason)."""
     args = build_parser().parse_args(argv)
     if not ray_available():
         print(MISSING_RAY)
         return 2
-    import ray
-    from ray.tune.registry import register_env
-
-    register_env(ENV_NAME, lambda cfg: CrowdMultiAgentEnv(dict(cfg)))
-    if args.address:
-        ray.init(address=args.address)
-    else:
-        ray.init(num_cpus=args.num_cpus, include_dashboard=False)
     try:
-        algo = build_config(args).build_algo()
-        start = time.perf_counter()
-        for i in range(1, args.iterations + 1):
-            row = _summary(i, algo.train(), time.perf_counter() - start)
+        runners, cpus_per_runner = _runners_wanted(args)
+    except (ValueError, TypeError, OSError) as err:
+        print(f"error: {err}")
+        return 2
+    import ray
+
+    if args.address:
+        try:
+            ray.init(address=args.address)
+        except ConnectionError as err:
+            print(f"error: {err}. {AUTH_HINT}")
+            return 2
+    else:
+        # "local": a new instance, never a cluster found through RAY_ADDRESS or /tmp/ray
+        ray.init(address="local", num_cpus=args.num_cpus, include_dashboard=False)
+    try:
+        try:
+            warning = check_cluster_cpus(
+                runners,
+                cpus_per_runner,
+                ray.cluster_resources().get("CPU", 0.0),
+                ray.available_resources().get("CPU", 0.0),
+            )
+        except ValueError as err:
+            print(f"error: {err}")
+            return 2
+        if warning:
+            print(warning)
+        algo = load_algorithm(args.resume) if args.resume else build_config(args).build_algo()
+        start, done = time.perf_counter(), algo.iteration
+        for i in range(done + 1, done + args.iterations + 1):
+            row = summary(i, algo.train(), time.perf_counter() - start)
             print(json.dumps(row) if args.json else "  ".join(f"{k}={v}" for k, v in row.items()))
         if args.checkpoint:
-            saved = algo.save(args.checkpoint)
-            print("checkpoint:", getattr(saved.checkpoint, "path", args.checkpoint))
+            saved = algo.save_to_path(checkpoint_path(args.checkpoint))
+            print(f"checkpoint: {saved}")
         algo.stop()
     finally:
         ray.shutdown()
