@@ -5,6 +5,7 @@ from . import (  # noqa: F401  (registration side effects)
     circle_crossing,
     config_checks,
     corridor,
+    crowdnav_circle,
     crossing_flows,
     obstacle_field,
     path_course,
