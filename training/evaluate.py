@@ -129,6 +129,8 @@ def _run_chunk(
     pos[0], vel[0], valid[0] = s.pos, s.vel, s.active
     start, goal = s.pos.copy(), s.goal.copy()
     radius, kind = s.radius.copy(), s.kind.copy()
+    v_pref = s.v_pref.copy()
+    rewards = np.zeros((t_max, b, n))  # each learner's reward per step (0 once it has left)
     reached = np.full((b, n), -1, np.int64)
     collided = np.full((b, n), -1, np.int64)
     end = np.full(b, -1, np.int64)  # step at which each world's episode ended
@@ -157,7 +159,8 @@ def _run_chunk(
             obs = batch.obs[rows].reshape(-1, dim)
             act = np.asarray(policy.act(obs), dtype=np.float64).reshape(-1, 2)
             actions[rows] = np.nan_to_num(act, nan=0.0, posinf=1.0, neginf=-1.0)
-        batch.step(actions)
+        _, reward, _, _ = batch.step(actions)
+        rewards[t, :, :n_l] = np.where(rows, reward, 0.0)
         t += 1
         pos[t], vel[t] = s.pos, s.vel
         valid[t] = s.active
@@ -189,6 +192,8 @@ def _run_chunk(
                 dt=config.dt,
                 max_steps=config.max_steps,
                 personal_space=config.discomfort_distance,
+                rewards=rewards[: int(end[w]), w],
+                v_pref=v_pref[w],
             )
         )
     return records, scenes
