@@ -100,9 +100,18 @@ def policy_label(policy: Any) -> str:
     return str(getattr(policy, "name", "") or type(policy).__name__)
 
 
-def make_config(scenario: Any = "circle_crossing", preset: str | None = None, **config: Any):
-    """The validated ``CrowdConfig`` of an evaluation (``render_mode`` is forced off)."""
+def make_config(scenario: Any = None, preset: str | None = None, **config: Any):
+    """The validated ``CrowdConfig`` of an evaluation (``render_mode`` is forced off); scenario
+    None: the preset's (``circle_crossing`` without a preset)."""
     config = {**config, "render_mode": None}
+    if scenario is None:
+        from crowdsteer.envs.core.config import PRESETS
+
+        scenario = (
+            PRESETS["default" if preset is None else preset].scenario
+            if (preset is None or preset in PRESETS)
+            else "circle_crossing"
+        )
     if preset is not None and "scenario_params" not in config:
         from crowdsteer.envs.core.config import PRESETS
 
@@ -225,7 +234,7 @@ def run_episodes(
 
 def evaluate(
     policy: Any,
-    scenario: Any = "circle_crossing",
+    scenario: Any = None,
     episodes: int = 50,
     seed: int = 0,
     num_worlds: int | None = None,
@@ -293,27 +302,36 @@ def to_jsonable(result: Mapping[str, Any]) -> dict[str, Any]:
 def evaluate_cli(args: argparse.Namespace) -> int:
     """``crowdsteer evaluate``: print the metrics table (or JSON with ``--json``)."""
     config: dict[str, Any] = {}
-    if getattr(args, "n_learners", None) is not None:
-        config["n_learners"] = args.n_learners
-    if getattr(args, "n_pedestrians", None) is not None:
-        config["n_pedestrians"] = args.n_pedestrians
+    for key in ("n_learners", "n_pedestrians", "pedestrian_behaviour", "learners_visible"):
+        if getattr(args, key, None) is not None:
+            config[key] = getattr(args, key)
+    if getattr(args, "test_cases", False):
+        config["scenario_params"] = {"test_cases": 1}
+    preset = getattr(args, "preset", None)
+    cfg = make_config(args.scenario, preset=preset, **config)
     result = evaluate(
-        args.policy,
-        scenario=args.scenario,
-        episodes=args.episodes,
-        seed=args.seed,
-        preset=getattr(args, "preset", None),
-        **config,
-    )
+        args.policy, scenario=args.scenario, episodes=args.episodes, seed=args.seed,
+        preset=preset, **config,
+    )  # fmt: skip
+    what = {
+        "policy": policy_label(args.policy),
+        "preset": preset,
+        "scenario": cfg.scenario if isinstance(cfg.scenario, str) else "explicit",
+        "scenario_params": dict(cfg.scenario_params),
+        "n_learners": cfg.n_learners,
+        "n_pedestrians": cfg.n_pedestrians,
+        "pedestrian_behaviour": cfg.pedestrian_behaviour,
+        "learners_visible": cfg.learners_visible,
+        "seed": args.seed,
+    }
     if getattr(args, "json", False):
-        data = {
-            "policy": policy_label(args.policy),
-            "scenario": args.scenario,
-            "seed": args.seed,
-            **to_jsonable(result),
-        }
-        print(json.dumps(data, indent=2))
+        print(json.dumps({**what, **to_jsonable(result)}, indent=2))
     else:
-        title = f"{policy_label(args.policy)} on {args.scenario} (seed {args.seed})"
+        setting = f"preset {preset}, " if preset else ""
+        title = (
+            f"{what['policy']} on {what['scenario']} ({setting}{cfg.n_learners} learner(s), "
+            f"{cfg.n_pedestrians} {cfg.pedestrian_behaviour} pedestrians, learners "
+            f"{'visible' if cfg.learners_visible else 'invisible'}; seed {args.seed})"
+        )
         print(format_metrics(result, title=title))
     return 0

@@ -7,8 +7,8 @@ as a zero-radius obstacle) into neighbour buffers and steers through the behavio
 recording its steering vectors when the step keeps a trace. A pedestrian with a waypoint path
 aims at the projected path-following target instead of its goal. On reaching its goal a
 pedestrian turns back: start and goal swap (and its path reverses), so the crowd keeps moving
-for the whole episode; with ``pedestrians_at_goal="stop"`` it keeps its goal and stays there. Flock units are unicycles at cruising speed, turned by the flocking
-lateral force.
+for the whole episode; with ``pedestrians_at_goal="stop"`` it keeps its goal and stays there.
+Flock units are unicycles at cruising speed, turned by the flocking lateral force.
 """
 
 from __future__ import annotations

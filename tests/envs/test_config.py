@@ -194,9 +194,7 @@ def test_crowdnav_preset_values():
     assert np.allclose(np.linalg.norm(starts, axis=1), 4.0, atol=0.5 * np.sqrt(2) + 1e-9)
     assert np.allclose(s.goal[0, s.active[0]], -starts)
     # overriding on top of the preset
-    assert (
-        gym.make(ENV_ID, preset="crowdnav", n_pedestrians=6).unwrapped.config.n_pedestrians == 6
-    )
+    assert gym.make(ENV_ID, preset="crowdnav", n_pedestrians=6).unwrapped.config.n_pedestrians == 6
 
 
 def _pedestrian_path(learners_visible: bool, learner_y: float = 0.05) -> np.ndarray:

@@ -66,7 +66,9 @@ def test_random_draws_keep_the_rule_and_the_fixed_robot():
 def test_crowd_that_cannot_always_be_placed_is_refused():
     with pytest.raises(ScenarioError, match="n_pedestrians"):
         CrowdConfig.from_kwargs(preset="crowdnav", n_pedestrians=10)
-    CrowdConfig.from_kwargs(preset="crowdnav", n_pedestrians=10, scenario_params={"circle_radius": 7})
+    CrowdConfig.from_kwargs(
+        preset="crowdnav", n_pedestrians=10, scenario_params={"circle_radius": 7}
+    )
 
 
 def _one_pedestrian(**kw):
