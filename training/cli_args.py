@@ -115,14 +115,18 @@ def model_path(text: str) -> str:
 
 
 def policy(text: str) -> str:
-    """Argument type: a baseline name or the path of a saved model (``.zip``)."""
+    """Argument type: a baseline name, a shipped model's short name (``crowdnav``) or the path
+    of a saved model (``.zip``)."""
+    from crowdsteer.baselines.policies import SHIPPED_MODELS
+
     names = policy_names()
-    if text in names:
+    if text in names or text in SHIPPED_MODELS:
         return text
     if text.endswith(".zip") or os.path.sep in text:
         return model_path(text)
     raise argparse.ArgumentTypeError(
-        f"unknown policy {text!r}; choose a baseline ({', '.join(names)}) or a model .zip"
+        f"unknown policy {text!r}; choose a baseline ({', '.join(names)}), a shipped model "
+        f"({', '.join(SHIPPED_MODELS)}) or a model .zip"
     )
 
 

@@ -71,10 +71,16 @@ class EpisodeScene:
 def resolve_policy(policy: Any, config: CrowdConfig) -> Any:
     """A policy object with ``act(obs (K, dim)) -> (K, 2)``.
 
-    ``policy`` is a baseline name (``list_policies``), a path to a saved Stable-Baselines3 model
+    ``policy`` is a baseline name (``list_policies``), a shipped model's short name
+    (``SHIPPED_MODELS``, e.g. ``crowdnav``), a path to a saved Stable-Baselines3 model
     (``.zip``), or any object with an ``act`` method (used as it is).
     """
-    from crowdsteer.baselines.policies import list_policies, load_policy, make_policy
+    from crowdsteer.baselines.policies import (
+        SHIPPED_MODELS,
+        list_policies,
+        load_policy,
+        make_policy,
+    )
 
     if hasattr(policy, "act"):
         return policy
@@ -82,6 +88,8 @@ def resolve_policy(policy: Any, config: CrowdConfig) -> Any:
         name = str(policy)
         if name in list_policies():
             return make_policy(name, config=config)
+        if name in SHIPPED_MODELS:
+            return load_policy(name, config=config)
         if Path(name).suffix == ".zip" or Path(name).exists():
             return load_policy(name, config=config)
         raise ValueError(

@@ -18,7 +18,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import BodyDefaults, Counts, assemble, param, register, require
+from .base import (
+    BodyDefaults,
+    Counts,
+    assemble,
+    flock_plan,
+    flock_start,
+    keep_clear,
+    param,
+    register,
+    require,
+    require_extent,
+)
+from .placement import Box
 
 NAME = "crowdnav_circle"
 
@@ -38,6 +50,26 @@ class CrowdnavCircleParams:
     circle_radius: float = param(4.0, 0.5, 1e4)
     spawn_gap: float = param(0.2, 0.0, 10.0)
     test_cases: int = param(0, 0, 1)
+    flock_margin: float = param(3.0, 0.1, 1e4)
+
+
+def _walker_reach(p: CrowdnavCircleParams, body: BodyDefaults) -> float:
+    """Half-width of the square holding every start and goal (jitter of v_pref / 2 per axis)."""
+    return p.circle_radius + 0.5 * body.v_pref * math.sqrt(2.0)
+
+
+def _flock_area(p: CrowdnavCircleParams, body: BodyDefaults) -> Box:
+    outer = _walker_reach(p, body) + p.flock_margin
+    return Box(-outer, -outer, outer, outer)
+
+
+def _flock_plan(counts: Counts, body: BodyDefaults, p: CrowdnavCircleParams):
+    """Flock units (not part of CrowdNav) roam the ring around the circle, clear of the walkers'
+    starts."""
+    ring = _walker_reach(p, body)
+    walkers = counts.learners + counts.pedestrians
+    keep = keep_clear(walkers, body.radius + 0.05, body, Box(-ring, -ring, ring, ring))
+    return flock_plan(counts, body, _flock_area(p, body), [keep])
 
 
 def human_starts(
@@ -73,7 +105,11 @@ def human_starts(
 
 
 def _scene(
-    uniform: Callable[[], float], counts: Counts, body: BodyDefaults, p: CrowdnavCircleParams
+    uniform: Callable[[], float],
+    flock_rng: np.random.Generator,
+    counts: Counts,
+    body: BodyDefaults,
+    p: CrowdnavCircleParams,
 ):
     r = p.circle_radius
     robot_start, robot_goal = (0.0, -r), (0.0, r)
@@ -83,13 +119,18 @@ def _scene(
     )  # fmt: skip
     robots = np.array([robot_start] * counts.learners, float).reshape(-1, 2)
     goals = np.array([robot_goal] * counts.learners, float).reshape(-1, 2)
-    extent = r + body.v_pref
+    starts = np.concatenate([robots, humans])
+    area = _flock_area(p, body)
+    flock = np.zeros((0, 2))
+    if counts.flock:
+        clearance = np.full(len(starts), body.radius + 0.05)
+        flock = flock_start(flock_rng, _flock_plan(counts, body, p), body, starts, clearance)
     return assemble(
         counts,
         body,
-        np.concatenate([robots, humans]),
-        np.concatenate([goals, -humans]),
-        (-extent, -extent, extent, extent),
+        np.concatenate([starts, flock]),
+        np.concatenate([goals, -humans, flock]),
+        (area.x0, area.y0, area.x1, area.y1),
     )
 
 
@@ -98,15 +139,16 @@ def test_case(index: int, counts: Counts, body: BodyDefaults, p: CrowdnavCircleP
     if not (isinstance(index, (int, np.integer)) and index >= 0):
         raise ValueError(f"test case index={index!r} must be an int >= 0")
     mt = np.random.RandomState(TEST_CASE_SEED_OFFSET + int(index))  # CrowdNav's seeding rule
-    return _scene(mt.random_sample, counts, body, p)
+    return _scene(mt.random_sample, np.random.default_rng(int(index)), counts, body, p)
 
 
 def check(counts: Counts, body: BodyDefaults, p: CrowdnavCircleParams) -> None:
     require(
-        counts.learners <= 1 and counts.flock == 0,
-        f"scenario={NAME!r} holds one robot (n_learners <= 1) and no flock units "
-        f"(got n_learners={counts.learners}, n_flock={counts.flock})",
+        counts.learners <= 1,
+        f"scenario={NAME!r} holds one robot: n_learners={counts.learners} must be 0 or 1",
     )
+    area = _flock_area(p, body)
+    require_extent(NAME, (area.x0, area.y0, area.x1, area.y1), "reduce circle_radius")
     # Draws land with positive density everywhere on the annulus R +- v_pref / 2 (area
     # 2 pi R v_pref); the 2 n points placed before the last human exclude at most 2 n discs of
     # radius ``clearance``. While those cover less than the annulus, every draw has a chance.
@@ -118,11 +160,12 @@ def check(counts: Counts, body: BodyDefaults, p: CrowdnavCircleParams) -> None:
         f"radius {p.circle_radius:g} m with {clearance:g} m clearance (fewer than {room:.3g} "
         "fit); reduce n_pedestrians or raise scenario_params circle_radius",
     )
+    _flock_plan(counts, body, p).check(NAME)
 
 
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p):
     """A random scene by CrowdNav's rule, drawn from ``rng``."""
-    return _scene(rng.random, counts, body, p)
+    return _scene(rng.random, rng, counts, body, p)
 
 
 def numbered_case(index: int, counts: Counts, body: BodyDefaults, p: CrowdnavCircleParams):
