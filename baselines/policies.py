@@ -254,6 +254,10 @@ class SB3Policy:
         return action[0] if single else action
 
 
+class ObservationSizeError(ValueError):
+    """A saved model takes observations of another size than the configuration gives."""
+
+
 SHIPPED_MODELS = {
     "crowdnav": "ppo_crowdnav",
     "circle_crossing": "ppo_circle_crossing",
@@ -319,7 +323,7 @@ def load_policy(path: str | os.PathLike, config: CrowdConfig | None = None) -> S
             config.obs_neighbours, config.obs_obstacles, config.obs_walls, config.obs_waypoints
         )
         if obs_shape != (layout.dim,):
-            raise ValueError(
+            raise ObservationSizeError(
                 f"{str(path)!r} was trained on observations of size {obs_shape[0]}, but the "
                 f"config's environments give {layout.dim} (obs_neighbours="
                 f"{config.obs_neighbours}, obs_obstacles={config.obs_obstacles}, obs_walls="
