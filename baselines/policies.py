@@ -267,19 +267,45 @@ class SB3Policy:
         return action[0] if single else action
 
 
+class ObservationSizeError(ValueError):
+    """A saved model takes observations of another size than the configuration gives."""
+
+
+SHIPPED_MODELS = {
+    "crowdnav": "ppo_crowdnav",
+    "circle_crossing": "ppo_circle_crossing",
+}
+"""Short names of the models shipped with the package: name -> directory under
+``crowdsteer/training/models`` (``model.zip``, ``vecnormalize.pkl`` and the run's ``args.json``)."""
+
+
+def shipped_model(name: str) -> str:
+    """The ``model.zip`` path of shipped model ``name`` (a key of ``SHIPPED_MODELS``)."""
+    from pathlib import Path
+
+    if name not in SHIPPED_MODELS:
+        raise ConfigError(f"model {name!r} is not shipped; choose one of {sorted(SHIPPED_MODELS)}")
+    root = Path(__file__).resolve().parent.parent / "training" / "models"
+    return str(root / SHIPPED_MODELS[name] / "model.zip")
+
+
 def load_policy(
     path: str | os.PathLike, config: CrowdConfig | None = None
 ) -> SB3Policy | RLlibPolicy:
     """Load a saved SB3 model (``.zip``; PPO or SAC) with its observation normalisation if a
-    ``vecnormalize.pkl`` lies beside it, or an RLlib checkpoint directory (``RLlibPolicy``).
-    With ``config``, an SB3 model's observation size must be the one the config's environments
-    produce."""
+    ``vecnormalize.pkl`` lies beside it, or an RLlib checkpoint directory (``RLlibPolicy``);
+    ``path`` may also be a shipped model's short name (``SHIPPED_MODELS``:
+    ``load_policy("crowdnav")`` is the PPO policy of ``preset="crowdnav"``). With ``config``, an
+    SB3 model's observation size must be the one the config's environments produce."""
     from .rllib_policy import is_rllib_checkpoint, load_rllib_policy  # ray loads only here
 
     if is_rllib_checkpoint(path):
         return load_rllib_policy(path)
     import pickle
     from pathlib import Path
+
+    if isinstance(path, str) and path in SHIPPED_MODELS:
+        path = shipped_model(path)
 
     try:
         from stable_baselines3 import PPO, SAC
@@ -316,7 +342,7 @@ def load_policy(
             config.obs_neighbours, config.obs_obstacles, config.obs_walls, config.obs_waypoints
         )
         if obs_shape != (layout.dim,):
-            raise ValueError(
+            raise ObservationSizeError(
                 f"{str(path)!r} was trained on observations of size {obs_shape[0]}, but the "
                 f"config's environments give {layout.dim} (obs_neighbours="
                 f"{config.obs_neighbours}, obs_obstacles={config.obs_obstacles}, obs_walls="
@@ -340,4 +366,5 @@ def load_policy(
                 f"{str(norm)!r} normalises observations of shape {np.shape(obs_rms.mean)}, but "
                 f"the model takes {obs_shape}; it belongs to another model"
             )
-    return SB3Policy(model, obs_rms, clip, name=p.stem)
+    name = p.parent.name if p.stem in ("model", "best_model") and p.parent.name else p.stem
+    return SB3Policy(model, obs_rms, clip, name=name)

@@ -16,7 +16,8 @@ pedestrians steering with ``right_of_way`` (they see the learners), the environm
 otherwise (dt 0.25 s, 100 steps, collisions end a learner's episode). Scenes built around one
 situation use their own counts (``SCENARIO_CONFIG``): ``symmetric_obstacles`` 3 learners in
 separate lanes and no pedestrians (they would break the symmetry), ``two_walkers`` one crossing
-pair of 2 learners and no pedestrians.
+pair of 2 learners and no pedestrians, ``crowdnav_circle`` CrowdNav's test (``preset="crowdnav"``:
+one robot among 5 ORCA humans that do not see it; episode seed ``s`` plays its test case ``s``).
 """
 
 from __future__ import annotations
@@ -49,6 +50,14 @@ BENCHMARK_CONFIG: dict[str, Any] = {
 SCENARIO_CONFIG: dict[str, dict[str, Any]] = {
     "symmetric_obstacles": {"n_learners": 3, "n_pedestrians": 0},
     "two_walkers": {"n_learners": 2, "n_pedestrians": 0},
+    # CrowdNav's own test: its preset, one robot among 5 ORCA humans, its test cases by seed
+    "crowdnav_circle": {
+        "preset": "crowdnav",
+        "n_learners": 1,
+        "n_pedestrians": 5,
+        "pedestrian_behaviour": "orca",
+        "scenario_params": {"test_cases": 1},
+    },
 }
 """Per-scenario overrides of ``BENCHMARK_CONFIG`` for scenes built around one situation."""
 
@@ -62,6 +71,7 @@ METRIC_COLUMNS: tuple[str, ...] = (
     "discomfort_rate",
     "smoothness",
     "deadlock_rate",
+    "discounted_return",
 )
 CSV_COLUMNS: tuple[str, ...] = ("scenario", "policy", "episodes", *METRIC_COLUMNS)
 """The leading columns of ``results.csv``, in order; the CI columns follow."""
@@ -79,6 +89,7 @@ _MD_HEADERS = {
     "discomfort_rate": "discomfort",
     "smoothness": "smoothness",
     "deadlock_rate": "deadlock",
+    "discounted_return": "disc. return",
 }
 
 
@@ -151,7 +162,10 @@ def run_benchmark(
     pols += [str(p) for p in extra_policies]
     labels = _unique_labels(pols)
 
+    from crowdsteer.baselines.policies import ObservationSizeError
+
     rows: list[dict[str, Any]] = []
+    skipped: list[str] = []
     first_episodes: dict[str, dict[str, tuple[Any, Any]]] = {s: {} for s in scenarios}
     t0 = time.perf_counter()
     bar = tqdm(total=len(scenarios) * len(pols), desc="benchmark", unit="run", disable=not progress)
@@ -159,16 +173,23 @@ def run_benchmark(
         kwargs = benchmark_config(scenario, **config)
         for policy, label in zip(pols, labels, strict=True):
             bar.set_postfix_str(f"{scenario} / {label}")
-            result = evaluate(
-                policy, scenario=scenario, episodes=episodes, seed=seed, num_worlds=num_worlds,
-                return_records=plots, **kwargs,
-            )  # fmt: skip
+            try:
+                result = evaluate(
+                    policy, scenario=scenario, episodes=episodes, seed=seed,
+                    num_worlds=num_worlds, return_records=plots, **kwargs,
+                )  # fmt: skip
+            except ObservationSizeError as err:  # a model trained on other observation sizes
+                skipped.append(f"{label} on {scenario}: {err}")
+                bar.update(1)
+                continue
             rows.append(_row(scenario, label, result))
             if plots:
                 first_episodes[scenario][label] = (result["records"][0], result["scenes"][0])
             bar.update(1)
     bar.close()
     elapsed = time.perf_counter() - t0
+    for note in skipped:
+        print(f"skipped {note}", file=sys.stderr)
 
     if out is not None:
         out = Path(out)
@@ -194,6 +215,7 @@ def run_benchmark(
             "seed": seed,
             "config": {s: benchmark_config(s, **config) for s in scenarios},
             "elapsed_s": elapsed,
+            "skipped": skipped,
             "plots": plot_files,
         }
         write_markdown(rows, out / "results.md", meta)
@@ -256,7 +278,10 @@ def write_markdown(
         f"{default['n_learners']} learners driven by the policy, {default['n_pedestrians']} "
         f"scripted pedestrians steering with `{default['pedestrian_behaviour']}`; "
         + ", ".join(
-            f"`{s}`: {c['n_learners']} learners, {c['n_pedestrians']} pedestrians"
+            f"`{s}`: {c['n_learners']} learners, {c['n_pedestrians']} "
+            + (f"`{c['pedestrian_behaviour']}` " if "pedestrian_behaviour" in c else "")
+            + "pedestrians"
+            + (f" (preset `{c['preset']}`, its test cases)" if "preset" in c else "")
             for s, c in configs.items()
             if s in SCENARIO_CONFIG
         )
@@ -264,8 +289,13 @@ def write_markdown(
         "",
         "Rates are over learner-episodes (deadlock: over episodes); time to goal and path "
         "efficiency over successes only. Smoothness is the mean change of velocity per step "
-        "(lower is smoother). 95 % confidence bounds are in `results.csv`.",
+        "(lower is smoother). The discounted return is CrowdNav's (sum over steps of "
+        "0.9^(t dt v_pref) times the reward). 95 % confidence bounds are in `results.csv`.",
         "",
+        *(
+            [f"Not run: {note}." for note in meta.get("skipped", [])]
+            + ([""] if meta.get("skipped") else [])
+        ),
         markdown_tables(rows),
     ]
     plots = meta.get("plots", {})

@@ -280,8 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--scenario",
         type=ca.one_of(scenarios, "scenario"),
-        default="circle_crossing",
-        help=scenario_help,
+        default=None,
+        help=scenario_help + " (default: the preset's, else circle_crossing)",
     )
     p.add_argument("--episodes", type=ca.int_at_least(1), default=50, help="episodes run")
     p.add_argument("--seed", type=seed, default=0, help="seed of the first episode (>= 0)")
@@ -299,9 +299,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--preset",
-        choices=["default", "crowdnav"],
+        choices=["default", "crowdnav", "crowdnav_visible"],
         default=None,
-        help="a preset configuration (crowdnav: the CrowdNav standard test)",
+        help="a preset configuration (crowdnav: the CrowdNav standard test, invisible robot; "
+        "crowdnav_visible: the humans see it)",
+    )
+    p.add_argument(
+        "--test-cases",
+        action="store_true",
+        help="play CrowdNav's numbered test cases (scenario crowdnav_circle): episode e plays "
+        "case --seed + e; CrowdNav's test set is --seed 0 --episodes 500",
+    )
+    p.add_argument(
+        "--pedestrian-behaviour",
+        default=None,
+        help="steering of the scripted pedestrians (default: the preset's or right_of_way)",
+    )
+    p.add_argument(
+        "--learners-visible",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="whether scripted bodies see and avoid the learners (default: the preset's, yes)",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     commands["evaluate"] = _evaluate

@@ -120,18 +120,20 @@ def model_path(text: str) -> str:
 
 
 def policy(text: str) -> str:
-    """Argument type: a baseline name, the path of a saved model (``.zip``) or of an RLlib
-    checkpoint directory."""
+    """Argument type: a baseline name, a shipped model's short name (``crowdnav``), the path of a
+    saved model (``.zip``) or of an RLlib checkpoint directory."""
+    from crowdsteer.baselines.policies import SHIPPED_MODELS
+
     names = policy_names()
-    if text in names:
+    if text in names or text in SHIPPED_MODELS:
         return text
     if text.endswith(".zip") or os.path.sep in text:
         return model_path(text)
     if Path(text).is_dir():
         return model_path(text)
     raise argparse.ArgumentTypeError(
-        f"unknown policy {text!r}; choose a baseline ({', '.join(names)}), a model .zip or an "
-        "RLlib checkpoint directory"
+        f"unknown policy {text!r}; choose a baseline ({', '.join(names)}), a shipped model "
+        f"({', '.join(SHIPPED_MODELS)}), a model .zip or an RLlib checkpoint directory"
     )
 
 

@@ -71,11 +71,17 @@ class EpisodeScene:
 def resolve_policy(policy: Any, config: CrowdConfig) -> Any:
     """A policy object with ``act(obs (K, dim)) -> (K, 2)``.
 
-    ``policy`` is a baseline name (``list_policies``), a path to a saved Stable-Baselines3 model
+    ``policy`` is a baseline name (``list_policies``), a shipped model's short name
+    (``SHIPPED_MODELS``, e.g. ``crowdnav``), a path to a saved Stable-Baselines3 model
     (``.zip``) or to an RLlib checkpoint directory, or any object with an ``act`` method (used as
     it is).
     """
-    from crowdsteer.baselines.policies import list_policies, load_policy, make_policy
+    from crowdsteer.baselines.policies import (
+        SHIPPED_MODELS,
+        list_policies,
+        load_policy,
+        make_policy,
+    )
 
     if hasattr(policy, "act"):
         return policy
@@ -83,6 +89,8 @@ def resolve_policy(policy: Any, config: CrowdConfig) -> Any:
         name = str(policy)
         if name in list_policies():
             return make_policy(name, config=config)
+        if name in SHIPPED_MODELS:
+            return load_policy(name, config=config)
         if Path(name).suffix == ".zip" or Path(name).exists():
             return load_policy(name, config=config)
         raise ValueError(
@@ -103,9 +111,18 @@ def policy_label(policy: Any) -> str:
     return str(getattr(policy, "name", "") or type(policy).__name__)
 
 
-def make_config(scenario: Any = "circle_crossing", preset: str | None = None, **config: Any):
-    """The validated ``CrowdConfig`` of an evaluation (``render_mode`` is forced off)."""
+def make_config(scenario: Any = None, preset: str | None = None, **config: Any):
+    """The validated ``CrowdConfig`` of an evaluation (``render_mode`` is forced off); scenario
+    None: the preset's (``circle_crossing`` without a preset)."""
     config = {**config, "render_mode": None}
+    if scenario is None:
+        from crowdsteer.envs.core.config import PRESETS
+
+        scenario = (
+            PRESETS["default" if preset is None else preset].scenario
+            if (preset is None or preset in PRESETS)
+            else "circle_crossing"
+        )
     if preset is not None and "scenario_params" not in config:
         from crowdsteer.envs.core.config import PRESETS
 
@@ -132,6 +149,8 @@ def _run_chunk(
     pos[0], vel[0], valid[0] = s.pos, s.vel, s.active
     start, goal = s.pos.copy(), s.goal.copy()
     radius, kind = s.radius.copy(), s.kind.copy()
+    v_pref = s.v_pref.copy()
+    rewards = np.zeros((t_max, b, n))  # each learner's reward per step (0 once it has left)
     reached = np.full((b, n), -1, np.int64)
     collided = np.full((b, n), -1, np.int64)
     end = np.full(b, -1, np.int64)  # step at which each world's episode ended
@@ -160,7 +179,8 @@ def _run_chunk(
             obs = batch.obs[rows].reshape(-1, dim)
             act = np.asarray(policy.act(obs), dtype=np.float64).reshape(-1, 2)
             actions[rows] = np.nan_to_num(act, nan=0.0, posinf=1.0, neginf=-1.0)
-        batch.step(actions)
+        _, reward, _, _ = batch.step(actions)
+        rewards[t, :, :n_l] = np.where(rows, reward, 0.0)
         t += 1
         pos[t], vel[t] = s.pos, s.vel
         valid[t] = s.active
@@ -192,6 +212,8 @@ def _run_chunk(
                 dt=config.dt,
                 max_steps=config.max_steps,
                 personal_space=config.discomfort_distance,
+                rewards=rewards[: int(end[w]), w],
+                v_pref=v_pref[w],
             )
         )
     return records, scenes
@@ -223,7 +245,7 @@ def run_episodes(
 
 def evaluate(
     policy: Any,
-    scenario: Any = "circle_crossing",
+    scenario: Any = None,
     episodes: int = 50,
     seed: int = 0,
     num_worlds: int | None = None,
@@ -292,27 +314,36 @@ def to_jsonable(result: Mapping[str, Any]) -> dict[str, Any]:
 def evaluate_cli(args: argparse.Namespace) -> int:
     """``crowdsteer evaluate``: print the metrics table (or JSON with ``--json``)."""
     config: dict[str, Any] = {}
-    if getattr(args, "n_learners", None) is not None:
-        config["n_learners"] = args.n_learners
-    if getattr(args, "n_pedestrians", None) is not None:
-        config["n_pedestrians"] = args.n_pedestrians
+    for key in ("n_learners", "n_pedestrians", "pedestrian_behaviour", "learners_visible"):
+        if getattr(args, key, None) is not None:
+            config[key] = getattr(args, key)
+    if getattr(args, "test_cases", False):
+        config["scenario_params"] = {"test_cases": 1}
+    preset = getattr(args, "preset", None)
+    cfg = make_config(args.scenario, preset=preset, **config)
     result = evaluate(
-        args.policy,
-        scenario=args.scenario,
-        episodes=args.episodes,
-        seed=args.seed,
-        preset=getattr(args, "preset", None),
-        **config,
-    )
+        args.policy, scenario=args.scenario, episodes=args.episodes, seed=args.seed,
+        preset=preset, **config,
+    )  # fmt: skip
+    what = {
+        "policy": policy_label(args.policy),
+        "preset": preset,
+        "scenario": cfg.scenario if isinstance(cfg.scenario, str) else "explicit",
+        "scenario_params": dict(cfg.scenario_params),
+        "n_learners": cfg.n_learners,
+        "n_pedestrians": cfg.n_pedestrians,
+        "pedestrian_behaviour": cfg.pedestrian_behaviour,
+        "learners_visible": cfg.learners_visible,
+        "seed": args.seed,
+    }
     if getattr(args, "json", False):
-        data = {
-            "policy": policy_label(args.policy),
-            "scenario": args.scenario,
-            "seed": args.seed,
-            **to_jsonable(result),
-        }
-        print(json.dumps(data, indent=2))
+        print(json.dumps({**what, **to_jsonable(result)}, indent=2))
     else:
-        title = f"{policy_label(args.policy)} on {args.scenario} (seed {args.seed})"
+        setting = f"preset {preset}, " if preset else ""
+        title = (
+            f"{what['policy']} on {what['scenario']} ({setting}{cfg.n_learners} learner(s), "
+            f"{cfg.n_pedestrians} {cfg.pedestrian_behaviour} pedestrians, learners "
+            f"{'visible' if cfg.learners_visible else 'invisible'}; seed {args.seed})"
+        )
         print(format_metrics(result, title=title))
     return 0

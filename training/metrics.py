@@ -52,6 +52,7 @@ METRIC_KEYS: tuple[str, ...] = (
     "discomfort_rate",
     "smoothness",
     "deadlock_rate",
+    "discounted_return",
 )
 """Metric keys of :func:`aggregate` in table order (it adds ``episodes``, ``learner_episodes``)."""
 
@@ -61,6 +62,10 @@ _METRIC_UNITS: dict[str, str] = {
     "min_separation": "m",
     "smoothness": "m/s/step",
 }
+
+
+RETURN_GAMMA = 0.9
+"""CrowdNav's discount per second at 1 m/s: a reward ``t`` steps in weighs ``0.9^(t dt v_pref)``."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -86,6 +91,9 @@ class EpisodeRecord:
         dt: step length [s].
         max_steps: step budget of the episode; arrivals after it count as timeouts.
         personal_space: discomfort distance, gap between body surfaces [m].
+        rewards: (T, N) the reward each learner received on each step (0 when it was out of the
+            episode or for other bodies), or None when not recorded.
+        v_pref: (N,) preferred speeds [m/s] (the discounted return's time unit), or None.
 
     The arrays are copied on construction and made read-only.
     """
@@ -102,6 +110,8 @@ class EpisodeRecord:
     dt: float
     max_steps: int
     personal_space: float
+    rewards: np.ndarray | None = None
+    v_pref: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         def freeze(name: str, dtype: type) -> np.ndarray:
@@ -124,6 +134,9 @@ class EpisodeRecord:
             "collision_step": ((n,), np.int64),
             "active": ((rows, n), np.bool_),
         }
+        if self.rewards is not None or self.v_pref is not None:
+            expected["rewards"] = ((rows - 1, n), np.float64)
+            expected["v_pref"] = ((n,), np.float64)
         for name, (shape, dtype) in expected.items():
             arr = freeze(name, dtype)
             if arr.shape != shape:
@@ -328,7 +341,10 @@ def learner_metrics(
       overlapping; NaN if no other body was ever valid;
     - ``discomfort_rate``: share of the learner's valid steps with another body's surface closer
       than ``personal_space`` (strictly); NaN without valid steps;
-    - ``smoothness`` [m/s per step]: mean over steps of ``|v_t - v_{t-1}|``; NaN without steps.
+    - ``smoothness`` [m/s per step]: mean over steps of ``|v_t - v_{t-1}|``; NaN without steps;
+    - ``discounted_return``: CrowdNav's cumulative discounted reward, ``sum_t gamma^(t dt v_pref)
+      r_t`` over the learner's steps ``t = 0, 1, ...`` with ``gamma = RETURN_GAMMA`` (0.9); NaN
+      when the record holds no rewards.
     """
     idx = np.flatnonzero(record.is_learner)
     n_l, n, n_steps = idx.size, record.n_bodies, record.n_steps
@@ -350,6 +366,7 @@ def learner_metrics(
                     "min_separation",
                     "discomfort_rate",
                     "smoothness",
+                    "discounted_return",
                 )
             },
         }
@@ -402,6 +419,10 @@ def learner_metrics(
     path_efficiency = np.where(success, efficiency, np.nan)
 
     deadlock = deadlocked_bodies(record, deadlock_params)[idx]
+    discounted = np.full(n_l, np.nan)
+    if record.rewards is not None and n_steps > 0:
+        exponent = np.arange(n_steps)[:, None] * record.dt * record.v_pref[idx][None, :]
+        discounted = (RETURN_GAMMA**exponent * record.rewards[:, idx]).sum(axis=0)
     return {
         "body_index": idx.astype(np.int64),
         "success": success,
@@ -414,6 +435,7 @@ def learner_metrics(
         "min_separation": min_separation,
         "discomfort_rate": discomfort_rate,
         "smoothness": smoothness,
+        "discounted_return": discounted,
     }
 
 
@@ -633,6 +655,12 @@ def aggregate(
     )
     success = cat("success", bool)
     unit = (0.0, 1.0)
+    # results without rewards (or from before they were recorded) count as NaN: left out
+    returns_parts = [
+        np.asarray(res.get("discounted_return", np.full(np.size(res["success"]), np.nan)), float)
+        .ravel() for res in per_learner_results
+    ]  # fmt: skip
+    returns = np.concatenate(returns_parts) if returns_parts else np.zeros(0)
     out: dict[str, Estimate | int] = {
         "success_rate": rate_estimate(success, confidence),
         "collision_rate": rate_estimate(cat("collision", bool), confidence),
@@ -644,6 +672,7 @@ def aggregate(
         "discomfort_rate": mean_estimate(cat("discomfort_rate", np.float64), confidence, unit),
         "smoothness": mean_estimate(cat("smoothness", np.float64), confidence),
         "deadlock_rate": rate_estimate(episode_deadlocks, confidence),
+        "discounted_return": mean_estimate(returns, confidence),
         "episodes": len(per_learner_results),
         "learner_episodes": int(success.size),
     }

@@ -27,6 +27,7 @@ METRIC_TITLES: dict[str, str] = {
     "discomfort_rate": "discomfort rate",
     "smoothness": "smoothness [m/s per step] (lower is smoother)",
     "deadlock_rate": "deadlock rate (episodes)",
+    "discounted_return": "discounted return (CrowdNav's, gamma 0.9 per second)",
 }
 
 LEARNER_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")

@@ -33,20 +33,27 @@ from crowdsteer.training import callbacks as cb
 class Args:
     """Shared-policy PPO on a crowdsteer scenario."""
 
-    # environment (CrowdConfig keys)
-    scenario: str = cb.arg("circle_crossing", "scenario name")
-    n_learners: int = cb.arg(5, "learners per world, all driven by the one policy")
-    n_pedestrians: int = cb.arg(5, "scripted pedestrians per world")
-    n_flock: int = cb.arg(0, "flock units per world")
-    pedestrian_behaviour: str = cb.arg("right_of_way", "steering of the scripted pedestrians")
+    # environment (CrowdConfig keys; unset: the preset's value, else CrowdConfig's default, the
+    # same as ``crowdsteer evaluate``)
+    preset: str | None = cb.arg(None, "a preset configuration (crowdnav, crowdnav_visible)")
+    scenario: str | None = cb.arg(None, "scenario name (default: the preset's, circle_crossing)")
+    n_learners: int | None = cb.arg(None, "learners per world, one shared policy (default: 1)")
+    n_pedestrians: int | None = cb.arg(None, "scripted pedestrians per world (default: 5)")
+    n_flock: int | None = cb.arg(None, "flock units per world (default: 0)")
+    pedestrian_behaviour: str | None = cb.arg(
+        None, "steering of the scripted pedestrians (default: right_of_way; crowdnav: orca)"
+    )
+    learners_visible: bool | None = cb.arg(
+        None, "scripted bodies see and avoid the learners (default: yes; crowdnav: no)"
+    )
     num_worlds: int = cb.arg(64, "worlds stepped together (SB3 envs = num_worlds x n_learners)")
     shaping_reference: str | None = cb.arg(None, "baseline whose direction shapes the reward")
     shaping_weight: float = cb.arg(0.0, "reward per step x cos(action, reference direction)")
-    reward_progress: float = cb.arg(0.1, "reward per metre toward the goal")
-    reward_arrival: float = cb.arg(1.0, "reward on arrival")
-    reward_collision: float = cb.arg(-0.25, "reward on a collision (<= 0)")
-    reward_discomfort: float = cb.arg(0.5, "CrowdNav discomfort penalty weight")
-    reward_time: float = cb.arg(0.0, "reward per second alive (<= 0)")
+    reward_progress: float | None = cb.arg(None, "reward per metre toward the goal (default 0.1)")
+    reward_arrival: float | None = cb.arg(None, "reward on arrival (default: 1)")
+    reward_collision: float | None = cb.arg(None, "reward on a collision, <= 0 (default -0.25)")
+    reward_discomfort: float | None = cb.arg(None, "CrowdNav discomfort penalty (default: 0.5)")
+    reward_time: float | None = cb.arg(None, "reward per second alive, <= 0 (default: 0)")
     env: list[str] = cb.arg([], "more config entries as KEY=VALUE (e.g. max_steps=120)")
     # run
     total_steps: int = cb.arg(12_000_000, "environment steps (all learners of all worlds)")
@@ -91,10 +98,18 @@ class Args:
 def main(argv: Sequence[str] | None = None, prog: str = "python -m crowdsteer.training.ppo") -> int:
     args = cb.parse_args(Args, argv, prog=prog)
     config = cb.env_config(args)
-    name = args.name or f"ppo_{args.scenario}_s{args.seed}_{int(time.time())}"
+    name = args.name or f"ppo_{cb.run_label(args)}_s{args.seed}_{int(time.time())}"
     run_dir = Path(args.out) / name
     run_dir.mkdir(parents=True, exist_ok=True)
-    cb.write_json(run_dir / "args.json", {"algo": "ppo", **asdict(args), "config": config})
+    cb.write_json(
+        run_dir / "args.json",
+        {
+            "algo": "ppo",
+            **asdict(args),
+            "config": config,
+            "effective_config": cb.effective_config(config),
+        },
+    )
 
     # seeding
     random.seed(args.seed)

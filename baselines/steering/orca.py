@@ -31,6 +31,9 @@ class OrcaParams(NamedTuple):
     time_horizon_obst: float = 5.0  # s; horizon for static obstacles
     time_step: float = 0.25  # s; the simulation step, used when bodies already overlap
     lp_epsilon: float = 1e-5  # parallel-line tolerance of the linear programs
+    safety_margin: float = 0.0  # m added to every radius (CrowdNav's RVO2 set-up: 0.01)
+    arrive_time: float = 0.0  # s; the preferred speed falls to stop on the target within this
+    # time (v_pref * min(1, distance / (v_pref * arrive_time))); 0: within one time step
 
 
 @njit(cache=True)
@@ -129,7 +132,7 @@ def orca_fill_lines(
             obs_pos[j, 1] - py,
             vx,
             vy,
-            radius + obs_radius[j],
+            radius + obs_radius[j] + params.safety_margin,
             params.time_horizon_obst,
             params.time_step,
         )
@@ -144,7 +147,7 @@ def orca_fill_lines(
             nb_pos[j, 1] - py,
             vx - nb_vel[j, 0],
             vy - nb_vel[j, 1],
-            radius + nb_radius[j],
+            radius + nb_radius[j] + 2.0 * params.safety_margin,
             params.time_horizon,
             params.time_step,
         )

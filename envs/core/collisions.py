@@ -1,6 +1,9 @@
 """Collision and proximity detection from positions: body-body, body-obstacle, body-wall.
 
-Two discs collide when their surfaces overlap (centre distance < radii sum); a body hits a wall when
+Two discs collide when their surfaces overlap (centre distance < radii sum); with the swept test
+(``swept_collisions``, CrowdNav's) the centre distance is the pair's closest approach while both
+move in straight lines from their positions before the step to those after it, so bodies that
+pass through each other within one step collide too. A body hits a wall when
 the closest point of the segment is nearer than its radius. The motion itself never lets a body
 into a wall or an obstacle (``contact``): a contact during the move counts as a static hit, and
 the overlap test here only adds bodies placed overlapping. The same pass measures each body's
@@ -50,8 +53,32 @@ def _static_hits(b, i, px, py, ri, obstacle_pos, obstacle_radius, obstacle_activ
     return False
 
 
+@njit(cache=True, inline="always")
+def closest_approach_sq(b, i, j, pos, prev_pos):
+    """Squared smallest centre distance of bodies ``i`` and ``j`` of world ``b`` while both move
+    in straight lines from ``prev_pos`` to ``pos`` over the step (exactly the end distance when
+    the closest point is the end)."""
+    ex = pos[b, j, 0] - pos[b, i, 0]
+    ey = pos[b, j, 1] - pos[b, i, 1]
+    sx = prev_pos[b, j, 0] - prev_pos[b, i, 0]
+    sy = prev_pos[b, j, 1] - prev_pos[b, i, 1]
+    mx = ex - sx
+    my = ey - sy
+    m2 = mx * mx + my * my
+    if m2 <= 0.0:
+        return ex * ex + ey * ey
+    t = -(sx * mx + sy * my) / m2
+    if t >= 1.0:
+        return ex * ex + ey * ey
+    if t <= 0.0:
+        return sx * sx + sy * sy
+    cx = sx + t * mx
+    cy = sy + t * my
+    return cx * cx + cy * cy
+
+
 @njit(cache=True)
-def _gap_from(b, i, buf, count, pos, radius):
+def _gap_from(b, i, buf, count, pos, radius, prev_pos, swept):
     """Update ``(min_gap, hit)`` of body ``i`` over the bodies ``buf[:count]``."""
     px = pos[b, i, 0]
     py = pos[b, i, 1]
@@ -62,7 +89,10 @@ def _gap_from(b, i, buf, count, pos, radius):
         j = buf[k]
         dx = pos[b, j, 0] - px
         dy = pos[b, j, 1] - py
-        gap = math.sqrt(dx * dx + dy * dy) - ri - radius[b, j]
+        d2 = dx * dx + dy * dy
+        if swept:
+            d2 = closest_approach_sq(b, i, j, pos, prev_pos)
+        gap = math.sqrt(d2) - ri - radius[b, j]
         if gap < gap_min:
             gap_min = gap
         if gap < 0.0:
@@ -71,23 +101,26 @@ def _gap_from(b, i, buf, count, pos, radius):
 
 
 @njit(cache=True, inline="always")
-def collisions_step(b, state, buffers, buf):
+def collisions_step(b, state, buffers, buf, swept):
     """Collisions of world ``b`` after the move: ``hit_body``, ``min_gap`` and ``hit_static``
-    (kept from the move's contacts, plus overlaps); buf: (N,) int scratch."""
+    (kept from the move's contacts, plus overlaps); buf: (N,) int scratch; ``swept``: bodies
+    meet at their closest approach during the step (from ``buffers.prev_pos``)."""
     s = state
     collisions_world(
         b, s.pos, s.radius, s.active, s.obstacle_pos, s.obstacle_radius, s.obstacle_active,
         s.walls, s.wall_active, buffers.hit_body, buffers.hit_static, buffers.min_gap, buf, True,
+        buffers.prev_pos, swept,
     )  # fmt: skip
 
 
 @njit(cache=True)
 def collisions_world(
     b, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
-    hit_body, hit_static, min_gap, buf, keep_contacts,
+    hit_body, hit_static, min_gap, buf, keep_contacts, prev_pos, swept,
 ):  # fmt: skip
     """``detect_collisions`` for world ``b``; buf: (N,) int scratch; ``keep_contacts``: OR the
-    overlaps into ``hit_static`` instead of overwriting it.
+    overlaps into ``hit_static`` instead of overwriting it; ``swept``: body pairs are measured at
+    their closest approach between ``prev_pos: (B, N, 2)`` and ``pos``.
 
     Small worlds visit each pair of bodies once (the gap seen from ``i`` is computed as
     ``d - r_i - r_j`` and from ``j`` as ``d - r_j - r_i``, exactly as a per-body scan would).
@@ -117,6 +150,8 @@ def collisions_world(
                 dx = pos[b, j, 0] - px
                 dy = pos[b, j, 1] - py
                 d2 = dx * dx + dy * dy
+                if swept:
+                    d2 = closest_approach_sq(b, i, j, pos, prev_pos)
                 d = math.sqrt(d2)
                 rj = radius[b, j]
                 gap_i = d - ri - rj
@@ -133,7 +168,14 @@ def collisions_world(
                 if gap_j < 0.0:
                     hit_body[b, j] = True
     else:
-        grid = build_grid(pos[b], active[b], NEAR_GAP + 2.0 * max_r)
+        # a pair's closest approach is at most both displacements nearer than their end distance
+        move = 0.0
+        if swept:
+            for i in range(nn):
+                if active[b, i]:
+                    move = max(move, math.hypot(pos[b, i, 0] - prev_pos[b, i, 0],
+                                                pos[b, i, 1] - prev_pos[b, i, 1]))  # fmt: skip
+        grid = build_grid(pos[b], active[b], NEAR_GAP + 2.0 * max_r + 2.0 * move)
         for i in range(nn):
             if not active[b, i]:
                 continue
@@ -142,12 +184,13 @@ def collisions_world(
             ri = radius[b, i]
             # Bodies beyond centre distance R have a gap above R - r_i - max_r: a gap found
             # below that bound (less a margin for rounding) is the smallest of all.
-            near = NEAR_GAP + ri + max_r
+            near = NEAR_GAP + ri + max_r + 2.0 * move
             count = query_grid(grid, pos[b], px, py, near, i, buf)
-            gap, hit = _gap_from(b, i, buf, count, pos, radius)
+            gap, hit = _gap_from(b, i, buf, count, pos, radius, prev_pos, swept)
             if gap >= NEAR_GAP - EPS:
-                count = query_grid(grid, pos[b], px, py, GAP_CAP + ri + max_r, i, buf)
-                gap, hit = _gap_from(b, i, buf, count, pos, radius)
+                far = GAP_CAP + ri + max_r + 2.0 * move
+                count = query_grid(grid, pos[b], px, py, far, i, buf)
+                gap, hit = _gap_from(b, i, buf, count, pos, radius, prev_pos, swept)
             min_gap[b, i] = gap
             hit_body[b, i] = hit
     for i in range(nn):
@@ -184,5 +227,5 @@ def detect_collisions(
     for b in range(active.shape[0]):
         collisions_world(
             b, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
-            wall_active, hit_body, hit_static, min_gap, buf, False,
+            wall_active, hit_body, hit_static, min_gap, buf, False, pos, False,
         )  # fmt: skip

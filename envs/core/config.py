@@ -48,7 +48,10 @@ class CrowdConfig:
     Dynamics: ``kinematics`` of learners (flock units are always unicycles), ``dt`` (s),
     ``max_steps`` (episode length in steps; the time limit lives here only), ``max_accel``
     (m/s^2), ``max_turn_rate`` (rad/s), ``goal_tolerance`` (m, centre-to-goal distance counted as
-    arrival), ``collision_ends`` (a learner that collides leaves the episode).
+    arrival), ``collision_ends`` (a learner that collides leaves the episode),
+    ``swept_collisions`` (bodies collide when their closest approach during the step overlaps,
+    not only at its end; the nearest gap is the step's smallest too), ``pedestrians_at_goal``
+    (``"turn_back"``: start and goal swap; ``"stop"``: they stay at their goals, as in CrowdNav).
     Observations: ``obs_neighbours`` (K nearest bodies), ``obs_obstacles``, ``obs_walls``,
     ``obs_waypoints``, ``sensing_radius`` (m; farther bodies are masked), ``dict_obs``.
     Rewards (weights; see ``envs.core.rewards``): ``reward_progress`` (per metre of progress),
@@ -84,6 +87,8 @@ class CrowdConfig:
     max_turn_rate: float = 3.0
     goal_tolerance: float = 0.3
     collision_ends: bool = True
+    swept_collisions: bool = True
+    pedestrians_at_goal: str = "turn_back"
     obs_neighbours: int = 6
     obs_obstacles: int = 4
     obs_walls: int = 2
@@ -189,7 +194,9 @@ INT_RANGES: dict[str, tuple[int, int, str]] = {
     "render_body": (0, MAX_BODIES - 1, "index of the body whose steering the overlays show"),
 }
 
-BOOLEANS = ("learners_visible", "collision_ends", "dict_obs")
+BOOLEANS = ("learners_visible", "collision_ends", "swept_collisions", "dict_obs")
+
+PEDESTRIANS_AT_GOAL = ("turn_back", "stop")
 
 
 def _count_items(counts: Any) -> list[tuple[str, int]]:
@@ -246,6 +253,7 @@ def _validate(c: CrowdConfig) -> None:
     check_choice("flock_leader", c.flock_leader, FLOCK_LEADER_MODES)
     check_choice("flock_target", c.flock_target, FLOCK_TARGETS)
     check_choice("kinematics", c.kinematics, KINEMATICS_NAMES)
+    check_choice("pedestrians_at_goal", c.pedestrians_at_goal, PEDESTRIANS_AT_GOAL)
     check_choice("shaping_reference", c.shaping_reference, (None, *SHAPING_REFERENCES))
     check_choice("render_mode", c.render_mode, (None, "human", "rgb_array"))
     overlays = c.render_overlays
@@ -294,28 +302,43 @@ def _scenario_hooks() -> ScenarioHooks:
     return SCENARIO_HOOKS
 
 
-# CrowdNav's standard test (Chen et al. 2019): dt 0.25 s, radius 0.3 m, v_pref 1 m/s, circle
-# crossing of radius 4 m with 5 pedestrians that do not see the robot, 25 s limit, and its reward:
-# +1 arrival, -0.25 collision, (d_min - 0.2) * 0.5 * dt when the closest body is nearer than 0.2 m.
+# CrowdNav's standard test (Chen et al. 2019, vita-epfl/CrowdNav), rule for rule: the robot walks
+# from (0, -4) to (0, 4) through 5 ORCA humans drawn on a circle of radius 4 m (CrowdNav's spawn
+# rule, ``crowdnav_circle``) who stop at their goals and do not see it; dt 0.25 s; the episode
+# times out once 24 s have passed (CrowdNav ends it when ``global_time >= time_limit - 1``: 96
+# steps); velocities change at once (no acceleration limit); collisions are swept; ORCA as
+# CrowdNav's RVO2 set-up: every body within 10 m (up to 10), time horizons 5 s, 0.01 m added to
+# every radius, the preferred speed min(1, distance / 1 s); its reward: +1 arrival, -0.25
+# collision, (d_min - 0.2) * 0.5 * dt when the closest body is nearer than 0.2 m.
+_CROWDNAV = CrowdConfig(
+    scenario="crowdnav_circle",
+    scenario_params={},
+    n_learners=1,
+    n_pedestrians=5,
+    n_flock=0,
+    radius=0.3,
+    v_pref=1.0,
+    pedestrian_behaviour="orca",
+    learners_visible=False,
+    dt=0.25,
+    max_steps=96,
+    max_accel=100.0,
+    swept_collisions=True,
+    pedestrians_at_goal="stop",
+    obs_neighbours=10,
+    sensing_radius=10.0,
+    steering_params={"orca": {"safety_margin": 0.01, "arrive_time": 1.0}},
+    reward_progress=0.0,
+    reward_arrival=1.0,
+    reward_collision=-0.25,
+    reward_discomfort=0.5,
+    discomfort_distance=0.2,
+    reward_time=0.0,
+)
+
 PRESETS: dict[str, CrowdConfig] = {
     "default": CrowdConfig(),
-    "crowdnav": CrowdConfig(
-        scenario="circle_crossing",
-        scenario_params={"circle_radius": 4.0},
-        n_learners=1,
-        n_pedestrians=5,
-        n_flock=0,
-        radius=0.3,
-        v_pref=1.0,
-        pedestrian_behaviour="orca",
-        learners_visible=False,
-        dt=0.25,
-        max_steps=100,
-        reward_progress=0.0,
-        reward_arrival=1.0,
-        reward_collision=-0.25,
-        reward_discomfort=0.5,
-        discomfort_distance=0.2,
-        reward_time=0.0,
-    ),
+    "crowdnav": _CROWDNAV,
+    # CrowdNav's visible setting: the humans see the robot and avoid it as one of their own
+    "crowdnav_visible": replace(_CROWDNAV, learners_visible=True),
 }

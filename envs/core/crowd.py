@@ -7,8 +7,8 @@ as a zero-radius obstacle) into neighbour buffers and steers through the behavio
 recording its steering vectors when the step keeps a trace. A pedestrian with a waypoint path
 aims at the projected path-following target instead of its goal. On reaching its goal a
 pedestrian turns back: start and goal swap (and its path reverses), so the crowd keeps moving
-for the whole episode. Flock units are unicycles at cruising speed, turned by the flocking
-lateral force.
+for the whole episode; with ``pedestrians_at_goal="stop"`` it keeps its goal and stays there.
+Flock units are unicycles at cruising speed, turned by the flocking lateral force.
 """
 
 from __future__ import annotations
@@ -322,11 +322,12 @@ def crowd_world(b, state, buffers, params, scratch):
             )  # fmt: skip
         px = pos[b, i, 0]
         py = pos[b, i, 1]
-        if kind[b, i] == PEDESTRIAN:
+        if kind[b, i] == PEDESTRIAN and not params.pedestrians_stop:
             _renew_goal(
                 b, i, pos, goal, start, path, path_len, path_index,
                 params.goal_tolerance,
             )  # fmt: skip
+        if kind[b, i] == PEDESTRIAN:
             tx = goal[b, i, 0]
             ty = goal[b, i, 1]
             if path_len[b, i] >= 2:

@@ -26,6 +26,8 @@ class StepParams(NamedTuple):
     collision_ends: bool
     sensing_radius: float
     learners_visible: bool
+    swept_collisions: bool
+    pedestrians_stop: bool
     flock_view: int
     flock_target_learner: bool
     steering: tuple
@@ -44,6 +46,8 @@ def step_params(config: Any) -> StepParams:
         collision_ends=bool(config.collision_ends),
         sensing_radius=float(config.sensing_radius),
         learners_visible=bool(config.learners_visible),
+        swept_collisions=bool(config.swept_collisions),
+        pedestrians_stop=config.pedestrians_at_goal == "stop",
         flock_view=FLOCK_VIEWS.index(config.flock_view),
         flock_target_learner=FLOCK_TARGETS.index(config.flock_target) == 1,
         steering=tuple(steer[name] for name in NAMES),

@@ -95,6 +95,8 @@ class Simulator:
         capacity = n + max(m, 1) + max(w, 1)
         self.buffers = StepBuffers.empty(num_worlds, n, trace_rows(capacity) if trace else 0)
         self.rngs = [np.random.default_rng() for _ in range(num_worlds)]
+        # the next numbered test case of each world (scenarios with test cases; None: drawn)
+        self.next_case: list[int | None] = [None] * num_worlds
         self.params: StepParams = step_params(config)
         chunks = min(num_worlds, PARALLEL_CHUNKS) if self.parallel else 1
         self._ranges = [
@@ -112,14 +114,24 @@ class Simulator:
         if len(seeds) != self.num_worlds:
             raise ValueError(f"seed needs {self.num_worlds} values, got {len(seeds)}")
         self.rngs = [np.random.default_rng(s) for s in seeds]
+        self.next_case = [None if s is None else int(s) for s in seeds]
 
     def reset_worlds(self, mask: np.ndarray | None = None) -> None:
         """Draw a fresh episode in every world where ``mask: (B,)`` is True (all if None).
 
         Set-up code: one scenario draw per world being reset, from that world's own generator.
+        A scenario playing numbered test cases plays case ``s`` in a world seeded ``s``, then
+        ``s + 1`` at its next reset, and so on (an unseeded world draws its first case).
         """
         mask = np.ones(self.num_worlds, bool) if mask is None else np.asarray(mask, bool)
         for b in np.flatnonzero(mask):
+            if self.scenario.case is not None:
+                k = self.next_case[b]
+                if k is None:
+                    k = int(self.rngs[b].integers(0, 2**31))
+                self.next_case[b] = k + 1
+                self._write_world(b, self.scenario.case(k), self.counts)
+                continue
             spec, counts = self.scenario.draw(self.rngs[b])
             self._write_world(b, spec, counts)
 

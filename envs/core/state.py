@@ -125,7 +125,8 @@ class StepBuffers(NamedTuple):
 
     ``desired: (B, N, 2)`` desired velocities (learners' in slots ``[0, L)`` are written before
     the step); events ``hit_body, hit_static, arrived_now, collided_now: (B, N) bool``;
-    ``min_gap, goal_dist, progress: (B, N)``; ``fault: (B,) int`` the first body of each world
+    ``min_gap, goal_dist, progress: (B, N)``; ``prev_pos: (B, N, 2)`` the positions before the
+    move (the swept collision test reads them); ``fault: (B,) int`` the first body of each world
     whose motion became non-finite this step, -1 if none; ``trace: (B, N, T, 2)`` the steering
     debug vectors of every body (``T = 0``, no memory, when not recorded; layout in
     ``crowdsteer.baselines.steering.registry``).
@@ -137,6 +138,7 @@ class StepBuffers(NamedTuple):
     min_gap: np.ndarray
     goal_dist: np.ndarray
     progress: np.ndarray
+    prev_pos: np.ndarray
     arrived_now: np.ndarray
     collided_now: np.ndarray
     fault: np.ndarray
@@ -153,6 +155,7 @@ class StepBuffers(NamedTuple):
             min_gap=np.zeros((b, n)),
             goal_dist=np.zeros((b, n)),
             progress=np.zeros((b, n)),
+            prev_pos=np.zeros((b, n, 2)),
             arrived_now=np.zeros((b, n), np.bool_),
             collided_now=np.zeros((b, n), np.bool_),
             fault=np.full(b, -1, np.int64),

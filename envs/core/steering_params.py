@@ -65,6 +65,8 @@ STEERING_RANGES: dict[str, dict[str, tuple[float, float, str]]] = {
         "time_horizon_obst": (0.01, 100.0, "s; horizon for static obstacles"),
         "time_step": (1e-3, 1.0, "s; the simulation step"),
         "lp_epsilon": (1e-12, 0.1, "parallel-line tolerance of the linear programs"),
+        "safety_margin": (0.0, 10.0, "m added to every radius"),
+        "arrive_time": (0.0, 100.0, "s; the preferred speed stops on the target within it"),
     },
     "detection_box": {
         "min_length": (0.01, 100.0, "m; box length at rest"),

@@ -13,7 +13,8 @@ The learner-facing batch (``CrowdBatch.step`` in ``envs/core/batch.py``) runs:
       limits (``dynamics.kinematics_world``); positions integrate, swept against walls,
       obstacles and (for flock units) the scene's bounds, so that nothing passes through
       (``dynamics.move_world``); non-finite motion is caught here (``StepBuffers.fault``);
-   c. **collide**: body-body overlaps, static contacts and each body's nearest gap
+   c. **collide**: body-body overlaps (at the pair's closest approach during the step when
+      ``swept_collisions``), static contacts and each body's nearest gap
       (``collisions.collisions_step``);
    d. **events**: the learners' progress, arrivals and collisions (``events.learner_events_step``),
       and the world's clock;
@@ -51,6 +52,9 @@ def world_step(lo, hi, state, buffers, params, scratch):
     for b in range(lo, hi):
         crowd_world(b, state, buffers, params, scratch)  # a. steer
     for b in range(lo, hi):
+        for i in range(s.pos.shape[1]):  # where the step starts (the swept collision test)
+            buffers.prev_pos[b, i, 0] = s.pos[b, i, 0]
+            buffers.prev_pos[b, i, 1] = s.pos[b, i, 1]
         kinematics_world(  # b. move
             b, s.vel, s.heading, buffers.desired, s.kinematics, s.v_max, s.active, max_dv,
             max_dtheta,
@@ -59,7 +63,7 @@ def world_step(lo, hi, state, buffers, params, scratch):
         if buffers.fault[b] >= 0:
             faults += 1
     for b in range(lo, hi):
-        collisions_step(b, state, buffers, scratch.idx_buf)  # c. collide
+        collisions_step(b, state, buffers, scratch.idx_buf, params.swept_collisions)  # c. collide
         learner_events_step(b, state, buffers, params.goal_tolerance, params.collision_ends)
         s.step_count[b] += 1  # d. events and the clock
     return faults

@@ -6,6 +6,7 @@ from . import (  # noqa: F401  (registration side effects)
     config_checks,
     corridor,
     crossing_flows,
+    crowdnav_circle,
     obstacle_field,
     path_course,
     square_crossing,

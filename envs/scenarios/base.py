@@ -95,17 +95,20 @@ class ScenarioEntry:
     params_type: type
     summary: str
     check: Callable[[Counts, BodyDefaults, Any], None] | None = None
+    case: Callable[[int, Counts, BodyDefaults, Any], ScenarioSpec | None] | None = None
 
 
 SCENARIOS: dict[str, ScenarioEntry] = {}
 
 
-def register(name: str, params_type: type, summary: str, check=None):
+def register(name: str, params_type: type, summary: str, check=None, case=None):
     """Decorator adding a generator to the registry under ``name``; ``check(counts, body,
-    params)`` raises ``ScenarioError`` when the counts cannot always be placed."""
+    params)`` raises ``ScenarioError`` when the counts cannot always be placed; ``case(index,
+    counts, body, params)``, for scenarios with numbered test cases, returns case ``index`` (or
+    None when ``params`` ask for random draws)."""
 
     def wrap(fn):
-        SCENARIOS[name] = ScenarioEntry(name, fn, params_type, summary, check)
+        SCENARIOS[name] = ScenarioEntry(name, fn, params_type, summary, check, case)
         return fn
 
     return wrap

@@ -19,13 +19,16 @@ from .explicit import explicit_counts, from_dict
 @dataclass(frozen=True)
 class ScenarioSource:
     """``counts``: the most bodies of each kind an episode can hold (array sizes); ``probe``: one
-    draw, for the numbers of obstacles, walls and path points; ``draw(rng)``: a new episode."""
+    draw, for the numbers of obstacles, walls and path points; ``draw(rng)``: a new episode;
+    ``case(index)``: numbered test case ``index`` (None: the scenario has none, or random draws
+    were asked for)."""
 
     counts: Counts
     probe: ScenarioSpec
     pedestrian_range: tuple[int, int]
     explicit: bool
     generate: Callable[[np.random.Generator, Counts], ScenarioSpec]
+    case: Callable[[int], ScenarioSpec] | None = None
 
     def draw(self, rng: np.random.Generator) -> tuple[ScenarioSpec, Counts]:
         """One episode from ``rng``: the number of pedestrians (when a range is configured),
@@ -54,6 +57,12 @@ def scenario_source(config) -> ScenarioSource:
     def generate(rng: np.random.Generator, counts: Counts) -> ScenarioSpec:
         return entry.generate(rng, counts, body, params)
 
+    case = None
+    if entry.case is not None and entry.case(0, counts, body, params) is not None:
+
+        def case(index: int) -> ScenarioSpec:
+            return entry.case(index, counts, body, params)
+
     return ScenarioSource(
-        counts, generate(np.random.default_rng(0), counts), (lo, hi), False, generate
+        counts, generate(np.random.default_rng(0), counts), (lo, hi), False, generate, case
     )

@@ -211,10 +211,13 @@ def test_crossing_walkers_right_of_way_resolves_what_side_choice_locks():
 
 def test_goal_seek_collides_most():
     """Without avoidance, walking straight at the goal through the benchmark's crowd collides
-    more than any avoiding baseline."""
+    more than any avoiding baseline. The detection box (built for static obstacles, blind to the
+    walkers' motion) collides about as often: 33 and 34 of 36 learner-episodes here."""
     kw = {"scenario": "circle_crossing", "episodes": 12, "seed": 0, **CROWD}
     rates = {name: evaluate(name, **kw)["collision_rate"].mean for name in ALL}
-    assert rates["goal_seek"] == max(rates.values())
+    others = [rate for name, rate in rates.items() if name != "detection_box"]
+    assert rates["goal_seek"] == max(others)
+    assert abs(rates["goal_seek"] - rates["detection_box"]) <= 1.5 / 36
     for name in ("cardioid", "side_choice", "right_of_way", "path_follow", "social_force", "orca"):
         assert rates["goal_seek"] > rates[name] + 0.2, (name, rates)
 

@@ -176,10 +176,15 @@ def test_config_round_trip_and_validation_of_updates():
 def test_crowdnav_preset_values():
     env = gym.make(ENV_ID, preset="crowdnav")
     c = env.unwrapped.config
-    assert c.dt == 0.25 and c.max_steps == 100 and c.dt * c.max_steps == 25.0
+    # CrowdNav times out once global_time >= time_limit - 1 = 24 s: 96 steps of 0.25 s
+    assert c.dt == 0.25 and c.max_steps == 96 and c.dt * c.max_steps == 24.0
     assert c.n_pedestrians == 5 and c.radius == 0.3 and c.v_pref == 1.0
-    assert c.scenario == "circle_crossing" and c.scenario_params["circle_radius"] == 4.0
-    assert c.learners_visible is False
+    assert c.scenario == "crowdnav_circle" and c.scenario_params == {}
+    assert c.learners_visible is False and c.pedestrians_at_goal == "stop"
+    assert c.swept_collisions and c.max_accel == 100.0
+    assert c.steering_params == {"orca": {"safety_margin": 0.01, "arrive_time": 1.0}}
+    visible = gym.make(ENV_ID, preset="crowdnav_visible").unwrapped.config
+    assert visible == c.with_updates(learners_visible=True)
     assert (c.reward_arrival, c.reward_collision, c.reward_discomfort) == (1.0, -0.25, 0.5)
     assert c.discomfort_distance == 0.2
     env.reset(seed=0)
@@ -189,9 +194,7 @@ def test_crowdnav_preset_values():
     assert np.allclose(np.linalg.norm(starts, axis=1), 4.0, atol=0.5 * np.sqrt(2) + 1e-9)
     assert np.allclose(s.goal[0, s.active[0]], -starts)
     # overriding on top of the preset
-    assert (
-        gym.make(ENV_ID, preset="crowdnav", n_pedestrians=10).unwrapped.config.n_pedestrians == 10
-    )
+    assert gym.make(ENV_ID, preset="crowdnav", n_pedestrians=6).unwrapped.config.n_pedestrians == 6
 
 
 def _pedestrian_path(learners_visible: bool, learner_y: float = 0.05) -> np.ndarray:

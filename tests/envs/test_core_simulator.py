@@ -88,8 +88,12 @@ def _overlaps(sim: Simulator, b: int) -> list[str]:
     return problems
 
 
-# a crowded draw of each scenario (path_course's start zones hold fewer walkers)
-CROWDED = {name: (3, 8, 4) for name in SCENARIOS} | {"path_course": (1, 5, 4)}
+# a crowded draw of each scenario (path_course's start zones hold fewer walkers; crowdnav_circle
+# is CrowdNav's protocol: one robot, and its spawn rule fits at most 6 humans on a 4 m circle)
+CROWDED = {name: (3, 8, 4) for name in SCENARIOS} | {
+    "path_course": (1, 5, 4),
+    "crowdnav_circle": (1, 6, 4),
+}
 
 
 @pytest.mark.parametrize(

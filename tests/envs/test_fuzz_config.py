@@ -26,7 +26,13 @@ from crowdsteer.envs.core.behaviours import (
     FLOCK_VIEWS,
     PEDESTRIAN_BEHAVIOURS,
 )
-from crowdsteer.envs.core.config import BOOLEANS, INT_RANGES, RANGES, CrowdConfig
+from crowdsteer.envs.core.config import (
+    BOOLEANS,
+    INT_RANGES,
+    PEDESTRIANS_AT_GOAL,
+    RANGES,
+    CrowdConfig,
+)
 from crowdsteer.envs.core.state import KINEMATICS_NAMES
 from crowdsteer.envs.core.steering_params import PARAM_TYPES, SIDES, STEERING_RANGES
 from crowdsteer.envs.scenarios import SCENARIOS
@@ -46,6 +52,7 @@ CHOICES = {
     "flock_leader": FLOCK_LEADER_MODES,
     "flock_target": FLOCK_TARGETS,
     "kinematics": KINEMATICS_NAMES,
+    "pedestrians_at_goal": PEDESTRIANS_AT_GOAL,
 }
 
 

@@ -156,6 +156,7 @@ def test_dense_draws_are_deterministic_with_the_full_rejection_rounds(name):
 
 SIZES = {
     "circle_crossing": {"circle_radius": (1.0, 8.0), "noise": (0.0, 1.0)},
+    "crowdnav_circle": {"circle_radius": (2.0, 8.0), "spawn_gap": (0.0, 0.5)},
     "square_crossing": {"width": (2.0, 12.0)},
     "corridor": {"length": (7.0, 16.0), "width": (1.0, 5.0), "end_zone": (0.5, 3.0)},
     "crossing_flows": {"size": (6.0, 14.0), "lane_width": (0.8, 4.0), "start_depth": (0.5, 2.5)},

@@ -245,9 +245,18 @@ def test_large_world_grid_searches_match_brute_force():
         p, r = s.pos[b, act], s.radius[b, act]
         gap = np.linalg.norm(p[:, None] - p[None], axis=-1) - r[:, None] - r[None]
         np.fill_diagonal(gap, np.inf)
-        expect_gap = np.minimum(gap.min(axis=1), GAP_CAP)
-        assert np.array_equal(sim.min_gap[b, act], expect_gap)
-        assert np.array_equal(sim.hit_body[b, act], gap.min(axis=1) < 0.0)
+        # the swept test: each pair at its closest approach while moving in straight lines
+        q = sim.buffers.prev_pos[b, act]
+        r0 = q[None] - q[:, None]
+        m = (p[None] - p[:, None]) - r0
+        m2 = np.maximum((m * m).sum(-1), 1e-300)
+        t = np.clip(-(r0 * m).sum(-1) / m2, 0.0, 1.0)[..., None]
+        swept = np.linalg.norm(r0 + t * m, axis=-1) - r[:, None] - r[None]
+        np.fill_diagonal(swept, np.inf)
+        assert np.all(swept <= gap + 1e-12)
+        expect_gap = np.minimum(swept.min(axis=1), GAP_CAP)
+        assert np.allclose(sim.min_gap[b, act], expect_gap, rtol=0.0, atol=1e-12)
+        assert np.array_equal(sim.hit_body[b, act], swept.min(axis=1) < 0.0)
         for k, i in enumerate(act[act < n_l][:10]):  # learners: the K nearest in the observation
             order = np.lexsort((act, gap[k]))  # by gap, then index
             near = [j for j in act[order] if gap[k][np.searchsorted(act, j)] <= c.sensing_radius]

@@ -229,7 +229,8 @@ def test_benchmark_writes_csv_markdown_and_plots(tmp_path):
     assert tuple(header[len(CSV_COLUMNS) :]) == CI_COLUMNS
     assert CSV_COLUMNS == ("scenario", "policy", "episodes", "success_rate", "collision_rate",
                            "timeout_rate", "time_to_goal", "path_efficiency", "min_separation",
-                           "discomfort_rate", "smoothness", "deadlock_rate")  # fmt: skip
+                           "discomfort_rate", "smoothness", "deadlock_rate",
+                           "discounted_return")  # fmt: skip
     assert len(body) == 4 and all(len(r) == len(header) for r in body)
     # The rows are the evaluation of the same seeded episodes with the benchmark's settings.
     ref = evaluate("right_of_way", scenario="two_walkers", episodes=2, seed=1,

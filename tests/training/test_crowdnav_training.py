@@ -1,0 +1,72 @@
+"""Training and evaluating on the CrowdNav preset: flags, recorded configuration, the warning for
+sparse rewards, and the shipped policy."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+import crowdsteer.envs  # noqa: E402, F401
+from crowdsteer.baselines.policies import SHIPPED_MODELS, load_policy  # noqa: E402
+from crowdsteer.envs.core.config import PRESETS, CrowdConfig  # noqa: E402
+from crowdsteer.training import callbacks as cb  # noqa: E402
+from crowdsteer.training import ppo, sac  # noqa: E402
+from crowdsteer.training.cli import main as cli_main  # noqa: E402
+from crowdsteer.training.evaluate import make_config  # noqa: E402
+
+
+@pytest.mark.parametrize("module", [ppo, sac])
+def test_train_defaults_are_evaluates(module):
+    """No environment flag: the configuration ``crowdsteer evaluate`` uses by default."""
+    args = cb.parse_args(module.Args, [])
+    assert cb.effective_config(cb.env_config(args)) == make_config().as_dict()
+
+
+def test_preset_flag_gives_the_preset_and_flags_override_it():
+    args = cb.parse_args(ppo.Args, ["--preset", "crowdnav"])
+    assert cb.effective_config(cb.env_config(args)) == {**PRESETS["crowdnav"].as_dict()}
+    args = cb.parse_args(ppo.Args, ["--preset", "crowdnav", "--learners-visible"])
+    got = cb.effective_config(cb.env_config(args))
+    assert got == PRESETS["crowdnav_visible"].as_dict()
+    args = cb.parse_args(ppo.Args, ["--no-learners-visible", "--n-learners", "4"])
+    got = cb.effective_config(cb.env_config(args))
+    assert got["learners_visible"] is False and got["n_learners"] == 4
+
+
+def test_sparse_reward_is_warned_about_unless_something_helps():
+    preset = cb.env_config(cb.parse_args(ppo.Args, ["--preset", "crowdnav"]))
+    assert "--bc-from" in cb.sparse_reward_warning(preset, None)
+    assert cb.sparse_reward_warning(preset, "orca") is None
+    assert cb.sparse_reward_warning({**preset, "reward_progress": 0.1}, None) is None
+    assert cb.sparse_reward_warning({**preset, "reward_time": -0.05}, None) is None
+    assert cb.sparse_reward_warning({}, None) is None  # the defaults have a progress term
+
+
+def test_shipped_crowdnav_policy_loads_by_name_and_acts():
+    assert "crowdnav" in SHIPPED_MODELS
+    config = CrowdConfig.from_kwargs(preset="crowdnav")
+    policy = load_policy("crowdnav", config=config)
+    from crowdsteer.envs.batch import make_batch
+
+    batch = make_batch(config, 2)
+    batch.seed(0)
+    batch.reset()
+    act = policy.act(batch.obs.reshape(2, -1))
+    assert act.shape == (2, 2) and np.all(np.isfinite(act))
+
+
+def test_evaluate_cli_plays_test_cases_and_says_what_it_ran(capsys):
+    code = cli_main(
+        ["evaluate", "--policy", "orca", "--preset", "crowdnav", "--test-cases", "--episodes",
+         "4", "--json"]
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["preset"] == "crowdnav" and data["scenario"] == "crowdnav_circle"
+    assert data["scenario_params"] == {"test_cases": 1} and data["learners_visible"] is False
+    assert data["pedestrian_behaviour"] == "orca"
+    assert "discounted_return" in data
