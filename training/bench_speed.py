@@ -601,12 +601,13 @@ def _mega(v: float) -> str:
 
 def format_markdown(rows: Sequence[dict]) -> str:
     """The rows as a Markdown table: body-steps/s simulated as median (min-max) over the timed
-    windows, with the share of bodies present and the ratio to the minimal kernel."""
+    windows, with the share of bodies present, the ratio to the minimal kernel, the CPU fraction
+    and the peak memory so far."""
     head = (
         "| form | B | N | learners/peds/flock | kernels | env-steps/s "
-        "| body-steps/s simulated, median (min-max) | bodies present | x ceiling | cpu |"
+        "| body-steps/s simulated, median (min-max) | bodies present | x ceiling | cpu | peak MiB |"
     )
-    lines = [head, "|---|---:|---:|---|---|---:|---:|---:|---:|---:|"]
+    lines = [head, "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         counts = (r["learners_per_world"], r["pedestrians_per_world"], r["flock_per_world"])
         split_text = "/".join(str(c) for c in counts)
@@ -615,7 +616,7 @@ def format_markdown(rows: Sequence[dict]) -> str:
         ratio = f"{r['ratio_to_ceiling']:.3f}" if "ratio_to_ceiling" in r else "-"
         cells = (r["form"], r["num_worlds"], r["bodies_per_world"], split_text, _kernels(r),
                  f"{r['env_steps_per_s']:,.0f}", body, f"{100 * r['present_share']:.1f} %", ratio,
-                 f"{r['cpu_fraction']:.2f}")  # fmt: skip
+                 f"{r['cpu_fraction']:.2f}", f"{r['peak_rss_mb']:.0f}")  # fmt: skip
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
 
