@@ -60,6 +60,7 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -73,6 +74,9 @@ from .presence import (
     renew_and_tally,
     tally_present,
 )
+
+if TYPE_CHECKING:
+    from crowdsteer.envs.core.config import CrowdConfig
 
 GRID_WORLDS = (1, 16, 256, 1024)
 GRID_BODIES = (10, 50, 200)
@@ -234,12 +238,12 @@ def action_pool(seed: int, num_worlds: int, learners: int) -> list[np.ndarray]:
     return [rng.uniform(-1.0, 1.0, (num_worlds, learners, 2)) for _ in range(ACTION_POOL)]
 
 
-def batch_config(case: Case):
+def batch_config(case: Case) -> CrowdConfig:
     """The ``CrowdConfig`` of a batch form: ``square_crossing`` at CrowdNav's density, no
     episode end while timing, then ``case.overrides``."""
     from crowdsteer.envs.core.config import CrowdConfig
 
-    kwargs = dict(
+    kwargs: dict = dict(
         scenario="square_crossing",
         scenario_params={"width": square_side(case.bodies)},
         n_learners=case.learners,
@@ -342,7 +346,8 @@ class ParallelStepper(Stepper):
 
 
 def make_stepper(case: Case, seed: int, learners_leave: bool = False) -> Stepper:
-    """The stepper of ``case.form``, set up and reset (nothing compiled yet)."""
+    """The stepper of ``case.form``, set up and reset; the step's kernels compile (or load from
+    numba's cache) on its first call, the presence count here."""
     if case.form == "ceiling":
         return CeilingStepper(case.num_worlds, case.bodies, seed)
     if case.form == "single":
