@@ -60,6 +60,7 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -73,6 +74,9 @@ from .presence import (
     renew_and_tally,
     tally_present,
 )
+
+if TYPE_CHECKING:
+    from crowdsteer.envs.core.config import CrowdConfig
 
 GRID_WORLDS = (1, 16, 256, 1024)
 GRID_BODIES = (10, 50, 200)
@@ -234,12 +238,12 @@ def action_pool(seed: int, num_worlds: int, learners: int) -> list[np.ndarray]:
     return [rng.uniform(-1.0, 1.0, (num_worlds, learners, 2)) for _ in range(ACTION_POOL)]
 
 
-def batch_config(case: Case):
+def batch_config(case: Case) -> CrowdConfig:
     """The ``CrowdConfig`` of a batch form: ``square_crossing`` at CrowdNav's density, no
     episode end while timing, then ``case.overrides``."""
     from crowdsteer.envs.core.config import CrowdConfig
 
-    kwargs = dict(
+    kwargs: dict = dict(
         scenario="square_crossing",
         scenario_params={"width": square_side(case.bodies)},
         n_learners=case.learners,
@@ -344,7 +348,8 @@ class ParallelStepper(Stepper):
 
 
 def make_stepper(case: Case, seed: int, learners_leave: bool = False) -> Stepper:
-    """The stepper of ``case.form``, set up and reset (nothing compiled yet)."""
+    """The stepper of ``case.form``, set up and reset; the step's kernels compile (or load from
+    numba's cache) on its first call, the presence count here."""
     if case.form == "ceiling":
         return CeilingStepper(case.num_worlds, case.bodies, seed)
     if case.form == "single":
@@ -603,12 +608,13 @@ def _mega(v: float) -> str:
 
 def format_markdown(rows: Sequence[dict]) -> str:
     """The rows as a Markdown table: body-steps/s simulated as median (min-max) over the timed
-    windows, with the share of bodies present and the ratio to the minimal kernel."""
+    windows, with the share of bodies present, the ratio to the minimal kernel, the CPU fraction
+    and the peak memory so far."""
     head = (
         "| form | B | N | learners/peds/flock | kernels | env-steps/s "
-        "| body-steps/s simulated, median (min-max) | bodies present | x ceiling | cpu |"
+        "| body-steps/s simulated, median (min-max) | bodies present | x ceiling | cpu | peak MiB |"
     )
-    lines = [head, "|---|---:|---:|---|---|---:|---:|---:|---:|---:|"]
+    lines = [head, "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         counts = (r["learners_per_world"], r["pedestrians_per_world"], r["flock_per_world"])
         split_text = "/".join(str(c) for c in counts)
@@ -617,7 +623,7 @@ def format_markdown(rows: Sequence[dict]) -> str:
         ratio = f"{r['ratio_to_ceiling']:.3f}" if "ratio_to_ceiling" in r else "-"
         cells = (r["form"], r["num_worlds"], r["bodies_per_world"], split_text, _kernels(r),
                  f"{r['env_steps_per_s']:,.0f}", body, f"{100 * r['present_share']:.1f} %", ratio,
-                 f"{r['cpu_fraction']:.2f}")  # fmt: skip
+                 f"{r['cpu_fraction']:.2f}", f"{r['peak_rss_mb']:.0f}")  # fmt: skip
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
 
