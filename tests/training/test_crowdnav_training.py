@@ -70,3 +70,17 @@ def test_evaluate_cli_plays_test_cases_and_says_what_it_ran(capsys):
     assert data["scenario_params"] == {"test_cases": 1} and data["learners_visible"] is False
     assert data["pedestrian_behaviour"] == "orca"
     assert "discounted_return" in data
+
+
+def test_benchmark_runs_crowdnavs_test_and_leaves_out_models_that_cannot_read_it(tmp_path):
+    from crowdsteer.baselines.policies import shipped_model
+    from crowdsteer.training.benchmark import run_benchmark
+
+    rows = run_benchmark(
+        tmp_path, episodes=3, scenarios=["crowdnav_circle"], policies=["orca"],
+        extra_policies=[shipped_model("circle_crossing")], plots=False, progress=False,
+    )  # fmt: skip
+    assert [(r["scenario"], r["policy"]) for r in rows] == [("crowdnav_circle", "orca")]
+    assert np.isfinite(rows[0]["discounted_return"])
+    text = (tmp_path / "results.md").read_text()
+    assert "Not run: ppo_circle_crossing on crowdnav_circle" in text
