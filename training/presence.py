@@ -16,6 +16,8 @@ import math
 import numpy as np
 from numba import njit
 
+from crowdsteer.envs.core.crowd import reverse_trip
+
 BODY_STEPS = 0  # bodies present at each step, summed over steps
 LEARNER_STEPS = 1  # learners present at each step, summed
 RENEWALS = 2  # learners sent back toward their start after arriving
@@ -63,8 +65,8 @@ def renew_and_tally(
     the learners in slots ``[0, L)``; pos, goal, start: (B, N, 2); goal_dist: (B, N), the distance
     to goal that the next step's progress is measured from; path: (B, N, P, 2), path_len,
     path_index: (B, N). A learner that has left its world after reaching its goal swaps start and
-    goal (its path reverses), and is present and in the episode again, as ``_renew_goal`` does
-    for pedestrians. Learners that left on a collision stay out. Renewals are added to
+    goal, its path reversed (``crowd.reverse_trip``, as pedestrians renew their goals), and is
+    present and in the episode again. Learners that left on a collision stay out. Renewals are added to
     ``totals[RENEWALS]``.
     """
     nb = active.shape[0]
@@ -73,17 +75,7 @@ def renew_and_tally(
         for i in range(nl):
             if active[b, i] or not reached[b, i]:
                 continue
-            for c in range(2):
-                tmp = goal[b, i, c]
-                goal[b, i, c] = start[b, i, c]
-                start[b, i, c] = tmp
-            n = path_len[b, i]
-            for k in range(n // 2):
-                for c in range(2):
-                    tmp = path[b, i, k, c]
-                    path[b, i, k, c] = path[b, i, n - 1 - k, c]
-                    path[b, i, n - 1 - k, c] = tmp
-            path_index[b, i] = 0
+            reverse_trip(b, i, goal, start, path, path_len, path_index)
             goal_dist[b, i] = math.hypot(goal[b, i, 0] - pos[b, i, 0], goal[b, i, 1] - pos[b, i, 1])
             reached[b, i] = False
             active[b, i] = True

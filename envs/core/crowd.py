@@ -200,6 +200,13 @@ def _renew_goal(b, i, pos, goal, start, path, path_len, path_index, tolerance):
     dy = goal[b, i, 1] - pos[b, i, 1]
     if dx * dx + dy * dy > tolerance * tolerance:
         return
+    reverse_trip(b, i, goal, start, path, path_len, path_index)
+
+
+@njit(cache=True, inline="always")
+def reverse_trip(b, i, goal, start, path, path_len, path_index):
+    """Send body ``i`` of world ``b`` back the way it came: start and goal swap, its waypoint
+    path reverses and its current segment is the first again."""
     for c in range(2):
         tmp = goal[b, i, c]
         goal[b, i, c] = start[b, i, c]
