@@ -253,17 +253,13 @@ class Viewer:
         data and switches (``options`` defaults to ``self.overlay_options``). ``inspect``: extra
         rows of the selected body's panel. ``trace``: the steering vectors the step recorded
         (``StepBuffers.trace``, ``(B, N, T, 2)``), which the overlays draw (none without it). In
-        human mode the frame goes to the window and the
-        call returns None after the window's events are handled: it waits while the window is
-        paused (until resumed or a single step is asked for) and is paced to ``render_fps`` times
-        the chosen speed.
+        human mode the frame goes to the window and the call returns None after the window's
+        events are handled: it waits while the window is paused (until resumed or a single step is
+        asked for) and is paced to ``render_fps`` times the chosen speed.
         """
         if self.mode == "human" and self.window_closed:
             return None
-        self._ensure_started()
-        self._trace = trace
-        self._last = (state, int(world), bounds, info, overlays, options, inspect)
-        self._compose(*self._last)
+        self._start_frame(state, world, bounds, info, overlays, options, inspect, trace)
         if self.mode == "rgb_array":
             return self.frame()
         self._present()
@@ -287,12 +283,16 @@ class Viewer:
             raise ValueError("show() is for the human mode; use draw() for rgb_array frames")
         if self.window_closed:
             return
+        self._start_frame(state, world, bounds, info, overlays, options, inspect, trace)
+        self._present()
+        self._interact(wait=False)
+
+    def _start_frame(self, state, world, bounds, info, overlays, options, inspect, trace) -> None:
+        """Compose a frame of ``draw``'s arguments and keep them (a paused window redraws them)."""
         self._ensure_started()
         self._trace = trace
         self._last = (state, int(world), bounds, info, overlays, options, inspect)
         self._compose(*self._last)
-        self._present()
-        self._interact(wait=False)
 
     def frame(self) -> np.ndarray:
         """The last drawn frame as an ``(H, W, 3) uint8`` array."""
