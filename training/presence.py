@@ -66,8 +66,8 @@ def renew_and_tally(
     to goal that the next step's progress is measured from; path: (B, N, P, 2), path_len,
     path_index: (B, N). A learner that has left its world after reaching its goal swaps start and
     goal, its path reversed (``crowd.reverse_trip``, as pedestrians renew their goals), and is
-    present and in the episode again. Learners that left on a collision stay out. Renewals are added to
-    ``totals[RENEWALS]``.
+    present and in the episode again. Learners that left on a collision stay out. Renewals are
+    added to ``totals[RENEWALS]``.
     """
     nb = active.shape[0]
     nl = alive.shape[1]
