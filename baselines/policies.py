@@ -276,7 +276,7 @@ SHIPPED_MODELS = {
     "circle_crossing": "ppo_circle_crossing",
 }
 """Short names of the models shipped with the package: name -> directory under
-``crowdsteer/training/models`` (``model.zip``, ``vecnormalize.pkl`` and the run's ``args.json``)."""
+``crowdsteer/training/rl/models`` (``model.zip``, ``vecnormalize.pkl``, the run's ``args.json``)."""
 
 
 def shipped_model(name: str) -> str:
@@ -285,7 +285,7 @@ def shipped_model(name: str) -> str:
 
     if name not in SHIPPED_MODELS:
         raise ConfigError(f"model {name!r} is not shipped; choose one of {sorted(SHIPPED_MODELS)}")
-    root = Path(__file__).resolve().parent.parent / "training" / "models"
+    root = Path(__file__).resolve().parent.parent / "training" / "rl" / "models"
     return str(root / SHIPPED_MODELS[name] / "model.zip")
 
 

@@ -25,6 +25,12 @@ LAYERS = {
     "envs": "envs",
     "envs/api": "envs",
     "training": "training",
+    "training/support": "support",
+    "training/evaluation": "evaluation",
+    "training/rl": "rl",
+    "training/perf": "perf",
+    "training/interactive": "interactive",
+    "training/cli": "cli",
 }
 ALLOWED = {
     "steering": set(),
@@ -33,7 +39,15 @@ ALLOWED = {
     "policies": {"core", "steering"},
     "render": {"core", "steering"},
     "envs": {"core", "scenarios", "render", "policies", "steering"},
-    "training": {"envs", "core", "scenarios", "render", "policies", "steering"},
+    # training, by purpose: the command line on top, the scripts and tools below it, then the
+    # evaluation library; ``support`` (option fields, preflight checks) under them all
+    "support": set(),
+    "evaluation": {"support", "envs", "core", "scenarios", "render", "policies", "steering"},
+    "rl": {"support", "evaluation", "envs", "core", "scenarios", "policies", "steering"},
+    "perf": {"support", "envs", "core", "scenarios", "render", "policies", "steering"},
+    "interactive": {"support", "evaluation", "envs", "core", "scenarios", "render", "policies"},
+    "cli": {"support", "evaluation", "rl", "perf", "interactive", "envs", "scenarios", "policies"},
+    "training": {"evaluation"},
 }
 # Frameworks each layer must never import (anywhere in a file, lazily or not).
 FORBIDDEN = {
@@ -43,6 +57,9 @@ FORBIDDEN = {
     "policies": FRAMEWORKS - {"stable_baselines3", "torch", "ray"},  # load_policy, lazily
     "render": FRAMEWORKS - {"pygame"},
     "envs": {"torch", "ray"},
+    "support": FRAMEWORKS,
+    "evaluation": {"torch", "stable_baselines3", "ray"},
+    "cli": {"torch", "stable_baselines3", "ray", "pygame"},
 }
 
 
@@ -152,6 +169,23 @@ def test_layers_import_no_framework_they_must_not(layer):
             for name in imports_of(path, ROOT):
                 if name.split(".")[0] in FORBIDDEN[layer]:
                     bad.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert bad == []
+
+
+def test_only_the_command_line_parses_arguments():
+    """Every command-line argument is declared in ``training/cli``: no other module of the
+    package imports argparse or builds a parser."""
+    bad = []
+    for path in sorted(ROOT.glob("*/**/*.py")):
+        rel = path.relative_to(ROOT)
+        if rel.parts[0] not in ("envs", "baselines", "training") or rel.parts[:2] == (
+            "training",
+            "cli",
+        ):
+            continue
+        text = path.read_text()
+        if "argparse" in imports_of(path, ROOT) or "ArgumentParser(" in text:
+            bad.append(str(rel))
     assert bad == []
 
 

@@ -21,8 +21,8 @@ from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.steering_params import PARAM_TYPES, SIDES, STEERING_RANGES
-from crowdsteer.training.benchmark import benchmark_config
-from crowdsteer.training.evaluate import evaluate
+from crowdsteer.training.evaluation.benchmark import benchmark_config
+from crowdsteer.training.evaluation.evaluate import evaluate
 
 ALL = list(list_policies())
 CROWD = {"n_learners": 3, "n_pedestrians": 6, "pedestrian_behaviour": "right_of_way"}

@@ -11,7 +11,7 @@ from crowdsteer.envs import CrowdConfig, make_batch
 from crowdsteer.envs.core.contact import SKIN, sweep_body
 from crowdsteer.envs.core.simulator import Simulator
 from crowdsteer.envs.scenarios import scenario_source
-from crowdsteer.training.bench_penetration import count_violations
+from crowdsteer.training.perf.bench_penetration import count_violations
 
 
 def _sweep(p, d, r, obstacles=(), walls=(), bounds=(-1e3, -1e3, 1e3, 1e3), in_bounds=False,

@@ -12,8 +12,8 @@ from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.scenarios.base import BodyDefaults, Counts, ScenarioError, make_params
 from crowdsteer.envs.scenarios.crowdnav_circle import test_case as crowdnav_case
-from crowdsteer.training.evaluate import evaluate
-from crowdsteer.training.metrics import RETURN_GAMMA, EpisodeRecord, learner_metrics
+from crowdsteer.training.evaluation.evaluate import evaluate
+from crowdsteer.training.evaluation.metrics import RETURN_GAMMA, EpisodeRecord, learner_metrics
 
 PARAMS = make_params("crowdnav_circle", {})
 COUNTS = Counts(1, 5, 0)

@@ -9,10 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.training import benchmark, cli_args, demo
 from crowdsteer.training.cli import build_parser, main
+from crowdsteer.training.evaluation import benchmark
+from crowdsteer.training.interactive import demo
+from crowdsteer.training.support import preflight
 
-evaluate_module = importlib.import_module("crowdsteer.training.evaluate")
+evaluate_module = importlib.import_module("crowdsteer.training.evaluation.evaluate")
 
 
 def test_bench_speed_flags_pass_through_to_the_script(capsys):
@@ -59,14 +61,14 @@ def test_every_help_page_has_a_description_defaults_and_choices(command, capsys)
 
 
 def test_train_help_without_the_train_extra_names_the_extra(monkeypatch, capsys):
-    monkeypatch.setattr(cli_args, "has_module", lambda name: name not in ("torch",))
+    monkeypatch.setattr(preflight, "has_module", lambda name: name not in ("torch",))
     assert main(["train", "--help"]) == 0
     out = capsys.readouterr().out
     assert "--algo" in out and "pip install 'crowdsteer[train]'" in out
 
 
 def test_train_without_the_train_extra_stops_in_one_line(monkeypatch, capsys):
-    monkeypatch.setattr(cli_args, "has_module", lambda name: name not in ("torch",))
+    monkeypatch.setattr(preflight, "has_module", lambda name: name not in ("torch",))
     assert main(["train", "--total-steps", "1000"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "crowdsteer[train]" in err and "Traceback" not in err
@@ -95,7 +97,7 @@ def _no_work(monkeypatch):
 
 
 def test_benchmark_without_matplotlib_skips_the_plots_with_a_message(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(cli_args, "has_module", lambda name: name != "matplotlib")
+    monkeypatch.setattr(preflight, "has_module", lambda name: name != "matplotlib")
     argv = ["benchmark", "--out", str(tmp_path / "b"), "--episodes", "2",
             "--scenarios", "two_walkers", "--policies", "cardioid"]  # fmt: skip
     assert main(argv) == 0
@@ -106,7 +108,7 @@ def test_benchmark_without_matplotlib_skips_the_plots_with_a_message(monkeypatch
 
 
 def test_benchmark_api_refuses_plots_without_matplotlib_before_running(monkeypatch, tmp_path):
-    monkeypatch.setattr(cli_args, "has_module", lambda name: name != "matplotlib")
+    monkeypatch.setattr(preflight, "has_module", lambda name: name != "matplotlib")
     monkeypatch.setattr(benchmark, "evaluate", lambda *a, **k: pytest.fail("ran episodes"))
     with pytest.raises(ImportError, match="matplotlib"):
         benchmark.run_benchmark(out=tmp_path, episodes=1, plots=True)
@@ -114,7 +116,7 @@ def test_benchmark_api_refuses_plots_without_matplotlib_before_running(monkeypat
 
 def test_mp4_without_ffmpeg_is_refused_before_rendering(monkeypatch, tmp_path, capsys):
     _no_work(monkeypatch)
-    monkeypatch.setattr(cli_args, "has_module", lambda name: name != "imageio_ffmpeg")
+    monkeypatch.setattr(preflight, "has_module", lambda name: name != "imageio_ffmpeg")
     assert main(["render", "--out", str(tmp_path / "a.mp4")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--out" in err and "crowdsteer[video]" in err

@@ -13,37 +13,41 @@ pytest.importorskip("stable_baselines3")
 import crowdsteer.envs  # noqa: E402, F401
 from crowdsteer.baselines.policies import SHIPPED_MODELS, load_policy  # noqa: E402
 from crowdsteer.envs.core.config import PRESETS, CrowdConfig  # noqa: E402
-from crowdsteer.training import callbacks as cb  # noqa: E402
-from crowdsteer.training import ppo, sac  # noqa: E402
 from crowdsteer.training.cli import main as cli_main  # noqa: E402
-from crowdsteer.training.evaluate import make_config  # noqa: E402
+from crowdsteer.training.cli.dataclass_flags import parse_dataclass  # noqa: E402
+from crowdsteer.training.evaluation.evaluate import make_config  # noqa: E402
+from crowdsteer.training.rl import (  # noqa: E402
+    ppo,
+    runs,  # noqa: E402
+    sac,
+)
 
 
 @pytest.mark.parametrize("module", [ppo, sac])
 def test_train_defaults_are_evaluates(module):
     """No environment flag: the configuration ``crowdsteer evaluate`` uses by default."""
-    args = cb.parse_args(module.Args, [])
-    assert cb.effective_config(cb.env_config(args)) == make_config().as_dict()
+    args = parse_dataclass(module.Args, [])
+    assert runs.effective_config(runs.env_config(args)) == make_config().as_dict()
 
 
 def test_preset_flag_gives_the_preset_and_flags_override_it():
-    args = cb.parse_args(ppo.Args, ["--preset", "crowdnav"])
-    assert cb.effective_config(cb.env_config(args)) == {**PRESETS["crowdnav"].as_dict()}
-    args = cb.parse_args(ppo.Args, ["--preset", "crowdnav", "--learners-visible"])
-    got = cb.effective_config(cb.env_config(args))
+    args = parse_dataclass(ppo.Args, ["--preset", "crowdnav"])
+    assert runs.effective_config(runs.env_config(args)) == {**PRESETS["crowdnav"].as_dict()}
+    args = parse_dataclass(ppo.Args, ["--preset", "crowdnav", "--learners-visible"])
+    got = runs.effective_config(runs.env_config(args))
     assert got == PRESETS["crowdnav_visible"].as_dict()
-    args = cb.parse_args(ppo.Args, ["--no-learners-visible", "--n-learners", "4"])
-    got = cb.effective_config(cb.env_config(args))
+    args = parse_dataclass(ppo.Args, ["--no-learners-visible", "--n-learners", "4"])
+    got = runs.effective_config(runs.env_config(args))
     assert got["learners_visible"] is False and got["n_learners"] == 4
 
 
 def test_sparse_reward_is_warned_about_unless_something_helps():
-    preset = cb.env_config(cb.parse_args(ppo.Args, ["--preset", "crowdnav"]))
-    assert "--bc-from" in cb.sparse_reward_warning(preset, None)
-    assert cb.sparse_reward_warning(preset, "orca") is None
-    assert cb.sparse_reward_warning({**preset, "reward_progress": 0.1}, None) is None
-    assert cb.sparse_reward_warning({**preset, "reward_time": -0.05}, None) is None
-    assert cb.sparse_reward_warning({}, None) is None  # the defaults have a progress term
+    preset = runs.env_config(parse_dataclass(ppo.Args, ["--preset", "crowdnav"]))
+    assert "--bc-from" in runs.sparse_reward_warning(preset, None)
+    assert runs.sparse_reward_warning(preset, "orca") is None
+    assert runs.sparse_reward_warning({**preset, "reward_progress": 0.1}, None) is None
+    assert runs.sparse_reward_warning({**preset, "reward_time": -0.05}, None) is None
+    assert runs.sparse_reward_warning({}, None) is None  # the defaults have a progress term
 
 
 def test_shipped_crowdnav_policy_loads_by_name_and_acts():
@@ -74,7 +78,7 @@ def test_evaluate_cli_plays_test_cases_and_says_what_it_ran(capsys):
 
 def test_benchmark_runs_crowdnavs_test_and_leaves_out_models_that_cannot_read_it(tmp_path):
     from crowdsteer.baselines.policies import shipped_model
-    from crowdsteer.training.benchmark import run_benchmark
+    from crowdsteer.training.evaluation.benchmark import run_benchmark
 
     rows = run_benchmark(
         tmp_path, episodes=3, scenarios=["crowdnav_circle"], policies=["orca"],

@@ -9,9 +9,14 @@ import math
 import numpy as np
 import pytest
 
-from crowdsteer.training.benchmark import CI_COLUMNS, CSV_COLUMNS, benchmark_config, run_benchmark
 from crowdsteer.training.cli import main
-from crowdsteer.training.evaluate import (
+from crowdsteer.training.evaluation.benchmark import (
+    CI_COLUMNS,
+    CSV_COLUMNS,
+    benchmark_config,
+    run_benchmark,
+)
+from crowdsteer.training.evaluation.evaluate import (
     evaluate,
     make_config,
     metric_means,
@@ -19,7 +24,7 @@ from crowdsteer.training.evaluate import (
     run_episodes,
     to_jsonable,
 )
-from crowdsteer.training.metrics import METRIC_KEYS, Estimate, learner_metrics
+from crowdsteer.training.evaluation.metrics import METRIC_KEYS, Estimate, learner_metrics
 
 SMALL = {"scenario": "circle_crossing", "n_learners": 2, "n_pedestrians": 3}
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.training.metrics import (
+from crowdsteer.training.evaluation.metrics import (
     METRIC_KEYS,
     DeadlockParams,
     EpisodeRecord,

@@ -13,7 +13,7 @@ import pytest
 
 from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
-from crowdsteer.training.play import human_action, run_play
+from crowdsteer.training.interactive.play import human_action, run_play
 
 RUN = {"episodes": 1, "realtime": False, "wait_at_end": False}
 

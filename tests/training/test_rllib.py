@@ -29,7 +29,9 @@ import pytest
 
 from crowdsteer.baselines import rllib_policy
 from crowdsteer.baselines.policies import load_policy
-from crowdsteer.training import rllib_env, rllib_ppo
+from crowdsteer.training.cli import main as cli_main
+from crowdsteer.training.cli.dataclass_flags import parse_dataclass
+from crowdsteer.training.rl import rllib_env, rllib_ppo
 
 needs_ray = pytest.mark.skipif(
     not rllib_env.ray_available(),
@@ -47,7 +49,7 @@ RUN_TIMEOUT = 300
 
 @pytest.mark.skipif(rllib_env.ray_available(), reason="Ray is installed here")
 def test_without_ray_main_says_how_to_install(capsys):
-    assert rllib_ppo.main(["--iterations", "1"]) == 2
+    assert cli_main(["train-rllib", "--iterations", "1"]) == 2
     assert "pip install" in capsys.readouterr().out
 
 
@@ -63,7 +65,7 @@ def test_without_ray_main_says_how_to_install(capsys):
     ],
 )
 def test_options_out_of_range_are_refused_by_name(argv, named):
-    args = rllib_ppo.build_parser().parse_args(argv)
+    args = parse_dataclass(rllib_ppo.Args, argv)
     with pytest.raises(ValueError, match=re.escape(named)):
         rllib_ppo.check_args(args)
 
@@ -127,7 +129,7 @@ def test_without_ray_loading_a_checkpoint_names_the_extra(tmp_path):
 def _train(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[list[dict], str]:
     """Run the training script in a fresh process; its JSON rows and its whole output."""
     proc = subprocess.run(
-        [sys.executable, "-m", "crowdsteer.training.rllib_ppo", "--json", *argv],
+        [sys.executable, "-m", "crowdsteer.training.cli", "train-rllib", "--json", *argv],
         cwd=cwd,
         env={**os.environ, **(env or {})},
         capture_output=True,
@@ -266,8 +268,8 @@ def test_checkpoints_whose_connectors_change_observations_are_refused(tmp_path):
 
 @needs_ray
 def test_crowdsteer_evaluate_and_benchmark_take_an_rllib_checkpoint(local_run, capsys):
-    from crowdsteer.training.benchmark import run_benchmark
     from crowdsteer.training.cli import main as cli
+    from crowdsteer.training.evaluation.benchmark import run_benchmark
 
     cwd, _, _ = local_run
     ck = str(cwd / "runs" / "ck")
@@ -369,7 +371,7 @@ def test_runners_the_cluster_cannot_hold_are_refused_at_once(ray_cluster, tmp_pa
     address, env = ray_cluster
     t0 = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "crowdsteer.training.rllib_ppo", "--address", address,
+        [sys.executable, "-m", "crowdsteer.training.cli", "train-rllib", "--address", address,
          "--num-env-runners", "3", "--iterations", "1"],
         cwd=tmp_path, env={**os.environ, **env}, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

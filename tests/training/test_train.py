@@ -14,8 +14,14 @@ pytest.importorskip("stable_baselines3")
 
 from crowdsteer.baselines.policies import load_policy  # noqa: E402
 from crowdsteer.envs.api.sb3 import make_sb3_vec_env  # noqa: E402
-from crowdsteer.training import bc, plot_curves, ppo, sac  # noqa: E402
-from crowdsteer.training import callbacks as cb  # noqa: E402
+from crowdsteer.training.cli import main as cli_main  # noqa: E402
+from crowdsteer.training.cli.dataclass_flags import parse_dataclass  # noqa: E402
+from crowdsteer.training.rl import (  # noqa: E402
+    bc,
+    plot_curves,
+    ppo,
+    runs,  # noqa: E402
+)
 
 SMALL = ["--scenario", "circle_crossing", "--n-learners", "2", "--n-pedestrians", "2",
          "--num-worlds", "2", "--eval-episodes", "2", "--no-progress-bar",
@@ -29,7 +35,7 @@ def _summary(run_dir) -> dict:
 def test_ppo_trains_saves_and_reloads(tmp_path):
     argv = SMALL + ["--total-steps", "3000", "--n-steps", "64", "--batch-size", "128",
                     "--eval-every", "1000", "--out", str(tmp_path), "--name", "ppo"]  # fmt: skip
-    assert ppo.main(argv) == 0
+    assert cli_main(["train", "--algo", "ppo", *argv]) == 0
     run = tmp_path / "ppo"
     for name in ("model.zip", "vecnormalize.pkl", "progress.csv", "evals.json", "args.json",
                  "best/model.zip", "best/vecnormalize.pkl"):  # fmt: skip
@@ -74,7 +80,7 @@ def test_sac_smoke(tmp_path):
     argv = SMALL + ["--total-steps", "400", "--learning-starts", "100", "--batch-size", "64",
                     "--gradient-steps", "1", "--eval-every", "10000", "--buffer-size", "2000",
                     "--net-arch", "32", "32", "--out", str(tmp_path), "--name", "sac"]  # fmt: skip
-    assert sac.main(argv) == 0
+    assert cli_main(["train", "--algo", "sac", *argv]) == 0
     summary = _summary(tmp_path / "sac")
     assert summary["losses_finite"]
     assert {"train/actor_loss", "train/critic_loss"} <= set(summary["last_losses"])
@@ -89,7 +95,7 @@ def test_behaviour_cloning_fits_the_teacher(tmp_path):
     from stable_baselines3 import PPO
 
     args = ppo.Args(n_learners=2, n_pedestrians=2, num_worlds=4)
-    env = cb.make_vec_env(args, args.num_worlds, seed=0)
+    env = runs.make_vec_env(args, args.num_worlds, seed=0)
     model = PPO("MlpPolicy", env, n_steps=16, batch_size=32, seed=0, device="cpu")
     info = bc.behaviour_clone(model, env, "goal_seek", steps=1500, epochs=15)
     assert info["samples"] >= 1500
@@ -103,15 +109,15 @@ def test_parse_args_flags():
     argv = ["--num-worlds", "8", "--shaping-reference", "right_of_way", "--no-norm-reward",
             "--net-arch", "32", "16", "--bc-from", "none",
             "--env", "reward_collision=-1.0", "dt=0.2"]  # fmt: skip
-    args = cb.parse_args(ppo.Args, argv)
+    args = parse_dataclass(ppo.Args, argv)
     assert args.num_worlds == 8 and args.shaping_reference == "right_of_way"
     assert args.norm_reward is False and args.norm_obs is True
     assert args.net_arch == [32, 16] and args.bc_from is None
-    config = cb.env_config(args)
+    config = runs.env_config(args)
     assert config["reward_collision"] == -1.0 and config["dt"] == 0.2
-    assert cb.env_config(cb.parse_args(ppo.Args, []))["shaping_weight"] == 0.0
+    assert runs.env_config(parse_dataclass(ppo.Args, []))["shaping_weight"] == 0.0
     with pytest.raises(SystemExit):
-        cb.parse_args(ppo.Args, ["--no-such-flag", "1"])
+        parse_dataclass(ppo.Args, ["--no-such-flag", "1"])
 
 
 def test_shipped_model_loads_and_navigates():
@@ -119,7 +125,7 @@ def test_shipped_model_loads_and_navigates():
     its documented setting (circle crossing, 5 learners, 5 pedestrians) on held-out episodes."""
     from pathlib import Path
 
-    from crowdsteer.training.evaluate import evaluate
+    from crowdsteer.training.evaluation.evaluate import evaluate
 
     path = Path(ppo.__file__).parent / "models" / "ppo_circle_crossing" / "model.zip"
     policy = load_policy(str(path))

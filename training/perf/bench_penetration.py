@@ -11,22 +11,22 @@ an active body:
 
 The physics sweeps every move against the walls and obstacles, so every count must be zero.
 
-    python -m crowdsteer.training.bench_penetration                 # 30 M body-steps
-    python -m crowdsteer.training.bench_penetration --body-steps 1e6
+    crowdsteer bench-penetration                 # 30 M body-steps
+    crowdsteer bench-penetration --body-steps 1e6
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
 from crowdsteer.envs import CrowdConfig, make_batch
 from crowdsteer.envs.core.state import FLOCK
+
+from ..support.options import arg
 
 SCENARIOS = ("corridor", "bottleneck", "obstacle_field", "path_course", "symmetric_obstacles")
 BEHAVIOURS = (
@@ -37,14 +37,14 @@ BEHAVIOURS = (
 
 @dataclass
 class Args:
-    body_steps: float = 30e6
-    """Body-steps in all, shared equally among the scenario x behaviour runs."""
-    worlds: int = 64
-    """Worlds stepped together in each run."""
-    pedestrians: int = 12
-    flock: int = 6
-    seed: int = 0
-    json: bool = False
+    """Count wall crossings and bodies inside obstacles over every scenario and behaviour."""
+
+    body_steps: float = arg(30e6, "body-steps in all, shared equally among the runs")
+    worlds: int = arg(64, "worlds stepped together in each run")
+    pedestrians: int = arg(12, "scripted pedestrians per world")
+    flock: int = arg(6, "flock units per world")
+    seed: int = arg(0, "seed of the first world")
+    json: bool = arg(False, "print one JSON object")
 
 
 def _cross(ax, ay, bx, by, px, py):
@@ -115,12 +115,9 @@ def run(scenario: str, behaviour: str, body_steps: float, args: Args) -> dict:
     return totals
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for name, value in asdict(Args()).items():
-        kind = (lambda v: bool(int(v))) if isinstance(value, bool) else type(value)
-        parser.add_argument(f"--{name.replace('_', '-')}", type=kind, default=value)
-    args = Args(**vars(parser.parse_args(argv)))
+def report(args: Args) -> int:
+    """Run every scenario and behaviour for ``args.body_steps`` body-steps in all and print the
+    violations found (``json``: one JSON object). Returns 0."""
     share = args.body_steps / (len(SCENARIOS) * len(BEHAVIOURS))
     rows, start = [], time.perf_counter()
     for scenario in SCENARIOS:
@@ -139,7 +136,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{'total':<35} " + " ".join(f"{total[k]:>19,}" for k in keys))
     print(f"{time.perf_counter() - start:.0f} s")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

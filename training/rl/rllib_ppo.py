@@ -8,9 +8,9 @@ this machine; with one (``HOST:PORT`` of ``ray start --head``, or ``auto``) the 
 over the cluster's nodes, each of which needs crowdsteer installed. Each env runner takes
 ``--cpus-per-runner`` CPUs; a request the cluster cannot hold is refused before training.
 
-    python -m crowdsteer.training.rllib_ppo --iterations 2 --checkpoint runs/rllib
-    python -m crowdsteer.training.rllib_ppo --resume runs/rllib --checkpoint runs/rllib
-    python -m crowdsteer.training.rllib_ppo --address auto --num-env-runners 8 --iterations 200
+    crowdsteer train-rllib --iterations 2 --checkpoint runs/rllib
+    crowdsteer train-rllib --resume runs/rllib --checkpoint runs/rllib
+    crowdsteer train-rllib --address auto --num-env-runners 8 --iterations 200
 
 Ray's ``rllib`` extra pins its own Gymnasium (1.2.x at the time of writing), so install it in an
 environment of its own: torch first (the CPU build), then ``pip install -e .[rllib]``.
@@ -18,15 +18,15 @@ environment of its own: torch first (the CPU build), then ``pip install -e .[rll
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
-from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from crowdsteer.envs.core.config import CrowdConfig
 
+from ..support.options import arg
 from .rllib_env import CrowdMultiAgentEnv, CrowdOutcomeCallback, ray_available
 
 POLICY = "shared"
@@ -55,38 +55,33 @@ def shared_policy(agent_id: Any, episode: Any = None, **kwargs: Any) -> str:
     return POLICY
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m crowdsteer.training.rllib_ppo", description=__doc__.split("\n\n")[0]
+@dataclass
+class Args:
+    """Multi-agent PPO (Ray RLlib) with one policy shared by every learner."""
+
+    iterations: int = arg(2, "training iterations")
+    address: str | None = arg(None, "Ray cluster: HOST:PORT or auto (default: start Ray here)")
+    num_cpus: int | None = arg(None, "CPUs of Ray started here")
+    num_env_runners: int = arg(0, "env runners; 0: sample in the driver")
+    cpus_per_runner: float = arg(1.0, "CPUs each runner reserves")
+    envs_per_runner: int = arg(1, "environments per env runner")
+    scenario: str = arg("circle_crossing", "scenario name")
+    n_learners: int = arg(3, "learners per world, one shared policy")
+    n_pedestrians: int = arg(5, "scripted pedestrians per world")
+    max_steps: int = arg(50, "episode length in steps")
+    train_batch: int = arg(600, "env steps per iteration")
+    minibatch: int = arg(200, "minibatch size")
+    epochs: int = arg(1, "epochs over each batch")
+    lr: float = arg(3e-4, "learning rate")
+    seed: int = arg(0, "same seed, same run")
+    checkpoint: str | None = arg(None, "directory to save the trained algorithm")
+    resume: str | None = arg(
+        None, "checkpoint directory to continue from (its own settings; runs --iterations more)"
     )
-    p.add_argument("--iterations", type=int, default=2, help="training iterations")
-    p.add_argument(
-        "--address", default=None, help="Ray cluster: HOST:PORT or auto (default: start Ray here)"
-    )
-    p.add_argument("--num-cpus", type=int, default=None, help="CPUs of Ray started here")
-    p.add_argument("--num-env-runners", type=int, default=0, help="0: sample in the driver")
-    p.add_argument("--cpus-per-runner", type=float, default=1.0, help="CPUs each runner reserves")
-    p.add_argument("--envs-per-runner", type=int, default=1)
-    p.add_argument("--scenario", default="circle_crossing")
-    p.add_argument("--n-learners", type=int, default=3)
-    p.add_argument("--n-pedestrians", type=int, default=5)
-    p.add_argument("--max-steps", type=int, default=50, help="episode length in steps")
-    p.add_argument("--train-batch", type=int, default=600, help="env steps per iteration")
-    p.add_argument("--minibatch", type=int, default=200)
-    p.add_argument("--epochs", type=int, default=1)
-    p.add_argument("--lr", type=float, default=3e-4)
-    p.add_argument("--seed", type=int, default=0, help="same seed, same run")
-    p.add_argument("--checkpoint", default=None, help="directory to save the trained algorithm")
-    p.add_argument(
-        "--resume",
-        default=None,
-        help="checkpoint directory to continue from (its own settings; runs --iterations more)",
-    )
-    p.add_argument("--json", action="store_true", help="one JSON object per iteration")
-    return p
+    json: bool = arg(False, "one JSON object per iteration")
 
 
-def check_args(args: argparse.Namespace) -> None:
+def check_args(args: Args) -> None:
     """Raise ``ValueError`` naming the first option outside its allowed range."""
     at_least = {
         "iterations": 1,
@@ -140,7 +135,7 @@ def check_cluster_cpus(
     return None
 
 
-def env_config(args: argparse.Namespace) -> dict[str, Any]:
+def env_config(args: Args) -> dict[str, Any]:
     """The environment's keyword arguments (``CrowdConfig`` keys) of a run."""
     return {
         "scenario": args.scenario,
@@ -150,7 +145,7 @@ def env_config(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def build_config(args: argparse.Namespace) -> Any:
+def build_config(args: Args) -> Any:
     """The RLlib ``PPOConfig`` of a run: one policy shared by every learner."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -222,7 +217,7 @@ def load_algorithm(path: str) -> Any:
     return algo
 
 
-def _runners_wanted(args: argparse.Namespace) -> tuple[int, float]:
+def _runners_wanted(args: Args) -> tuple[int, float]:
     """Check the options (``ValueError`` naming the first bad one); the env runners of the run
     and the CPUs each reserves (from the checkpoint when resuming)."""
     check_args(args)
@@ -235,10 +230,9 @@ def _runners_wanted(args: argparse.Namespace) -> tuple[int, float]:
     return args.num_env_runners, args.cpus_per_runner
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def train(args: Args) -> int:
     """Train; prints one line per iteration. Returns 0; 2 when Ray is missing or an option or
     the cluster's size rules the run out (with the reason)."""
-    args = build_parser().parse_args(argv)
     if not ray_available():
         print(MISSING_RAY)
         return 2
@@ -283,7 +277,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         ray.shutdown()
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

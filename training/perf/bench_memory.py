@@ -12,18 +12,18 @@ one world stepped, so 1,000,000 env steps are 3,907 calls of up to 20 million bo
 ``body_steps`` counts the bodies present in their world at each step (learners that reached
 their goal or collided have left until their world resets).
 
-    python -m crowdsteer.training.bench_memory                    # single env, 1e6 steps
-    python -m crowdsteer.training.bench_memory --form batch --json
+    crowdsteer bench-memory                    # single env, 1e6 steps
+    crowdsteer bench-memory --form batch --json
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -142,17 +142,9 @@ def run(form: str, steps: int, every: int, seed: int = 0, warmup: int = 2000) ->
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run and print the RSS summary (``--json``: one JSON object). Returns 0."""
-    p = argparse.ArgumentParser(
-        prog="python -m crowdsteer.training.bench_memory", description=__doc__.split("\n\n")[0]
-    )
-    p.add_argument("--form", choices=sorted(FORMS), default="single")
-    p.add_argument("--steps", type=int, default=1_000_000, help="env steps to run")
-    p.add_argument("--every", type=int, default=10_000, help="env steps between RSS samples")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true")
-    args = p.parse_args(argv)
+def report(args: Any) -> int:
+    """Run the options of ``crowdsteer bench-memory`` (``args``: their namespace) and print the
+    RSS summary (``json``: one JSON object). Returns 0."""
     res = run(args.form, args.steps, args.every, args.seed)
     if args.json:
         print(json.dumps(res))
@@ -165,7 +157,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"RSS end    {res['rss_end_mb']:.1f} MiB; largest sample {res['rss_max_mb']:.1f} MiB")
     print(f"growth start -> end {res['growth_mb']:+.1f} MiB")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

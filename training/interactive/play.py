@@ -29,8 +29,8 @@ from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.sensing import goal_frame_angle
 
+from ..evaluation.metrics import EpisodeRecord, learner_metrics
 from .demo import demo_config, resolve_policy
-from .metrics import EpisodeRecord, learner_metrics
 
 PLAYER = 0
 """The learner the person drives."""
@@ -70,8 +70,8 @@ def human_action(
 
 class EpisodeRecorder:
     """Records world 0 of a batch step by step into an :class:`EpisodeRecord`, with the
-    conventions of ``crowdsteer.training.evaluate`` (row ``t`` is the state after step ``t``; a
-    learner's row is valid when it took that step)."""
+    conventions of ``crowdsteer.training.evaluation.evaluate`` (row ``t`` is the state after
+    step ``t``; a learner's row is valid when it took that step)."""
 
     def __init__(self, batch: CrowdBatch) -> None:
         self.batch = batch
@@ -267,7 +267,7 @@ def run_play(
 
 def play_cli(args) -> int:
     """``crowdsteer play``: check that a window can open, then play."""
-    from .cli_args import UsageError, has_display, window_error
+    from ..support.preflight import UsageError, has_display, window_error
 
     if not has_display():
         raise UsageError(

@@ -11,17 +11,16 @@ on ``num_worlds``: a world seeded with ``s`` replays the episode of a single wor
 ``s``, and they act on each observation row independently (a neural network may differ in the
 last bits between batch sizes).
 
-Recording conventions (see ``crowdsteer.training.metrics``): row ``t`` is the state after step
-``t``. A learner's row ``t`` is valid when it took step ``t`` (it was still in the episode before
-the step), so the row on which it arrives or collides is kept, and its rows after leaving are not.
-Pedestrians are valid whenever active. ``start`` and ``goal`` are those drawn at reset (scripted
-pedestrians turn back at their goals, which the record does not follow). An episode ends on the
-step at which its world is done: no learner left, or the time limit.
+Recording conventions (see ``crowdsteer.training.evaluation.metrics``): row ``t`` is the state after
+step ``t``. A learner's row ``t`` is valid when it took step ``t`` (it was still in the episode
+before the step), so the row on which it arrives or collides is kept, and its rows after leaving are
+not. Pedestrians are valid whenever active. ``start`` and ``goal`` are those drawn at reset
+(scripted pedestrians turn back at their goals, which the record does not follow). An episode ends
+on the step at which its world is done: no learner left, or the time limit.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -311,7 +310,7 @@ def to_jsonable(result: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def evaluate_cli(args: argparse.Namespace) -> int:
+def evaluate_cli(args: Any) -> int:
     """``crowdsteer evaluate``: print the metrics table (or JSON with ``--json``)."""
     config: dict[str, Any] = {}
     for key in ("n_learners", "n_pedestrians", "pedestrian_behaviour", "learners_visible"):

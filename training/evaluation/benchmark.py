@@ -22,7 +22,6 @@ one robot among 5 ORCA humans that do not see it; episode seed ``s`` plays its t
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 import sys
@@ -143,7 +142,7 @@ def run_benchmark(
 
     from crowdsteer.baselines.policies import list_policies
 
-    from .cli_args import has_module, install_hint
+    from ..support.preflight import has_module, install_hint
 
     if plots and out is not None and not has_module("matplotlib"):
         # checked before the runs, not after them
@@ -310,12 +309,12 @@ def write_markdown(
     Path(path).write_text("\n".join(lines))
 
 
-def benchmark_cli(args: argparse.Namespace) -> int:
+def benchmark_cli(args: Any) -> int:
     """``crowdsteer benchmark``: run, write the outputs, print the tables and the wall time.
 
     The output folder is checked first; without matplotlib the plots are skipped with a message.
     """
-    from .cli_args import has_module, install_hint, output_folder
+    from ..support.preflight import has_module, install_hint, output_folder
 
     output_folder(args.out, "--out")
     plots = not getattr(args, "no_plots", False)

@@ -6,14 +6,14 @@ trails fill up. Three overlay settings: none; every overlay on with precomputed 
 (drawing only); every overlay on and computed from the state each frame with the steering debug
 functions (what a debugging session costs).
 
-Run: ``python -m crowdsteer.training.bench_render [--frames 300] [--size 640]``.
+Run: ``crowdsteer bench-render [--frames 300] [--size 640]``.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
+from typing import Any
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
@@ -104,18 +104,12 @@ def measure(
     return frames / elapsed, 1000.0 * elapsed / frames, 1000.0 * cpu / frames
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--frames", type=int, default=300, help="timed frames per setting")
-    parser.add_argument("--size", type=int, default=640, help="frame width and height (px)")
-    args = parser.parse_args(argv)
+def report(args: Any) -> None:
+    """Time rendering with the options of ``crowdsteer bench-render`` (``args``: their
+    namespace) and print one row per crowd size and overlay mode."""
     print(f"rgb_array {args.size}x{args.size}, trails of 20, {args.frames} frames per row")
     print(f"{'bodies':>6}  {'overlays':<9} {'fps':>7}  {'ms/frame':>8}  {'cpu ms/frame':>12}")
     for n in (10, 200):
         for mode in ("none", "drawn", "computed"):
             fps, ms, cpu = measure(n, mode, args.frames, args.size)
             print(f"{n:>6}  {mode:<9} {fps:>7.0f}  {ms:>8.2f}  {cpu:>12.2f}")
-
-
-if __name__ == "__main__":
-    main()

@@ -51,7 +51,6 @@ time of a window (median): below 1 (single thread) means other work took the cor
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -60,7 +59,7 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit
@@ -447,7 +446,7 @@ def summarise(case: Case, windows: Sequence[Window]) -> dict:
     }
 
 
-def measure(case: Case, args: argparse.Namespace) -> dict:
+def measure(case: Case, args: Any) -> dict:
     """Build the case, time it, and return its JSON row."""
     import numba
 
@@ -473,60 +472,14 @@ def measure(case: Case, args: argparse.Namespace) -> dict:
     return row
 
 
-# ------------------------------------------------------------------------------------- cli
-def _int_list(text: str) -> list[int]:
-    return [int(v) for v in text.split(",") if v.strip()]
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="crowdsteer bench-speed", description=__doc__.split("\n\n")[0])
-    p.add_argument("--num-worlds", type=_int_list, default=None, help="B values, e.g. 16,256")
-    p.add_argument("--bodies", type=_int_list, default=None, help="N values, e.g. 10,50")
-    p.add_argument(
-        "--forms",
-        default=None,
-        help=f"comma-separated subset of {','.join(ALL_FORMS)} (default: all, or only batch "
-        "when --num-worlds or --bodies is given)",
-    )
-    p.add_argument("--seconds", type=float, default=1.0, help="length of one timed window")
-    p.add_argument(
-        "--repeats", type=int, default=3, help="timed windows per case (median, min and max kept)"
-    )
-    p.add_argument("--warmup", type=float, default=0.3, help="seconds stepped before timing")
-    p.add_argument("--ceiling", action="store_true", help="also time the minimal kernel")
-    p.add_argument(
-        "--threads",
-        type=_int_list,
-        default=None,
-        help="batch forms also with the prange-over-worlds kernels at these numba thread "
-        "counts, e.g. 1,2 (needs NUMBA_NUM_THREADS >= the largest)",
-    )
-    p.add_argument(
-        "--learners-leave",
-        action="store_true",
-        help="learners that reach their goal leave their world, as in training, instead of "
-        "turning back (batch forms), and the parallel env resets only when no agent is left: "
-        "the figures then count fewer bodies per step",
-    )
-    p.add_argument("--seed", type=int, default=0)
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="one JSON object per line")
-    out.add_argument(
-        "--markdown",
-        action="store_true",
-        help="a Markdown table (the rows of the README's and docs/performance.md's tables)",
-    )
-    return p
-
-
-def plan(args: argparse.Namespace) -> list[Case]:
+def plan(args: Any) -> list[Case]:
     """The cases to run, small to large."""
     if not (math.isfinite(args.seconds) and args.seconds > 0):
-        raise SystemExit(f"--seconds={args.seconds} must be a finite number > 0")
+        raise ValueError(f"--seconds={args.seconds} must be a finite number > 0")
     if not (math.isfinite(args.warmup) and args.warmup >= 0):
-        raise SystemExit(f"--warmup={args.warmup} must be a finite number >= 0")
+        raise ValueError(f"--warmup={args.warmup} must be a finite number >= 0")
     if args.repeats < 1:
-        raise SystemExit(f"--repeats={args.repeats} must be an int >= 1")
+        raise ValueError(f"--repeats={args.repeats} must be an int >= 1")
     restricted = args.num_worlds is not None or args.bodies is not None
     if args.forms is None:
         forms = ("batch",) if restricted else ALL_FORMS
@@ -534,16 +487,16 @@ def plan(args: argparse.Namespace) -> list[Case]:
         forms = tuple(f.strip() for f in args.forms.split(",") if f.strip())
         unknown = sorted(set(forms) - set(ALL_FORMS))
         if unknown:
-            raise SystemExit(f"--forms: unknown {unknown}; choose from {ALL_FORMS}")
+            raise ValueError(f"--forms: unknown {unknown}; choose from {ALL_FORMS}")
     worlds = args.num_worlds or list(GRID_WORLDS)
     bodies = args.bodies or list(GRID_BODIES)
     if min(worlds + bodies) < 1:
-        raise SystemExit("--num-worlds and --bodies take positive integers")
+        raise ValueError("--num-worlds and --bodies take positive integers")
     max_threads = max(args.threads or [1])
     import numba
 
     if max_threads > numba.config.NUMBA_NUM_THREADS:
-        raise SystemExit(
+        raise ValueError(
             f"--threads {max_threads} needs NUMBA_NUM_THREADS >= {max_threads} "
             f"(it is {numba.config.NUMBA_NUM_THREADS})"
         )
@@ -628,10 +581,10 @@ def format_markdown(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the benchmark; prints a table, JSON lines with ``--json`` or a Markdown table with
-    ``--markdown``. Returns 0."""
-    args = build_parser().parse_args(argv)
+def run(args: Any) -> int:
+    """Run the benchmark with the options of ``crowdsteer bench-speed`` (``args``: their
+    namespace); prints a table, JSON lines with ``json`` or a Markdown table with ``markdown``.
+    Returns 0."""
     cases = plan(args)
     rows: list[dict] = []
     ceiling = None
@@ -650,7 +603,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif not args.json:
         print(format_table(rows))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

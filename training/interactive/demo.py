@@ -20,7 +20,7 @@ import numpy as np
 from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
 
-from .cli_args import UsageError, has_display, output_file, window_error
+from ..support.preflight import UsageError, has_display, output_file, window_error
 
 DEMO_SNAPSHOT_STEP = 20
 """The step written as the demo's PNG: everyone is still walking and meeting mid-scene."""

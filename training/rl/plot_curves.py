@@ -4,15 +4,13 @@ Reads ``progress.csv`` of each run directory (written by the training scripts' e
 draws one line per run, with the collision rate dashed, and optionally a horizontal line per
 scripted baseline for comparison.
 
-    python -m crowdsteer.training.plot_curves runs/ppo_plain runs/ppo_shaped \\
+    crowdsteer plot-curves runs/ppo_plain runs/ppo_shaped \\
         --labels "no shaping" "right_of_way shaping" --out docs/learning_curves.png
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -73,26 +71,3 @@ def plot_curves(
     fig.savefig(out)
     plt.close(fig)
     return out
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", help="run directories (or progress.csv files)")
-    parser.add_argument("--labels", nargs="*", default=None)
-    parser.add_argument("--out", default="learning_curves.png")
-    parser.add_argument("--title", default="")
-    parser.add_argument("--x", default="timesteps", help="timesteps, wall_s or cpu_s")
-    parser.add_argument("--baseline", action="append", default=[],
-                        help="NAME=SUCCESS_RATE drawn as a horizontal line")  # fmt: skip
-    args = parser.parse_args(argv)
-    baselines = {}
-    for item in args.baseline:
-        name, _, value = item.partition("=")
-        baselines[name] = float(value)
-    path = plot_curves(args.runs, args.out, args.labels, args.title, baselines, args.x)
-    print(path)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

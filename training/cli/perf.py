@@ -1,0 +1,160 @@
+"""Commands that measure the simulator: ``bench-speed``, ``bench-memory``, ``bench-render`` and
+``bench-penetration``."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+from . import types as ca
+from .base import Commands
+from .dataclass_flags import parse_dataclass
+
+
+def int_list(text: str) -> list[int]:
+    """Argument type: comma-separated positive integers, e.g. ``16,256``."""
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"must be positive integers like 16,256, got {text!r}")
+    return values
+
+
+def seconds(low_inclusive: bool) -> Callable[[str], float]:
+    """Argument type: a finite number of seconds, ``>= 0`` or ``> 0``."""
+    bound = ">= 0" if low_inclusive else "> 0"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (math.isfinite(value) and (value >= 0 if low_inclusive else value > 0)):
+            raise argparse.ArgumentTypeError(f"must be a finite number {bound}, got {text!r}")
+        return value
+
+    parse.__name__ = f"seconds{bound}"
+    return parse
+
+
+def _bench_speed(args: argparse.Namespace) -> int:
+    from ..perf.bench_speed import run
+
+    return run(args)
+
+
+def _bench_memory(args: argparse.Namespace) -> int:
+    from ..perf.bench_memory import report
+
+    return report(args)
+
+
+def _bench_render(args: argparse.Namespace) -> int:
+    from ..perf.bench_render import report
+
+    report(args)
+    return 0
+
+
+def _bench_penetration(args: argparse.Namespace) -> int:
+    from ..perf import bench_penetration
+
+    options = parse_dataclass(
+        bench_penetration.Args, args.rest, prog="crowdsteer bench-penetration"
+    )
+    return bench_penetration.report(options)
+
+
+def add_perf_commands(commands: Commands) -> None:
+    """``bench-speed``, ``bench-memory``, ``bench-render`` and ``bench-penetration``."""
+    p = commands.add(
+        "bench-speed",
+        _bench_speed,
+        "steps per second of the simulator and the environments",
+        "Measures the step rate of the batch, the Gymnasium and PettingZoo forms and large\n"
+        "worlds, counting only bodies present in their world; --ceiling adds the minimal\n"
+        "compiled kernel, and every figure's ratio to it.",
+    )
+    p.add_argument("--num-worlds", type=int_list, default=None, help="B values, e.g. 16,256")
+    p.add_argument("--bodies", type=int_list, default=None, help="N values, e.g. 10,50")
+    p.add_argument(
+        "--forms",
+        default=None,
+        help="comma-separated subset of batch,target,single,parallel,large (default: all, or "
+        "only batch when --num-worlds or --bodies is given)",
+    )
+    p.add_argument("--seconds", type=seconds(False), default=1.0, help="one timed window")
+    p.add_argument(
+        "--repeats",
+        type=ca.int_at_least(1),
+        default=3,
+        help="timed windows per case (median, min and max kept)",
+    )
+    p.add_argument("--warmup", type=seconds(True), default=0.3, help="seconds before timing")
+    p.add_argument("--ceiling", action="store_true", help="also time the minimal kernel")
+    p.add_argument(
+        "--threads",
+        type=int_list,
+        default=None,
+        help="batch forms also with the prange-over-worlds kernels at these numba thread "
+        "counts, e.g. 1,2 (needs NUMBA_NUM_THREADS >= the largest)",
+    )
+    p.add_argument(
+        "--learners-leave",
+        action="store_true",
+        help="learners that reach their goal leave their world, as in training, instead of "
+        "turning back (batch forms), and the parallel env resets only when no agent is left: "
+        "the figures then count fewer bodies per step",
+    )
+    p.add_argument("--seed", type=ca.int_at_least(0), default=0, help="seed of the worlds")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="one JSON object per line")
+    out.add_argument(
+        "--markdown",
+        action="store_true",
+        help="a Markdown table (the rows of the README's and docs/performance.md's tables)",
+    )
+
+    p = commands.add(
+        "bench-memory",
+        _bench_memory,
+        "resident memory over a long run (growth means a leak)",
+        "Steps one form with random actions and samples the process's resident memory.",
+    )
+    p.add_argument(
+        "--form", choices=["single", "parallel", "batch"], default="single", help="what to step"
+    )
+    p.add_argument("--steps", type=ca.int_at_least(1), default=1_000_000, help="env steps")
+    p.add_argument(
+        "--every", type=ca.int_at_least(1), default=10_000, help="env steps between samples"
+    )
+    p.add_argument("--seed", type=ca.int_at_least(0), default=0, help="seed of the worlds")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = commands.add(
+        "bench-render",
+        _bench_render,
+        "frames per second of the renderer, with and without overlays",
+        "Draws rgb_array frames of 10 and 200 bodies with no overlays, overlays drawn from\n"
+        "recorded vectors, and overlays computed for the frame.",
+    )
+    p.add_argument(
+        "--frames", type=ca.int_at_least(1), default=300, help="timed frames per setting"
+    )
+    p.add_argument(
+        "--size", type=ca.int_at_least(64), default=640, help="frame width and height (px)"
+    )
+
+    commands.add(
+        "bench-penetration",
+        _bench_penetration,
+        "wall crossings and bodies inside obstacles over every scenario and behaviour",
+        "Steps every scenario with walls or obstacles under every pedestrian behaviour and\n"
+        "counts the moves that cross a wall or end inside an obstacle (there should be none);\n"
+        "--help lists the options.",
+        pass_through=True,
+        add_help=False,
+    )

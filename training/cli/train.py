@@ -1,0 +1,116 @@
+"""Commands that train and look at training: ``train`` (Stable-Baselines3), ``train-rllib`` and
+``plot-curves``.
+
+The training scripts declare their options as one ``Args`` dataclass at their top; the flags are
+made from it here (``dataclass_flags``), so ``crowdsteer train --algo ppo --help`` lists them.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..support import preflight
+from .base import Commands
+from .dataclass_flags import parse_dataclass
+
+TRAIN_MODULES = ("stable_baselines3", "torch")
+
+
+def _train(args: argparse.Namespace) -> int:
+    rest = list(args.rest) + (["--help"] if args.help else [])
+    if not all(preflight.has_module(m) for m in TRAIN_MODULES):
+        if args.help:
+            args.parser.print_help()
+            hint = preflight.install_hint("torch")
+            print(f"\nThe training options need the 'train' extra: {hint}")
+            return 0
+        preflight.require(TRAIN_MODULES, "crowdsteer train")
+    if args.algo == "ppo":
+        from ..rl import ppo as algo
+    else:
+        from ..rl import sac as algo
+    options = parse_dataclass(algo.Args, rest, prog=f"crowdsteer train --algo {args.algo}")
+    return algo.train(options)
+
+
+def _train_rllib(args: argparse.Namespace) -> int:
+    from ..rl import rllib_ppo
+
+    options = parse_dataclass(rllib_ppo.Args, args.rest, prog="crowdsteer train-rllib")
+    return rllib_ppo.train(options)
+
+
+def _plot_curves(args: argparse.Namespace) -> int:
+    preflight.require(("matplotlib",), "crowdsteer plot-curves")
+    from ..rl.plot_curves import plot_curves
+
+    baselines = {}
+    for item in args.baseline:
+        name, _, value = item.partition("=")
+        baselines[name] = float(value)
+    print(plot_curves(args.runs, args.out, args.labels, args.title, baselines, args.x))
+    return 0
+
+
+def baseline_line(text: str) -> str:
+    """Argument type: ``NAME=SUCCESS_RATE`` with a rate in [0, 1]."""
+    name, sep, value = text.partition("=")
+    try:
+        rate = float(value)
+    except ValueError:
+        rate = float("nan")
+    if not (sep and name and 0.0 <= rate <= 1.0):
+        raise argparse.ArgumentTypeError(
+            f"must be NAME=SUCCESS_RATE with a rate in [0, 1], got {text!r}"
+        )
+    return text
+
+
+def add_train_commands(commands: Commands) -> None:
+    """``train``, ``train-rllib`` and ``plot-curves``."""
+    p = commands.add(
+        "train",
+        _train,
+        "train with Stable-Baselines3 (the 'train' extra); --help lists the options",
+        "Trains one shared policy over every learner of every world. --algo chooses PPO or\n"
+        "SAC; every other option belongs to that algorithm's Args (crowdsteer train --algo\n"
+        "ppo --help lists them). Needs the 'train' extra: pip install 'crowdsteer[train]'.",
+        pass_through=True,
+        add_help=False,
+    )
+    p.add_argument("--algo", choices=["ppo", "sac"], default="ppo", help="the algorithm")
+    p.add_argument("-h", "--help", action="store_true", help="show the training options")
+    p.set_defaults(parser=p)
+
+    commands.add(
+        "train-rllib",
+        _train_rllib,
+        "multi-agent PPO with Ray RLlib (the 'rllib' extra); --help lists the options",
+        "Every learner is an RLlib agent sharing one policy; checkpoints reload with\n"
+        "Algorithm.from_checkpoint and score with crowdsteer evaluate --policy DIR. Ray pins its\n"
+        "own Gymnasium: install the 'rllib' extra in an environment of its own.",
+        pass_through=True,
+        add_help=False,
+    )
+
+    p = commands.add(
+        "plot-curves",
+        _plot_curves,
+        "learning curves of training runs (the 'train' extra)",
+        "Success (solid) and collision (dashed) rates of each run's evaluations against\n"
+        "environment steps, from the progress.csv the training scripts write.",
+    )
+    p.add_argument("runs", nargs="+", help="run directories (or progress.csv files)")
+    p.add_argument("--labels", nargs="*", default=None, help="one label per run")
+    p.add_argument("--out", default="learning_curves.png", help="the PNG written")
+    p.add_argument("--title", default="", help="title of the plot")
+    p.add_argument(
+        "--x", choices=["timesteps", "wall_s", "cpu_s"], default="timesteps", help="the x axis"
+    )
+    p.add_argument(
+        "--baseline",
+        action="append",
+        type=baseline_line,
+        default=[],
+        help="NAME=SUCCESS_RATE drawn as a horizontal line (repeatable)",
+    )

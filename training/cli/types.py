@@ -1,0 +1,106 @@
+"""Argument types and checks of the ``crowdsteer`` command line, run before any work starts.
+
+Each type raises ``argparse.ArgumentTypeError`` with a message that says what is allowed, so the
+parser reports ``argument --NAME: ...`` on one line. Checks that need several arguments, or the
+machine (a display, an installed extra), live in ``crowdsteer.training.support.preflight``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..support.preflight import has_module, install_hint
+
+
+def int_at_least(low: int) -> Callable[[str], int]:
+    """Argument type: an integer ``>= low`` (``2e6`` style accepted when it is whole)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = float(text) if any(c in text for c in ".eE") else int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}") from None
+        if isinstance(value, float) and (not value.is_integer() or abs(value) > 2**62):
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
+        value = int(value)
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
+        return value
+
+    parse.__name__ = f"int>={low}"
+    return parse
+
+
+def one_of(names: Sequence[str], what: str) -> Callable[[str], str]:
+    """Argument type: one of ``names`` (listed in the error)."""
+    allowed = tuple(names)
+
+    def parse(text: str) -> str:
+        if text not in allowed:
+            raise argparse.ArgumentTypeError(
+                f"unknown {what} {text!r}; choose one of: {', '.join(allowed)}"
+            )
+        return text
+
+    parse.__name__ = what
+    return parse
+
+
+def policy_names() -> tuple[str, ...]:
+    from crowdsteer.baselines.policies import list_policies
+
+    return tuple(list_policies())
+
+
+def scenario_choices() -> tuple[str, ...]:
+    from crowdsteer.envs.scenarios import scenario_names
+
+    return tuple(scenario_names())
+
+
+def model_path(text: str) -> str:
+    """Argument type: an existing Stable-Baselines3 ``.zip`` (needs the ``train`` extra) or an
+    RLlib checkpoint directory (needs the ``rllib`` extra when it is loaded)."""
+    from crowdsteer.baselines.rllib_policy import is_rllib_checkpoint
+
+    p = Path(text)
+    if p.is_dir() and is_rllib_checkpoint(p):
+        return text
+    if p.suffix != ".zip":
+        raise argparse.ArgumentTypeError(f"must be a saved model ending in .zip, got {text!r}")
+    if not p.is_file():
+        raise argparse.ArgumentTypeError(f"model file {text!r} does not exist")
+    if not has_module("stable_baselines3"):
+        raise argparse.ArgumentTypeError(
+            f"loading a model needs Stable-Baselines3: {install_hint('stable_baselines3')}"
+        )
+    return text
+
+
+def policy(text: str) -> str:
+    """Argument type: a baseline name, a shipped model's short name (``crowdnav``), the path of a
+    saved model (``.zip``) or of an RLlib checkpoint directory."""
+    from crowdsteer.baselines.policies import SHIPPED_MODELS
+
+    names = policy_names()
+    if text in names or text in SHIPPED_MODELS:
+        return text
+    if text.endswith(".zip") or os.path.sep in text:
+        return model_path(text)
+    if Path(text).is_dir():
+        return model_path(text)
+    raise argparse.ArgumentTypeError(
+        f"unknown policy {text!r}; choose a baseline ({', '.join(names)}), a shipped model "
+        f"({', '.join(SHIPPED_MODELS)}), a model .zip or an RLlib checkpoint directory"
+    )
+
+
+def policy_help() -> str:
+    """The help text of a ``--policy`` option: the baselines and the other accepted forms."""
+    return (
+        "a baseline (" + ", ".join(policy_names()) + "), a shipped model's name, a saved SB3 "
+        "model .zip or an RLlib checkpoint directory"
+    )

@@ -1,0 +1,180 @@
+"""Commands to watch and drive the environment: ``demo``, ``play`` and ``render``."""
+
+from __future__ import annotations
+
+import argparse
+
+from . import types as ca
+from .base import Commands
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from ..interactive.demo import run_demo
+
+    return run_demo(
+        scenario=args.scenario,
+        policy=args.policy,
+        steps=args.steps,
+        out=args.out,
+        seed=args.seed,
+        window=args.window,
+    )
+
+
+def _play(args: argparse.Namespace) -> int:
+    from ..interactive.play import play_cli
+
+    return play_cli(args)
+
+
+def _render(args: argparse.Namespace) -> int:
+    from ..interactive.demo import render_cli
+
+    return render_cli(args)
+
+
+def add_watch_commands(commands: Commands) -> None:
+    """``demo``, ``play`` and ``render``."""
+    scenarios = ca.scenario_choices()
+    scenario_help = "scenario: " + ", ".join(scenarios)
+    policy_help = ca.policy_help()
+    seed = ca.int_at_least(0)
+
+    p = commands.add(
+        "demo",
+        _demo,
+        "watch scripted learners in a crowd: a window, or a GIF when headless",
+        "Learners driven by a baseline walk through a scenario among scripted pedestrians and\n"
+        "flock units. With a display it opens an interactive window (H lists its keys);\n"
+        "headless it writes --out and a PNG of step 20 beside it. A new episode starts as soon\n"
+        "as every learner has arrived or collided.",
+    )
+    p.add_argument(
+        "--scenario",
+        type=ca.one_of(scenarios, "scenario"),
+        default="circle_crossing",
+        help=scenario_help,
+    )
+    p.add_argument(
+        "--policy",
+        type=ca.policy,
+        default="right_of_way",
+        help="what drives the learners: " + policy_help,
+    )
+    p.add_argument(
+        "--steps",
+        type=ca.int_at_least(1),
+        default=120,
+        help="steps shown (frames written), over as many episodes as they take",
+    )
+    p.add_argument("--seed", type=seed, default=0, help="seed of the first episode (>= 0)")
+    p.add_argument(
+        "--out",
+        default="crowdsteer_demo.gif",
+        help="file written when headless: .gif, or .mp4 with the 'video' extra",
+    )
+    p.add_argument(
+        "--window",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="open a window: auto (when a display exists), yes, or no (write --out)",
+    )
+
+    p = commands.add(
+        "play",
+        _play,
+        "walk learner 0 yourself among the crowd (needs a display)",
+        "You drive learner 0 with the arrow keys or WASD (Shift: slowly), or hold the right\n"
+        "mouse button to walk toward the cursor. The other learners are driven by --others,\n"
+        "the crowd by its steering. The clock runs in real time ([ and ] change the speed,\n"
+        "Space pauses, H lists every key). Each episode ends with its metrics on the window\n"
+        "and in the terminal; R starts the next one, Q quits.",
+    )
+    p.add_argument(
+        "--scenario",
+        type=ca.one_of(scenarios, "scenario"),
+        default="circle_crossing",
+        help=scenario_help,
+    )
+    p.add_argument(
+        "--others",
+        type=ca.policy,
+        default="right_of_way",
+        help="what drives the other learners: " + policy_help,
+    )
+    p.add_argument(
+        "--n-learners",
+        type=ca.int_at_least(1),
+        default=None,
+        help="learners in the world, you included (default: the scenario's demo crowd)",
+    )
+    p.add_argument(
+        "--n-pedestrians",
+        type=ca.int_at_least(0),
+        default=None,
+        help="scripted pedestrians (default: the scenario's demo crowd)",
+    )
+    p.add_argument(
+        "--kinematics",
+        choices=["holonomic", "unicycle"],
+        default="holonomic",
+        help="how learners move: any direction, or forward and turning",
+    )
+    p.add_argument(
+        "--steps",
+        type=ca.int_at_least(1),
+        default=None,
+        help="episode length in steps (default: the environment's, 100)",
+    )
+    p.add_argument(
+        "--episodes",
+        type=ca.int_at_least(1),
+        default=None,
+        help="episodes to play (default: until you quit)",
+    )
+    p.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        choices=[0.25, 0.5, 1.0, 2.0, 4.0],
+        help="clock speed; 1 is real time",
+    )
+    p.add_argument("--seed", type=seed, default=0, help="seed of the first episode (>= 0)")
+
+    p = commands.add(
+        "render",
+        _render,
+        "write episodes of a policy to a GIF or MP4, or one step to a PNG",
+        "Episodes run until every learner has arrived or collided (or --steps). With --out\n"
+        "NAME.png the step --frame of the first episode is written; with --overlays the debug\n"
+        "overlays follow the first learner still walking.",
+    )
+    p.add_argument(
+        "--scenario",
+        type=ca.one_of(scenarios, "scenario"),
+        default="circle_crossing",
+        help=scenario_help,
+    )
+    p.add_argument(
+        "--policy",
+        type=ca.policy,
+        default="right_of_way",
+        help="what drives the learners: " + policy_help,
+    )
+    p.add_argument("--episodes", type=ca.int_at_least(1), default=1, help="episodes written")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the first episode (>= 0)")
+    p.add_argument(
+        "--steps", type=ca.int_at_least(1), default=200, help="step limit of each episode"
+    )
+    p.add_argument(
+        "--out",
+        default="episode.gif",
+        help=".gif, .mp4 (the 'video' extra), or .png for the one step --frame",
+    )
+    p.add_argument(
+        "--frame",
+        type=ca.int_at_least(0),
+        default=20,
+        help="the step written with --out NAME.png (at most --steps)",
+    )
+    p.add_argument("--overlays", action="store_true", help="draw every debug overlay")

@@ -1,0 +1,1 @@
+"""Watching and driving the environment: the demo, rendered clips and ``play``."""

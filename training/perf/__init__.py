@@ -1,0 +1,1 @@
+"""Measurements of the simulator itself: speed, memory, rendering and non-penetration."""

@@ -1,0 +1,176 @@
+"""Stable-Baselines3 callbacks of the training scripts and the evaluation they log.
+
+- ``evaluate_model``: the benchmark's metrics of a model on seeded episodes;
+- ``EvalCallback``: periodic evaluation with those metrics to TensorBoard, to ``progress.csv``
+  and ``evals.json``, keeping the best model in ``best/``;
+- ``ProgressBarCallback`` (tqdm), ``TimeLimitCallback`` (stop after a wall-clock budget) and
+  ``LossCheckCallback`` (records the logged losses and stops on a non-finite one).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.vec_env import VecNormalize
+
+from .runs import save_run
+
+
+def evaluate_model(
+    model: Any, vecnorm: VecNormalize | None, config: dict[str, Any], episodes: int, seed: int
+) -> dict[str, float]:
+    """The benchmark's metrics (``crowdsteer.training.evaluation``) of ``model`` on ``episodes``
+    seeded episodes, acting deterministically on observations normalised as in training."""
+    from crowdsteer.baselines.policies import SB3Policy
+    from crowdsteer.training.evaluation.evaluate import evaluate, metric_means
+
+    obs_rms = vecnorm.obs_rms if vecnorm is not None and vecnorm.norm_obs else None
+    clip = vecnorm.clip_obs if vecnorm is not None else 10.0
+    scenario = config.get("scenario")
+    rest = {k: v for k, v in config.items() if k != "scenario"}
+    result = evaluate(SB3Policy(model, obs_rms, clip), scenario=scenario, episodes=episodes,
+                      seed=seed, **rest)  # fmt: skip
+    return metric_means(result)
+
+
+class EvalCallback(BaseCallback):
+    """Evaluate at the start, then at growing gaps (``every / 10`` up to ``every`` environment
+    steps) and at the end: log ``eval/*``, append to ``progress.csv``/``evals.json``, and save
+    ``best/model.zip`` + ``best/vecnormalize.pkl`` when the success rate improves."""
+
+    def __init__(self, run_dir: Path, config: dict[str, Any], every: int, episodes: int, seed: int):
+        super().__init__()
+        self.run_dir = Path(run_dir)
+        self.config = {k: v for k, v in config.items() if k not in ("shaping_reference",
+                                                                    "shaping_weight")}  # fmt: skip
+        self.every = max(1, int(every))
+        self.episodes = episodes
+        self.seed = seed
+        self.history: list[dict[str, float]] = []
+        self.best = -1.0
+        self._next = 0
+        self._t0 = time.time()
+        self._cpu0 = time.process_time()
+        self._eval_s = 0.0  # wall time spent in evaluations
+
+    def _on_training_start(self) -> None:
+        self._t0 = time.time()
+        self._cpu0 = time.process_time()
+        self._eval_s = 0.0
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self._next:
+            # denser early, where the curve moves: gaps grow from every/10 by half the steps done
+            gap = min(self.every, max(self.every // 10, self.num_timesteps // 2))
+            self._next = self.num_timesteps + max(1, gap)
+            self.evaluate()
+        return True
+
+    def _on_training_end(self) -> None:
+        if not self.history or self.history[-1]["timesteps"] != self.num_timesteps:
+            self.evaluate()
+
+    def evaluate(self) -> dict[str, float]:
+        t = time.time()
+        vn = self.model.get_vec_normalize_env()
+        metrics = evaluate_model(self.model, vn, self.config, self.episodes, self.seed)
+        self._eval_s += time.time() - t
+        row = {
+            "timesteps": int(self.num_timesteps),
+            "wall_s": round(time.time() - self._t0, 2),
+            "train_wall_s": round(time.time() - self._t0 - self._eval_s, 2),
+            "cpu_s": round(time.process_time() - self._cpu0, 2),
+            **metrics,
+        }
+        self.history.append(row)
+        for key, value in metrics.items():
+            self.logger.record(f"eval/{key}", value)
+        self._write()
+        if metrics["success_rate"] > self.best:
+            self.best = metrics["success_rate"]
+            save_run(self.model, self.run_dir / "best")
+        if self.verbose:
+            print(
+                f"[eval] steps={row['timesteps']:>9d} wall={row['wall_s']:7.1f}s "
+                f"success={metrics['success_rate']:.3f} collision={metrics['collision_rate']:.3f}"
+            )
+        return row
+
+    def _write(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        keys = list(self.history[0])
+        with open(self.run_dir / "progress.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(self.history)
+        (self.run_dir / "evals.json").write_text(json.dumps(self.history, indent=1))
+
+
+class ProgressBarCallback(BaseCallback):
+    """A tqdm bar over the total environment steps (SB3's own bar needs ``rich``)."""
+
+    def __init__(self, total: int):
+        super().__init__()
+        self.total = total
+        self.bar = None
+
+    def _on_training_start(self) -> None:
+        from tqdm.auto import tqdm
+
+        self.bar = tqdm(total=self.total, unit="step", dynamic_ncols=True)
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.model.num_timesteps - self.bar.n)
+        return True
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+class TimeLimitCallback(BaseCallback):
+    """Stop training once ``minutes`` of wall time have passed (no limit when <= 0)."""
+
+    def __init__(self, minutes: float):
+        super().__init__()
+        self.seconds = minutes * 60.0
+        self._t0 = time.time()
+
+    def _on_training_start(self) -> None:
+        self._t0 = time.time()
+
+    def _on_step(self) -> bool:
+        return self.seconds <= 0 or time.time() - self._t0 < self.seconds
+
+
+class LossCheckCallback(BaseCallback):
+    """Collect the losses the algorithm logs (``train/*loss*``) after every update; training
+    stops if one is NaN or inf."""
+
+    def __init__(self):
+        super().__init__()
+        self.losses: list[dict[str, float]] = []
+        self.finite = True
+
+    def _on_step(self) -> bool:
+        return self.finite
+
+    def _on_rollout_start(self) -> None:
+        self._collect()
+
+    def _on_training_end(self) -> None:
+        self._collect()
+
+    def _collect(self) -> None:
+        values = getattr(self.logger, "name_to_value", {})
+        row = {k: float(v) for k, v in values.items() if k.startswith("train/") and "loss" in k}
+        if row and (not self.losses or row != self.losses[-1]):
+            self.losses.append(row)
+            if not all(math.isfinite(v) for v in row.values()):
+                self.finite = False
