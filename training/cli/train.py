@@ -40,6 +40,14 @@ def _train_rllib(args: argparse.Namespace) -> int:
     return rllib_ppo.train(options)
 
 
+def _dataset(args: argparse.Namespace) -> int:
+    preflight.require(("minari", "h5py"), "crowdsteer dataset")
+    from ..rl import dataset
+
+    options = parse_dataclass(dataset.Args, args.rest, prog="crowdsteer dataset")
+    return dataset.write(options)
+
+
 def _plot_curves(args: argparse.Namespace) -> int:
     preflight.require(("matplotlib",), "crowdsteer plot-curves")
     from ..rl.plot_curves import plot_curves
@@ -89,6 +97,16 @@ def add_train_commands(commands: Commands) -> None:
         "Every learner is an RLlib agent sharing one policy; checkpoints reload with\n"
         "Algorithm.from_checkpoint and score with crowdsteer evaluate --policy DIR. Ray pins its\n"
         "own Gymnasium: install the 'rllib' extra in an environment of its own.",
+        pass_through=True,
+        add_help=False,
+    )
+
+    commands.add(
+        "dataset",
+        _dataset,
+        "a Minari dataset of baseline episodes (the 'dataset' extra); --help lists the options",
+        "Records episodes of one learner driven by scripted baselines (in turn) and writes them\n"
+        "as a Minari dataset, which minari.load_dataset and offline-RL libraries read back.",
         pass_through=True,
         add_help=False,
     )
