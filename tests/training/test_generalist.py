@@ -128,3 +128,21 @@ def test_study_summary_counts_the_steps_to_the_target():
     assert "not reached by 1 of 2 seeds" in study.markdown(out, 0.65, "best", 200)
     with pytest.raises(ValueError, match="unknown variants"):
         study.run(study.Args(variants=["sideways"]))
+
+
+def test_benchmark_sets_learned_policies_against_the_best_baseline():
+    from crowdsteer.training.evaluation.benchmark import against_best_baseline
+
+    def row(scenario, policy, success, collision):
+        return {"scenario": scenario, "policy": policy, "success_rate": success,
+                "collision_rate": collision}  # fmt: skip
+
+    rows = [row("a", "cardioid", 0.8, 0.2), row("a", "orca", 0.5, 0.1), row("a", "g", 0.9, 0.1),
+            row("b", "cardioid", 0.6, 0.1), row("b", "g", 0.4, 0.5),
+            row("c", "orca", 0.7, 0.1), row("c", "g", 0.7, 0.2)]  # fmt: skip
+    table = against_best_baseline(rows, ["g"])
+    lines = table.splitlines()
+    assert lines[2] == "| a | cardioid: 0.80 / 0.20 | 0.90 / 0.10, reaches it |"
+    assert lines[3] == "| b | cardioid: 0.60 / 0.10 | 0.40 / 0.50, short by 0.20 success |"
+    assert lines[4] == "| c | orca: 0.70 / 0.10 | 0.70 / 0.20, collides 0.10 more |"
+    assert against_best_baseline(rows, []) == ""
