@@ -315,6 +315,7 @@ class ObservationSizeError(ValueError):
 SHIPPED_MODELS = {
     "crowdnav": "ppo_crowdnav",
     "circle_crossing": "ppo_circle_crossing",
+    "generalist": "generalist",
 }
 """Short names of the models shipped with the package: name -> directory under
 ``crowdsteer/training/rl/models`` (``model.zip``, ``vecnormalize.pkl``, the run's ``args.json``)."""

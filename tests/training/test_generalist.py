@@ -146,3 +146,17 @@ def test_benchmark_sets_learned_policies_against_the_best_baseline():
     assert lines[3] == "| b | cardioid: 0.60 / 0.10 | 0.40 / 0.50, short by 0.20 success |"
     assert lines[4] == "| c | orca: 0.70 / 0.10 | 0.70 / 0.20, collides 0.10 more |"
     assert against_best_baseline(rows, []) == ""
+
+
+def test_shipped_generalist_loads_by_name_and_beats_its_reference():
+    """``load_policy("generalist")`` is the shipped residual policy on ``right_of_way``; on a
+    crowded scene it arrives more often than its reference alone, on the same episodes."""
+    from crowdsteer.training.evaluation.benchmark import benchmark_config
+    from crowdsteer.training.evaluation.evaluate import evaluate
+
+    policy = load_policy("generalist")
+    assert isinstance(policy, ResidualPolicy) and policy.reference.name == "right_of_way"
+    kw = benchmark_config("crossing_flows")
+    learned = evaluate(policy, scenario="crossing_flows", episodes=30, seed=50_000, **kw)
+    reference = evaluate("right_of_way", scenario="crossing_flows", episodes=30, seed=50_000, **kw)
+    assert learned["success_rate"].mean > reference["success_rate"].mean + 0.05
