@@ -143,8 +143,8 @@ def test_benchmark_sets_learned_policies_against_the_best_baseline():
     table = against_best_baseline(rows, ["g"])
     lines = table.splitlines()
     assert lines[2] == "| a | cardioid: 0.80 / 0.20 | 0.90 / 0.10, reaches it |"
-    assert lines[3] == "| b | cardioid: 0.60 / 0.10 | 0.40 / 0.50, short by 0.20 success |"
-    assert lines[4] == "| c | orca: 0.70 / 0.10 | 0.70 / 0.20, collides 0.10 more |"
+    assert lines[3] == "| b | cardioid: 0.60 / 0.10 | 0.40 / 0.50, short by 0.200 success |"
+    assert lines[4] == "| c | orca: 0.70 / 0.10 | 0.70 / 0.20, collides 0.100 more |"
     assert against_best_baseline(rows, []) == ""
 
 

@@ -294,9 +294,9 @@ def against_best_baseline(rows: Sequence[Mapping[str, Any]], learned: Sequence[s
             short = best["success_rate"] - r["success_rate"]
             worse = r["collision_rate"] - best["collision_rate"]
             if short > 0:
-                text += f", short by {short:.2f} success"
+                text += f", short by {short:.3f} success"
             elif worse > 0:
-                text += f", collides {worse:.2f} more"
+                text += f", collides {worse:.3f} more"
             else:
                 text += ", reaches it"
             cells.append(text)
