@@ -267,6 +267,47 @@ class SB3Policy:
         return action[0] if single else action
 
 
+class ResidualPolicy:
+    """A model trained with ``action_mode="residual"`` as a policy for any environment: its
+    action corrects the reference baseline's on the same observation, exactly as the residual
+    environment composes them (``envs.core.priors.compose_residual``)."""
+
+    def __init__(self, model: Any, reference: SteeringPolicy, scale: float, name: str = ""):
+        self.model = model
+        self.reference = reference
+        self.scale = float(scale)
+        self.name = name or getattr(model, "name", "")
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        """Actions (K, 2) in [-1, 1] for observations (K, dim) (``(2,)`` for one ``(dim,)``)."""
+        from crowdsteer.envs.core.priors import compose_residual
+
+        single = np.ndim(obs) == 1
+        rows = np.atleast_2d(obs)
+        ref = np.asarray(self.reference.act(rows), dtype=np.float64)
+        res = np.ascontiguousarray(self.model.act(rows), dtype=np.float64)
+        out = np.empty_like(ref)
+        compose_residual(ref, res, self.scale, out)
+        return out[0] if single else out
+
+
+def _training_config(model_path: Any) -> dict[str, Any]:
+    """The ``effective_config`` a saved model was trained with, read from the ``args.json`` of
+    its run (beside ``model.zip``, or one folder up for ``best/`` and checkpoints); {} if none."""
+    import json
+    from pathlib import Path
+
+    p = Path(model_path)
+    for folder in (p.parent, p.parent.parent):
+        f = folder / "args.json"
+        if f.is_file():
+            try:
+                return dict(json.loads(f.read_text()).get("effective_config") or {})
+            except (ValueError, OSError):
+                return {}
+    return {}
+
+
 class ObservationSizeError(ValueError):
     """A saved model takes observations of another size than the configuration gives."""
 
@@ -274,6 +315,7 @@ class ObservationSizeError(ValueError):
 SHIPPED_MODELS = {
     "crowdnav": "ppo_crowdnav",
     "circle_crossing": "ppo_circle_crossing",
+    "generalist": "generalist",
 }
 """Short names of the models shipped with the package: name -> directory under
 ``crowdsteer/training/rl/models`` (``model.zip``, ``vecnormalize.pkl``, the run's ``args.json``)."""
@@ -291,9 +333,11 @@ def shipped_model(name: str) -> str:
 
 def load_policy(
     path: str | os.PathLike, config: CrowdConfig | None = None
-) -> SB3Policy | RLlibPolicy:
+) -> SB3Policy | ResidualPolicy | RLlibPolicy:
     """Load a saved SB3 model (``.zip``; PPO or SAC) with its observation normalisation if a
-    ``vecnormalize.pkl`` lies beside it, or an RLlib checkpoint directory (``RLlibPolicy``);
+    ``vecnormalize.pkl`` lies beside it (a model trained with ``action_mode="residual"``, as its
+    run's ``args.json`` says, comes as a ``ResidualPolicy`` on its reference baseline), or an
+    RLlib checkpoint directory (``RLlibPolicy``);
     ``path`` may also be a shipped model's short name (``SHIPPED_MODELS``:
     ``load_policy("crowdnav")`` is the PPO policy of ``preset="crowdnav"``). With ``config``, an
     SB3 model's observation size must be the one the config's environments produce."""
@@ -367,4 +411,15 @@ def load_policy(
                 f"the model takes {obs_shape}; it belongs to another model"
             )
     name = p.parent.name if p.stem in ("model", "best_model") and p.parent.name else p.stem
-    return SB3Policy(model, obs_rms, clip, name=name)
+    policy = SB3Policy(model, obs_rms, clip, name=name)
+    trained = _training_config(p)
+    if trained.get("action_mode") == "residual":
+        ref_config = config
+        if ref_config is None:  # the observation and dynamics the model was trained with
+            keep = ("obs_neighbours", "obs_obstacles", "obs_walls", "obs_waypoints", "dt",
+                    "kinematics", "max_turn_rate", "steering_params", "radius",
+                    "v_pref")  # fmt: skip
+            ref_config = CrowdConfig(**{k: trained[k] for k in keep if k in trained})
+        reference = make_policy(trained["residual_reference"], config=ref_config)
+        return ResidualPolicy(policy, reference, trained.get("residual_scale", 1.0), name=name)
+    return policy

@@ -1,10 +1,14 @@
 """Building a ``CrowdBatch`` from a configuration: the one place that wires the core to the
-scenarios and to the shaping reference, which the core does not import."""
+scenarios and to the baselines it steers by (shaping, residual and potential references), which
+the core does not import."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .core.batch import CrowdBatch
 from .core.config import CrowdConfig
+from .core.priors import GOAL_DISTANCE
 from .scenarios import scenario_source
 
 
@@ -16,12 +20,15 @@ def make_batch(
     shown, in a window or with the config's steering-vector overlay)."""
     if trace is None:
         trace = config.render_mode == "human" or "steering_vectors" in config.render_overlays
-    reference = None
-    if config.shaping_reference is not None and config.shaping_weight > 0:
-        from crowdsteer.baselines.policies import make_policy
+    from crowdsteer.baselines.policies import make_policy
 
-        reference = make_policy(config.shaping_reference, config=config)
+    def baseline(name: str | None) -> Any:
+        return None if name is None else make_policy(name, config=config)
+
+    shaping = baseline(config.shaping_reference) if config.shaping_weight > 0 else None
+    residual = baseline(config.residual_reference) if config.action_mode == "residual" else None
+    potential = config.potential if config.potential != GOAL_DISTANCE else None
     return CrowdBatch(
-        config, scenario_source(config), num_worlds, parallel=parallel, reference=reference,
-        trace=trace,
+        config, scenario_source(config), num_worlds, parallel=parallel, reference=shaping,
+        trace=trace, residual_reference=residual, potential_reference=baseline(potential),
     )  # fmt: skip

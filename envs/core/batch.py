@@ -14,6 +14,9 @@ Actions (``Box(-1, 1, (2,))`` per learner, out-of-range values clipped):
 - unicycle: ``(speed, turn)``: forward speed ``(a0 + 1) / 2 x v_pref`` and turn rate
   ``a1 x max_turn_rate``.
 
+With ``action_mode="residual"`` the action corrects the reference baseline's action on the same
+observation before it is read as above (``envs.core.priors``).
+
 Episode flags per learner: ``terminated`` on arrival, or on a collision when ``collision_ends``;
 ``truncated`` when the world's clock reaches ``max_steps`` first. A learner that has finished is no
 longer ``alive``: it has left its world, gets zero reward and keeps its terminal observation until
@@ -29,7 +32,14 @@ import numpy as np
 from numba import njit
 
 from .config import CrowdConfig
-from .rewards import REWARD_TERMS, SHAPING, reward_terms
+from .priors import (
+    GOAL_DISTANCE,
+    add_potential_term,
+    agreement_potential,
+    compose_residual,
+    goal_distance_potential,
+)
+from .rewards import POTENTIAL, REWARD_TERMS, SHAPING, reward_terms
 from .sensing import ObservationLayout, ObserveSettings, observe_learners
 from .simulator import Simulator, compiled_entry
 
@@ -104,7 +114,7 @@ class RewardSettings(NamedTuple):
 
 class LearnerBuffers(NamedTuple):
     """The learners' side of a step, (B, L) each: ``alive`` (updated), ``alive_before`` (its value
-    before the step), ``terms`` (B, L, 6), ``reward``, ``terminated``, ``truncated``."""
+    before the step), ``terms`` (B, L, 7), ``reward``, ``terminated``, ``truncated``."""
 
     alive: np.ndarray
     alive_before: np.ndarray
@@ -152,7 +162,10 @@ class CrowdBatch:
     """B worlds x L learners with observation, action and reward conventions.
 
     ``scenario``: the configuration's ``ScenarioSource``; ``reference``: the shaping reference
-    (a policy with ``act(obs (K, dim)) -> (K, 2)``), or None. ``parallel=True`` spreads the worlds
+    (a policy with ``act(obs (K, dim)) -> (K, 2)``), or None; ``residual_reference`` and
+    ``potential_reference``: the baselines (same interface) whose actions the residual action
+    mode corrects and whose desired velocity the shaping potential measures agreement with, or
+    None. ``parallel=True`` spreads the worlds
     over threads, ``trace=True`` records the steering vectors (see ``Simulator``).
     """
 
@@ -164,6 +177,8 @@ class CrowdBatch:
         parallel: bool = False,
         reference: Any = None,
         trace: bool = False,
+        residual_reference: Any = None,
+        potential_reference: Any = None,
     ):
         self.config = config
         self.sim = Simulator(config, scenario, num_worlds, parallel=parallel, trace=trace)
@@ -200,6 +215,15 @@ class CrowdBatch:
         self._observe_entry = None
         self._desired_entry = None
         self._reference = reference if config.shaping_weight > 0 else None
+        self._residual = residual_reference if config.action_mode == "residual" else None
+        if self._residual is None and config.action_mode == "residual":
+            raise ValueError("action_mode='residual' needs the residual_reference baseline")
+        self._potential_reference = potential_reference
+        needs_reference = config.potential not in (None, GOAL_DISTANCE)
+        if needs_reference and potential_reference is None:
+            raise ValueError(f"potential={config.potential!r} needs a potential_reference")
+        self.potential = np.zeros((b, n_l))
+        """(B, L) shaping potential ``Phi`` of each learner's current state (0 without one)."""
 
     @property
     def state(self):
@@ -230,6 +254,8 @@ class CrowdBatch:
         self.alive[mask] = self.sim.state.active[mask, : self.num_learners]
         # learners that left an episode still running elsewhere keep their terminal observation
         self._observe(self.alive | mask[:, None])
+        if self.config.potential is not None:
+            self.potential[mask] = self.potential_of_state()[mask]
         return self.obs
 
     # ------------------------------------------------------------------ step
@@ -271,7 +297,10 @@ class CrowdBatch:
         observations. Worlds are not reset here: the adapters decide when (their autoreset mode).
         """
         sim = self.sim
-        desired = self.desired_velocity(self.check_actions(actions), sim.buffers.desired)
+        checked = self.check_actions(actions)
+        if self._residual is not None:
+            checked = self.residual_actions(checked)
+        desired = self.desired_velocity(checked, sim.buffers.desired)
         shaping = self._no_shaping if self._reference is None else self._shaping(desired)
         sim.step()  # 1. actions (above), 2. physics: steer, move, collide, events
         args = (self.learners, sim.buffers, sim.state.step_count, shaping, self.rewards)
@@ -281,6 +310,11 @@ class CrowdBatch:
         # 4. observations; learners that had already left keep their terminal observation
         self._observe(self.learners.alive_before)
         lb = self.learners
+        if self.config.potential is not None:  # 5. potential-based shaping, on the new state
+            add_potential_term(
+                lb.alive_before, lb.terminated, self.potential, self.potential_of_state(),
+                float(self.config.potential_gamma), POTENTIAL, lb.terms, lb.reward,
+            )  # fmt: skip
         return self.obs, lb.reward.copy(), lb.terminated.copy(), lb.truncated.copy()
 
     def world_done(self) -> np.ndarray:
@@ -304,6 +338,31 @@ class CrowdBatch:
             jobs = [pool.submit(run, lo, hi, s, which, c, self.obs) for lo, hi in self.sim._ranges]
             for j in jobs:
                 j.result()
+
+    def residual_actions(self, actions: np.ndarray) -> np.ndarray:
+        """The actions (B, L, 2) applied in residual mode: the reference baseline's actions on
+        the current observations corrected by clipped ``actions: (B, L, 2)``
+        (``priors.compose_residual``)."""
+        flat = self.obs.reshape(-1, self.layout.dim)
+        ref = np.asarray(self._residual.act(flat), dtype=np.float64)
+        out = np.empty_like(ref)
+        res = np.ascontiguousarray(actions, dtype=np.float64).reshape(-1, 2)
+        compose_residual(ref, res, float(self.config.residual_scale), out)
+        return out.reshape(actions.shape)
+
+    def potential_of_state(self) -> np.ndarray:
+        """(B, L) shaping potential ``Phi`` of every learner in the current state (its current
+        observation, for a baseline's potential); see ``envs.core.priors``."""
+        c, s = self.config, self.sim.state
+        out = np.zeros((self.num_worlds, self.num_learners))
+        if c.potential == GOAL_DISTANCE:
+            goal_distance_potential(s.pos, s.goal, float(c.potential_weight), out)
+        elif c.potential is not None:
+            flat = self.obs.reshape(-1, self.layout.dim)
+            ref_actions = self._potential_reference.act(flat).reshape(self.obs.shape[:2] + (2,))
+            ref = np.ascontiguousarray(self.desired_velocity(ref_actions))
+            agreement_potential(s.vel, s.v_pref, ref, float(c.potential_weight), out)
+        return out
 
     def _shaping(self, desired: np.ndarray) -> np.ndarray:
         """``shaping_weight x cos`` between each learner's desired velocity and the reference's."""

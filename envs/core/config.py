@@ -26,12 +26,14 @@ from .checks import (
     check_real,
     is_int,
 )
+from .priors import ACTION_MODES, GOAL_DISTANCE
 from .state import KINEMATICS_NAMES
 from .steering_params import check_steering_params
 
 OVERLAYS = ("steering_vectors", "detection_boxes", "view_cones", "personal_space", "lookahead")
 
 SHAPING_REFERENCES = (*PEDESTRIAN_BEHAVIOURS, "path_follow")
+POTENTIALS = (GOAL_DISTANCE, *SHAPING_REFERENCES)
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,12 @@ class CrowdConfig:
     Rewards (weights; see ``envs.core.rewards``): ``reward_progress`` (per metre of progress),
     ``reward_arrival``, ``reward_collision``, ``reward_discomfort`` (per metre of intrusion per
     second), ``discomfort_distance`` (m, surface gap), ``reward_time`` (per second),
-    ``shaping_reference`` (a baseline's name or None) and ``shaping_weight``.
+    ``shaping_reference`` (a baseline's name or None) and ``shaping_weight``; potential-based
+    shaping ``potential`` (``"goal_distance"``, a baseline's name or None), ``potential_weight``
+    and ``potential_gamma`` (the learner's discount, which it must equal; see
+    ``envs.core.priors``).
+    Actions: ``action_mode`` (``"direct"``, or ``"residual"``: the action corrects the baseline
+    ``residual_reference``'s action, scaled by ``residual_scale``; see ``envs.core.priors``).
     Steering: ``steering_params`` overrides the source articles' constants per behaviour, for the
     crowd and the baselines alike, e.g. ``{"right_of_way": {"side": -1.0}}`` (see
     ``envs.core.steering_params``).
@@ -103,6 +110,12 @@ class CrowdConfig:
     reward_time: float = 0.0
     shaping_reference: str | None = None
     shaping_weight: float = 0.0
+    potential: str | None = None
+    potential_weight: float = 0.0
+    potential_gamma: float = 0.99
+    action_mode: str = "direct"
+    residual_reference: str | None = None
+    residual_scale: float = 1.0
     steering_params: Mapping = field(default_factory=dict)
     render_mode: str | None = None
     render_size: int = 600
@@ -179,6 +192,9 @@ RANGES: dict[str, tuple[float, float, bool, str]] = {
     "discomfort_distance": (0.0, 100.0, False, "m"),
     "reward_time": (-1e6, 0.0, False, "a cost per second"),
     "shaping_weight": (0.0, 1e6, False, "weight of the reference's shaping term"),
+    "potential_weight": (0.0, 1e6, False, "scale of the shaping potential"),
+    "potential_gamma": (0.0, 1.0, True, "discount of the potential term, the learner's gamma"),
+    "residual_scale": (0.0, 2.0, True, "action units of the residual per unit of action"),
 }
 
 INT_RANGES: dict[str, tuple[int, int, str]] = {
@@ -255,6 +271,9 @@ def _validate(c: CrowdConfig) -> None:
     check_choice("kinematics", c.kinematics, KINEMATICS_NAMES)
     check_choice("pedestrians_at_goal", c.pedestrians_at_goal, PEDESTRIANS_AT_GOAL)
     check_choice("shaping_reference", c.shaping_reference, (None, *SHAPING_REFERENCES))
+    check_choice("potential", c.potential, (None, *POTENTIALS))
+    check_choice("action_mode", c.action_mode, ACTION_MODES)
+    check_choice("residual_reference", c.residual_reference, (None, *SHAPING_REFERENCES))
     check_choice("render_mode", c.render_mode, (None, "human", "rgb_array"))
     overlays = c.render_overlays
     if not (
@@ -276,6 +295,17 @@ def _validate(c: CrowdConfig) -> None:
         raise ConfigError(
             f"shaping_reference={c.shaping_reference!r} and shaping_weight={c.shaping_weight!r} "
             "disagree: shaping needs both a reference and a weight > 0 (or neither)"
+        )
+    if (c.potential is None) != (c.potential_weight == 0):
+        raise ConfigError(
+            f"potential={c.potential!r} and potential_weight={c.potential_weight!r} disagree: "
+            "potential-based shaping needs both a potential and a weight > 0 (or neither)"
+        )
+    if (c.action_mode == "residual") != (c.residual_reference is not None):
+        raise ConfigError(
+            f"action_mode={c.action_mode!r} and residual_reference={c.residual_reference!r} "
+            "disagree: action_mode='residual' needs a residual_reference (one of "
+            f"{list(SHAPING_REFERENCES)}), and a residual_reference needs action_mode='residual'"
         )
     # The scenario's own checks arrive with the scenarios package; the presets below are built
     # while it is being imported, before it registers (they are checked by the tests instead).

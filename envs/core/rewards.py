@@ -9,7 +9,9 @@ Per learner and step (weights from the config):
   nearest body's surface is closer than ``discomfort_distance`` and there was no collision;
 - ``time``: ``reward_time x dt`` (a cost, <= 0) for every step alive;
 - ``shaping``: agreement with a steering reference, added by the environment layer
-  (``shaping_weight x cos`` of the angle between the action and the reference direction).
+  (``shaping_weight x cos`` of the angle between the action and the reference direction);
+- ``potential``: potential-based shaping ``gamma x Phi(s') - Phi(s)``, added by the batch after
+  the observations (see ``envs.core.priors``).
 
 The reward is the sum of the terms. Learners that had already left the episode get zeros.
 """
@@ -18,8 +20,8 @@ from __future__ import annotations
 
 from numba import njit
 
-REWARD_TERMS = ("progress", "arrival", "collision", "discomfort", "time", "shaping")
-PROGRESS, ARRIVAL, COLLISION, DISCOMFORT, TIME, SHAPING = range(6)
+REWARD_TERMS = ("progress", "arrival", "collision", "discomfort", "time", "shaping", "potential")
+PROGRESS, ARRIVAL, COLLISION, DISCOMFORT, TIME, SHAPING, POTENTIAL = range(7)
 
 
 @njit(cache=True)
@@ -27,7 +29,8 @@ def reward_terms(
     alive, progress, arrived_now, collided_now, min_gap, dt, w_progress, w_arrival, w_collision,
     w_discomfort, discomfort_distance, w_time, out,
 ):  # fmt: skip
-    """Fill ``out: (B, L, 6)`` with the terms of ``REWARD_TERMS`` (shaping left at 0).
+    """Fill ``out: (B, L, 7)`` with the terms of ``REWARD_TERMS`` (shaping and potential left
+    at 0).
 
     alive: (B, L) learners in the episode at the start of the step; progress, min_gap: (B, N)
     and arrived_now, collided_now: (B, N) from the step (learner slots first).
@@ -35,7 +38,7 @@ def reward_terms(
     nb, nl = alive.shape
     for b in range(nb):
         for i in range(nl):
-            for t in range(6):
+            for t in range(out.shape[2]):
                 out[b, i, t] = 0.0
             if not alive[b, i]:
                 continue

@@ -33,6 +33,7 @@ from crowdsteer.envs.core.config import (
     RANGES,
     CrowdConfig,
 )
+from crowdsteer.envs.core.priors import ACTION_MODES
 from crowdsteer.envs.core.state import KINEMATICS_NAMES
 from crowdsteer.envs.core.steering_params import PARAM_TYPES, SIDES, STEERING_RANGES
 from crowdsteer.envs.scenarios import SCENARIOS
@@ -53,7 +54,14 @@ CHOICES = {
     "flock_target": FLOCK_TARGETS,
     "kinematics": KINEMATICS_NAMES,
     "pedestrians_at_goal": PEDESTRIANS_AT_GOAL,
+    "action_mode": ACTION_MODES,
 }
+REFERENCES = {
+    "shaping_reference": config_module.SHAPING_REFERENCES,
+    "residual_reference": config_module.SHAPING_REFERENCES,
+    "potential": config_module.POTENTIALS,
+}
+"""Fields naming a baseline (or a potential), or None."""
 
 
 def _real_in(lo: float, hi: float) -> st.SearchStrategy:
@@ -81,8 +89,8 @@ def _value_for(name: str) -> st.SearchStrategy:
         return st.one_of(
             st.integers(0, 60), st.tuples(st.integers(0, 30), st.integers(0, 30)), NASTY
         )
-    if name == "shaping_reference":
-        return st.one_of(st.none(), st.sampled_from(config_module.SHAPING_REFERENCES), NASTY)
+    if name in REFERENCES:
+        return st.one_of(st.none(), st.sampled_from(REFERENCES[name]), NASTY)
     if name == "render_overlays":
         return st.one_of(
             st.lists(st.sampled_from(config_module.OVERLAYS), max_size=3).map(tuple), NASTY
@@ -123,10 +131,8 @@ def _documented_ok(name: str, value) -> bool:
         if isinstance(value, tuple):
             return len(value) == 2 and all(type(v) is int for v in value) and value[0] <= value[1]
         return type(value) is int and value >= 0
-    if name == "shaping_reference":
-        return value is None or (
-            isinstance(value, str) and value in config_module.SHAPING_REFERENCES
-        )
+    if name in REFERENCES:
+        return value is None or (isinstance(value, str) and value in REFERENCES[name])
     if name == "render_overlays":
         ok = isinstance(value, (tuple, list))
         return ok and all(isinstance(o, str) and o in config_module.OVERLAYS for o in value)

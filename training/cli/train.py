@@ -40,6 +40,30 @@ def _train_rllib(args: argparse.Namespace) -> int:
     return rllib_ppo.train(options)
 
 
+def _train_generalist(args: argparse.Namespace) -> int:
+    preflight.require(TRAIN_MODULES, "crowdsteer train-generalist")
+    from ..rl import generalist
+
+    options = parse_dataclass(generalist.Args, args.rest, prog="crowdsteer train-generalist")
+    return generalist.train(options)
+
+
+def _study(args: argparse.Namespace) -> int:
+    preflight.require((*TRAIN_MODULES, "matplotlib"), "crowdsteer study")
+    from ..rl import study
+
+    options = parse_dataclass(study.Args, args.rest, prog="crowdsteer study")
+    return study.run(options)
+
+
+def _dataset(args: argparse.Namespace) -> int:
+    preflight.require(("minari", "h5py"), "crowdsteer dataset")
+    from ..rl import dataset
+
+    options = parse_dataclass(dataset.Args, args.rest, prog="crowdsteer dataset")
+    return dataset.write(options)
+
+
 def _plot_curves(args: argparse.Namespace) -> int:
     preflight.require(("matplotlib",), "crowdsteer plot-curves")
     from ..rl.plot_curves import plot_curves
@@ -89,6 +113,36 @@ def add_train_commands(commands: Commands) -> None:
         "Every learner is an RLlib agent sharing one policy; checkpoints reload with\n"
         "Algorithm.from_checkpoint and score with crowdsteer evaluate --policy DIR. Ray pins its\n"
         "own Gymnasium: install the 'rllib' extra in an environment of its own.",
+        pass_through=True,
+        add_help=False,
+    )
+
+    commands.add(
+        "train-generalist",
+        _train_generalist,
+        "one PPO policy over every scene, with steering priors (the 'train' extra)",
+        "Trains one shared policy over the scenario mix (every benchmark scene, crowd sizes\n"
+        "and pedestrian behaviours drawn per episode), with optional residual actions, cosine\n"
+        "or potential-based shaping and a behaviour-cloning warm start; --help lists them.",
+        pass_through=True,
+        add_help=False,
+    )
+    commands.add(
+        "study",
+        _study,
+        "which steering prior speeds learning: curves over seeds (the 'train' extra)",
+        "Trains each prior (none, cosine, potential, residual, bc) with several seeds on the\n"
+        "scenario mix and plots success against environment steps with the spread over seeds,\n"
+        "against the best scripted baseline on the same episodes.",
+        pass_through=True,
+        add_help=False,
+    )
+    commands.add(
+        "dataset",
+        _dataset,
+        "a Minari dataset of baseline episodes (the 'dataset' extra); --help lists the options",
+        "Records episodes of one learner driven by scripted baselines (in turn) and writes them\n"
+        "as a Minari dataset, which minari.load_dataset and offline-RL libraries read back.",
         pass_through=True,
         add_help=False,
     )

@@ -215,6 +215,7 @@ def run_benchmark(
             "config": {s: benchmark_config(s, **config) for s in scenarios},
             "elapsed_s": elapsed,
             "skipped": skipped,
+            "learned": labels[len(pols) - len(extra_policies) :],
             "plots": plot_files,
         }
         write_markdown(rows, out / "results.md", meta)
@@ -260,6 +261,52 @@ def markdown_tables(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(parts)
 
 
+def against_best_baseline(rows: Sequence[Mapping[str, Any]], learned: Sequence[str]) -> str:
+    """A Markdown table setting each ``learned`` policy (by label) against the scripted baseline
+    with the highest success in each scenario: its success / collision, the baseline's, and
+    whether it reaches that success at no higher collision rate, or by how much it falls short.
+    Empty when no learned policy was run."""
+    from crowdsteer.baselines.policies import list_policies
+
+    scripted = set(list_policies())
+    learned = [p for p in learned if any(r["policy"] == p for r in rows)]
+    if not learned:
+        return ""
+    lines = [
+        "| scenario | best scripted baseline | "
+        + " | ".join(f"{p}: success / collision" for p in learned)
+        + " |",
+        "|:--|:--|" + "|".join([":--"] * len(learned)) + "|",
+    ]
+    for scenario in dict.fromkeys(r["scenario"] for r in rows):
+        sub = {r["policy"]: r for r in rows if r["scenario"] == scenario}
+        base = [sub[p] for p in sub if p in scripted]
+        if not base:
+            continue
+        best = max(base, key=lambda r: (r["success_rate"], -r["collision_rate"]))
+        cells = []
+        for p in learned:
+            if p not in sub:
+                cells.append("not run")
+                continue
+            r = sub[p]
+            text = f"{r['success_rate']:.2f} / {r['collision_rate']:.2f}"
+            short = best["success_rate"] - r["success_rate"]
+            worse = r["collision_rate"] - best["collision_rate"]
+            if short > 0:
+                text += f", short by {short:.3f} success"
+            elif worse > 0:
+                text += f", collides {worse:.3f} more"
+            else:
+                text += ", reaches it"
+            cells.append(text)
+        lines.append(
+            f"| {scenario} | {best['policy']}: {best['success_rate']:.2f} / "
+            f"{best['collision_rate']:.2f} | " + " | ".join(cells) + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def write_markdown(
     rows: Sequence[Mapping[str, Any]], path: str | Path, meta: Mapping[str, Any]
 ) -> None:
@@ -295,8 +342,19 @@ def write_markdown(
             [f"Not run: {note}." for note in meta.get("skipped", [])]
             + ([""] if meta.get("skipped") else [])
         ),
-        markdown_tables(rows),
     ]
+    versus = against_best_baseline(rows, meta.get("learned", []))
+    if versus:
+        lines += [
+            "## Learned policies against the best scripted baseline",
+            "",
+            "Per scenario, the scripted baseline with the highest success; a learned policy "
+            "reaches it when its success is at least that baseline's at no higher collision "
+            "rate, and otherwise the cell says by how much it falls short.",
+            "",
+            versus,
+        ]
+    lines += [markdown_tables(rows)]
     plots = meta.get("plots", {})
     if plots.get("bars"):
         lines += ["## Plots", ""]

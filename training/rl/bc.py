@@ -1,7 +1,8 @@
 """Behaviour-cloning warm start: pre-train an SB3 policy's actor on a scripted baseline's actions.
 
 ``collect_demonstrations`` steps the training ``VecNormalize`` env with the baseline's actions
-(``make_policy(name, config=...).act(raw_obs)``), which also warms up the observation and reward
+(``make_policy(name, config=...).act(raw_obs)``; a mix of baselines, ``"a,b"`` or a list, drives
+the env's slots in turn, or one name per slot), which also warms up the observation and reward
 statistics; ``pretrain_actor`` then fits the deterministic action of the policy (PPO: the mean of
 the Gaussian, ``action_net`` on the actor features; SAC: ``tanh`` of the actor's mean) to the
 baseline's actions with a mean-squared error, on observations normalised with the final
@@ -10,6 +11,7 @@ statistics, exactly as the policy will see them during RL.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,13 +21,33 @@ from stable_baselines3.common.vec_env import VecNormalize
 from crowdsteer.baselines.policies import make_policy
 
 
+def teacher_names(policy_name: str | Sequence[str], num_envs: int) -> list[str]:
+    """The baseline driving each of the ``num_envs`` slots: one name (``"a"``), a mix
+    (``"a,b"`` or a list) taking the slots in turn, or exactly one name per slot."""
+    names = policy_name.split(",") if isinstance(policy_name, str) else list(policy_name)
+    names = [n.strip() for n in names if n.strip()]
+    if not names:
+        raise ValueError(f"bc_from={policy_name!r} names no baseline")
+    return [names[k % len(names)] for k in range(num_envs)]
+
+
 def collect_demonstrations(
-    env: VecNormalize, policy_name: str, steps: int
+    env: VecNormalize, policy_name: str | Sequence[str], steps: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Raw observations ``(S, obs_dim)`` and the baseline's actions ``(S, 2)``, ``S ~ steps``
-    (rounded up to whole vector steps), from the env's current episodes."""
+    """Raw observations ``(S, obs_dim)`` and the baselines' actions ``(S, 2)``, ``S ~ steps``
+    (rounded up to whole vector steps), from the env's current episodes; ``policy_name``: one
+    baseline or a mix (``teacher_names``). The baselines read the env's ``config`` (its
+    observation layout, time step and steering parameters)."""
     base = env.venv if isinstance(env, VecNormalize) else env
-    teacher = make_policy(policy_name, config=base.config)
+    slots = np.array(teacher_names(policy_name, env.num_envs))
+    teachers = {n: make_policy(n, config=base.config) for n in dict.fromkeys(slots.tolist())}
+    groups = {n: np.flatnonzero(slots == n) for n in teachers}
+
+    def teacher_act(raw: np.ndarray) -> np.ndarray:
+        out = np.empty((raw.shape[0], 2), np.float32)
+        for n, idx in groups.items():
+            out[idx] = teachers[n].act(raw[idx])
+        return out
 
     def original(obs: np.ndarray) -> np.ndarray:
         return env.get_original_obs() if isinstance(env, VecNormalize) else obs
@@ -33,7 +55,7 @@ def collect_demonstrations(
     raw = original(env.reset())
     observations, actions = [], []
     for _ in range(max(1, -(-steps // env.num_envs))):
-        act = teacher.act(raw)
+        act = teacher_act(raw)
         observations.append(raw.copy())
         actions.append(act)
         raw = original(env.step(act)[0])
@@ -87,10 +109,11 @@ def pretrain_actor(
 
 
 def behaviour_clone(
-    model: Any, env: VecNormalize, policy_name: str, steps: int = 20_000, epochs: int = 20,
-    batch_size: int = 256, learning_rate: float = 1e-3,
+    model: Any, env: VecNormalize, policy_name: str | Sequence[str], steps: int = 20_000,
+    epochs: int = 20, batch_size: int = 256, learning_rate: float = 1e-3,
 ) -> dict[str, Any]:  # fmt: skip
-    """Collect ``steps`` of ``policy_name`` on ``env`` and pre-train ``model``'s actor on them."""
+    """Collect ``steps`` of ``policy_name`` (a baseline or a mix, see ``teacher_names``) on
+    ``env`` and pre-train ``model``'s actor on them."""
     raw, actions = collect_demonstrations(env, policy_name, steps)
     obs = env.normalize_obs(raw) if isinstance(env, VecNormalize) else raw
     losses = pretrain_actor(model, obs, actions, epochs, batch_size, learning_rate)

@@ -50,6 +50,9 @@ def env_config(args: Any) -> dict[str, Any]:
     for item in getattr(args, "env", []) or []:
         key, _, value = str(item).partition("=")
         config[key.strip()] = literal_value(value.strip())
+    if config.get("potential") is not None and hasattr(args, "gamma"):
+        # potential-based shaping keeps the optimal policy only with the learner's own discount
+        config.setdefault("potential_gamma", args.gamma)
     return config
 
 

@@ -18,6 +18,8 @@ EXTRAS = {
     "torch": ("train", "torch"),
     "imageio_ffmpeg": ("video", "imageio-ffmpeg"),
     "moviepy": ("video", "moviepy"),
+    "minari": ("dataset", "Minari"),
+    "h5py": ("dataset", "h5py"),
 }
 """Optional module -> (the extra that installs it, its display name)."""
 

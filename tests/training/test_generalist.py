@@ -1,0 +1,162 @@
+"""The scenario mix, the generalist's training with its priors, residual models as policies,
+behaviour cloning from a mix of baselines, and the study's summary."""
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+from crowdsteer.baselines.policies import (  # noqa: E402
+    ResidualPolicy,
+    load_policy,
+    make_policy,
+)
+from crowdsteer.envs.core.config import CrowdConfig  # noqa: E402
+from crowdsteer.training.rl import bc, generalist, study  # noqa: E402
+from crowdsteer.training.rl.mix import (  # noqa: E402
+    SCENARIO_MIX,
+    TEACHERS,
+    MixEntry,
+    make_mixed_env,
+)
+
+SMALL_MIX = (MixEntry("obstacle_field", 2, (1, 3), ("right_of_way", "orca")),
+             MixEntry("two_walkers", 2, (0, 0), ("right_of_way",)))  # fmt: skip
+
+
+def test_mix_covers_every_benchmark_scene_but_crowdnav():
+    from crowdsteer.envs.scenarios import scenario_names
+
+    assert {m.scenario for m in SCENARIO_MIX} == set(scenario_names()) - {"crowdnav_circle"}
+    assert set(TEACHERS) == {m.scenario for m in SCENARIO_MIX}
+
+
+def test_mixed_env_concatenates_and_reproduces():
+    def rollout(seed):
+        env = make_mixed_env(2, mix=SMALL_MIX)
+        env.seed(seed)
+        obs = [env.reset()]
+        rng = np.random.default_rng(0)
+        dones = 0
+        for _ in range(60):
+            o, r, d, infos = env.step(rng.uniform(-1, 1, (env.num_envs, 2)).astype(np.float32))
+            obs.append(o)
+            dones += int(d.sum())
+            assert r.shape == d.shape == (env.num_envs,) and len(infos) == env.num_envs
+        return env, np.stack(obs), dones
+
+    env, a, dones = rollout(3)
+    assert env.num_envs == 2 * 2 + 2 * 2 + 2 * 2  # worlds x learners per sub-env
+    assert env.slot_scenarios == ["obstacle_field"] * 8 + ["two_walkers"] * 4
+    assert dones > 0
+    np.testing.assert_array_equal(a, rollout(3)[1])
+    assert not np.array_equal(a, rollout(4)[1])
+
+
+def test_behaviour_cloning_from_a_mix_gives_each_slot_its_teacher():
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    assert bc.teacher_names("cardioid, orca", 3) == ["cardioid", "orca", "cardioid"]
+    with pytest.raises(ValueError, match="names no baseline"):
+        bc.teacher_names(" , ", 2)
+    venv = make_mixed_env(1, mix=SMALL_MIX)
+    env = VecNormalize(venv)
+    names = [TEACHERS[s] for s in venv.slot_scenarios]
+    raw, actions = bc.collect_demonstrations(env, names, venv.num_envs * 5)
+    config = CrowdConfig()
+    for k, name in enumerate(names):
+        rows = raw[k :: venv.num_envs]
+        np.testing.assert_array_equal(actions[k :: venv.num_envs],
+                                      make_policy(name, config=config).act(rows))  # fmt: skip
+
+
+class _Zero:
+    def act(self, obs):
+        return np.zeros((np.atleast_2d(obs).shape[0], 2), np.float32)
+
+
+def test_residual_policy_with_zero_correction_is_its_reference():
+    ref = make_policy("social_force")
+    policy = ResidualPolicy(_Zero(), ref, 1.0)
+    obs = np.zeros((3, ref.layout.dim))
+    obs[:, 0] = [1.0, 3.0, 5.0]
+    obs[:, 4] = 1.0
+    np.testing.assert_array_equal(policy.act(obs), ref.act(obs).astype(np.float64))
+
+
+def test_generalist_trains_saves_and_loads_as_a_residual_policy(tmp_path, monkeypatch):
+    monkeypatch.setattr(generalist, "SCENARIO_MIX", SMALL_MIX)
+    monkeypatch.setattr(
+        generalist, "make_mixed_env",
+        lambda worlds, **config: make_mixed_env(worlds, mix=SMALL_MIX, **config),
+    )  # fmt: skip
+    monkeypatch.setattr(
+        generalist, "mix_evaluation",
+        lambda policy, episodes, seed: study.mix_evaluation(policy, episodes, seed,
+                                                            ["two_walkers"]),
+    )  # fmt: skip
+    args = generalist.Args(
+        action_mode="residual", residual_reference="right_of_way", potential="goal_distance",
+        potential_weight=0.5, worlds_per_env=1, total_steps=600, n_steps=32, batch_size=64,
+        eval_every=300, eval_episodes=2, out=str(tmp_path), name="g", gamma=0.95,
+    )  # fmt: skip
+    assert generalist.train(args) == 0
+    saved = json.loads((tmp_path / "g" / "args.json").read_text())["effective_config"]
+    assert saved["action_mode"] == "residual" and saved["potential_gamma"] == 0.95
+    evals = json.loads((tmp_path / "g" / "evals.json").read_text())
+    assert len(evals) >= 2 and "success/two_walkers" in evals[0]
+    policy = load_policy(str(tmp_path / "g" / "model.zip"))
+    assert isinstance(policy, ResidualPolicy) and policy.reference.name == "right_of_way"
+    obs = np.zeros((4, policy.reference.layout.dim), np.float32)
+    obs[:, 0], obs[:, 4] = 2.0, 1.0
+    assert policy.act(obs).shape == (4, 2)
+    with pytest.raises(ValueError, match="bc_from"):
+        generalist.train(generalist.Args(action_mode="residual", residual_reference="orca",
+                                         bc_from="best", out=str(tmp_path)))  # fmt: skip
+
+
+def test_study_summary_counts_the_steps_to_the_target():
+    curve = [{"timesteps": t, "success_rate": s} for t, s in ((0, 0.1), (100, 0.5), (200, 0.7))]
+    late = [{"timesteps": t, "success_rate": s} for t, s in ((0, 0.1), (100, 0.2), (200, 0.6))]
+    out = study.summarise({"a": [curve, curve], "b": [curve, late]}, 0.6)
+    assert out["a"]["steps_to_target"] == [200, 200] and out["a"]["median_steps"] == 200
+    assert out["b"]["steps_to_target"] == [200, 200]
+    out = study.summarise({"c": [curve, late]}, 0.65)
+    assert out["c"]["steps_to_target"] == [200, None] and out["c"]["median_steps"] is None
+    assert "not reached by 1 of 2 seeds" in study.markdown(out, 0.65, "best", 200)
+    with pytest.raises(ValueError, match="unknown variants"):
+        study.run(study.Args(variants=["sideways"]))
+
+
+def test_benchmark_sets_learned_policies_against_the_best_baseline():
+    from crowdsteer.training.evaluation.benchmark import against_best_baseline
+
+    def row(scenario, policy, success, collision):
+        return {"scenario": scenario, "policy": policy, "success_rate": success,
+                "collision_rate": collision}  # fmt: skip
+
+    rows = [row("a", "cardioid", 0.8, 0.2), row("a", "orca", 0.5, 0.1), row("a", "g", 0.9, 0.1),
+            row("b", "cardioid", 0.6, 0.1), row("b", "g", 0.4, 0.5),
+            row("c", "orca", 0.7, 0.1), row("c", "g", 0.7, 0.2)]  # fmt: skip
+    table = against_best_baseline(rows, ["g"])
+    lines = table.splitlines()
+    assert lines[2] == "| a | cardioid: 0.80 / 0.20 | 0.90 / 0.10, reaches it |"
+    assert lines[3] == "| b | cardioid: 0.60 / 0.10 | 0.40 / 0.50, short by 0.200 success |"
+    assert lines[4] == "| c | orca: 0.70 / 0.10 | 0.70 / 0.20, collides 0.100 more |"
+    assert against_best_baseline(rows, []) == ""
+
+
+def test_shipped_generalist_loads_by_name_and_beats_its_reference():
+    """``load_policy("generalist")`` is the shipped residual policy on ``right_of_way``; on a
+    crowded scene it arrives more often than its reference alone, on the same episodes."""
+    from crowdsteer.training.evaluation.benchmark import benchmark_config
+    from crowdsteer.training.evaluation.evaluate import evaluate
+
+    policy = load_policy("generalist")
+    assert isinstance(policy, ResidualPolicy) and policy.reference.name == "right_of_way"
+    kw = benchmark_config("crossing_flows")
+    learned = evaluate(policy, scenario="crossing_flows", episodes=30, seed=50_000, **kw)
+    reference = evaluate("right_of_way", scenario="crossing_flows", episodes=30, seed=50_000, **kw)
+    assert learned["success_rate"].mean > reference["success_rate"].mean + 0.05
