@@ -208,7 +208,7 @@ class CrowdBatch:
         )  # fmt: skip
         self.observe_settings = ObserveSettings(
             int(c.max_steps), int(c.obs_neighbours), int(c.obs_obstacles), int(c.obs_walls),
-            int(c.obs_waypoints), float(c.sensing_radius),
+            int(c.obs_waypoints), float(c.sensing_radius), float(self.sim.params.period),
         )  # fmt: skip
         self._no_shaping = np.zeros((0, 0))
         self._finish_entry = None

@@ -44,6 +44,7 @@ from crowdsteer.baselines.steering.registry import (
 from crowdsteer.baselines.steering.vec import closest_point_on_segment, normalize
 
 from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
+from .periodic import gather_bodies_periodic
 from .state import FLOCK, LEARNER, PEDESTRIAN
 
 
@@ -292,7 +293,8 @@ def crowd_world(b, state, buffers, params, scratch):
         target_vel[b, 0] = vel[b, 0, 0]
         target_vel[b, 1] = vel[b, 0, 1]
     dense = nn <= DENSE_MAX_BODIES
-    if not dense:
+    periodic = params.period > 0.0  # bodies are seen at their nearest image (``periodic``)
+    if not dense and not periodic:
         grid = build_grid(pos[b], active[b], params.sensing_radius + 1.0)
     recording = trace_out.shape[2] > 0
     for i in range(nn):
@@ -313,7 +315,17 @@ def crowd_world(b, state, buffers, params, scratch):
                 trace_out[b, i, 5, 0] = desired[b, i, 0]
                 trace_out[b, i, 5, 1] = desired[b, i, 1]
             continue
-        if dense:
+        if periodic:
+            n_bodies = gather_bodies_periodic(
+                b, i, pos, vel, radius, kind, active, params.sensing_radius,
+                params.learners_visible, params.period, nb.pos, nb.vel, nb.radius, sc.nb_index,
+            )  # fmt: skip
+            n = _gather_static(
+                b, pos[b, i, 0], pos[b, i, 1], n_bodies, obstacle_pos, obstacle_radius,
+                obstacle_active, walls, wall_active, params.sensing_radius, nb.pos, nb.vel,
+                nb.radius, sc.nb_index,
+            )  # fmt: skip
+        elif dense:
             n, n_bodies = gather_neighbours_dense(
                 b, i, pos, vel, radius, kind, active, obstacle_pos,
                 obstacle_radius, obstacle_active, walls, wall_active,

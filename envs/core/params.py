@@ -16,7 +16,9 @@ class StepParams(NamedTuple):
     """Scalars of the step, and every steering behaviour's parameters.
 
     ``steering`` holds the behaviours' parameter tuples in registry order (indexed by behaviour
-    id); ``path`` and ``flocking`` those of path following and of the flock units.
+    id); ``path`` and ``flocking`` those of path following and of the flock units. ``period``
+    (m) is the length after which the scene repeats along x from ``period_origin`` (0: not
+    periodic; see ``periodic``).
     """
 
     dt: float
@@ -33,10 +35,13 @@ class StepParams(NamedTuple):
     steering: tuple
     path: PathFollowParams
     flocking: FlockingParams
+    period: float = 0.0
+    period_origin: float = 0.0
 
 
-def step_params(config: Any) -> StepParams:
-    """The step's parameters for a ``CrowdConfig``."""
+def step_params(config: Any, period_x: tuple[float, float] | None = None) -> StepParams:
+    """The step's parameters for a ``CrowdConfig``; ``period_x = (x0, x1)``: the scenario's
+    scene repeats along x over ``[x0, x1)`` (None: it does not)."""
     steer = steering_param_set(config)
     return StepParams(
         dt=float(config.dt),
@@ -53,4 +58,6 @@ def step_params(config: Any) -> StepParams:
         steering=tuple(steer[name] for name in NAMES),
         path=steer["path_follow"],
         flocking=steer["flocking"],
+        period=0.0 if period_x is None else float(period_x[1] - period_x[0]),
+        period_origin=0.0 if period_x is None else float(period_x[0]),
     )

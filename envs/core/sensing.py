@@ -37,6 +37,7 @@ from numba import njit
 from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
 
 from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
+from .periodic import wrap_delta
 
 POS_CLIP = 50.0
 VEL_CLIP = 10.0
@@ -190,7 +191,8 @@ def observe_world(b, state, which, settings, out, scratch):
     keys, idx = scratch.keys, scratch.idx
     okeys, oidx = scratch.okeys, scratch.oidx
     wkeys, widx = scratch.wkeys, scratch.widx
-    dense = nn <= DENSE_MAX_BODIES
+    period = settings.period  # periodic worlds: other bodies at their nearest image, scanned
+    dense = nn <= DENSE_MAX_BODIES or period > 0.0
     max_r = 0.0
     if not dense and n_neighbours > 0:
         for j in range(nn):
@@ -233,14 +235,14 @@ def observe_world(b, state, which, settings, out, scratch):
                 j = q if dense else scratch.buf[q]
                 if j == i or not active[b, j]:
                     continue
-                dx = pos[b, j, 0] - px
+                dx = wrap_delta(pos[b, j, 0] - px, period)
                 dy = pos[b, j, 1] - py
                 gap = math.sqrt(dx * dx + dy * dy) - radius[b, i] - radius[b, j]
                 if gap <= sensing_radius:
                     count = _insert_nearest(keys, idx, count, n_neighbours, gap, j)
         for k in range(count):
             j = idx[k]
-            dx = pos[b, j, 0] - px
+            dx = wrap_delta(pos[b, j, 0] - px, period)
             dy = pos[b, j, 1] - py
             dvx = vel[b, j, 0] - vx
             dvy = vel[b, j, 1] - vy
@@ -328,6 +330,7 @@ class ObserveSettings(NamedTuple):
     n_walls: int
     n_waypoints: int
     sensing_radius: float
+    period: float = 0.0  # m; the scene repeats along x (0: not periodic; see ``periodic``)
 
 
 @njit(cache=True, nogil=True)

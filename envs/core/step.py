@@ -15,7 +15,8 @@ The learner-facing batch (``CrowdBatch.step`` in ``envs/core/batch.py``) runs:
       (``dynamics.move_world``); non-finite motion is caught here (``StepBuffers.fault``);
    c. **collide**: body-body overlaps (at the pair's closest approach during the step when
       ``swept_collisions``), static contacts and each body's nearest gap
-      (``collisions.collisions_step``);
+      (``collisions.collisions_step``); a periodic world (``periodic``) wraps the bodies
+      that crossed its seam after the move and measures every pair at its nearest image;
    d. **events**: the learners' progress, arrivals and collisions (``events.learner_events_step``),
       and the world's clock;
 3. **rewards and flags** (``rewards.finish_step``): reward terms, their sum, terminated and
@@ -35,6 +36,7 @@ from .collisions import collisions_step
 from .crowd import crowd_world
 from .dynamics import kinematics_world, move_world
 from .events import learner_events_step
+from .periodic import collisions_periodic, wrap_world
 
 
 @njit(cache=True, nogil=True)
@@ -60,10 +62,15 @@ def world_step(lo, hi, state, buffers, params, scratch):
             max_dtheta,
         )  # fmt: skip
         move_world(b, state, buffers, params.dt)
+        if params.period > 0.0:  # a periodic world: bodies past the seam re-enter
+            wrap_world(b, state, buffers, params.period, params.period_origin)
         if buffers.fault[b] >= 0:
             faults += 1
     for b in range(lo, hi):
-        collisions_step(b, state, buffers, scratch.idx_buf, params.swept_collisions)  # c. collide
+        if params.period > 0.0:  # c. collide
+            collisions_periodic(b, state, buffers, params.swept_collisions, params.period)
+        else:
+            collisions_step(b, state, buffers, scratch.idx_buf, params.swept_collisions)
         learner_events_step(b, state, buffers, params.goal_tolerance, params.collision_ends)
         s.step_count[b] += 1  # d. events and the clock
     return faults

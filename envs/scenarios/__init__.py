@@ -9,6 +9,7 @@ from . import (  # noqa: F401  (registration side effects)
     crowdnav_circle,
     obstacle_field,
     path_course,
+    periodic_corridor,
     square_crossing,
     symmetric_obstacles,
     two_walkers,

@@ -57,7 +57,9 @@ class ScenarioSpec:
     start, goal: (n, 2); radius, v_pref: (n,); kind: (n,) int64; behaviour: (n,) int64 steering
     name index or -1 for the configured default; path: (n, P, 2) with path_len: (n,) (0 = none);
     obstacle_pos: (m, 2), obstacle_radius: (m,); walls: (w, 2, 2); bounds: (xmin, ymin, xmax, ymax)
-    of the walkable area (camera and the flock's roaming target use it).
+    of the walkable area (camera and the flock's roaming target use it); period_x: ``(x0, x1)``
+    when the scene repeats along x over that interval (a periodic world, ``envs.core.periodic``),
+    None when it does not.
     """
 
     start: np.ndarray
@@ -72,6 +74,7 @@ class ScenarioSpec:
     obstacle_pos: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
     obstacle_radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
     walls: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 2)))
+    period_x: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         n = len(self.start)
