@@ -43,8 +43,10 @@ class CrowdConfig:
     Scenario: ``scenario`` (a registered name or the explicit dict form), ``scenario_params``
     (the scenario's own documented parameters). Counts: ``n_learners``, ``n_pedestrians`` (an
     int, or a ``(low, high)`` range drawn per episode; absent pedestrians are inactive and masked),
-    ``n_flock``. Bodies: ``radius``, ``v_pref`` (learners and pedestrians), ``flock_radius``,
-    ``flock_speed``. Crowd: ``pedestrian_behaviour`` (steering behaviour of scripted pedestrians),
+    ``n_flock``. Bodies: ``radius``, ``v_pref`` (learners and pedestrians), ``v_pref_sd``
+    (spread of the pedestrians' preferred speeds: each draws its own per episode from a normal
+    distribution around ``v_pref`` cut at two standard deviations; 0: all walk at ``v_pref``),
+    ``flock_radius``, ``flock_speed``. Crowd: ``pedestrian_behaviour`` (steering behaviour of scripted pedestrians),
     ``learners_visible`` (whether scripted bodies see and avoid learners), ``flock_view``,
     ``flock_leader`` (chase or intercept), ``flock_target`` (a roaming point or learner 0).
     Dynamics: ``kinematics`` of learners (flock units are always unicycles), ``dt`` (s),
@@ -80,6 +82,7 @@ class CrowdConfig:
     n_flock: int = 0
     radius: float = 0.3
     v_pref: float = 1.0
+    v_pref_sd: float = 0.0
     flock_radius: float = 0.2
     flock_speed: float = 1.2
     pedestrian_behaviour: str = "right_of_way"
@@ -178,6 +181,7 @@ RANGES: dict[str, tuple[float, float, bool, str]] = {
     # distance or reward computed from them can overflow (coordinates stay within MAX_COORDINATE).
     "radius": (0.0, 2.0, True, "m, learners and pedestrians"),
     "v_pref": (0.0, 10.0, True, "m/s"),
+    "v_pref_sd": (0.0, 5.0, False, "m/s, below v_pref / 2"),
     "flock_radius": (0.0, 2.0, True, "m"),
     "flock_speed": (0.0, 10.0, True, "m/s"),
     "dt": (0.0, 1.0, True, "seconds"),
@@ -290,6 +294,12 @@ def _validate(c: CrowdConfig) -> None:
         raise ConfigError(
             f"n_learners + n_pedestrians + n_flock = {total} bodies is too many: a world holds at "
             f"most {MAX_BODIES}"
+        )
+    if not 2.0 * c.v_pref_sd < c.v_pref:
+        raise ConfigError(
+            f"v_pref_sd={c.v_pref_sd!r} is too large for v_pref={c.v_pref!r}: speeds are drawn "
+            "within two standard deviations of v_pref and must stay positive (v_pref_sd < "
+            "v_pref / 2)"
         )
     if (c.shaping_reference is None) != (c.shaping_weight == 0):
         raise ConfigError(

@@ -59,6 +59,8 @@ STEERING_RANGES: dict[str, dict[str, tuple[float, float, str]]] = {
         "B": (0.01, 10.0, "m; repulsion range"),
         "mass": (1.0, 1000.0, "kg"),
         "time_step": (1e-3, 1.0, "s; Euler step of the force"),
+        "view_half_angle": (0.0, math.pi, "rad; half-angle of the field of view"),
+        "out_of_view_weight": (0.0, 1.0, "weight of the bodies outside the field of view"),
     },
     "orca": {
         "time_horizon": (0.01, 100.0, "s; horizon of the velocity obstacles of bodies"),

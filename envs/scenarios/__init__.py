@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401  (registration side effects)
     bottleneck,
+    bottleneck_flow,
     circle_crossing,
     config_checks,
     corridor,

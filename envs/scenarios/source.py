@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.state import PEDESTRIAN
 from .base import SCENARIOS, BodyDefaults, Counts, ScenarioSpec, make_params
 from .explicit import explicit_counts, from_dict
 
@@ -40,6 +41,16 @@ class ScenarioSource:
         return self.generate(rng, counts), counts
 
 
+def draw_pedestrian_speeds(
+    rng: np.random.Generator, spec: ScenarioSpec, mean: float, sd: float
+) -> None:
+    """Give every pedestrian of ``spec`` its own preferred speed, normal around ``mean`` with
+    standard deviation ``sd``, cut at two standard deviations (in place)."""
+    walkers = np.flatnonzero(spec.kind == PEDESTRIAN)
+    spread = np.clip(rng.standard_normal(len(walkers)), -2.0, 2.0)
+    spec.v_pref[walkers] = mean + sd * spread
+
+
 def scenario_source(config) -> ScenarioSource:
     """The ``ScenarioSource`` of a ``CrowdConfig``."""
     body = BodyDefaults(config.radius, config.v_pref, config.flock_radius, config.flock_speed)
@@ -55,7 +66,10 @@ def scenario_source(config) -> ScenarioSource:
     counts = Counts(config.n_learners, hi, config.n_flock)
 
     def generate(rng: np.random.Generator, counts: Counts) -> ScenarioSpec:
-        return entry.generate(rng, counts, body, params)
+        spec = entry.generate(rng, counts, body, params)
+        if config.v_pref_sd > 0:
+            draw_pedestrian_speeds(rng, spec, config.v_pref, config.v_pref_sd)
+        return spec
 
     case = None
     if entry.case is not None and entry.case(0, counts, body, params) is not None:
