@@ -1,0 +1,155 @@
+"""Periodic worlds: bodies wrap at the seam and meet, see and touch each other across it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from crowdsteer.envs import make_batch
+from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.core.periodic import wrap_delta
+from crowdsteer.envs.core.simulator import Simulator
+from crowdsteer.envs.scenarios import ScenarioError, scenario_source
+
+LENGTH = 6.0
+
+
+def corridor_sim(n=2, behaviour="orca", seed=0, **kw):
+    kwargs = dict(
+        scenario="periodic_corridor", n_learners=0, n_pedestrians=n, radius=0.2,
+        pedestrian_behaviour=behaviour, dt=0.1, max_steps=10**6,
+        scenario_params={"length": LENGTH, "width": 2.0, "oncoming": 0.5},
+    )  # fmt: skip
+    kwargs.update(kw)
+    config = CrowdConfig.from_kwargs(**kwargs)
+    sim = Simulator(config, scenario_source(config), num_worlds=1)
+    sim.seed(seed)
+    sim.reset_worlds()
+    return sim
+
+
+def place(sim, pos, goal, v_pref=None):
+    """Put the walkers of world 0 at ``pos`` with goals ``goal`` (their starts too)."""
+    s = sim.state
+    s.pos[0] = pos
+    s.start[0] = pos
+    s.goal[0] = goal
+    s.vel[0] = 0.0
+    if v_pref is not None:
+        s.v_pref[0] = v_pref
+        s.v_max[0] = v_pref
+
+
+def test_wrap_delta():
+    assert wrap_delta(5.5, 6.0) == pytest.approx(-0.5)
+    assert wrap_delta(-5.5, 6.0) == pytest.approx(0.5)
+    assert wrap_delta(1.0, 6.0) == 1.0
+    assert wrap_delta(3.0, 6.0) == -3.0  # the nearest image lies in [-L/2, L/2)
+    assert wrap_delta(123.456, 0.0) == 123.456  # not periodic: untouched, bit for bit
+
+
+def test_walkers_stay_in_the_strip_and_keep_their_goal_frame():
+    sim = corridor_sim(n=1, behaviour="goal_seek", v_pref=1.3)
+    place(sim, np.array([[2.5, 0.0]]), np.array([[2.5 + 100.0, 0.0]]))
+    gap_before = sim.state.goal[0, 0, 0] - sim.state.pos[0, 0, 0]
+    crossed = False
+    for _ in range(60):
+        before = sim.state.pos[0, 0, 0]
+        sim.step()
+        x = sim.state.pos[0, 0, 0]
+        assert -LENGTH / 2 <= x < LENGTH / 2
+        crossed |= x < before
+        # the goal moved with the walker: it is as much nearer as the walker walked
+        gap = sim.state.goal[0, 0, 0] - x
+        np.testing.assert_allclose(gap_before - gap, np.hypot(*sim.state.vel[0, 0]) * 0.1, 1e-9)
+        np.testing.assert_allclose(sim.buffers.prev_pos[0, 0, 0], x - sim.state.vel[0, 0, 0] * 0.1)
+        gap_before = gap
+    assert crossed
+
+
+def test_an_overlap_across_the_seam_is_a_collision():
+    sim = corridor_sim(n=2, behaviour="goal_seek", swept_collisions=False)
+    h = LENGTH / 2
+    place(sim, np.array([[h - 0.1, 0.0], [-h + 0.15, 0.0]]), np.array([[h - 0.1, 0.0], [-h + 0.15, 0]]))
+    sim.state.v_pref[0] = 1e-3
+    sim.step()
+    assert sim.buffers.hit_body[0].all()
+    np.testing.assert_allclose(sim.buffers.min_gap[0], 0.25 - 0.4, atol=1e-3)
+
+
+def test_swept_contact_across_the_seam():
+    # two walkers racing toward each other over the seam pass through each other within a step
+    sim = corridor_sim(n=2, behaviour="goal_seek", max_accel=100.0, v_pref=3.0)
+    h = LENGTH / 2
+    place(sim, np.array([[h - 0.3, 0.0], [-h + 0.3, 0.0]]), np.array([[50.0, 0.0], [-50.0, 0.0]]))
+    sim.params = sim.params._replace(dt=0.2)
+    sim.step()
+    assert sim.buffers.hit_body[0].all()
+
+
+@pytest.mark.parametrize("behaviour", ["orca", "social_force"])
+def test_walkers_avoid_each_other_across_the_seam(behaviour):
+    # a walker heads for one standing just across the seam: it must see it and never overlap it
+    sim = corridor_sim(n=2, behaviour=behaviour, pedestrians_at_goal="stop")
+    h = LENGTH / 2
+    place(
+        sim, np.array([[h - 1.5, 0.0], [-h + 0.3, 0.0]]),
+        np.array([[h + 20.0, 0.0], [-h + 0.3, 0.0]]), np.array([1.3, 0.5]),
+    )  # fmt: skip
+    gaps = []
+    for _ in range(80):
+        sim.step()
+        gaps.append(sim.buffers.min_gap[0, 0])
+        assert np.all(np.isfinite(sim.state.pos))
+    assert min(gaps) > 0.0
+    assert min(gaps) < 1.0  # they did meet
+
+
+def test_a_dense_periodic_crowd_is_finite_and_replays_bit_for_bit():
+    def run(seed):
+        sim = corridor_sim(n=40, behaviour="social_force", seed=seed, v_pref_sd=0.2, v_pref=1.3)
+        for _ in range(100):
+            sim.step()
+        s = sim.state
+        assert np.all(np.isfinite(s.pos)) and np.all(np.isfinite(s.vel))
+        assert np.all((s.pos[..., 0] >= -LENGTH / 2) & (s.pos[..., 0] < LENGTH / 2))
+        return s.pos.copy(), s.vel.copy()
+
+    a, b, c = run(4), run(4), run(5)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    assert not np.array_equal(a[0], c[0])
+
+
+def test_start_grid_never_overlaps_even_across_the_seam():
+    for seed in range(5):
+        sim = corridor_sim(n=44, seed=seed)  # 3.7 /m^2 with walls: a tight grid
+        p = sim.state.pos[0]
+        dx = p[:, None, 0] - p[None, :, 0]
+        dx -= LENGTH * np.floor(dx / LENGTH + 0.5)
+        d = np.hypot(dx, p[:, None, 1] - p[None, :, 1]) + np.eye(len(p)) * 9
+        assert d.min() >= 0.4
+        assert np.all(np.abs(p[:, 1]) <= 1.0 - 0.2)
+
+
+def test_too_many_walkers_is_a_clear_error():
+    with pytest.raises(ScenarioError, match="do not fit"):
+        corridor_sim(n=90)
+    with pytest.raises(ScenarioError, match="n_flock"):
+        corridor_sim(n=4, n_flock=2)
+
+
+def test_a_learner_sees_across_the_seam():
+    config = CrowdConfig.from_kwargs(
+        scenario="periodic_corridor", n_learners=1, n_pedestrians=1, radius=0.2,
+        obs_neighbours=1, scenario_params={"length": LENGTH, "width": 2.0, "trip": 5.0},
+    )  # fmt: skip
+    batch = make_batch(config)
+    batch.seed(0)
+    batch.reset()
+    s = batch.sim.state
+    h = LENGTH / 2
+    s.pos[0] = [[h - 0.5, 0.0], [-h + 0.5, 0.0]]
+    s.goal[0] = [[h + 4.5, 0.0], [-h + 0.5, 0.0]]
+    batch._observe(np.ones((1, 1), bool))
+    own = 8  # the neighbour block follows the learner's own features
+    np.testing.assert_allclose(batch.obs[0, 0, own : own + 2], [1.0, 0.0], atol=1e-9)
