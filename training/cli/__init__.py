@@ -7,7 +7,7 @@ plots, ``video`` (imageio-ffmpeg) for MP4 files, ``rllib`` for ``train-rllib``.
 
 Commands by purpose: watch (``demo``, ``play``, ``render``), score (``evaluate``,
 ``benchmark``), train (``train``, ``train-rllib``, ``plot-curves``) and measure (``bench-speed``,
-``bench-memory``, ``bench-render``, ``bench-penetration``).
+``bench-memory``, ``bench-render``, ``bench-penetration``, ``realism``).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ..support.preflight import UsageError
 from .base import Commands, Formatter, Parser, common_options
 from .evaluation import add_evaluation_commands
 from .perf import add_perf_commands
+from .realism import add_realism_commands
 from .train import add_train_commands
 from .watch import add_watch_commands
 
@@ -28,7 +29,7 @@ Crowd-navigation environments with compiled steering baselines.
 
 Commands by purpose: watch (demo, play, render), score (evaluate, benchmark), train (train,
 train-rllib, plot-curves) and measure (bench-speed, bench-memory, bench-render,
-bench-penetration). COMMAND --help lists a command's options; --debug shows the traceback of an
+bench-penetration, realism). COMMAND --help lists a command's options; --debug shows the traceback of an
 error, which is otherwise reported in one line naming the argument."""
 
 USER_ERRORS = (UsageError, ValueError, OSError, ImportError)
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_evaluation_commands(commands)
     add_train_commands(commands)
     add_perf_commands(commands)
+    add_realism_commands(commands)
     parser.set_defaults(_commands=commands)
     return parser
 

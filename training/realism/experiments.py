@@ -19,7 +19,7 @@ import numpy as np
 
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.simulator import Simulator
-from crowdsteer.envs.scenarios import scenario_source
+from crowdsteer.envs.scenarios import ScenarioError, scenario_source
 
 from .measure import Area, flow_rate, line_crossings, voronoi_density_speed, walking_speed
 
@@ -119,7 +119,7 @@ def fundamental_diagram(
     """Measure speed and specific flow against density for pedestrians of ``behaviour`` in a
     periodic corridor, a share ``oncoming`` of them walking against the others (0: one
     direction, 0.5: two equal opposing flows); one world per seed, the same seeds at every
-    density."""
+    density. A density at which the bodies cannot be placed gives NaN."""
     c = corridor
     area = Area(-c.area_length / 2, -c.width / 2, c.area_length / 2, c.width / 2)
     domain = Area(-c.length / 2, -c.width / 2, c.length / 2, c.width / 2)
@@ -127,11 +127,14 @@ def fundamental_diagram(
     out = {k: np.full(shape, np.nan) for k in ("density", "speed", "overlap")}
     for k, rho in enumerate(densities):
         n = max(int(round(rho * c.length * c.width)), 1)
-        config = crowd_config(
-            behaviour, overrides, scenario="periodic_corridor", n_pedestrians=n,
-            scenario_params={"length": c.length, "width": c.width, "oncoming": oncoming},
-            max_steps=10**9,
-        )  # fmt: skip
+        try:
+            config = crowd_config(
+                behaviour, overrides, scenario="periodic_corridor", n_pedestrians=n,
+                scenario_params={"length": c.length, "width": c.width, "oncoming": oncoming},
+                max_steps=10**9,
+            )  # fmt: skip
+        except ScenarioError:  # bodies too large for this density: no point
+            continue
         sim = _simulator(config, seeds)
         dt = config.dt
         every = max(int(round(c.frame_interval / dt)), 1)

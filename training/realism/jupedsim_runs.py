@@ -1,0 +1,251 @@
+"""The same measurements on JuPedSim's pedestrian models, for comparison (optional extra).
+
+JuPedSim (``pip install crowdsteer[realism]``, Forschungszentrum Juelich) ships models validated
+against the same experiments: the collision-free speed model (Tordeux, Chraibi, Seyfried 2016),
+the generalized centrifugal force model (Chraibi, Seyfried, Schadschneider 2010) and the social
+force model (Helbing and Molnar 1995). Its simulations have no periodic boundary, so its
+fundamental diagram is measured in a ring corridor of the periodic corridor's width (the same
+topology: walkers go round for ever at a fixed density), each walker steered toward a point one
+metre ahead on its own circle; the density is the walkers over the ring's area and the speed
+their mean speed along the ring. Its bottleneck is the ``bottleneck_flow`` room itself (the
+same starts, the wall 0.1 m thick), counted through the doorway as ours.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .experiments import BottleneckResult, DiagramResult, Doorway, crowd_config
+from .measure import flow_rate, line_crossings
+from .reference import WEIDMANN_FREE_SPEED, WEIDMANN_FREE_SPEED_SD
+
+MODELS = ("collision_free_speed", "generalized_centrifugal_force", "social_force_jps")
+"""JuPedSim models measured, by the names shown in the plots."""
+
+
+def available() -> bool:
+    """Whether JuPedSim can be imported."""
+    try:
+        import jupedsim  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+DT = {"collision_free_speed": 0.05, "generalized_centrifugal_force": 0.01, "social_force_jps": 0.01}
+"""Time step (s) of each model: the speed model is first order, the force models need 0.01 s."""
+
+
+@dataclass(frozen=True)
+class Ring:
+    """The ring corridor: ``inner`` radius and ``width`` (m); ``warmup`` and ``duration`` (s) of
+    the settling and of the recording, a frame every ``frame_interval`` s."""
+
+    inner: float = 2.3
+    width: float = 3.0
+    warmup: float = 10.0
+    duration: float = 15.0
+    frame_interval: float = 0.5
+
+    @property
+    def area(self) -> float:
+        return math.pi * ((self.inner + self.width) ** 2 - self.inner**2)
+
+
+def _model(name: str):
+    import jupedsim as jps
+
+    return {
+        "collision_free_speed": jps.CollisionFreeSpeedModel,
+        "generalized_centrifugal_force": jps.GeneralizedCentrifugalForceModel,
+        "social_force_jps": jps.SocialForceModel,
+    }[name]()
+
+
+def _agent(name: str, position, heading, speed: float, journey: int, stage: int):
+    """Agent parameters of model ``name``: bodies of 0.2 m where the model has a radius."""
+    import jupedsim as jps
+
+    pos = (float(position[0]), float(position[1]))
+    if name == "collision_free_speed":
+        return jps.CollisionFreeSpeedModelAgentParameters(
+            position=pos, desired_speed=speed, radius=0.2, journey_id=journey, stage_id=stage
+        )
+    if name == "generalized_centrifugal_force":
+        return jps.GeneralizedCentrifugalForceModelAgentParameters(
+            position=pos, orientation=heading, desired_speed=speed, journey_id=journey,
+            stage_id=stage,
+        )  # fmt: skip
+    return jps.SocialForceModelAgentParameters(
+        position=pos, orientation=heading, desired_speed=speed, radius=0.2, journey_id=journey,
+        stage_id=stage,
+    )  # fmt: skip
+
+
+def _speeds(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Weidmann's free speeds, cut at two standard deviations (as ``v_pref_sd`` draws them)."""
+    z = np.clip(rng.standard_normal(n), -2.0, 2.0)
+    return WEIDMANN_FREE_SPEED + WEIDMANN_FREE_SPEED_SD * z
+
+
+def _ring_starts(rng: np.random.Generator, n: int, ring: Ring) -> np.ndarray:
+    """``n`` points in the ring on a jittered polar grid, at least 0.42 m apart."""
+    spacing = math.sqrt(ring.area / max(n, 1))
+    while True:
+        spacing = max(spacing, 0.42)
+        rows = max(int((ring.width - 0.1) // spacing), 1)
+        dr = (ring.width - 0.1) / rows
+        radii = ring.inner + 0.05 + dr * (np.arange(rows) + 0.5)
+        per_row = np.floor(2 * np.pi * radii / spacing).astype(int)
+        if per_row.sum() >= n:
+            break
+        if spacing <= 0.42:
+            raise ValueError(f"{n} walkers do not fit in the ring of {ring.area:.1f} m^2")
+        spacing *= 0.97
+    slots = [(r, 2 * np.pi * (k + 0.5) / m) for r, m in zip(radii, per_row, strict=True)
+             for k in range(m)]  # fmt: skip
+    pick = rng.permutation(len(slots))[:n]
+    pts = np.array([slots[i] for i in pick])
+    return np.stack([pts[:, 0] * np.cos(pts[:, 1]), pts[:, 0] * np.sin(pts[:, 1])], axis=1)
+
+
+def fundamental_diagram(
+    model: str,
+    densities: Sequence[float],
+    oncoming: float = 0.0,
+    seeds: Sequence[int] = (0, 1),
+    ring: Ring = Ring(),
+) -> DiagramResult:
+    """Speed and specific flow against density of JuPedSim's ``model`` in the ring corridor,
+    a share ``oncoming`` of the walkers going round the other way."""
+    import jupedsim as jps
+    from shapely import Point
+
+    outer = ring.inner + ring.width
+    geometry = Point(0, 0).buffer(outer, 64).difference(Point(0, 0).buffer(ring.inner, 64))
+    shape = (len(seeds), len(densities))
+    density, speed = np.full(shape, np.nan), np.full(shape, np.nan)
+    for s, seed in enumerate(seeds):
+        for k, rho in enumerate(densities):
+            try:
+                speed[s, k] = _ring_speed(model, rho, oncoming, seed, ring, geometry)
+                density[s, k] = max(int(round(rho * ring.area)), 1) / ring.area
+            except (RuntimeError, ValueError) as err:  # the model lost a walker, or no room
+                print(f"jupedsim {model} at {rho:g} /m^2: no point ({err})")
+    return DiagramResult(
+        model, oncoming, np.asarray(densities, float), density, speed, density * speed,
+        np.zeros(shape),
+    )  # fmt: skip
+
+
+def _ring_speed(model: str, rho: float, oncoming: float, seed: int, ring: Ring, geometry) -> float:
+    """Mean speed along the ring of ``model``'s walkers at density ``rho``."""
+    import jupedsim as jps
+
+    dt = DT[model]
+    rng = np.random.default_rng(seed)
+    n = max(int(round(rho * ring.area)), 1)
+    sim = jps.Simulation(model=_model(model), geometry=geometry, dt=dt)
+    stage = sim.add_direct_steering_stage()
+    journey = sim.add_journey(jps.JourneyDescription([stage]))
+    starts = _ring_starts(rng, n, ring)
+    sense = np.ones(n)
+    sense[rng.permutation(n)[: round(oncoming * n)]] = -1.0
+    ids = []
+    for p, w, v in zip(starts, sense, _speeds(rng, n), strict=True):
+        heading = (-w * p[1] / np.hypot(*p), w * p[0] / np.hypot(*p))
+        ids.append(sim.add_agent(_agent(model, p, heading, float(v), journey, stage)))
+    every = max(int(round(ring.frame_interval / dt)), 1)
+    warm = int(round(ring.warmup / dt))
+    frames = int(round(ring.duration / dt)) // every
+    retarget = max(int(round(0.1 / dt)), 1)
+    angles, radii = [], []
+    for it in range(warm + frames * every + 1):
+        if it % retarget == 0:  # each walker aims one metre ahead on its own circle
+            for a, w in zip(ids, sense, strict=True):
+                agent = sim.agent(a)
+                x, y = agent.position
+                r = max(math.hypot(x, y), 1e-9)
+                t = math.atan2(y, x) + w * 1.0 / r
+                agent.target = (r * math.cos(t), r * math.sin(t))
+        if it >= warm and (it - warm) % every == 0:
+            pos = np.array([sim.agent(a).position for a in ids])
+            angles.append(np.arctan2(pos[:, 1], pos[:, 0]))
+            radii.append(np.hypot(pos[:, 0], pos[:, 1]))
+        sim.iterate()
+    turn = np.diff(np.array(angles), axis=0)
+    turn = (turn + np.pi) % (2 * np.pi) - np.pi
+    radius = 0.5 * (np.array(radii)[1:] + np.array(radii)[:-1])
+    return float(np.mean(turn * radius * sense / (every * dt)))
+
+
+def bottleneck(
+    model: str,
+    widths: Sequence[float],
+    seeds: Sequence[int] = (0, 1),
+    doorway: Doorway = Doorway(),
+) -> BottleneckResult:
+    """Flow of JuPedSim's ``model`` through the doorway of ``bottleneck_flow``, from the same
+    starts as ours, counted and measured as ``experiments.bottleneck`` does."""
+    import jupedsim as jps
+    from shapely import box, union_all
+
+    from crowdsteer.envs.scenarios import scenario_source
+
+    d = doorway
+    flow = np.full((len(seeds), len(widths)), np.nan)
+    for k, width in enumerate(widths):
+        room = max(d.room_width, width)
+        config = crowd_config(
+            "goal_seek", None, scenario="bottleneck_flow", n_pedestrians=d.walkers,
+            scenario_params={"room_width": room, "door_width": width,
+                             "start_density": d.start_density},
+        )  # fmt: skip
+        source = scenario_source(config)
+        for s, seed in enumerate(seeds):
+            spec, _ = source.draw(np.random.default_rng(seed))
+            hw, hd, far = room / 2, width / 2, float(spec.goal[0, 0])
+            back = float(spec.walls[:, :, 0].min())
+            geometry = union_all(
+                [box(back, -hw, -0.05, hw), box(-0.1, -hd, 0.1, hd), box(0.05, -hw, far, hw)]
+            )
+            dt = DT[model]
+            sim = jps.Simulation(model=_model(model), geometry=geometry, dt=dt)
+            exit_stage = sim.add_exit_stage(box(far - 1.0, -hw, far, hw))
+            door = sim.add_waypoint_stage((0.3, 0.0), max(hd - 0.1, 0.2))
+            journey = jps.JourneyDescription([door, exit_stage])
+            journey.set_transition_for_stage(
+                door, jps.Transition.create_fixed_transition(exit_stage)
+            )
+            jid = sim.add_journey(journey)
+            rng = np.random.default_rng(seed)
+            ids = [
+                sim.add_agent(_agent(model, p, (1.0, 0.0), float(v), jid, door))
+                for p, v in zip(spec.start, _speeds(rng, len(spec.start)), strict=True)
+            ]
+            every = max(int(round(0.05 / dt)), 1)
+            frames, times = [], []
+            last = {a: tuple(spec.start[i]) for i, a in enumerate(ids)}
+            limit = int(round(d.time_limit / dt))
+            try:
+                for it in range(limit):
+                    if it % every == 0:
+                        present = {a.id: a.position for a in sim.agents()}
+                        last.update(present)
+                        frames.append([last[a] if a in present else (far, 0.0) for a in ids])
+                        times.append(sim.elapsed_time())
+                    if sim.agent_count() == 0:
+                        break
+                    sim.iterate()
+            except RuntimeError as err:  # the model lost a walker: no point
+                print(f"jupedsim {model} through {width:g} m: no point ({err})")
+                continue
+            pos = np.asarray(frames, float)
+            crossed = line_crossings(pos, np.asarray(times), 0.0, (-hd, hd))
+            flow[s, k] = flow_rate(crossed, skip=d.skip)
+    widths_arr = np.asarray(widths, float)
+    return BottleneckResult(model, widths_arr, flow, flow / widths_arr, np.zeros_like(flow))

@@ -1,0 +1,320 @@
+"""Every measurement for every pedestrian behaviour: plots, a table and the numbers behind them.
+
+``run_realism(RealismArgs())`` measures, for each behaviour with the articles' constants and
+with its calibrated parameters (``calibrate.CALIBRATED``), the fundamental diagram in a periodic
+corridor (one direction and two opposing ones) and the bottleneck flow against the door width,
+then the same for JuPedSim's models when JuPedSim is installed, and writes to ``out``:
+
+- ``speed_density.png`` and ``flow_density.png``: one panel per behaviour, the points of every
+  seed, beside Weidmann's curve (the band: his free speed +- one standard deviation);
+- ``bottleneck.png``: specific flow against door width, beside the published 1.9 /m/s (the band:
+  +- 20 %);
+- ``table.md``: per behaviour, the RMS speed error against Weidmann over 0.5-4 /m^2 and the
+  specific flow at 1.2 m (mean and range over seeds), with the overlap share;
+- ``results.json``: every measured point.
+
+``crowdsteer realism`` runs it (``--quick`` for a tiny grid).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from crowdsteer.envs.core.behaviours import PEDESTRIAN_BEHAVIOURS
+
+from . import jupedsim_runs
+from .calibrate import CALIBRATED, calibrate
+from .experiments import (
+    BottleneckResult,
+    Corridor,
+    DiagramResult,
+    Doorway,
+    bottleneck,
+    fundamental_diagram,
+)
+from .reference import (
+    BOTTLENECK_SPECIFIC_FLOW,
+    BOTTLENECK_TOLERANCE,
+    RMS_DENSITY_RANGE,
+    SPEED_RMS_TOLERANCE,
+    WEIDMANN_FREE_SPEED,
+    WEIDMANN_FREE_SPEED_SD,
+    speed_rms_error,
+    weidmann_specific_flow,
+    weidmann_speed,
+)
+
+TABLE_WIDTH = 1.2
+"""m: the door width whose specific flow the table reports."""
+
+
+def arg(default: Any, help: str) -> Any:
+    """A field with its help text (for the command line)."""
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"help": help})
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class RealismArgs:
+    """Measure every pedestrian behaviour against Weidmann's fundamental diagram and the
+    bottleneck experiments; write plots and a table."""
+
+    out: str = arg("docs/realism", "folder for the plots, table.md and results.json")
+    behaviours: list[str] = arg(list(PEDESTRIAN_BEHAVIOURS), "pedestrian behaviours to measure")
+    densities: list[float] = arg(
+        [0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5], "corridor densities (/m^2)"
+    )
+    widths: list[float] = arg([0.8, 1.0, 1.2, 1.6, 2.0, 2.5], "bottleneck widths (m)")
+    seeds: int = arg(2, "seeds (worlds) per point")
+    calibrated: bool = arg(True, "also measure each behaviour's calibrated parameters")
+    jupedsim: bool = arg(True, "also measure JuPedSim's models when it is installed")
+    quick: bool = arg(False, "a tiny grid (three densities, two widths, one seed, short runs)")
+    calibrate: bool = arg(
+        False, "instead: search each behaviour's free parameters and write calibration.md"
+    )
+
+
+@dataclass
+class Crowd:
+    """One measured crowd: its label, behaviour, config overrides and results."""
+
+    label: str
+    behaviour: str
+    calibrated: bool
+    diagrams: list[DiagramResult] = field(default_factory=list)
+    bottleneck: BottleneckResult | None = None
+
+
+def _settings(args: RealismArgs) -> tuple[list[float], list[float], list[int], Corridor, Doorway]:
+    if args.quick:
+        corridor = Corridor(length=8.0, width=2.0, area_length=3.0, warmup=3.0, duration=3.0)
+        return [0.5, 1.5, 3.0], [0.8, 1.2], [0], corridor, Doorway(walkers=24, time_limit=40.0)
+    return list(args.densities), list(args.widths), list(range(args.seeds)), Corridor(), Doorway()
+
+
+def _measure_crowds(args: RealismArgs, log) -> list[Crowd]:
+    densities, widths, seeds, corridor, doorway = _settings(args)
+    crowds = []
+    for behaviour in args.behaviours:
+        variants = [(behaviour, False, {})]
+        if args.calibrated and behaviour in CALIBRATED:
+            variants.append((f"{behaviour} (calibrated)", True, CALIBRATED[behaviour]))
+        for label, calibrated, overrides in variants:
+            t = time.perf_counter()
+            crowd = Crowd(label, behaviour, calibrated)
+            for oncoming in (0.0, 0.5):
+                crowd.diagrams.append(
+                    fundamental_diagram(
+                        behaviour, densities, oncoming, seeds, corridor, overrides, label
+                    )
+                )
+            crowd.bottleneck = bottleneck(behaviour, widths, seeds, doorway, overrides, label)
+            log(f"{label}: {time.perf_counter() - t:.0f} s")
+            crowds.append(crowd)
+    if args.jupedsim and not jupedsim_runs.available():
+        log("JuPedSim is not installed (pip install crowdsteer[realism]): its models are skipped")
+    elif args.jupedsim:
+        ring = jupedsim_runs.Ring()
+        if args.quick:
+            ring = jupedsim_runs.Ring(warmup=2.0, duration=2.0)
+        for model in jupedsim_runs.MODELS:
+            t = time.perf_counter()
+            crowd = Crowd(f"JuPedSim {model}", model, False)
+            for oncoming in (0.0, 0.5):
+                crowd.diagrams.append(
+                    jupedsim_runs.fundamental_diagram(model, densities, oncoming, seeds, ring)
+                )
+            crowd.bottleneck = jupedsim_runs.bottleneck(model, widths, seeds, doorway)
+            log(f"{crowd.label}: {time.perf_counter() - t:.0f} s")
+            crowds.append(crowd)
+    return crowds
+
+
+def summary(crowd: Crowd) -> dict[str, Any]:
+    """The table's row of a crowd: RMS speed errors (one direction, both), specific flow at
+    ``TABLE_WIDTH`` (mean, min, max over seeds) and the mean overlap share."""
+    row: dict[str, Any] = {"crowd": crowd.label}
+    for d in crowd.diagrams:
+        key = "rms_uni" if d.oncoming == 0 else "rms_bi"
+        row[key] = speed_rms_error(d.density.ravel(), d.speed.ravel())
+    bn = crowd.bottleneck
+    js = np.full(1, np.nan)
+    if bn is not None and np.any(np.isclose(bn.widths, TABLE_WIDTH)):
+        js = bn.specific[:, int(np.argmin(np.abs(bn.widths - TABLE_WIDTH)))]
+    ok = np.isfinite(js)
+    row["js_mean"] = float(np.mean(js[ok])) if ok.any() else float("nan")
+    row["js_min"] = float(np.min(js[ok])) if ok.any() else float("nan")
+    row["js_max"] = float(np.max(js[ok])) if ok.any() else float("nan")
+    overlaps = [np.nanmean(d.overlap) for d in crowd.diagrams if d.overlap.size]
+    row["overlap"] = float(np.mean(overlaps)) if overlaps else float("nan")
+    row["passes"] = bool(
+        row.get("rms_uni", np.inf) <= SPEED_RMS_TOLERANCE
+        and abs(row["js_mean"] / BOTTLENECK_SPECIFIC_FLOW - 1) <= BOTTLENECK_TOLERANCE
+    )
+    return row
+
+
+def table(crowds: list[Crowd]) -> str:
+    """The Markdown table of every crowd's ``summary``."""
+    lo, hi = RMS_DENSITY_RANGE
+    lines = [
+        f"| pedestrians | speed RMS vs Weidmann, {lo:g}-{hi:g} /m^2, one direction (m/s) "
+        f"| same, two directions (m/s) | specific flow at {TABLE_WIDTH:g} m (/m/s, range over "
+        f"seeds) | overlapping body-steps | within {SPEED_RMS_TOLERANCE:g} m/s and "
+        f"{BOTTLENECK_TOLERANCE:.0%} |",
+        "|---|---:|---:|---:|---:|:---:|",
+    ]
+
+    def f(v: float, digits: int = 2) -> str:
+        return "n/a" if not np.isfinite(v) else f"{v:.{digits}f}"
+
+    for c in crowds:
+        r = summary(c)
+        js = f"{f(r['js_mean'])} ({f(r['js_min'])}-{f(r['js_max'])})"
+        lines.append(
+            f"| {r['crowd']} | {f(r.get('rms_uni', np.nan))} | {f(r.get('rms_bi', np.nan))} "
+            f"| {js} | {f(r['overlap'], 3)} | {'yes' if r['passes'] else 'no'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _plots(crowds: list[Crowd], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rho = np.linspace(0.05, 5.4, 200)
+    groups: dict[str, list[Crowd]] = {}
+    for c in crowds:
+        groups.setdefault("JuPedSim" if c.label.startswith("JuPedSim") else c.behaviour, []).append(
+            c
+        )
+    n = len(groups)
+    cols = min(n, 3)
+    rows = -(-n // cols)
+    for kind, ylabel in (("speed", "speed (m/s)"), ("flow", "specific flow (/m/s)")):
+        fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+        for ax, (name, members) in zip(axes.ravel(), groups.items(), strict=False):
+            lo_v = weidmann_speed(rho, free_speed=WEIDMANN_FREE_SPEED - WEIDMANN_FREE_SPEED_SD)
+            hi_v = weidmann_speed(rho, free_speed=WEIDMANN_FREE_SPEED + WEIDMANN_FREE_SPEED_SD)
+            scale = rho if kind == "flow" else 1.0
+            ax.fill_between(rho, lo_v * scale, hi_v * scale, color="0.85", label="Weidmann +- SD")
+            ref = weidmann_specific_flow(rho) if kind == "flow" else weidmann_speed(rho)
+            ax.plot(rho, ref, "k-", lw=1.5, label="Weidmann")
+            for m, c in enumerate(members):
+                colour = f"C{m}"
+                for d in c.diagrams:
+                    y = d.speed if kind == "speed" else d.flow
+                    marker = "o" if d.oncoming == 0 else "^"
+                    tag = "one way" if d.oncoming == 0 else "two ways"
+                    label = c.label.replace("JuPedSim ", "") + f", {tag}"
+                    ax.plot(d.density.ravel(), y.ravel(), marker, ms=4, color=colour,
+                            mfc="none" if d.oncoming else colour, label=label)  # fmt: skip
+            ax.set_title(name)
+            ax.set_xlabel("density (/m^2)")
+            ax.set_ylabel(ylabel)
+            ax.set_xlim(0, 5.5)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=6)
+        for ax in axes.ravel()[n:]:
+            ax.set_visible(False)
+        fig.tight_layout()
+        fig.savefig(out / f"{kind}_density.png", dpi=110)
+        plt.close(fig)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ref = BOTTLENECK_SPECIFIC_FLOW
+    ax.axhspan(ref * (1 - BOTTLENECK_TOLERANCE), ref * (1 + BOTTLENECK_TOLERANCE), color="0.88")
+    ax.axhline(ref, color="k", lw=1.5, label="experiments (Seyfried, Kretz): 1.9 /m/s")
+    for m, c in enumerate(crowds):
+        bn = c.bottleneck
+        if bn is None:
+            continue
+        mean = np.nanmean(bn.specific, axis=0) if np.isfinite(bn.specific).any() else bn.widths * 0
+        style = "--" if c.label.startswith("JuPedSim") else "-"
+        ax.plot(bn.widths, mean, style, marker="o", ms=3, color=f"C{m % 10}", label=c.label)
+        for s in range(bn.specific.shape[0]):
+            ax.plot(bn.widths, bn.specific[s], ".", color=f"C{m % 10}", alpha=0.5)
+    ax.set_xlabel("door width (m)")
+    ax.set_ylabel("specific flow (/m/s)")
+    ax.set_ylim(0, 4)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(out / "bottleneck.png", dpi=110)
+    plt.close(fig)
+
+
+def _as_json(crowds: list[Crowd]) -> list[dict[str, Any]]:
+    def clean(v: Any) -> Any:
+        if isinstance(v, np.ndarray):
+            return [clean(x) for x in v.tolist()]
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        if isinstance(v, float) and not np.isfinite(v):
+            return None
+        return v
+
+    out = []
+    for c in crowds:
+        item = {"label": c.label, "behaviour": c.behaviour, "calibrated": c.calibrated}
+        item["diagrams"] = [{k: clean(v) for k, v in asdict(d).items()} for d in c.diagrams]
+        if c.bottleneck is not None:
+            item["bottleneck"] = {k: clean(v) for k, v in asdict(c.bottleneck).items()}
+        item["summary"] = {k: clean(v) for k, v in summary(c).items()}
+        out.append(item)
+    return out
+
+
+def run_realism(args: RealismArgs | None = None, log=print) -> list[Crowd]:
+    """Measure every crowd of ``args`` (default ``RealismArgs()``), write the plots, the table
+    and the numbers to ``args.out`` and return the measured crowds."""
+    args = RealismArgs() if args is None else args
+    unknown = [b for b in args.behaviours if b not in PEDESTRIAN_BEHAVIOURS]
+    if unknown:
+        raise ValueError(f"behaviours {unknown} are unknown; choose from {PEDESTRIAN_BEHAVIOURS}")
+    if args.seeds < 1:
+        raise ValueError(f"seeds={args.seeds!r} must be at least 1")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.calibrate:
+        write_calibration(args.behaviours, out / "calibration.md", log)
+        return []
+    crowds = _measure_crowds(args, log)
+    text = table(crowds)
+    (out / "table.md").write_text(text)
+    (out / "results.json").write_text(json.dumps(_as_json(crowds), indent=1))
+    _plots(crowds, out)
+    log(text)
+    log(f"wrote {out}/speed_density.png, flow_density.png, bottleneck.png, table.md")
+    return crowds
+
+
+def write_calibration(behaviours: list[str], path: Path, log=print) -> None:
+    """Search the free parameters of each of ``behaviours`` (``calibrate.SEARCH``) and write the
+    three best candidates of each to ``path`` (Markdown)."""
+    lines = [
+        "| pedestrians | values | speed RMS (m/s) | specific flow at 1.2 m (/m/s) "
+        "| overlapping body-steps | score |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for behaviour in behaviours:
+        t = time.perf_counter()
+        found = calibrate(behaviour)
+        log(f"{behaviour}: {len(found)} candidates, {time.perf_counter() - t:.0f} s; best "
+            f"{found[0].values}")  # fmt: skip
+        for c in found[:3]:
+            values = ", ".join(f"{k}={v:g}" for k, v in c.values.items())
+            lines.append(
+                f"| {behaviour} | {values} | {c.rms:.3f} | {c.specific_flow:.2f} "
+                f"| {c.overlap:.3f} | {c.score:.2f} |"
+            )
+    path.write_text("\n".join(lines) + "\n")
+    log(f"wrote {path}")
