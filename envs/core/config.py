@@ -47,9 +47,10 @@ class CrowdConfig:
     ``n_flock``. Bodies: ``radius``, ``v_pref`` (learners and pedestrians), ``v_pref_sd``
     (spread of the pedestrians' preferred speeds: each draws its own per episode from a normal
     distribution around ``v_pref`` cut at two standard deviations; 0: all walk at ``v_pref``),
-    ``flock_radius``, ``flock_speed``. Crowd: ``pedestrian_behaviour`` (steering behaviour of scripted pedestrians),
-    ``learners_visible`` (whether scripted bodies see and avoid learners), ``flock_view``,
-    ``flock_leader`` (chase or intercept), ``flock_target`` (a roaming point or learner 0).
+    ``flock_radius``, ``flock_speed``. Crowd: ``pedestrian_behaviour`` (steering behaviour of
+    scripted pedestrians), ``learners_visible`` (whether scripted bodies see and avoid
+    learners), ``flock_view``, ``flock_leader`` (chase or intercept), ``flock_target`` (a roaming
+    point or learner 0).
     Dynamics: ``kinematics`` of learners (flock units are always unicycles), ``dt`` (s),
     ``max_steps`` (episode length in steps; the time limit lives here only), ``max_accel``
     (m/s^2), ``max_turn_rate`` (rad/s), ``goal_tolerance`` (m, centre-to-goal distance counted as

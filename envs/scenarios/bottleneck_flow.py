@@ -85,9 +85,7 @@ def check(counts: Counts, body: BodyDefaults, p: BottleneckFlowParams) -> None:
 
 
 @register(NAME, BottleneckFlowParams, "a crowd leaving a room through a doorway", check=check)
-def generate(
-    rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: BottleneckFlowParams
-):
+def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: BottleneckFlowParams):
     n = counts.learners + counts.pedestrians
     hw, hd = p.room_width / 2, p.door_width / 2
     cols, rows, depth = _grid(n, body, p)

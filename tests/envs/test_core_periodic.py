@@ -70,7 +70,11 @@ def test_walkers_stay_in_the_strip_and_keep_their_goal_frame():
 def test_an_overlap_across_the_seam_is_a_collision():
     sim = corridor_sim(n=2, behaviour="goal_seek", swept_collisions=False)
     h = LENGTH / 2
-    place(sim, np.array([[h - 0.1, 0.0], [-h + 0.15, 0.0]]), np.array([[h - 0.1, 0.0], [-h + 0.15, 0]]))
+    place(
+        sim,
+        np.array([[h - 0.1, 0.0], [-h + 0.15, 0.0]]),
+        np.array([[h - 0.1, 0.0], [-h + 0.15, 0]]),
+    )
     sim.state.v_pref[0] = 1e-3
     sim.step()
     assert sim.buffers.hit_body[0].all()

@@ -29,8 +29,8 @@ Crowd-navigation environments with compiled steering baselines.
 
 Commands by purpose: watch (demo, play, render), score (evaluate, benchmark), train (train,
 train-rllib, plot-curves) and measure (bench-speed, bench-memory, bench-render,
-bench-penetration, realism). COMMAND --help lists a command's options; --debug shows the traceback of an
-error, which is otherwise reported in one line naming the argument."""
+bench-penetration, realism). COMMAND --help lists a command's options; --debug shows the
+traceback of an error, which is otherwise reported in one line naming the argument."""
 
 USER_ERRORS = (UsageError, ValueError, OSError, ImportError)
 """Errors reported in one line: bad values, files, missing packages."""

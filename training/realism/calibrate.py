@@ -78,6 +78,10 @@ CALIBRATED: dict[str, dict[str, Any]] = {
 --calibrate`` reruns the search); social force's are the ``realistic_crowd`` preset's."""
 
 
+SEARCH_CORRIDOR = Corridor(warmup=10.0, duration=10.0)
+"""The corridor of the search: shorter runs than the report's."""
+
+
 @dataclass
 class Candidate:
     """One set of values and what it gave: speed RMS error (m/s), bottleneck specific flow
@@ -117,10 +121,13 @@ def evaluate(
     values: Mapping[str, Any],
     densities: Sequence[float] = (0.5, 1.0, 2.0, 3.0, 4.0),
     seeds: Sequence[int] = (0,),
-    corridor: Corridor = Corridor(warmup=10.0, duration=10.0),
-    doorway: Doorway = Doorway(),
+    corridor: Corridor | None = None,
+    doorway: Doorway | None = None,
 ) -> Candidate:
-    """Run the reduced measurements of one candidate and score it."""
+    """Run the reduced measurements of one candidate and score it (default: ``SEARCH_CORRIDOR``
+    and the default doorway)."""
+    corridor = SEARCH_CORRIDOR if corridor is None else corridor
+    doorway = Doorway() if doorway is None else doorway
     ov = overrides_for(behaviour, values)
     fd = fundamental_diagram(behaviour, densities, 0.0, seeds, corridor, ov)
     bn = bottleneck(behaviour, [1.2], seeds, doorway, ov)

@@ -124,7 +124,6 @@ def fundamental_diagram(
 ) -> DiagramResult:
     """Speed and specific flow against density of JuPedSim's ``model`` in the ring corridor,
     a share ``oncoming`` of the walkers going round the other way."""
-    import jupedsim as jps
     from shapely import Point
 
     outer = ring.inner + ring.width
@@ -192,7 +191,7 @@ def bottleneck(
     model: str,
     widths: Sequence[float],
     seeds: Sequence[int] = (0, 1),
-    doorway: Doorway = Doorway(),
+    doorway: Doorway | None = None,
 ) -> BottleneckResult:
     """Flow of JuPedSim's ``model`` through the doorway of ``bottleneck_flow``, from the same
     starts as ours, counted and measured as ``experiments.bottleneck`` does."""
@@ -201,7 +200,7 @@ def bottleneck(
 
     from crowdsteer.envs.scenarios import scenario_source
 
-    d = doorway
+    d = Doorway() if doorway is None else doorway
     flow = np.full((len(seeds), len(widths)), np.nan)
     for k, width in enumerate(widths):
         room = max(d.room_width, width)

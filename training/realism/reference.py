@@ -36,7 +36,7 @@ WEIDMANN_GAMMA = 1.913
 """/m^2: Weidmann's fit constant."""
 
 BOTTLENECK_SPECIFIC_FLOW = 1.9
-"""/m/s: specific flow through a bottleneck in the experiments of Seyfried et al. and Kretz et al."""
+"""/m/s: specific flow through a bottleneck in Seyfried et al.'s and Kretz et al.'s experiments."""
 
 BOTTLENECK_TOLERANCE = 0.2
 """Accepted relative deviation of a simulated bottleneck's specific flow from the published one."""
