@@ -2,13 +2,15 @@
 
 The articles fix their own constants (they stay the defaults); what they leave open is tried on a
 small grid (``SEARCH``): the body's radius and, per behaviour, its personal space or repulsion
-(social force: relaxation time, strength, range and Helbing and Molnar's field of view; ORCA:
-safety margin and time horizon; the cardioid family: the push's scale; the detection box: its
-length and braking). Every candidate runs a reduced fundamental diagram (one direction) and the
-1.2 m bottleneck; the score adds, each over its tolerance, the speed error against Weidmann's
-curve, the bottleneck's deviation from the published specific flow and the share of body-steps
-spent overlapping another body. ``CALIBRATED`` holds the best candidate of each behaviour found by
-``crowdsteer realism --calibrate`` (``calibrate_all``); the free speeds are Weidmann's throughout.
+(social force: relaxation time, strength, range and Helbing and Molnar's field of view, refined
+around the best of a coarser grid over radius 0.18-0.2 m, A 250-600 N, B 0.2-0.3 m; ORCA: safety
+margin and time horizon; the cardioid family: the push's scale; the detection box: its length
+and braking). Every candidate runs the fundamental diagram (one direction, 0.5-4 /m^2, two
+seeds) and the 1.2 m bottleneck; the score adds, each over its tolerance, the speed error against
+Weidmann's curve, the bottleneck's deviation from the published specific flow and the share of
+body-steps spent overlapping another body. ``CALIBRATED`` holds the best candidate of each
+behaviour found by ``crowdsteer realism --calibrate`` (docs/realism/calibration.md); the free
+speeds are Weidmann's throughout.
 """
 
 from __future__ import annotations
@@ -41,11 +43,11 @@ SEARCH: dict[str, dict[str, Sequence[Any]]] = {
     "side_choice": {"radius": (0.18, 0.2), **_PUSH},
     "right_of_way": {"radius": (0.18, 0.2), **_PUSH},
     "social_force": {
-        "radius": (0.18, 0.2),
-        "tau": (0.3, 0.5),
-        "A": (250.0, 400.0, 600.0),
-        "B": (0.2, 0.25, 0.3),
-        "out_of_view_weight": (0.2, 0.35, 0.5),
+        "radius": (0.18,),
+        "tau": (0.2, 0.3),
+        "A": (200.0, 250.0, 300.0, 400.0),
+        "B": (0.25, 0.3, 0.35),
+        "out_of_view_weight": (0.1, 0.2, 0.3),
         "view_half_angle": (1.745,),  # Helbing and Molnar: 200 degrees of view
     },
     "orca": {"radius": (0.18, 0.2), "safety_margin": (0.0, 0.05, 0.1), "time_horizon": (1.0, 5.0)},
@@ -78,8 +80,8 @@ CALIBRATED: dict[str, dict[str, Any]] = {
 --calibrate`` reruns the search); social force's are the ``realistic_crowd`` preset's."""
 
 
-SEARCH_CORRIDOR = Corridor(warmup=10.0, duration=10.0)
-"""The corridor of the search: shorter runs than the report's."""
+SEARCH_CORRIDOR = Corridor()
+"""The corridor of the search: the report's."""
 
 
 @dataclass
@@ -119,8 +121,8 @@ def score(rms: float, specific: float, overlap: float) -> float:
 def evaluate(
     behaviour: str,
     values: Mapping[str, Any],
-    densities: Sequence[float] = (0.5, 1.0, 2.0, 3.0, 4.0),
-    seeds: Sequence[int] = (0,),
+    densities: Sequence[float] = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0),
+    seeds: Sequence[int] = (0, 1),
     corridor: Corridor | None = None,
     doorway: Doorway | None = None,
 ) -> Candidate:

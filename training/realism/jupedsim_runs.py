@@ -49,8 +49,8 @@ class Ring:
 
     inner: float = 2.3
     width: float = 3.0
-    warmup: float = 10.0
-    duration: float = 15.0
+    warmup: float = 8.0
+    duration: float = 8.0
     frame_interval: float = 0.5
 
     @property
