@@ -381,8 +381,8 @@ _CROWDNAV = CrowdConfig(
 # Pedestrians that move like people: the social force with Helbing and Molnar's field of view,
 # calibrated against Weidmann's fundamental diagram and the bottleneck experiments' specific flow
 # (``crowdsteer realism``, docs/realism): bodies of 0.18 m, Weidmann's free speeds
-# (1.34 +- 0.26 m/s), a 0.1 s step (25 s episodes), a relaxation time of 0.3 s, a repulsion of
-# 250 N over 0.3 m, and a fifth of it from bodies outside the 200-degree field of view.
+# (1.34 +- 0.26 m/s), a 0.1 s step (25 s episodes), a relaxation time of 0.2 s, a repulsion of
+# 400 N over 0.3 m, and a fifth of it from bodies outside the 200-degree field of view.
 _REALISTIC_CROWD = CrowdConfig(
     radius=0.18,
     v_pref=1.34,
@@ -393,8 +393,8 @@ _REALISTIC_CROWD = CrowdConfig(
     sensing_radius=3.0,
     steering_params={
         "social_force": {
-            "tau": 0.3,
-            "A": 250.0,
+            "tau": 0.2,
+            "A": 400.0,
             "B": 0.3,
             "out_of_view_weight": 0.2,
             "view_half_angle": 1.745,

@@ -68,7 +68,7 @@ CALIBRATED: dict[str, dict[str, Any]] = {
     "right_of_way": {"radius": 0.18, "steering_params": {"right_of_way": {"personal_space": 2.0}}},
     "social_force": {"radius": _PRESET.radius, "steering_params": dict(_PRESET.steering_params)},
     "orca": {
-        "radius": 0.2,
+        "radius": 0.18,
         "steering_params": {"orca": {"safety_margin": 0.1, "time_horizon": 5.0}},
     },
     "detection_box": {
