@@ -30,6 +30,7 @@ LAYERS = {
     "training/rl": "rl",
     "training/perf": "perf",
     "training/interactive": "interactive",
+    "training/realism": "realism",
     "training/cli": "cli",
 }
 ALLOWED = {
@@ -46,7 +47,18 @@ ALLOWED = {
     "rl": {"support", "evaluation", "envs", "core", "scenarios", "policies", "steering"},
     "perf": {"support", "envs", "core", "scenarios", "render", "policies", "steering"},
     "interactive": {"support", "evaluation", "envs", "core", "scenarios", "render", "policies"},
-    "cli": {"support", "evaluation", "rl", "perf", "interactive", "envs", "scenarios", "policies"},
+    "realism": {"envs", "core", "scenarios", "steering"},
+    "cli": {
+        "support",
+        "evaluation",
+        "rl",
+        "perf",
+        "interactive",
+        "realism",
+        "envs",
+        "scenarios",
+        "policies",
+    },
     "training": {"evaluation"},
 }
 # Frameworks each layer must never import (anywhere in a file, lazily or not).
@@ -59,6 +71,7 @@ FORBIDDEN = {
     "envs": {"torch", "ray"},
     "support": FRAMEWORKS,
     "evaluation": {"torch", "stable_baselines3", "ray"},
+    "realism": {"torch", "stable_baselines3", "ray", "pygame"},
     "cli": {"torch", "stable_baselines3", "ray", "pygame"},
 }
 

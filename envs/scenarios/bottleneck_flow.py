@@ -2,8 +2,9 @@
 
 The measurement form of ``bottleneck``: every walker starts in the waiting room (``x < 0``),
 spread on a jittered grid at the density ``start_density`` in front of the wall at ``x = 0``,
-and walks through the doorway of width ``door_width`` into the open space beyond, where its goal
-lies ``exit_distance`` metres past the wall. Each walker follows a waypoint path from its start
+and walks through the doorway of width ``door_width`` into the open space beyond, to a goal at
+least ``exit_distance`` metres past the wall (the start grid mirrored there, so that the walkers
+spread out again). Each walker follows a waypoint path from its start
 to the doorway (at its own height, kept within the doorway) and straight on to its goal, the
 route people take in the experiments (Seyfried et al. 2009, Kretz et al. 2006). Counting the
 walkers through the doorway gives the bottleneck's flow.
@@ -68,7 +69,9 @@ def check(counts: Counts, body: BodyDefaults, p: BottleneckFlowParams) -> None:
     n = counts.learners + counts.pedestrians
     length = _room_length(n, body, p)
     hw = p.room_width / 2
-    require_extent(NAME, (-length - 1, -hw - 1, p.exit_distance + 1, hw + 1), "reduce the sizes")
+    require_extent(
+        NAME, (-length - 1, -hw - 1, p.exit_distance + length + 1, hw + 1), "reduce sizes"
+    )
     require(counts.flock == 0, f"scenario={NAME!r} holds walkers only: n_flock must be 0")
     if n == 0:
         return
@@ -98,7 +101,8 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Bo
     y = -hw + GAP + dy * (cells % rows + 0.5) + rng.uniform(-jy, jy, n)
     starts = np.stack([x, y], axis=1)
     lane = np.clip(y, -hd + body.radius + GAP, hd - body.radius - GAP)  # within the doorway
-    goals = np.stack([np.full(n, p.exit_distance), lane], axis=1)
+    # the goals: the start grid mirrored beyond the exit (apart from each other, as the starts)
+    goals = np.stack([p.exit_distance - FRONT - x, y], axis=1)
     path = np.stack([starts, np.stack([np.zeros(n), lane], axis=1), goals], axis=1)
     walls = np.array(
         [
@@ -114,7 +118,7 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Bo
         body,
         starts,
         goals,
-        (-length - 0.5, -hw - 0.5, p.exit_distance + 0.5, hw + 0.5),
+        (-length - 0.5, -hw - 0.5, p.exit_distance + length, hw + 0.5),
         walls=walls,
         path=path,
         path_len=np.full(n, 3, np.int64),

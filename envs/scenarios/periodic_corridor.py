@@ -35,6 +35,13 @@ class PeriodicCorridorParams:
     oncoming: float = param(0.0, 0.0, 1.0)
     trip: float = param(1e4, 0.5, 1e5)
 
+    def validate(self) -> None:
+        require(
+            self.trip >= self.length / 2 + 2.0,
+            f"scenario_params trip={self.trip:g} must be at least length / 2 + 2 = "
+            f"{self.length / 2 + 2:g} m (goals of walkers going opposite ways stay apart)",
+        )
+
 
 def _grid(n: int, body: BodyDefaults, p: PeriodicCorridorParams) -> tuple[int, int]:
     """(columns, rows) of the start grid for ``n`` walkers: cells about square, at least a

@@ -93,6 +93,8 @@ def _overlaps(sim: Simulator, b: int) -> list[str]:
 CROWDED = {name: (3, 8, 4) for name in SCENARIOS} | {
     "path_course": (1, 5, 4),
     "crowdnav_circle": (1, 6, 4),
+    "periodic_corridor": (3, 8, 0),  # measurement scenarios: walkers only
+    "bottleneck_flow": (3, 8, 0),
 }
 
 

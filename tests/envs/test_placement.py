@@ -73,6 +73,9 @@ def _learners(name: str) -> int:
     return 3 if name in ("symmetric_obstacles", "two_walkers") else 1
 
 
+# the measurement scenarios hold walkers only (flock units are refused, naming n_flock)
+WALKERS_ONLY = {"bottleneck_flow", "periodic_corridor"}
+
 CAP = 400  # search limit: two_walkers has no room limit of its own (pairs get cells of their own)
 
 
@@ -84,6 +87,9 @@ def _max_configs():
     for name in scenario_names():
         lr = _learners(name)
         n_ped = _largest(name, lambda n, lr=lr: Counts(lr, n, 0), hi=CAP)
+        if name in WALKERS_ONLY:
+            out.append((name, Counts(lr, n_ped, 0), None))
+            continue
         n_flock = _largest(name, lambda n, lr=lr: Counts(lr, 4, n), hi=CAP)
         half = n_ped // 2
         n_both = _largest(name, lambda n, lr=lr, h=half: Counts(lr, h, n), hi=CAP)
@@ -109,8 +115,13 @@ def test_largest_counts_are_far_beyond_the_defaults():
     assert walkers["corridor"] >= 20
     assert walkers["obstacle_field"] >= 30
     assert walkers["bottleneck"] >= 30
+    assert walkers["periodic_corridor"] >= 100  # 12 m x 4 m up to its jam
+    assert walkers["bottleneck_flow"] >= 200  # the waiting room grows with the crowd
+    for name in WALKERS_ONLY:
+        with pytest.raises(ScenarioError, match="n_flock"):
+            check_scenario(name, make_params(name, {}), Counts(0, 4, 1), BODY)
     both = {n: c for n, c, p in MAX_CONFIGS if p is None and c.flock and c.pedestrians != 4}
-    for name in scenario_names():
+    for name in sorted(set(scenario_names()) - WALKERS_ONLY):
         assert flock[name] >= 40, name
         assert both[name].flock >= 10, name  # flock units beside a dense crowd
 
@@ -165,6 +176,12 @@ SIZES = {
     "path_course": {"length": (10.0, 16.0), "zone": (1.0, 3.0)},
     "symmetric_obstacles": {"crossing_margin": (1.0, 5.0), "lane_spacing": (0.8, 8.0)},
     "two_walkers": {"cell_spacing": (6.0, 16.0)},
+    "periodic_corridor": {"length": (1.0, 16.0), "width": (0.5, 5.0), "oncoming": (0.0, 1.0)},
+    "bottleneck_flow": {
+        "room_width": (0.5, 8.0),
+        "door_width": (0.3, 2.5),
+        "start_density": (0.2, 5.0),
+    },
 }
 
 
