@@ -4,8 +4,8 @@ The measurement form of ``bottleneck``: every walker starts in the waiting room 
 spread on a jittered grid at the density ``start_density`` in front of the wall at ``x = 0``,
 and walks through the doorway of width ``door_width`` into the open space beyond, to a goal at
 least ``exit_distance`` metres past the wall (the start grid mirrored there, so that the walkers
-spread out again). Each walker follows a waypoint path from its start
-to the doorway (at its own height, kept within the doorway) and straight on to its goal, the
+spread out again). Each walker follows a waypoint path from its start to the doorway (at its own
+height, kept within the doorway), straight on for ``STRAIGHT`` metres and then to its goal, the
 route people take in the experiments (Seyfried et al. 2009, Kretz et al. 2006). Counting the
 walkers through the doorway gives the bottleneck's flow.
 """
@@ -26,6 +26,9 @@ GAP = 0.02
 
 FRONT = 0.5
 """m: the walkers start at least this far from the doorway's wall."""
+
+STRAIGHT = 1.5
+"""m: the walkers walk straight on this far past the doorway before turning to their goals."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,9 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Bo
     lane = np.clip(y, -hd + body.radius + GAP, hd - body.radius - GAP)  # within the doorway
     # the goals: the start grid mirrored beyond the exit (apart from each other, as the starts)
     goals = np.stack([p.exit_distance - FRONT - x, y], axis=1)
-    path = np.stack([starts, np.stack([np.zeros(n), lane], axis=1), goals], axis=1)
+    door = np.stack([np.zeros(n), lane], axis=1)
+    past = np.stack([np.full(n, STRAIGHT), lane], axis=1)
+    path = np.stack([starts, door, past, goals], axis=1)
     walls = np.array(
         [
             [[0.0, -hw], [0.0, -hd]],  # the wall with the doorway
@@ -121,5 +126,5 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Bo
         (-length - 0.5, -hw - 0.5, p.exit_distance + length, hw + 0.5),
         walls=walls,
         path=path,
-        path_len=np.full(n, 3, np.int64),
+        path_len=np.full(n, 4, np.int64),
     )
