@@ -8,7 +8,8 @@ margin and time horizon; the cardioid family: the push's scale; the detection bo
 and braking). Every candidate runs the fundamental diagram (one direction, 0.5-4 /m^2, two
 seeds) and the 1.2 m bottleneck; the score adds, each over its tolerance, the speed error against
 Weidmann's curve, the bottleneck's deviation from the published specific flow and the share of
-body-steps spent overlapping another body. ``CALIBRATED`` holds the best candidate of each
+body-steps spent overlapping another body; a candidate within both tolerances ranks before any
+that is not. ``CALIBRATED`` holds the best candidate of each
 behaviour found by ``crowdsteer realism --calibrate`` (docs/realism/calibration.md); the free
 speeds are Weidmann's throughout.
 """
@@ -140,11 +141,20 @@ def evaluate(
 
 
 def calibrate(behaviour: str, search: Mapping[str, Sequence[Any]] | None = None) -> list[Candidate]:
-    """Every candidate of ``search`` (default ``SEARCH[behaviour]``), best first."""
+    """Every candidate of ``search`` (default ``SEARCH[behaviour]``), best first: those within
+    both tolerances (``within_tolerances``) before the others, each by score."""
     grid = dict(SEARCH[behaviour] if search is None else search)
     names = list(grid)
     found = [
         evaluate(behaviour, dict(zip(names, combo, strict=True)))
         for combo in itertools.product(*(grid[n] for n in names))
     ]
-    return sorted(found, key=lambda c: c.score)
+    return sorted(found, key=lambda c: (not within_tolerances(c), c.score))
+
+
+def within_tolerances(c: Candidate) -> bool:
+    """Whether a candidate meets both targets: speed RMS error and bottleneck specific flow."""
+    return bool(
+        c.rms <= SPEED_RMS_TOLERANCE
+        and abs(c.specific_flow / BOTTLENECK_SPECIFIC_FLOW - 1.0) <= BOTTLENECK_TOLERANCE
+    )

@@ -212,7 +212,7 @@ def bottleneck(
         source = scenario_source(config)
         for s, seed in enumerate(seeds):
             spec, _ = source.draw(np.random.default_rng(seed))
-            hw, hd, far = room / 2, width / 2, float(spec.goal[0, 0])
+            hw, hd, far = room / 2, width / 2, float(spec.goal[:, 0].min())
             back = float(spec.walls[:, :, 0].min())
             geometry = union_all(
                 [box(back, -hw, -0.05, hw), box(-0.1, -hd, 0.1, hd), box(0.05, -hw, far, hw)]

@@ -30,7 +30,7 @@ import numpy as np
 from crowdsteer.envs.core.behaviours import PEDESTRIAN_BEHAVIOURS
 
 from . import jupedsim_runs
-from .calibrate import CALIBRATED, calibrate
+from .calibrate import CALIBRATED, calibrate, within_tolerances
 from .experiments import (
     BottleneckResult,
     Corridor,
@@ -315,22 +315,29 @@ def run_realism(args: RealismArgs | None = None, log=_say) -> list[Crowd]:
 
 def write_calibration(behaviours: list[str], path: Path, log=_say) -> None:
     """Search the free parameters of each of ``behaviours`` (``calibrate.SEARCH``) and write the
-    three best candidates of each to ``path`` (Markdown)."""
-    lines = [
+    three best candidates of each to ``path`` (Markdown), keeping the rows of the behaviours not
+    searched this time."""
+    header = [
         "| pedestrians | values | speed RMS (m/s) | specific flow at 1.2 m (/m/s) "
-        "| overlapping body-steps | score |",
-        "|---|---|---:|---:|---:|---:|",
+        "| overlapping body-steps | score | within both |",
+        "|---|---|---:|---:|---:|---:|:---:|",
     ]
+    rows: dict[str, list[str]] = {}
+    if path.exists():  # the rows of the behaviours not searched now stay
+        for line in path.read_text().splitlines()[2:]:
+            rows.setdefault(line.split("|")[1].strip(), []).append(line)
     for behaviour in behaviours:
         t = time.perf_counter()
         found = calibrate(behaviour)
         log(f"{behaviour}: {len(found)} candidates, {time.perf_counter() - t:.0f} s; best "
             f"{found[0].values}")  # fmt: skip
+        rows[behaviour] = []
         for c in found[:3]:
             values = ", ".join(f"{k}={v:g}" for k, v in c.values.items())
-            lines.append(
+            rows[behaviour].append(
                 f"| {behaviour} | {values} | {c.rms:.3f} | {c.specific_flow:.2f} "
-                f"| {c.overlap:.3f} | {c.score:.2f} |"
+                f"| {c.overlap:.3f} | {c.score:.2f} | {'yes' if within_tolerances(c) else 'no'} |"
             )
-    path.write_text("\n".join(lines) + "\n")
+    order = [b for b in PEDESTRIAN_BEHAVIOURS if b in rows]
+    path.write_text("\n".join(header + [r for b in order for r in rows[b]]) + "\n")
     log(f"wrote {path}")

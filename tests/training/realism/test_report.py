@@ -102,3 +102,14 @@ def test_jupedsim_models_on_the_same_measurements():
     fd = jupedsim_runs.fundamental_diagram("collision_free_speed", [0.5], seeds=(0,), ring=ring)
     assert 0.2 < fd.speed[0, 0] < 1.8
     np.testing.assert_allclose(fd.density, round(0.5 * ring.area) / ring.area)
+
+
+def test_calibration_score_and_tolerances():
+    from crowdsteer.training.realism.calibrate import Candidate, score, within_tolerances
+
+    inside = Candidate({}, 0.14, 1.6, 0.2, score(0.14, 1.6, 0.2))
+    outside = Candidate({}, 0.16, 1.9, 0.0, score(0.16, 1.9, 0.0))
+    assert within_tolerances(inside) and not within_tolerances(outside)
+    assert outside.score < inside.score  # ranked after it all the same (calibrate's order)
+    assert score(0.15, 1.9 * 1.2, 0.1) == pytest.approx(3.0)
+    assert score(float("nan"), 1.9, 0.0) == float("inf")
