@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 
-def scenario_names() -> list[str]:
-    """Names of the registered scenarios."""
-    return sorted(SCENARIOS)
+def scenario_names(measurement: bool = True) -> list[str]:
+    """Names of the registered scenarios; ``measurement=False`` leaves out the set-ups for
+    measuring the crowd (``periodic_corridor``, ``bottleneck_flow``): the navigation scenes."""
+    return sorted(n for n, e in SCENARIOS.items() if measurement or not e.measurement)

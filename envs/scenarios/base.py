@@ -99,19 +99,23 @@ class ScenarioEntry:
     summary: str
     check: Callable[[Counts, BodyDefaults, Any], None] | None = None
     case: Callable[[int, Counts, BodyDefaults, Any], ScenarioSpec | None] | None = None
+    measurement: bool = False  # a measurement set-up (realism), not a navigation benchmark scene
 
 
 SCENARIOS: dict[str, ScenarioEntry] = {}
 
 
-def register(name: str, params_type: type, summary: str, check=None, case=None):
+def register(
+    name: str, params_type: type, summary: str, check=None, case=None, measurement: bool = False
+):
     """Decorator adding a generator to the registry under ``name``; ``check(counts, body,
     params)`` raises ``ScenarioError`` when the counts cannot always be placed; ``case(index,
     counts, body, params)``, for scenarios with numbered test cases, returns case ``index`` (or
-    None when ``params`` ask for random draws)."""
+    None when ``params`` ask for random draws); ``measurement``: a set-up for measuring the
+    crowd, left out of the navigation benchmark's default scenes."""
 
     def wrap(fn):
-        SCENARIOS[name] = ScenarioEntry(name, fn, params_type, summary, check, case)
+        SCENARIOS[name] = ScenarioEntry(name, fn, params_type, summary, check, case, measurement)
         return fn
 
     return wrap

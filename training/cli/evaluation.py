@@ -101,7 +101,7 @@ def add_evaluation_commands(commands: Commands) -> None:
         nargs="+",
         type=ca.one_of(scenarios, "scenario"),
         default=None,
-        help="scenarios (default: all)",
+        help="scenarios (default: every navigation scene, not the measurement set-ups)",
     )
     p.add_argument(
         "--policies",

@@ -130,7 +130,8 @@ def run_benchmark(
     num_worlds: int | None = None,
     **config: Any,
 ) -> list[dict[str, Any]]:
-    """Evaluate every policy on every scenario; write the outputs to ``out`` when given.
+    """Evaluate every policy on every scenario (by default every navigation scene, not the
+    measurement set-ups of ``crowdsteer realism``); write the outputs to ``out`` when given.
 
     ``scenarios``: names (all registered when None); ``policies``: baseline names or policy
     objects (all of ``list_policies()`` when None); ``extra_policies``: paths of SB3 models or
@@ -150,7 +151,7 @@ def run_benchmark(
             f"the benchmark's plots need matplotlib: {install_hint('matplotlib')}, or plots=False"
         )
     known = scenario_names()
-    scenarios = list(scenarios if scenarios else known)
+    scenarios = list(scenarios if scenarios else scenario_names(measurement=False))
     bad = [s for s in scenarios if s not in known]
     if bad:
         raise ValueError(f"unknown scenarios {bad}; choose from {known}")
