@@ -101,16 +101,22 @@ def _gap_from(b, i, buf, count, pos, radius, prev_pos, swept):
 
 
 @njit(cache=True, inline="always")
-def collisions_step(b, state, buffers, buf, swept):
-    """Collisions of world ``b`` after the move: ``hit_body``, ``min_gap`` and ``hit_static``
-    (kept from the move's contacts, plus overlaps); buf: (N,) int scratch; ``swept``: bodies
-    meet at their closest approach during the step (from ``buffers.prev_pos``)."""
-    s = state
-    collisions_world(
-        b, s.pos, s.radius, s.active, s.obstacle_pos, s.obstacle_radius, s.obstacle_active,
-        s.walls, s.wall_active, buffers.hit_body, buffers.hit_static, buffers.min_gap, buf, True,
-        buffers.prev_pos, swept,
-    )  # fmt: skip
+def collisions_steps(lo, hi, state, buffers, buf, swept):
+    """Collisions of worlds ``lo <= b < hi`` after the move: ``hit_body``, ``min_gap`` and
+    ``hit_static`` (kept from the move's contacts, plus overlaps); buf: (N,) int scratch;
+    ``swept``: bodies meet at their closest approach during the step (from
+    ``buffers.prev_pos``). The arrays leave the bundles once, outside the loop over worlds."""
+    s, e = state, buffers
+    pos, radius, active = s.pos, s.radius, s.active
+    obstacle_pos, obstacle_radius = s.obstacle_pos, s.obstacle_radius
+    obstacle_active = s.obstacle_active
+    walls, wall_active = s.walls, s.wall_active
+    hit_body, hit_static, min_gap, prev_pos = e.hit_body, e.hit_static, e.min_gap, e.prev_pos
+    for b in range(lo, hi):
+        collisions_world(
+            b, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
+            wall_active, hit_body, hit_static, min_gap, buf, True, prev_pos, swept,
+        )  # fmt: skip
 
 
 @njit(cache=True)

@@ -10,13 +10,19 @@ from .state import LEARNER
 
 
 @njit(cache=True, inline="always")
-def learner_events_step(b, state, buffers, goal_tolerance, collision_ends):
-    """``learner_events_world`` on the state and step bundles."""
+def learner_events_steps(lo, hi, state, buffers, goal_tolerance, collision_ends):
+    """``learner_events_world`` of worlds ``lo <= b < hi`` on the state and step bundles (their
+    arrays taken out once, outside the loop over worlds)."""
     s, e = state, buffers
-    learner_events_world(
-        b, s.pos, s.goal, s.kind, s.active, s.reached, s.collided, e.hit_body, e.hit_static,
-        e.goal_dist, e.progress, e.arrived_now, e.collided_now, goal_tolerance, collision_ends,
-    )  # fmt: skip
+    pos, goal, kind, active = s.pos, s.goal, s.kind, s.active
+    reached, collided = s.reached, s.collided
+    hit_body, hit_static, goal_dist, progress = e.hit_body, e.hit_static, e.goal_dist, e.progress
+    arrived_now, collided_now = e.arrived_now, e.collided_now
+    for b in range(lo, hi):
+        learner_events_world(
+            b, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist,
+            progress, arrived_now, collided_now, goal_tolerance, collision_ends,
+        )  # fmt: skip
 
 
 @njit(cache=True)
