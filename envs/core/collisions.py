@@ -119,7 +119,7 @@ def collisions_steps(lo, hi, state, buffers, buf, swept):
         )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def collisions_world(
     b, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
     hit_body, hit_static, min_gap, buf, keep_contacts, prev_pos, swept,

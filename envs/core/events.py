@@ -25,7 +25,7 @@ def learner_events_steps(lo, hi, state, buffers, goal_tolerance, collision_ends)
         )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def learner_events_world(
     b, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist, progress,
     arrived_now, collided_now, goal_tolerance, collision_ends,
