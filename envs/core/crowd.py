@@ -47,7 +47,7 @@ from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
 from .state import FLOCK, LEARNER, PEDESTRIAN
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gather_static(
     b, px, py, n, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, reach,
     nb_pos, nb_vel, nb_radius, nb_index,
