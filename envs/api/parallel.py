@@ -70,8 +70,9 @@ class CrowdParallelEnv(ParallelEnv):
         self._seeded = True
         self.batch.reset()
         self.agents = [a for a in self.possible_agents if self.batch.alive[0, self._index[a]]]
-        obs = {a: self._obs(self._index[a]) for a in self.agents}
-        infos = {a: self.batch.learner_info(0, self._index[a]) for a in self.agents}
+        idx = [self._index[a] for a in self.agents]
+        obs = {a: self._obs(i) for a, i in zip(self.agents, idx, strict=True)}
+        infos = dict(zip(self.agents, self.batch.learner_infos(0, idx), strict=True))
         if self.render_mode == "human":
             self.render()
         return obs, infos
@@ -88,17 +89,25 @@ class CrowdParallelEnv(ParallelEnv):
             act = np.asarray(act)
             if act.shape != (2,):
                 raise ActionError(f"action of {agent} must have shape (2,), got {act.shape}")
-            if not np.issubdtype(act.dtype, np.floating):
+            if act.dtype.kind != "f":  # numpy's floating kinds (float16 to longdouble)
                 raise ActionError(f"action of {agent} must be floats, got dtype {act.dtype}")
             a[0, self._index[agent]] = act
         live = self.agents
-        _, reward, terminated, truncated = self.batch.step(a)
+        self.batch.advance(a)
+        lb = self.batch.learners
         idx = [self._index[x] for x in live]
-        obs = {x: self._obs(i) for x, i in zip(live, idx, strict=True)}
-        rewards = {x: float(reward[0, i]) for x, i in zip(live, idx, strict=True)}
-        terms = {x: bool(terminated[0, i]) for x, i in zip(live, idx, strict=True)}
-        truncs = {x: bool(truncated[0, i]) for x, i in zip(live, idx, strict=True)}
-        infos = {x: self.batch.learner_info(0, i) for x, i in zip(live, idx, strict=True)}
+        # one read of each result array for every agent at once
+        reward = lb.reward[0, idx].tolist()
+        terminated = lb.terminated[0, idx].tolist()
+        truncated = lb.truncated[0, idx].tolist()
+        if self.config.dict_obs:
+            obs = {x: self._obs(i) for x, i in zip(live, idx, strict=True)}
+        else:  # rows of one copy: each agent's observation is its own (dim,) array
+            obs = dict(zip(live, self.batch.obs[0, idx], strict=True))
+        rewards = dict(zip(live, reward, strict=True))
+        terms = dict(zip(live, terminated, strict=True))
+        truncs = dict(zip(live, truncated, strict=True))
+        infos = dict(zip(live, self.batch.learner_infos(0, idx), strict=True))
         self.agents = [x for x in live if not (terms[x] or truncs[x])]
         if self.render_mode == "human":
             self.render()
