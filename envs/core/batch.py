@@ -367,17 +367,26 @@ class CrowdBatch:
         reached = s.reached[b, :n_l].tolist()
         collided = sim.collided_now[b, :n_l].tolist()
         terms = self.terms[b].tolist()
-        keys = _TERM_KEYS
-        return [
-            {
-                "position": pos[i],
-                "velocity": vel[i],
-                "reached_goal": reached[i],
-                "collision": collided[i],
-                **dict(zip(keys, terms[i], strict=True)),
-            }
-            for i in learners
-        ]
+        return [_info(pos[i], vel[i], reached[i], collided[i], *terms[i]) for i in learners]
 
 
-_TERM_KEYS = tuple(f"reward_{name}" for name in REWARD_TERMS)
+def _info(position, velocity, reached, collided, progress, arrival, collision, discomfort, time,
+          shaping):  # fmt: skip
+    """One learner's info dict, its reward terms in ``REWARD_TERMS`` order."""
+    return {
+        "position": position,
+        "velocity": velocity,
+        "reached_goal": reached,
+        "collision": collided,
+        "reward_progress": progress,
+        "reward_arrival": arrival,
+        "reward_collision": collision,
+        "reward_discomfort": discomfort,
+        "reward_time": time,
+        "reward_shaping": shaping,
+    }
+
+
+assert REWARD_TERMS == ("progress", "arrival", "collision", "discomfort", "time", "shaping"), (
+    "_info names the reward terms in REWARD_TERMS order"
+)
