@@ -157,8 +157,9 @@ def cases() -> Iterator[tuple[str, Callable[[], str]]]:
     yield "shaping", lambda: batch_case(shaping_reference="orca", shaping_weight=0.2)
     for beh in NAMES:
         yield f"policy:{beh}", lambda b=beh: policy_case(b, preset="crowdnav")
-    yield "policy:orca_square", lambda: policy_case(
-        "orca", scenario="square_crossing", n_learners=4, n_pedestrians=6
+    yield (
+        "policy:orca_square",
+        lambda: policy_case("orca", scenario="square_crossing", n_learners=4, n_pedestrians=6),
     )
     yield "single:default", lambda: single_case()
     yield "single:crowdnav", lambda: single_case(preset="crowdnav")

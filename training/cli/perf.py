@@ -83,8 +83,8 @@ def add_perf_commands(commands: Commands) -> None:
     p.add_argument(
         "--forms",
         default=None,
-        help="comma-separated subset of batch,target,single,parallel,large (default: all, or "
-        "only batch when --num-worlds or --bodies is given)",
+        help="comma-separated subset of batch,target,single,parallel,large,closed,nocrowd,"
+        "xlarge,coldstart (default: all, or only batch when --num-worlds or --bodies is given)",
     )
     p.add_argument("--seconds", type=seconds(False), default=1.0, help="one timed window")
     p.add_argument(
@@ -108,6 +108,17 @@ def add_perf_commands(commands: Commands) -> None:
         help="learners that reach their goal leave their world, as in training, instead of "
         "turning back (batch forms), and the parallel env resets only when no agent is left: "
         "the figures then count fewer bodies per step",
+    )
+    p.add_argument(
+        "--policies",
+        default="orca",
+        help="comma-separated baselines of the closed-loop form (policy act + env step + reset)",
+    )
+    p.add_argument(
+        "--cold-runs",
+        type=ca.int_at_least(1),
+        default=2,
+        help="fresh processes per cold/warm start measurement (each cold run compiles)",
     )
     p.add_argument("--seed", type=ca.int_at_least(0), default=0, help="seed of the worlds")
     out = p.add_mutually_exclusive_group()
