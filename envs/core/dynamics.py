@@ -56,32 +56,38 @@ def _unicycle_velocity(vx, vy, heading, dvx, dvy, v_max, max_dv, max_dtheta):
 
 
 @njit(cache=True, inline="always")
-def kinematics_world(b, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta):
-    """Move every active body's velocity in world ``b`` toward its desired velocity, in place.
+def kinematics_worlds(
+    lo, hi, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta
+):
+    """Move every active body's velocity in worlds ``lo <= b < hi`` toward its desired velocity,
+    in place.
 
     vel, desired_vel: (B, N, 2); heading, v_max: (B, N); kinematics: (B, N) int; active: (B, N).
     ``max_dv = max_accel * dt`` and ``max_dtheta = max_turn_rate * dt`` are the per-step limits.
     Holonomic bodies whose speed is above ``EPS`` take the heading of their velocity.
     """
-    for i in range(active.shape[1]):
-        if not active[b, i]:
-            vel[b, i, 0] = 0.0
-            vel[b, i, 1] = 0.0
-            continue
-        dvx = desired_vel[b, i, 0]
-        dvy = desired_vel[b, i, 1]
-        if kinematics[b, i] == UNICYCLE:
-            nx, ny, h = _unicycle_velocity(
-                vel[b, i, 0], vel[b, i, 1], heading[b, i], dvx, dvy, v_max[b, i], max_dv,
-                max_dtheta,
-            )  # fmt: skip
-            heading[b, i] = h
-        else:
-            nx, ny = _holonomic_velocity(vel[b, i, 0], vel[b, i, 1], dvx, dvy, v_max[b, i], max_dv)
-            if nx * nx + ny * ny > EPS * EPS:
-                heading[b, i] = math.atan2(ny, nx)
-        vel[b, i, 0] = nx
-        vel[b, i, 1] = ny
+    for b in range(lo, hi):
+        for i in range(active.shape[1]):
+            if not active[b, i]:
+                vel[b, i, 0] = 0.0
+                vel[b, i, 1] = 0.0
+                continue
+            dvx = desired_vel[b, i, 0]
+            dvy = desired_vel[b, i, 1]
+            if kinematics[b, i] == UNICYCLE:
+                nx, ny, h = _unicycle_velocity(
+                    vel[b, i, 0], vel[b, i, 1], heading[b, i], dvx, dvy, v_max[b, i], max_dv,
+                    max_dtheta,
+                )  # fmt: skip
+                heading[b, i] = h
+            else:
+                nx, ny = _holonomic_velocity(
+                    vel[b, i, 0], vel[b, i, 1], dvx, dvy, v_max[b, i], max_dv
+                )
+                if nx * nx + ny * ny > EPS * EPS:
+                    heading[b, i] = math.atan2(ny, nx)
+            vel[b, i, 0] = nx
+            vel[b, i, 1] = ny
 
 
 @njit(cache=True, inline="always")

@@ -10,7 +10,7 @@ The learner-facing batch (``CrowdBatch.step`` in ``envs/core/batch.py``) runs:
       the behaviour registry (``crowd.crowd_worlds``), recording their steering vectors when the
       buffers keep a trace;
    b. **move**: velocities move toward the desired ones within acceleration, turn-rate and speed
-      limits (``dynamics.kinematics_world``); positions integrate, swept against walls,
+      limits (``dynamics.kinematics_worlds``); positions integrate, swept against walls,
       obstacles and (for flock units) the scene's bounds, so that nothing passes through
       (``dynamics.move_worlds``); non-finite motion is caught here (``StepBuffers.fault``);
    c. **collide**: body-body overlaps (at the pair's closest approach during the step when
@@ -33,7 +33,7 @@ from numba import njit
 
 from .collisions import collisions_steps
 from .crowd import crowd_worlds
-from .dynamics import kinematics_world, move_worlds
+from .dynamics import kinematics_worlds, move_worlds
 from .events import learner_events_steps
 
 
@@ -57,9 +57,9 @@ def world_step(lo, hi, state, buffers, params, scratch):
         for i in range(pos.shape[1]):  # where the step starts (the swept collision test)
             prev_pos[b, i, 0] = pos[b, i, 0]
             prev_pos[b, i, 1] = pos[b, i, 1]
-        kinematics_world(  # b. move
-            b, vel, heading, desired, kinematics, v_max, active, max_dv, max_dtheta
-        )
+    kinematics_worlds(  # b. move
+        lo, hi, vel, heading, desired, kinematics, v_max, active, max_dv, max_dtheta
+    )
     faults = move_worlds(lo, hi, state, buffers, params.dt)
     collisions_steps(lo, hi, state, buffers, scratch.idx_buf, params.swept_collisions)  # c.
     learner_events_steps(lo, hi, state, buffers, params.goal_tolerance, params.collision_ends)
