@@ -70,3 +70,11 @@ def test_a_fresh_process_reports_its_stages_to_the_first_step(tmp_path):
     assert any(tmp_path.rglob("*.nbi"))  # the kernel compiled into the given cache directory
     warm = bench_forms._spawn("ceiling", str(tmp_path))
     assert warm["step_s"] < got["step_s"]  # loaded from that cache, not compiled again
+
+
+def test_peers_are_skipped_with_the_reason_when_vmas_is_not_there(capsys, tmp_path):
+    assert cli_main(["bench-peers"]) == 0
+    assert "VMAS: skipped (no --vmas-python given)" in capsys.readouterr().out
+    missing = str(tmp_path / "no-such-python")
+    assert cli_main(["bench-peers", "--vmas-python", missing]) == 0
+    assert "VMAS: skipped" in capsys.readouterr().out

@@ -1,5 +1,5 @@
-"""Commands that measure the simulator: ``bench-speed``, ``bench-memory``, ``bench-render`` and
-``bench-penetration``."""
+"""Commands that measure the simulator: ``bench-speed``, ``bench-peers``, ``bench-memory``,
+``bench-render`` and ``bench-penetration``."""
 
 from __future__ import annotations
 
@@ -42,6 +42,12 @@ def seconds(low_inclusive: bool) -> Callable[[str], float]:
 
 def _bench_speed(args: argparse.Namespace) -> int:
     from ..perf.bench_speed import run
+
+    return run(args)
+
+
+def _bench_peers(args: argparse.Namespace) -> int:
+    from ..perf.peers import run
 
     return run(args)
 
@@ -128,6 +134,20 @@ def add_perf_commands(commands: Commands) -> None:
         action="store_true",
         help="a Markdown table (the rows of the README's and docs/performance.md's tables)",
     )
+
+    p = commands.add(
+        "bench-peers",
+        _bench_peers,
+        "crowdsteer beside VMAS simple_spread (B = 4096), interleaved, where VMAS is installed",
+        "Times crowdsteer's no-crowd form (4096 worlds of 3 learners) window by window in turn\n"
+        "with VMAS's simple_spread run by the Python of a venv holding vmas and torch.",
+    )
+    p.add_argument("--vmas-python", default=None, help="Python of a venv with vmas and torch")
+    p.add_argument("--seconds", type=seconds(False), default=3.0, help="one timed window")
+    p.add_argument(
+        "--rounds", type=ca.int_at_least(1), default=5, help="windows per side, interleaved"
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object")
 
     p = commands.add(
         "bench-memory",

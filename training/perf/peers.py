@@ -10,19 +10,18 @@ actions drawn before timing (a pool of 16, cycled). A figure is the median windo
 crowdsteer's over VMAS's. Without ``--vmas-python`` (or when VMAS does not import there) the peer
 is skipped and said so.
 
-    python -m crowdsteer.training.perf.peers --vmas-python /path/to/venv/bin/python
+    crowdsteer bench-peers --vmas-python /path/to/venv/bin/python
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 _VMAS_WORKER = """
 import json, os, sys, time
@@ -119,13 +118,10 @@ def _rates(windows: Sequence[dict[str, float]]) -> dict[str, float]:
     }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--vmas-python", default=None, help="Python of a venv with vmas and torch")
-    p.add_argument("--seconds", type=float, default=3.0, help="one timed window")
-    p.add_argument("--rounds", type=int, default=5, help="windows per side, interleaved")
-    p.add_argument("--json", action="store_true", help="one JSON object")
-    args = p.parse_args(argv)
+def run(args: Any) -> int:
+    """Run the comparison with the options of ``crowdsteer bench-peers`` (``args``: their
+    namespace: ``vmas_python``, ``seconds``, ``rounds``, ``json``); prints a Markdown row or one
+    JSON object. Returns 0, also when the peer is skipped (it says why)."""
     if not args.vmas_python:
         print("VMAS: skipped (no --vmas-python given)")
         return 0
@@ -171,7 +167,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{row['ratio_cpu']:.2f}) |"
     )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
