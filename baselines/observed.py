@@ -135,4 +135,21 @@ def act_from_observations(obs, settings, steering, path_params, out, trace):
     return -1
 
 
-__all__ = ["PolicySettings", "act_from_observations"]
+@njit(cache=True)
+def first_bad_entries(obs, low, high):
+    """``(first non-finite, first outside [low, high])`` flat indices into ``obs: (K, dim)``, -1
+    for none; ``low, high: (dim,)``, or empty to skip the bounds. One pass, row-major order."""
+    k, dim = obs.shape
+    bounded = low.shape[0] == dim
+    outside = -1
+    for a in range(k):
+        for j in range(dim):
+            v = obs[a, j]
+            if not math.isfinite(v):
+                return a * dim + j, outside
+            if bounded and outside < 0 and (v < low[j] or v > high[j]):
+                outside = a * dim + j
+    return -1, outside
+
+
+__all__ = ["PolicySettings", "act_from_observations", "first_bad_entries"]

@@ -24,7 +24,7 @@ from crowdsteer.envs.core.steering_params import (
     steering_param_set,
 )
 
-from .observed import PolicySettings, act_from_observations
+from .observed import PolicySettings, act_from_observations, first_bad_entries
 from .steering.arrays import typed_params
 from .steering.registry import BEHAVIOURS, NAMES, TRACE_FINAL, trace_rows
 
@@ -158,7 +158,7 @@ class SteeringPolicy:
         learner's goal frame (the registry's ``TRACE_*`` rows; see ``trace_rows``).
         """
         single = np.ndim(obs) == 1
-        rows = np.ascontiguousarray(self.check_observation(np.atleast_2d(obs)))
+        rows = self.check_observation(np.atleast_2d(obs))  # C-contiguous float64 (a copy)
         out = np.zeros((rows.shape[0], 2))
         if trace is None:
             trace = np.zeros((rows.shape[0], 0, 2))
@@ -171,7 +171,7 @@ class SteeringPolicy:
         else:
             entry = self._entry
         entry(*args)
-        if not np.isfinite(out).all():
+        if first_bad_entries(out, _NO_BOUND, _NO_BOUND)[0] >= 0:
             raise FloatingPointError(
                 f"policy {self.name!r} produced a non-finite action from a finite observation"
             )
@@ -189,21 +189,24 @@ def check_observations(
         raise ValueError(f"obs must have shape (K, {dim}) or ({dim},), got {arr.shape}")
     if arr.dtype.kind not in "fiu":
         raise ValueError(f"obs must be numbers, got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        row, col = np.argwhere(bad)[0]
+    arr = arr.astype(np.float64, order="C")
+    if low is None or high is None:
+        low = high = _NO_BOUND
+    bad, outside = first_bad_entries(arr, low, high)  # one compiled pass over the entries
+    if bad >= 0:
+        row, col = divmod(bad, dim)
         raise ValueError(f"obs[{row}, {col}]={arr[row, col]} is not finite; obs must be finite")
-    if low is not None and high is not None:
-        out = (arr < low) | (arr > high)
-        if out.any():
-            row, col = np.argwhere(out)[0]
-            raise ValueError(
-                f"obs[{row}, {col}]={arr[row, col]:g} lies outside the observation's bounds "
-                f"[{low[col]:g}, {high[col]:g}]; policies take the environment's raw observations "
-                "(not normalised ones)"
-            )
+    if outside >= 0:
+        row, col = divmod(outside, dim)
+        raise ValueError(
+            f"obs[{row}, {col}]={arr[row, col]:g} lies outside the observation's bounds "
+            f"[{low[col]:g}, {high[col]:g}]; policies take the environment's raw observations "
+            "(not normalised ones)"
+        )
     return arr
+
+
+_NO_BOUND = np.zeros(0)
 
 
 def make_policy(

@@ -70,36 +70,48 @@ class CrowdParallelEnv(ParallelEnv):
         self._seeded = True
         self.batch.reset()
         self.agents = [a for a in self.possible_agents if self.batch.alive[0, self._index[a]]]
-        obs = {a: self._obs(self._index[a]) for a in self.agents}
-        infos = {a: self.batch.learner_info(0, self._index[a]) for a in self.agents}
+        idx = [self._index[a] for a in self.agents]
+        obs = {a: self._obs(i) for a, i in zip(self.agents, idx, strict=True)}
+        infos = dict(zip(self.agents, self.batch.learner_infos(0, idx), strict=True))
         if self.render_mode == "human":
             self.render()
         return obs, infos
 
     def step(self, actions: dict):
-        missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ActionError(f"actions missing for live agents {missing}")
-        extra = [a for a in actions if a not in self.agents]
-        if extra:
+        live = self.agents
+        if len(actions) != len(live) or any(x not in actions for x in live):
+            missing = [x for x in live if x not in actions]
+            if missing:
+                raise ActionError(f"actions missing for live agents {missing}")
+            extra = [x for x in actions if x not in live]
             raise ActionError(f"actions given for agents not in the episode: {extra}")
         a = np.zeros((1, len(self.possible_agents), 2))
-        for agent, act in actions.items():
-            act = np.asarray(act)
-            if act.shape != (2,):
-                raise ActionError(f"action of {agent} must have shape (2,), got {act.shape}")
-            if not np.issubdtype(act.dtype, np.floating):
-                raise ActionError(f"action of {agent} must be floats, got dtype {act.dtype}")
-            a[0, self._index[agent]] = act
-        live = self.agents
-        _, reward, terminated, truncated = self.batch.step(a)
+        given = list(actions.values())
+        if all(type(v) is np.ndarray and v.shape == (2,) and v.dtype.kind == "f" for v in given):
+            # the common case: every action a float array of shape (2,), copied in at once
+            a[0, [self._index[x] for x in actions]] = np.concatenate(given).reshape(-1, 2)
+        else:
+            for agent, act in actions.items():
+                a[0, self._index[agent]] = _checked_action(agent, act)
+        self.batch.advance(a)
+        # one read of each result array for every live agent at once (the leading rows when
+        # every agent is still there)
+        lb, obs_rows = self.batch.learners, self.batch.obs[0]
         idx = [self._index[x] for x in live]
-        obs = {x: self._obs(i) for x, i in zip(live, idx, strict=True)}
-        rewards = {x: float(reward[0, i]) for x, i in zip(live, idx, strict=True)}
-        terms = {x: bool(terminated[0, i]) for x, i in zip(live, idx, strict=True)}
-        truncs = {x: bool(truncated[0, i]) for x, i in zip(live, idx, strict=True)}
-        infos = {x: self.batch.learner_info(0, i) for x, i in zip(live, idx, strict=True)}
-        self.agents = [x for x in live if not (terms[x] or truncs[x])]
+        rows = slice(0, len(idx)) if len(idx) == len(self.possible_agents) else idx
+        reward = lb.reward[0, rows].tolist()
+        terminated = lb.terminated[0, rows].tolist()
+        truncated = lb.truncated[0, rows].tolist()
+        if self.config.dict_obs:
+            obs = {x: self._obs(i) for x, i in zip(live, idx, strict=True)}
+        else:  # rows of one copy: each agent's observation is its own (dim,) array
+            obs = dict(zip(live, obs_rows[rows].copy(), strict=True))
+        rewards = dict(zip(live, reward, strict=True))
+        terms = dict(zip(live, terminated, strict=True))
+        truncs = dict(zip(live, truncated, strict=True))
+        infos = dict(zip(live, self.batch.learner_infos(0, idx), strict=True))
+        self.agents = [x for x, te, tr in zip(live, terminated, truncated, strict=True)
+                       if not (te or tr)]  # fmt: skip
         if self.render_mode == "human":
             self.render()
         return obs, rewards, terms, truncs, infos
@@ -115,3 +127,14 @@ class CrowdParallelEnv(ParallelEnv):
 
     def close(self):
         self._renderer.close()
+
+
+def _checked_action(agent: str, act) -> np.ndarray:
+    """One agent's action as an array of shape (2,) and a float dtype; ``ActionError`` naming the
+    agent otherwise."""
+    act = np.asarray(act)
+    if act.shape != (2,):
+        raise ActionError(f"action of {agent} must have shape (2,), got {act.shape}")
+    if act.dtype.kind != "f":  # numpy's floating kinds (float16 to longdouble)
+        raise ActionError(f"action of {agent} must be floats, got dtype {act.dtype}")
+    return act

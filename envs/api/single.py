@@ -87,11 +87,13 @@ class CrowdNavEnv(gym.Env):
             from ..core.batch import ActionError
 
             raise ActionError(f"action must have shape (2,), got {a.shape}")
-        obs, reward, terminated, truncated = self.batch.step(a[None, None])
+        self.batch.advance(a.reshape(1, 1, 2))
+        lb = self.batch.learners
+        reward, terminated, truncated = lb.reward[0, 0], lb.terminated[0, 0], lb.truncated[0, 0]
         info = self.batch.learner_info(0, 0)
         if self.render_mode == "human":
             self.render()
-        return self._obs(), float(reward[0, 0]), bool(terminated[0, 0]), bool(truncated[0, 0]), info
+        return self._obs(), float(reward), bool(terminated), bool(truncated), info
 
     def render(self):
         return self._renderer.render()

@@ -224,6 +224,8 @@ class CrowdBatch:
             raise ValueError(f"potential={config.potential!r} needs a potential_reference")
         self.potential = np.zeros((b, n_l))
         """(B, L) shaping potential ``Phi`` of each learner's current state (0 without one)."""
+        self._clipped = np.zeros((b, n_l, 2))
+        self._fused_entry = None
 
     @property
     def state(self):
@@ -259,8 +261,8 @@ class CrowdBatch:
         return self.obs
 
     # ------------------------------------------------------------------ step
-    def check_actions(self, actions: np.ndarray) -> np.ndarray:
-        """Validate ``actions: (B, L, 2)`` floats; returns them clipped to [-1, 1] as float64."""
+    def _checked_dtype(self, actions: np.ndarray) -> np.ndarray:
+        """``actions`` as a C-contiguous float32 or float64 array of shape (B, L, 2)."""
         a = np.asarray(actions)
         expected = (self.num_worlds, self.num_learners, 2)
         if a.shape != expected:
@@ -269,7 +271,12 @@ class CrowdBatch:
             raise ActionError(f"actions must be floats in [-1, 1], got dtype {a.dtype}")
         if a.dtype != np.float32 and a.dtype != np.float64:
             a = a.astype(np.float64)  # float16, longdouble: not compiled for
-        out = np.empty(expected)
+        return np.ascontiguousarray(a)
+
+    def check_actions(self, actions: np.ndarray) -> np.ndarray:
+        """Validate ``actions: (B, L, 2)`` floats; returns them clipped to [-1, 1] as float64."""
+        a = self._checked_dtype(actions)
+        out = np.empty(a.shape)
         if not clip_actions(a, out):
             raise ActionError("actions contain NaN or inf; allowed range is [-1, 1]")
         return out
@@ -296,6 +303,19 @@ class CrowdBatch:
         The stages, in order (``step.py`` maps them): actions, physics, rewards and flags,
         observations. Worlds are not reset here: the adapters decide when (their autoreset mode).
         """
+        self.advance(actions)
+        lb = self.learners
+        return self.obs, lb.reward.copy(), lb.terminated.copy(), lb.truncated.copy()
+
+    def advance(self, actions: np.ndarray) -> None:
+        """``step`` without copying its results out: they stay in ``obs`` and ``learners``
+        (``reward``, ``terminated``, ``truncated``), overwritten by the next step. A serial batch
+        without shaping, residual actions or a potential runs the whole step in one compiled call
+        (``fused.fused_step``)."""
+        staged = self._reference is not None or self._residual is not None
+        if self.sim._pool is None and not staged and self.config.potential is None:
+            self._advance_fused(actions)
+            return
         sim = self.sim
         checked = self.check_actions(actions)
         if self._residual is not None:
@@ -315,7 +335,26 @@ class CrowdBatch:
                 lb.alive_before, lb.terminated, self.potential, self.potential_of_state(),
                 float(self.config.potential_gamma), POTENTIAL, lb.terms, lb.reward,
             )  # fmt: skip
-        return self.obs, lb.reward.copy(), lb.terminated.copy(), lb.truncated.copy()
+
+    def _advance_fused(self, actions: np.ndarray) -> None:
+        a = self._checked_dtype(actions)
+        sim, c = self.sim, self.config
+        args = (
+            a, self._clipped, sim.state, sim.buffers, sim.params, sim._scratch[0], self.learners,
+            self._no_shaping, self.rewards, self.observe_settings, self.obs,
+            c.kinematics == "unicycle", float(c.max_turn_rate),
+        )  # fmt: skip
+        entry = self._fused_entry
+        if entry is None or a.dtype != self._fused_dtype:
+            from .fused import fused_step  # imports this module's kernels
+
+            entry = self._fused_entry = compiled_entry(fused_step, *args)
+            self._fused_dtype = a.dtype
+        code = entry(*args)
+        if code < 0:
+            raise ActionError("actions contain NaN or inf; allowed range is [-1, 1]")
+        if code > 0:
+            sim._raise_fault()
 
     def world_done(self) -> np.ndarray:
         """(B,) worlds whose episode is over (no learner alive, or out of time)."""
@@ -377,13 +416,46 @@ class CrowdBatch:
     # ------------------------------------------------------------------ info
     def learner_info(self, b: int, i: int) -> dict:
         """The info dict of learner ``i`` of world ``b`` after a step."""
-        s, sim = self.sim.state, self.sim
-        info = {
-            "position": s.pos[b, i].copy(),
-            "velocity": s.vel[b, i].copy(),
-            "reached_goal": bool(s.reached[b, i]),
-            "collision": bool(sim.collided_now[b, i]),
-        }
-        for t, name in enumerate(REWARD_TERMS):
-            info[f"reward_{name}"] = float(self.terms[b, i, t])
-        return info
+        return self.learner_infos(b, [i])[0]
+
+    def learner_infos(self, b: int, learners: list[int]) -> list[dict]:
+        """The info dicts of the learners ``learners`` of world ``b`` after a step, built from a
+        few array reads for all of them (one read per learner and field costs more than the
+        step of a small world): ``position`` and ``velocity`` (2,) arrays of their own,
+        ``reached_goal``, ``collision`` and one ``reward_<term>`` per reward term."""
+        s, sim, n_l = self.sim.state, self.sim, self.num_learners
+        pos = s.pos[b, :n_l].copy()  # basic slices: one copy or list each, rows taken below
+        vel = s.vel[b, :n_l].copy()
+        reached = s.reached[b, :n_l].tolist()
+        collided = sim.collided_now[b, :n_l].tolist()
+        terms = self.terms[b].tolist()
+        return [_info(pos[i], vel[i], reached[i], collided[i], *terms[i]) for i in learners]
+
+
+def _info(position, velocity, reached, collided, progress, arrival, collision, discomfort, time,
+          shaping, potential):  # fmt: skip
+    """One learner's info dict, its reward terms in ``REWARD_TERMS`` order."""
+    return {
+        "position": position,
+        "velocity": velocity,
+        "reached_goal": reached,
+        "collision": collided,
+        "reward_progress": progress,
+        "reward_arrival": arrival,
+        "reward_collision": collision,
+        "reward_discomfort": discomfort,
+        "reward_time": time,
+        "reward_shaping": shaping,
+        "reward_potential": potential,
+    }
+
+
+assert REWARD_TERMS == (
+    "progress",
+    "arrival",
+    "collision",
+    "discomfort",
+    "time",
+    "shaping",
+    "potential",
+), "_info names the reward terms in REWARD_TERMS order"

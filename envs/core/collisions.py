@@ -30,7 +30,7 @@ NEAR_GAP = 2.0
 that close search out to ``GAP_CAP``. Results are the same either way."""
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _static_hits(b, i, px, py, ri, obstacle_pos, obstacle_radius, obstacle_active, walls,
                  wall_active):  # fmt: skip
     """Whether body ``i`` of world ``b`` (at ``(px, py)``, radius ``ri``) overlaps an obstacle or
@@ -58,10 +58,17 @@ def closest_approach_sq(b, i, j, pos, prev_pos):
     """Squared smallest centre distance of bodies ``i`` and ``j`` of world ``b`` while both move
     in straight lines from ``prev_pos`` to ``pos`` over the step (exactly the end distance when
     the closest point is the end)."""
-    ex = pos[b, j, 0] - pos[b, i, 0]
-    ey = pos[b, j, 1] - pos[b, i, 1]
-    sx = prev_pos[b, j, 0] - prev_pos[b, i, 0]
-    sy = prev_pos[b, j, 1] - prev_pos[b, i, 1]
+    return approach_sq(
+        pos[b, j, 0] - pos[b, i, 0], pos[b, j, 1] - pos[b, i, 1],
+        prev_pos[b, j, 0] - prev_pos[b, i, 0], prev_pos[b, j, 1] - prev_pos[b, i, 1],
+    )  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def approach_sq(ex, ey, sx, sy):
+    """``closest_approach_sq`` from the pair's offsets at the end ``(ex, ey)`` and at the start
+    ``(sx, sy)`` of the step (scalars: an inlined helper taking arrays costs a reference-count
+    update per call)."""
     mx = ex - sx
     my = ey - sy
     m2 = mx * mx + my * my
@@ -77,7 +84,7 @@ def closest_approach_sq(b, i, j, pos, prev_pos):
     return cx * cx + cy * cy
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gap_from(b, i, buf, count, pos, radius, prev_pos, swept):
     """Update ``(min_gap, hit)`` of body ``i`` over the bodies ``buf[:count]``."""
     px = pos[b, i, 0]
@@ -101,104 +108,129 @@ def _gap_from(b, i, buf, count, pos, radius, prev_pos, swept):
 
 
 @njit(cache=True, inline="always")
-def collisions_step(b, state, buffers, buf, swept):
-    """Collisions of world ``b`` after the move: ``hit_body``, ``min_gap`` and ``hit_static``
-    (kept from the move's contacts, plus overlaps); buf: (N,) int scratch; ``swept``: bodies
-    meet at their closest approach during the step (from ``buffers.prev_pos``)."""
-    s = state
-    collisions_world(
-        b, s.pos, s.radius, s.active, s.obstacle_pos, s.obstacle_radius, s.obstacle_active,
-        s.walls, s.wall_active, buffers.hit_body, buffers.hit_static, buffers.min_gap, buf, True,
-        buffers.prev_pos, swept,
+def collisions_steps(lo, hi, state, buffers, buf, swept):
+    """Collisions of worlds ``lo <= b < hi`` after the move: ``hit_body``, ``min_gap`` and
+    ``hit_static`` (kept from the move's contacts, plus overlaps); buf: (N,) int scratch;
+    ``swept``: bodies meet at their closest approach during the step (from
+    ``buffers.prev_pos``). The arrays leave the bundles once, outside the loop over worlds."""
+    s, e = state, buffers
+    pos, radius, active = s.pos, s.radius, s.active
+    obstacle_pos, obstacle_radius = s.obstacle_pos, s.obstacle_radius
+    obstacle_active = s.obstacle_active
+    walls, wall_active = s.walls, s.wall_active
+    hit_body, hit_static, min_gap, prev_pos = e.hit_body, e.hit_static, e.min_gap, e.prev_pos
+    collisions_worlds(
+        lo, hi, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
+        wall_active, hit_body, hit_static, min_gap, buf, True, prev_pos, swept,
     )  # fmt: skip
 
 
 @njit(cache=True)
-def collisions_world(
-    b, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
+def _collisions_grid(b, pos, radius, active, hit_body, min_gap, buf, prev_pos, swept, max_r):
+    """``hit_body`` and ``min_gap`` of the bodies of a large world ``b`` from a uniform grid:
+    first within ``NEAR_GAP``, then out to ``GAP_CAP`` for the bodies with nobody that close;
+    ``max_r``: the largest radius of an active body."""
+    nn = active.shape[1]
+    # a pair's closest approach is at most both displacements nearer than their end distance
+    move = 0.0
+    if swept:
+        for i in range(nn):
+            if active[b, i]:
+                move = max(move, math.hypot(pos[b, i, 0] - prev_pos[b, i, 0],
+                                            pos[b, i, 1] - prev_pos[b, i, 1]))  # fmt: skip
+    grid = build_grid(pos[b], active[b], NEAR_GAP + 2.0 * max_r + 2.0 * move)
+    for i in range(nn):
+        if not active[b, i]:
+            continue
+        px = pos[b, i, 0]
+        py = pos[b, i, 1]
+        ri = radius[b, i]
+        # Bodies beyond centre distance R have a gap above R - r_i - max_r: a gap found
+        # below that bound (less a margin for rounding) is the smallest of all.
+        near = NEAR_GAP + ri + max_r + 2.0 * move
+        count = query_grid(grid, pos[b], px, py, near, i, buf)
+        gap, hit = _gap_from(b, i, buf, count, pos, radius, prev_pos, swept)
+        if gap >= NEAR_GAP - EPS:
+            far = GAP_CAP + ri + max_r + 2.0 * move
+            count = query_grid(grid, pos[b], px, py, far, i, buf)
+            gap, hit = _gap_from(b, i, buf, count, pos, radius, prev_pos, swept)
+        min_gap[b, i] = gap
+        hit_body[b, i] = hit
+
+
+@njit(cache=True, inline="always")
+def collisions_worlds(
+    lo, hi, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
     hit_body, hit_static, min_gap, buf, keep_contacts, prev_pos, swept,
 ):  # fmt: skip
-    """``detect_collisions`` for world ``b``; buf: (N,) int scratch; ``keep_contacts``: OR the
-    overlaps into ``hit_static`` instead of overwriting it; ``swept``: body pairs are measured at
-    their closest approach between ``prev_pos: (B, N, 2)`` and ``pos``.
+    """``detect_collisions`` for worlds ``lo <= b < hi``; buf: (N,) int scratch;
+    ``keep_contacts``: OR the overlaps into ``hit_static`` instead of overwriting it; ``swept``:
+    body pairs are measured at their closest approach between ``prev_pos: (B, N, 2)`` and
+    ``pos``.
 
     Small worlds visit each pair of bodies once (the gap seen from ``i`` is computed as
     ``d - r_i - r_j`` and from ``j`` as ``d - r_j - r_i``, exactly as a per-body scan would).
     Large worlds query a uniform grid, first within ``NEAR_GAP``, then out to ``GAP_CAP`` for
-    the few bodies with nobody that close.
+    the few bodies with nobody that close. The loop over worlds is inside: the arrays passed
+    in are reference-counted once per call, not once per world.
     """
-    nn = active.shape[1]
-    max_r = 0.0
-    for i in range(nn):
-        hit_body[b, i] = False
-        if not keep_contacts:
-            hit_static[b, i] = False
-        min_gap[b, i] = GAP_CAP
-        if active[b, i]:
-            max_r = max(max_r, radius[b, i])
-    if nn <= DENSE_MAX_BODIES:
+    for b in range(lo, hi):
+        nn = active.shape[1]
+        max_r = 0.0
         for i in range(nn):
-            if not active[b, i]:
-                continue
-            px = pos[b, i, 0]
-            py = pos[b, i, 1]
-            ri = radius[b, i]
-            reach_i = GAP_CAP + ri + max_r
-            for j in range(i + 1, nn):
-                if not active[b, j]:
-                    continue
-                dx = pos[b, j, 0] - px
-                dy = pos[b, j, 1] - py
-                d2 = dx * dx + dy * dy
-                if swept:
-                    d2 = closest_approach_sq(b, i, j, pos, prev_pos)
-                d = math.sqrt(d2)
-                rj = radius[b, j]
-                gap_i = d - ri - rj
-                gap_j = d - rj - ri
-                # the reach tests only matter within rounding of GAP_CAP: kept so that the
-                # result is bit for bit that of a per-body query within the reach
-                if gap_i < min_gap[b, i] and d2 <= reach_i * reach_i:
-                    min_gap[b, i] = gap_i
-                reach_j = GAP_CAP + rj + max_r
-                if gap_j < min_gap[b, j] and d2 <= reach_j * reach_j:
-                    min_gap[b, j] = gap_j
-                if gap_i < 0.0:
-                    hit_body[b, i] = True
-                if gap_j < 0.0:
-                    hit_body[b, j] = True
-    else:
-        # a pair's closest approach is at most both displacements nearer than their end distance
-        move = 0.0
-        if swept:
+            hit_body[b, i] = False
+            if not keep_contacts:
+                hit_static[b, i] = False
+            min_gap[b, i] = GAP_CAP
+            if active[b, i]:
+                max_r = max(max_r, radius[b, i])
+        if nn <= DENSE_MAX_BODIES:
             for i in range(nn):
-                if active[b, i]:
-                    move = max(move, math.hypot(pos[b, i, 0] - prev_pos[b, i, 0],
-                                                pos[b, i, 1] - prev_pos[b, i, 1]))  # fmt: skip
-        grid = build_grid(pos[b], active[b], NEAR_GAP + 2.0 * max_r + 2.0 * move)
-        for i in range(nn):
-            if not active[b, i]:
-                continue
-            px = pos[b, i, 0]
-            py = pos[b, i, 1]
-            ri = radius[b, i]
-            # Bodies beyond centre distance R have a gap above R - r_i - max_r: a gap found
-            # below that bound (less a margin for rounding) is the smallest of all.
-            near = NEAR_GAP + ri + max_r + 2.0 * move
-            count = query_grid(grid, pos[b], px, py, near, i, buf)
-            gap, hit = _gap_from(b, i, buf, count, pos, radius, prev_pos, swept)
-            if gap >= NEAR_GAP - EPS:
-                far = GAP_CAP + ri + max_r + 2.0 * move
-                count = query_grid(grid, pos[b], px, py, far, i, buf)
-                gap, hit = _gap_from(b, i, buf, count, pos, radius, prev_pos, swept)
-            min_gap[b, i] = gap
-            hit_body[b, i] = hit
-    for i in range(nn):
-        if active[b, i] and not hit_static[b, i]:
-            hit_static[b, i] = _static_hits(
-                b, i, pos[b, i, 0], pos[b, i, 1], radius[b, i], obstacle_pos, obstacle_radius,
-                obstacle_active, walls, wall_active,
-            )  # fmt: skip
+                if not active[b, i]:
+                    continue
+                px = pos[b, i, 0]
+                py = pos[b, i, 1]
+                ri = radius[b, i]
+                reach_i = GAP_CAP + ri + max_r
+                for j in range(i + 1, nn):
+                    if not active[b, j]:
+                        continue
+                    dx = pos[b, j, 0] - px
+                    dy = pos[b, j, 1] - py
+                    d2 = dx * dx + dy * dy
+                    if swept:
+                        d2 = approach_sq(
+                            dx, dy, prev_pos[b, j, 0] - prev_pos[b, i, 0],
+                            prev_pos[b, j, 1] - prev_pos[b, i, 1],
+                        )  # fmt: skip
+                    d = math.sqrt(d2)
+                    rj = radius[b, j]
+                    gap_i = d - ri - rj
+                    gap_j = d - rj - ri
+                    # the reach tests only matter within rounding of GAP_CAP: kept so that the
+                    # result is bit for bit that of a per-body query within the reach
+                    if gap_i < min_gap[b, i] and d2 <= reach_i * reach_i:
+                        min_gap[b, i] = gap_i
+                    reach_j = GAP_CAP + rj + max_r
+                    if gap_j < min_gap[b, j] and d2 <= reach_j * reach_j:
+                        min_gap[b, j] = gap_j
+                    if gap_i < 0.0:
+                        hit_body[b, i] = True
+                    if gap_j < 0.0:
+                        hit_body[b, j] = True
+        else:  # its own function: the grid's arrays would otherwise be freed once per world
+            _collisions_grid(b, pos, radius, active, hit_body, min_gap, buf, prev_pos, swept, max_r)
+        statics = False  # no wall or obstacle: no static overlap to look for (the common case)
+        for m in range(obstacle_active.shape[1]):
+            statics |= obstacle_active[b, m]
+        for w in range(wall_active.shape[1]):
+            statics |= wall_active[b, w]
+        for i in range(nn if statics else 0):
+            if active[b, i] and not hit_static[b, i]:
+                hit_static[b, i] = _static_hits(
+                    b, i, pos[b, i, 0], pos[b, i, 1], radius[b, i], obstacle_pos, obstacle_radius,
+                    obstacle_active, walls, wall_active,
+                )  # fmt: skip
 
 
 @njit(cache=True)
@@ -224,8 +256,7 @@ def detect_collisions(
     ``GAP_CAP``; negative when overlapping).
     """
     buf = np.empty(active.shape[1], np.int64)
-    for b in range(active.shape[0]):
-        collisions_world(
-            b, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
-            wall_active, hit_body, hit_static, min_gap, buf, False, pos, False,
-        )  # fmt: skip
+    collisions_worlds(
+        0, active.shape[0], pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active,
+        walls, wall_active, hit_body, hit_static, min_gap, buf, False, pos, False,
+    )  # fmt: skip

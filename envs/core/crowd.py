@@ -48,7 +48,7 @@ from .periodic import gather_bodies_periodic
 from .state import FLOCK, LEARNER, PEDESTRIAN
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gather_static(
     b, px, py, n, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, reach,
     nb_pos, nb_vel, nb_radius, nb_index,
@@ -100,7 +100,7 @@ def _copy_body(b, j, n, pos, vel, radius, nb_pos, nb_vel, nb_radius, nb_index):
     nb_index[n] = j
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def gather_neighbours(
     b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
     wall_active, grid, reach, see_learners, idx_buf, nb_pos, nb_vel, nb_radius, nb_index,
@@ -266,15 +266,16 @@ def crowd_scratch(
 
 
 @njit(cache=True, inline="always")
-def crowd_world(b, state, buffers, params, scratch):
-    """Fill ``buffers.desired[b]: (N, 2)`` for every active pedestrian and flock unit of world
-    ``b`` (and their steering vectors in ``buffers.trace`` when it has rows).
+def crowd_worlds(lo, hi, state, buffers, params, scratch):
+    """Fill ``buffers.desired[b]: (N, 2)`` for every active pedestrian and flock unit of the worlds
+    ``lo <= b < hi`` (and their steering vectors in ``buffers.trace`` when it has rows).
 
     Small worlds (at most ``DENSE_MAX_BODIES`` body slots) scan every body for neighbours; larger
     ones build a uniform grid of cell ``sensing_radius + 1`` once and query it per body.
     """
-    # the arrays as locals: read through the bundle inside the loops, every access would reload
-    # the array's fields (the bundle is passed by reference), about 30 % of the step
+    # the arrays as locals, taken out once before the loop over worlds: read through the bundle
+    # inside the loops, every access would reload the array's fields and update its reference
+    # count (the bundle is passed by reference), more than stepping a small world
     pos, vel, heading, goal, start = state.pos, state.vel, state.heading, state.goal, state.start
     radius, v_pref, kind, behaviour = state.radius, state.v_pref, state.kind, state.behaviour
     active, path, path_len, path_index = state.active, state.path, state.path_len, state.path_index
@@ -286,115 +287,119 @@ def crowd_world(b, state, buffers, params, scratch):
     nb = sc.sense
     desired, trace_out = buffers.desired, buffers.trace
     nn = active.shape[1]
-    _roaming_target(b, step_count, bounds, params.dt, target_pos, target_vel)
-    if params.flock_target_learner and active[b, 0] and kind[b, 0] == LEARNER:
-        target_pos[b, 0] = pos[b, 0, 0]
-        target_pos[b, 1] = pos[b, 0, 1]
-        target_vel[b, 0] = vel[b, 0, 0]
-        target_vel[b, 1] = vel[b, 0, 1]
+    nb_pos, nb_vel, nb_radius, nb_index = nb.pos, nb.vel, nb.radius, sc.nb_index
+    nb_trace, idx_buf = nb.trace, sc.idx_buf
+    fl_pos, fl_vel, fl_int = sc.fl_pos, sc.fl_vel, sc.fl_int
     dense = nn <= DENSE_MAX_BODIES
     periodic = params.period > 0.0  # bodies are seen at their nearest image (``periodic``)
-    if not dense and not periodic:
-        grid = build_grid(pos[b], active[b], params.sensing_radius + 1.0)
     recording = trace_out.shape[2] > 0
-    for i in range(nn):
-        if kind[b, i] == LEARNER or not active[b, i]:
-            if active[b, i] and path_len[b, i] >= 2:  # learners' path progress (observed)
-                _, _, seg = path_follow_projected_one(
-                    pos[b, i, 0], pos[b, i, 1], path[b, i], path_len[b, i],
-                    path_index[b, i], params.path,
+    for b in range(lo, hi):
+        _roaming_target(b, step_count, bounds, params.dt, target_pos, target_vel)
+        if params.flock_target_learner and active[b, 0] and kind[b, 0] == LEARNER:
+            target_pos[b, 0] = pos[b, 0, 0]
+            target_pos[b, 1] = pos[b, 0, 1]
+            target_vel[b, 0] = vel[b, 0, 0]
+            target_vel[b, 1] = vel[b, 0, 1]
+        if not dense and not periodic:
+            grid = build_grid(pos[b], active[b], params.sensing_radius + 1.0)
+        for i in range(nn):
+            if kind[b, i] == LEARNER or not active[b, i]:
+                if active[b, i] and path_len[b, i] >= 2:  # learners' path progress (observed)
+                    _, _, seg = path_follow_projected_one(
+                        pos[b, i, 0], pos[b, i, 1], path[b, i], path_len[b, i],
+                        path_index[b, i], params.path,
+                    )  # fmt: skip
+                    path_index[b, i] = seg
+                if not active[b, i]:
+                    desired[b, i, 0] = 0.0
+                    desired[b, i, 1] = 0.0
+                elif recording:  # a learner's trace: its goal and what it asked for
+                    gx, gy = normalize(goal[b, i, 0] - pos[b, i, 0], goal[b, i, 1] - pos[b, i, 1])
+                    trace_out[b, i, 0, 0] = gx
+                    trace_out[b, i, 0, 1] = gy
+                    trace_out[b, i, 5, 0] = desired[b, i, 0]
+                    trace_out[b, i, 5, 1] = desired[b, i, 1]
+                continue
+            if periodic:
+                n_bodies = gather_bodies_periodic(
+                    b, i, pos, vel, radius, kind, active, params.sensing_radius,
+                    params.learners_visible, params.period, nb_pos, nb_vel, nb_radius, nb_index,
                 )  # fmt: skip
-                path_index[b, i] = seg
-            if not active[b, i]:
-                desired[b, i, 0] = 0.0
-                desired[b, i, 1] = 0.0
-            elif recording:  # a learner's trace: its goal and what it asked for
-                gx, gy = normalize(goal[b, i, 0] - pos[b, i, 0], goal[b, i, 1] - pos[b, i, 1])
-                trace_out[b, i, 0, 0] = gx
-                trace_out[b, i, 0, 1] = gy
-                trace_out[b, i, 5, 0] = desired[b, i, 0]
-                trace_out[b, i, 5, 1] = desired[b, i, 1]
-            continue
-        if periodic:
-            n_bodies = gather_bodies_periodic(
-                b, i, pos, vel, radius, kind, active, params.sensing_radius,
-                params.learners_visible, params.period, nb.pos, nb.vel, nb.radius, sc.nb_index,
-            )  # fmt: skip
-            n = _gather_static(
-                b, pos[b, i, 0], pos[b, i, 1], n_bodies, obstacle_pos, obstacle_radius,
-                obstacle_active, walls, wall_active, params.sensing_radius, nb.pos, nb.vel,
-                nb.radius, sc.nb_index,
-            )  # fmt: skip
-        elif dense:
-            n, n_bodies = gather_neighbours_dense(
-                b, i, pos, vel, radius, kind, active, obstacle_pos,
-                obstacle_radius, obstacle_active, walls, wall_active,
-                params.sensing_radius, params.learners_visible, nb.pos, nb.vel, nb.radius,
-                sc.nb_index,
-            )  # fmt: skip
-        else:
-            n, n_bodies = gather_neighbours(
-                b, i, pos, vel, radius, kind, active, obstacle_pos,
-                obstacle_radius, obstacle_active, walls, wall_active, grid,
-                params.sensing_radius, params.learners_visible, sc.idx_buf, nb.pos, nb.vel,
-                nb.radius, sc.nb_index,
-            )  # fmt: skip
-        px = pos[b, i, 0]
-        py = pos[b, i, 1]
-        if kind[b, i] == PEDESTRIAN and not params.pedestrians_stop:
-            _renew_goal(
-                b, i, pos, goal, start, path, path_len, path_index,
-                params.goal_tolerance,
-            )  # fmt: skip
-        if kind[b, i] == PEDESTRIAN:
-            tx = goal[b, i, 0]
-            ty = goal[b, i, 1]
-            if path_len[b, i] >= 2:
-                tx, ty, seg = path_follow_projected_one(
-                    px, py, path[b, i], path_len[b, i], path_index[b, i], params.path
-                )
-                path_index[b, i] = seg
-            me = Body(
-                px, py, vel[b, i, 0], vel[b, i, 1], heading[b, i], tx, ty, radius[b, i],
-                v_pref[b, i], params.dt, n, n_bodies,
-            )  # fmt: skip
-            beh = behaviour[b, i]
-            if recording:
-                wx, wy = steer_traced(beh, me, nb, params.steering)
-            # The registry's dispatch (``steer``), written out: numba compiles the inlined
-            # dispatch function into a per-body loop twice as slow as this chain (4.3 against
-            # 2.3 us for ten walkers); tests/baselines/test_registry.py runs every behaviour of
-            # the registry through this chain and the baselines' and checks that they agree.
-            elif beh == RIGHT_OF_WAY:
-                wx, wy = steer_right_of_way(me, nb, params.steering[RIGHT_OF_WAY])
-            elif beh == SIDE_CHOICE:
-                wx, wy = steer_side_choice(me, nb, params.steering[SIDE_CHOICE])
-            elif beh == CARDIOID:
-                wx, wy = steer_cardioid(me, nb, params.steering[CARDIOID])
-            elif beh == SOCIAL_FORCE:
-                wx, wy = steer_social_force(me, nb, params.steering[SOCIAL_FORCE])
-            elif beh == ORCA:
-                wx, wy = steer_orca(me, nb, params.steering[ORCA])
-            elif beh == DETECTION_BOX:
-                wx, wy = steer_detection_box(me, nb, params.steering[DETECTION_BOX])
+                n = _gather_static(
+                    b, pos[b, i, 0], pos[b, i, 1], n_bodies, obstacle_pos, obstacle_radius,
+                    obstacle_active, walls, wall_active, params.sensing_radius, nb_pos, nb_vel,
+                    nb_radius, nb_index,
+                )  # fmt: skip
+            elif dense:
+                n, n_bodies = gather_neighbours_dense(
+                    b, i, pos, vel, radius, kind, active, obstacle_pos,
+                    obstacle_radius, obstacle_active, walls, wall_active,
+                    params.sensing_radius, params.learners_visible, nb_pos, nb_vel, nb_radius,
+                    nb_index,
+                )  # fmt: skip
             else:
-                wx, wy = steer_goal_seek(me, nb, params.steering[GOAL_SEEK])
-            desired[b, i, 0] = wx
-            desired[b, i, 1] = wy
-        elif kind[b, i] == FLOCK:
-            if recording:
-                nb.trace[:, :] = 0.0
-            wx, wy = flock_velocity(
-                b, i, pos, vel, heading, behaviour, v_pref, nb.pos, nb.vel, nb.radius,
-                sc.nb_index, n, n_bodies, kind, sc.fl_pos, sc.fl_vel, sc.fl_int, target_pos,
-                target_vel, params, nb.trace,
-            )  # fmt: skip
-            desired[b, i, 0] = wx
-            desired[b, i, 1] = wy
-            if recording:
-                nb.trace[5, 0] = wx
-                nb.trace[5, 1] = wy
-        if recording:  # element by element: a view per body would cost more than the steering
-            for r in range(nb.trace.shape[0]):
-                trace_out[b, i, r, 0] = nb.trace[r, 0]
-                trace_out[b, i, r, 1] = nb.trace[r, 1]
+                n, n_bodies = gather_neighbours(
+                    b, i, pos, vel, radius, kind, active, obstacle_pos,
+                    obstacle_radius, obstacle_active, walls, wall_active, grid,
+                    params.sensing_radius, params.learners_visible, idx_buf, nb_pos, nb_vel,
+                    nb_radius, nb_index,
+                )  # fmt: skip
+            px = pos[b, i, 0]
+            py = pos[b, i, 1]
+            if kind[b, i] == PEDESTRIAN and not params.pedestrians_stop:
+                _renew_goal(
+                    b, i, pos, goal, start, path, path_len, path_index,
+                    params.goal_tolerance,
+                )  # fmt: skip
+            if kind[b, i] == PEDESTRIAN:
+                tx = goal[b, i, 0]
+                ty = goal[b, i, 1]
+                if path_len[b, i] >= 2:
+                    tx, ty, seg = path_follow_projected_one(
+                        px, py, path[b, i], path_len[b, i], path_index[b, i], params.path
+                    )
+                    path_index[b, i] = seg
+                me = Body(
+                    px, py, vel[b, i, 0], vel[b, i, 1], heading[b, i], tx, ty, radius[b, i],
+                    v_pref[b, i], params.dt, n, n_bodies,
+                )  # fmt: skip
+                beh = behaviour[b, i]
+                if recording:
+                    wx, wy = steer_traced(beh, me, nb, params.steering)
+                # The registry's dispatch (``steer``), written out: numba compiles the inlined
+                # dispatch function into a per-body loop twice as slow as this chain (4.3 against
+                # 2.3 us for ten walkers); tests/baselines/test_registry.py runs every behaviour of
+                # the registry through this chain and the baselines' and checks that they agree.
+                elif beh == RIGHT_OF_WAY:
+                    wx, wy = steer_right_of_way(me, nb, params.steering[RIGHT_OF_WAY])
+                elif beh == SIDE_CHOICE:
+                    wx, wy = steer_side_choice(me, nb, params.steering[SIDE_CHOICE])
+                elif beh == CARDIOID:
+                    wx, wy = steer_cardioid(me, nb, params.steering[CARDIOID])
+                elif beh == SOCIAL_FORCE:
+                    wx, wy = steer_social_force(me, nb, params.steering[SOCIAL_FORCE])
+                elif beh == ORCA:
+                    wx, wy = steer_orca(me, nb, params.steering[ORCA])
+                elif beh == DETECTION_BOX:
+                    wx, wy = steer_detection_box(me, nb, params.steering[DETECTION_BOX])
+                else:
+                    wx, wy = steer_goal_seek(me, nb, params.steering[GOAL_SEEK])
+                desired[b, i, 0] = wx
+                desired[b, i, 1] = wy
+            elif kind[b, i] == FLOCK:
+                if recording:
+                    nb_trace[:, :] = 0.0
+                wx, wy = flock_velocity(
+                    b, i, pos, vel, heading, behaviour, v_pref, nb_pos, nb_vel, nb_radius,
+                    nb_index, n, n_bodies, kind, fl_pos, fl_vel, fl_int, target_pos,
+                    target_vel, params, nb_trace,
+                )  # fmt: skip
+                desired[b, i, 0] = wx
+                desired[b, i, 1] = wy
+                if recording:
+                    nb_trace[5, 0] = wx
+                    nb_trace[5, 1] = wy
+            if recording:  # element by element: a view per body would cost more than the steering
+                for r in range(nb_trace.shape[0]):
+                    trace_out[b, i, r, 0] = nb_trace[r, 0]
+                    trace_out[b, i, r, 1] = nb_trace[r, 1]

@@ -56,77 +56,97 @@ def _unicycle_velocity(vx, vy, heading, dvx, dvy, v_max, max_dv, max_dtheta):
 
 
 @njit(cache=True, inline="always")
-def kinematics_world(b, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta):
-    """Move every active body's velocity in world ``b`` toward its desired velocity, in place.
+def kinematics_worlds(
+    lo, hi, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta
+):
+    """Move every active body's velocity in worlds ``lo <= b < hi`` toward its desired velocity,
+    in place.
 
     vel, desired_vel: (B, N, 2); heading, v_max: (B, N); kinematics: (B, N) int; active: (B, N).
     ``max_dv = max_accel * dt`` and ``max_dtheta = max_turn_rate * dt`` are the per-step limits.
     Holonomic bodies whose speed is above ``EPS`` take the heading of their velocity.
     """
-    for i in range(active.shape[1]):
-        if not active[b, i]:
-            vel[b, i, 0] = 0.0
-            vel[b, i, 1] = 0.0
-            continue
-        dvx = desired_vel[b, i, 0]
-        dvy = desired_vel[b, i, 1]
-        if kinematics[b, i] == UNICYCLE:
-            nx, ny, h = _unicycle_velocity(
-                vel[b, i, 0], vel[b, i, 1], heading[b, i], dvx, dvy, v_max[b, i], max_dv,
-                max_dtheta,
-            )  # fmt: skip
-            heading[b, i] = h
-        else:
-            nx, ny = _holonomic_velocity(vel[b, i, 0], vel[b, i, 1], dvx, dvy, v_max[b, i], max_dv)
-            if nx * nx + ny * ny > EPS * EPS:
-                heading[b, i] = math.atan2(ny, nx)
-        vel[b, i, 0] = nx
-        vel[b, i, 1] = ny
+    for b in range(lo, hi):
+        for i in range(active.shape[1]):
+            if not active[b, i]:
+                vel[b, i, 0] = 0.0
+                vel[b, i, 1] = 0.0
+                continue
+            dvx = desired_vel[b, i, 0]
+            dvy = desired_vel[b, i, 1]
+            if kinematics[b, i] == UNICYCLE:
+                nx, ny, h = _unicycle_velocity(
+                    vel[b, i, 0], vel[b, i, 1], heading[b, i], dvx, dvy, v_max[b, i], max_dv,
+                    max_dtheta,
+                )  # fmt: skip
+                heading[b, i] = h
+            else:
+                nx, ny = _holonomic_velocity(
+                    vel[b, i, 0], vel[b, i, 1], dvx, dvy, v_max[b, i], max_dv
+                )
+                if nx * nx + ny * ny > EPS * EPS:
+                    heading[b, i] = math.atan2(ny, nx)
+            vel[b, i, 0] = nx
+            vel[b, i, 1] = ny
 
 
 @njit(cache=True, inline="always")
-def move_world(b, state, buffers, dt):
-    """Move the active bodies of world ``b`` by ``vel * dt``, stopped and slid at walls and
-    obstacles (flock units at the scene's bounds too); a contact sets ``hit_static``. A body whose
-    desired velocity, velocity or new position is not finite stays where it is, at rest, and
-    ``buffers.fault[b]`` names the first one."""
-    s = state
-    buffers.fault[b] = -1
-    statics = False  # a world without walls or obstacles needs no sweep (but for flock units)
-    for m in range(s.obstacle_active.shape[1]):
-        statics |= s.obstacle_active[b, m]
-    for w in range(s.wall_active.shape[1]):
-        statics |= s.wall_active[b, w]
-    for i in range(s.active.shape[1]):
-        buffers.hit_static[b, i] = False
-        if not s.active[b, i]:
-            continue
-        px = s.pos[b, i, 0]
-        py = s.pos[b, i, 1]
-        vx = s.vel[b, i, 0]
-        vy = s.vel[b, i, 1]
-        # a NaN velocity reaches the position, where it is caught (the sweep only compares, never
-        # indexes); a NaN desired velocity is caught too (a unicycle's kinematics may drop it)
-        x, y, contact = px + vx * dt, py + vy * dt, False
-        if statics or s.kind[b, i] == FLOCK:
-            x, y, contact = sweep_body(
-                b, px, py, vx * dt, vy * dt, s.radius[b, i], s.obstacle_pos, s.obstacle_radius,
-                s.obstacle_active, s.walls, s.wall_active, s.bounds, s.kind[b, i] == FLOCK,
-                s.kinematics[b, i] != UNICYCLE,
-            )  # fmt: skip
-        d = buffers.desired[b, i, 0] + buffers.desired[b, i, 1]
-        ok = math.isfinite(x) and math.isfinite(y) and math.isfinite(d)
-        if not ok:
-            if buffers.fault[b] < 0:
-                buffers.fault[b] = i
-            s.vel[b, i, 0] = 0.0
-            s.vel[b, i, 1] = 0.0
-            continue
-        if contact:
-            # the velocity is what the body actually did (its heading stays: a unicycle blocked
-            # by a wall still faces it, and turns away by steering)
-            buffers.hit_static[b, i] = True
-            s.vel[b, i, 0] = (x - px) / dt
-            s.vel[b, i, 1] = (y - py) / dt
-        s.pos[b, i, 0] = x
-        s.pos[b, i, 1] = y
+def move_worlds(lo, hi, state, buffers, dt):
+    """Move the active bodies of worlds ``lo <= b < hi`` by ``vel * dt``, stopped and slid at
+    walls and obstacles (flock units at the scene's bounds too); a contact sets ``hit_static``. A
+    body whose desired velocity, velocity or new position is not finite stays where it is, at
+    rest, and ``buffers.fault[b]`` names the first one. Returns how many worlds hold a fault.
+
+    The arrays are taken out of the bundles once, before the loop over worlds: read inside it,
+    each would be reference-counted once per world, which cost more than moving a small world.
+    """
+    pos, vel, active, kind, radius = state.pos, state.vel, state.active, state.kind, state.radius
+    kinematics, bounds = state.kinematics, state.bounds
+    obstacle_pos, obstacle_radius = state.obstacle_pos, state.obstacle_radius
+    obstacle_active, walls, wall_active = state.obstacle_active, state.walls, state.wall_active
+    fault, hit_static, desired = buffers.fault, buffers.hit_static, buffers.desired
+    faults = 0
+    for b in range(lo, hi):
+        fault[b] = -1
+        statics = False  # a world without walls or obstacles needs no sweep (but for flock units)
+        for m in range(obstacle_active.shape[1]):
+            statics |= obstacle_active[b, m]
+        for w in range(wall_active.shape[1]):
+            statics |= wall_active[b, w]
+        for i in range(active.shape[1]):
+            hit_static[b, i] = False
+            if not active[b, i]:
+                continue
+            px = pos[b, i, 0]
+            py = pos[b, i, 1]
+            vx = vel[b, i, 0]
+            vy = vel[b, i, 1]
+            # a NaN velocity reaches the position, where it is caught (the sweep only compares,
+            # never indexes); a NaN desired velocity is caught too (a unicycle's kinematics may
+            # drop it)
+            x, y, contact = px + vx * dt, py + vy * dt, False
+            if statics or kind[b, i] == FLOCK:
+                x, y, contact = sweep_body(
+                    b, px, py, vx * dt, vy * dt, radius[b, i], obstacle_pos, obstacle_radius,
+                    obstacle_active, walls, wall_active, bounds, kind[b, i] == FLOCK,
+                    kinematics[b, i] != UNICYCLE,
+                )  # fmt: skip
+            d = desired[b, i, 0] + desired[b, i, 1]
+            ok = math.isfinite(x) and math.isfinite(y) and math.isfinite(d)
+            if not ok:
+                if fault[b] < 0:
+                    fault[b] = i
+                vel[b, i, 0] = 0.0
+                vel[b, i, 1] = 0.0
+                continue
+            if contact:
+                # the velocity is what the body actually did (its heading stays: a unicycle
+                # blocked by a wall still faces it, and turns away by steering)
+                hit_static[b, i] = True
+                vel[b, i, 0] = (x - px) / dt
+                vel[b, i, 1] = (y - py) / dt
+            pos[b, i, 0] = x
+            pos[b, i, 1] = y
+        if fault[b] >= 0:
+            faults += 1
+    return faults

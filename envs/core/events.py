@@ -10,42 +10,49 @@ from .state import LEARNER
 
 
 @njit(cache=True, inline="always")
-def learner_events_step(b, state, buffers, goal_tolerance, collision_ends):
-    """``learner_events_world`` on the state and step bundles."""
+def learner_events_steps(lo, hi, state, buffers, goal_tolerance, collision_ends):
+    """``learner_events_worlds`` of worlds ``lo <= b < hi`` on the state and step bundles (their
+    arrays taken out once, outside the loop over worlds)."""
     s, e = state, buffers
-    learner_events_world(
-        b, s.pos, s.goal, s.kind, s.active, s.reached, s.collided, e.hit_body, e.hit_static,
-        e.goal_dist, e.progress, e.arrived_now, e.collided_now, goal_tolerance, collision_ends,
+    pos, goal, kind, active = s.pos, s.goal, s.kind, s.active
+    reached, collided = s.reached, s.collided
+    hit_body, hit_static, goal_dist, progress = e.hit_body, e.hit_static, e.goal_dist, e.progress
+    arrived_now, collided_now = e.arrived_now, e.collided_now
+    learner_events_worlds(
+        lo, hi, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist,
+        progress, arrived_now, collided_now, goal_tolerance, collision_ends,
     )  # fmt: skip
 
 
-@njit(cache=True)
-def learner_events_world(
-    b, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist, progress,
+@njit(cache=True, inline="always")
+def learner_events_worlds(
+    lo, hi, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist, progress,
     arrived_now, collided_now, goal_tolerance, collision_ends,
 ):  # fmt: skip
-    """Detect arrivals and collisions of the active learners of world ``b`` after integration.
+    """Detect arrivals and collisions of the active learners of worlds ``lo <= b < hi`` after
+    integration.
 
     pos, goal: (B, N, 2); kind, active, reached, collided, hit_body, hit_static: (B, N), updated
     in place. ``goal_dist`` (B, N) holds the distance to goal before the step and is updated;
     ``progress`` receives the decrease. Arrival wins over a collision in the same step. A learner
     that arrives, or collides while ``collision_ends``, is deactivated: it leaves the world.
     """
-    for i in range(active.shape[1]):
-        arrived_now[b, i] = False
-        collided_now[b, i] = False
-        progress[b, i] = 0.0
-        if kind[b, i] != LEARNER or not active[b, i]:
-            continue
-        d = math.hypot(goal[b, i, 0] - pos[b, i, 0], goal[b, i, 1] - pos[b, i, 1])
-        progress[b, i] = goal_dist[b, i] - d
-        goal_dist[b, i] = d
-        if d <= goal_tolerance:
-            arrived_now[b, i] = True
-            reached[b, i] = True
-            active[b, i] = False
-        elif hit_body[b, i] or hit_static[b, i]:
-            collided_now[b, i] = True
-            collided[b, i] = True
-            if collision_ends:
+    for b in range(lo, hi):
+        for i in range(active.shape[1]):
+            arrived_now[b, i] = False
+            collided_now[b, i] = False
+            progress[b, i] = 0.0
+            if kind[b, i] != LEARNER or not active[b, i]:
+                continue
+            d = math.hypot(goal[b, i, 0] - pos[b, i, 0], goal[b, i, 1] - pos[b, i, 1])
+            progress[b, i] = goal_dist[b, i] - d
+            goal_dist[b, i] = d
+            if d <= goal_tolerance:
+                arrived_now[b, i] = True
+                reached[b, i] = True
                 active[b, i] = False
+            elif hit_body[b, i] or hit_static[b, i]:
+                collided_now[b, i] = True
+                collided[b, i] = True
+                if collision_ends:
+                    active[b, i] = False

@@ -127,7 +127,7 @@ def _clip(v, lim):
     return min(max(v, -lim), lim)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _insert_nearest(keys, idx, count, cap, key, j):
     """Keep the ``cap`` smallest ``(key, j)`` pairs in ascending order (insertion into a short
     sorted list). Equal keys are ordered by index, so the result does not depend on the order in
@@ -145,7 +145,7 @@ def _insert_nearest(keys, idx, count, cap, key, j):
 
 
 class ObserveScratch(NamedTuple):
-    """Work buffers of ``observe_world``: the sorted candidates of each block and a grid query
+    """Work buffers of ``observe_worlds``: the sorted candidates of each block and a grid query
     buffer."""
 
     keys: np.ndarray  # (max(K, 1),)
@@ -159,7 +159,7 @@ class ObserveScratch(NamedTuple):
 
 @njit(cache=True)
 def observe_scratch(n_bodies, n_neighbours, n_obstacles, n_walls):
-    """Work buffers for ``observe_world``."""
+    """Work buffers for ``observe_worlds``."""
     kn = max(n_neighbours, 1)
     ko = max(n_obstacles, 1)
     kw = max(n_walls, 1)
@@ -170,10 +170,10 @@ def observe_scratch(n_bodies, n_neighbours, n_obstacles, n_walls):
 
 
 @njit(cache=True)
-def observe_world(b, state, which, settings, out, scratch):
-    """Write the observation of every learner ``i`` of world ``b`` with ``which[b, i]`` into
-    ``out[b, i]``; the others are left as they are. ``state``: the ``WorldState``; ``settings``:
-    ``ObserveSettings``; ``scratch``: ``ObserveScratch``.
+def observe_worlds(lo, hi, state, which, settings, out, scratch):
+    """Write the observation of every learner ``i`` of the worlds ``lo <= b < hi`` with
+    ``which[b, i]`` into ``out[b, i]``; the others are left as they are. ``state``: the
+    ``WorldState``; ``settings``: ``ObserveSettings``; ``scratch``: ``ObserveScratch``.
 
     Small worlds (at most ``DENSE_MAX_BODIES`` slots) scan every body for the nearest ones;
     larger worlds query a uniform grid within the sensing radius. Both give the same result.
@@ -188,136 +188,139 @@ def observe_world(b, state, which, settings, out, scratch):
     n_neighbours, n_obstacles = settings.n_neighbours, settings.n_obstacles
     n_walls, n_waypoints = settings.n_walls, settings.n_waypoints
     nn = active.shape[1]
-    keys, idx = scratch.keys, scratch.idx
+    # the arrays leave the bundles once, before the loop over worlds (a reference-count update
+    # per array and world would cost more than observing a small world)
+    keys, idx, cand = scratch.keys, scratch.idx, scratch.buf
     okeys, oidx = scratch.okeys, scratch.oidx
     wkeys, widx = scratch.wkeys, scratch.widx
     period = settings.period  # periodic worlds: other bodies at their nearest image, scanned
     dense = nn <= DENSE_MAX_BODIES or period > 0.0
-    max_r = 0.0
-    if not dense and n_neighbours > 0:
-        for j in range(nn):
-            if active[b, j]:
-                max_r = max(max_r, radius[b, j])
-        grid = build_grid(pos[b], active[b], sensing_radius + 2.0 * max_r)
-    for i in range(which.shape[1]):
-        if not which[b, i]:
-            continue
-        o = out[b, i]
-        o[:] = 0.0
-        px = pos[b, i, 0]
-        py = pos[b, i, 1]
-        gx = goal[b, i, 0] - px
-        gy = goal[b, i, 1] - py
-        gd = math.sqrt(gx * gx + gy * gy)
-        theta = math.atan2(gy, gx) if gd > EPS else heading[b, i]
-        c = math.cos(theta)
-        s = math.sin(theta)
-        vx = vel[b, i, 0]
-        vy = vel[b, i, 1]
-        o[0] = min(gd, POS_CLIP)
-        o[1] = _clip(c * vx + s * vy, VEL_CLIP)
-        o[2] = _clip(-s * vx + c * vy, VEL_CLIP)
-        o[3] = min(radius[b, i], SIZE_CLIP)
-        o[4] = min(v_pref[b, i], VEL_CLIP)
-        o[5] = math.cos(heading[b, i] - theta)
-        o[6] = math.sin(heading[b, i] - theta)
-        o[7] = max(0.0, 1.0 - step_count[b] / max_steps)
-        base = OWN_DIM
-        # K nearest other bodies by surface gap
-        count = 0
-        if n_neighbours > 0:
-            if dense:
-                n_cand = nn
-            else:  # a gap within the sensing radius means a centre within this reach
-                reach = sensing_radius + radius[b, i] + max_r + EPS
-                n_cand = query_grid(grid, pos[b], px, py, reach, i, scratch.buf)
-            for q in range(n_cand):
-                j = q if dense else scratch.buf[q]
-                if j == i or not active[b, j]:
-                    continue
+    for b in range(lo, hi):
+        max_r = 0.0
+        if not dense and n_neighbours > 0:
+            for j in range(nn):
+                if active[b, j]:
+                    max_r = max(max_r, radius[b, j])
+            grid = build_grid(pos[b], active[b], sensing_radius + 2.0 * max_r)
+        for i in range(which.shape[1]):
+            if not which[b, i]:
+                continue
+            o = out[b, i]
+            o[:] = 0.0
+            px = pos[b, i, 0]
+            py = pos[b, i, 1]
+            gx = goal[b, i, 0] - px
+            gy = goal[b, i, 1] - py
+            gd = math.sqrt(gx * gx + gy * gy)
+            theta = math.atan2(gy, gx) if gd > EPS else heading[b, i]
+            c = math.cos(theta)
+            s = math.sin(theta)
+            vx = vel[b, i, 0]
+            vy = vel[b, i, 1]
+            o[0] = min(gd, POS_CLIP)
+            o[1] = _clip(c * vx + s * vy, VEL_CLIP)
+            o[2] = _clip(-s * vx + c * vy, VEL_CLIP)
+            o[3] = min(radius[b, i], SIZE_CLIP)
+            o[4] = min(v_pref[b, i], VEL_CLIP)
+            o[5] = math.cos(heading[b, i] - theta)
+            o[6] = math.sin(heading[b, i] - theta)
+            o[7] = max(0.0, 1.0 - step_count[b] / max_steps)
+            base = OWN_DIM
+            # K nearest other bodies by surface gap
+            count = 0
+            if n_neighbours > 0:
+                if dense:
+                    n_cand = nn
+                else:  # a gap within the sensing radius means a centre within this reach
+                    reach = sensing_radius + radius[b, i] + max_r + EPS
+                    n_cand = query_grid(grid, pos[b], px, py, reach, i, cand)
+                for q in range(n_cand):
+                    j = q if dense else cand[q]
+                    if j == i or not active[b, j]:
+                        continue
+                    dx = wrap_delta(pos[b, j, 0] - px, period)
+                    dy = pos[b, j, 1] - py
+                    gap = math.sqrt(dx * dx + dy * dy) - radius[b, i] - radius[b, j]
+                    if gap <= sensing_radius:
+                        count = _insert_nearest(keys, idx, count, n_neighbours, gap, j)
+            for k in range(count):
+                j = idx[k]
                 dx = wrap_delta(pos[b, j, 0] - px, period)
                 dy = pos[b, j, 1] - py
-                gap = math.sqrt(dx * dx + dy * dy) - radius[b, i] - radius[b, j]
-                if gap <= sensing_radius:
-                    count = _insert_nearest(keys, idx, count, n_neighbours, gap, j)
-        for k in range(count):
-            j = idx[k]
-            dx = wrap_delta(pos[b, j, 0] - px, period)
-            dy = pos[b, j, 1] - py
-            dvx = vel[b, j, 0] - vx
-            dvy = vel[b, j, 1] - vy
-            e = base + k * NEIGHBOUR_DIM
-            o[e] = _clip(c * dx + s * dy, POS_CLIP)
-            o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
-            o[e + 2] = _clip(c * dvx + s * dvy, 2 * VEL_CLIP)
-            o[e + 3] = _clip(-s * dvx + c * dvy, 2 * VEL_CLIP)
-            o[e + 4] = min(radius[b, j], SIZE_CLIP)
-            o[e + 5 + kind[b, j]] = 1.0
-            o[e + 8] = 1.0
-        base += NEIGHBOUR_DIM * n_neighbours
-        # O nearest disc obstacles
-        count = 0
-        if n_obstacles > 0:
-            for m in range(obstacle_pos.shape[1]):
-                if not obstacle_active[b, m]:
-                    continue
-                dx = obstacle_pos[b, m, 0] - px
-                dy = obstacle_pos[b, m, 1] - py
-                gap = math.sqrt(dx * dx + dy * dy) - radius[b, i] - obstacle_radius[b, m]
-                if gap <= sensing_radius:
-                    count = _insert_nearest(okeys, oidx, count, n_obstacles, gap, m)
-        for k in range(count):
-            m = oidx[k]
-            dx = obstacle_pos[b, m, 0] - px
-            dy = obstacle_pos[b, m, 1] - py
-            e = base + k * OBSTACLE_DIM
-            o[e] = _clip(c * dx + s * dy, POS_CLIP)
-            o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
-            o[e + 2] = min(obstacle_radius[b, m], SIZE_CLIP)
-            o[e + 3] = 1.0
-        base += OBSTACLE_DIM * n_obstacles
-        # W nearest walls by distance to their closest point
-        count = 0
-        if n_walls > 0:
-            for w in range(walls.shape[1]):
-                if not wall_active[b, w]:
-                    continue
-                qx, qy = closest_point_on_segment(
-                    px, py, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0],
-                    walls[b, w, 1, 1],
-                )  # fmt: skip
-                d = math.hypot(qx - px, qy - py) - radius[b, i]
-                if d <= sensing_radius:
-                    count = _insert_nearest(wkeys, widx, count, n_walls, d, w)
-        for k in range(count):
-            w = widx[k]
-            ax, ay = walls[b, w, 0, 0], walls[b, w, 0, 1]
-            bx, by = walls[b, w, 1, 0], walls[b, w, 1, 1]
-            qx, qy = closest_point_on_segment(px, py, ax, ay, bx, by)
-            ex, ey = bx - ax, by - ay
-            el = math.sqrt(ex * ex + ey * ey)
-            ux, uy = (ex / el, ey / el) if el > EPS else (0.0, 0.0)
-            e = base + k * WALL_DIM
-            o[e] = _clip(c * (qx - px) + s * (qy - py), POS_CLIP)
-            o[e + 1] = _clip(-s * (qx - px) + c * (qy - py), POS_CLIP)
-            o[e + 2] = c * ux + s * uy
-            o[e + 3] = -s * ux + c * uy
-            o[e + 4] = 1.0
-        base += WALL_DIM * n_walls
-        # the current segment's start, then the next waypoints
-        n_pts = path_len[b, i]
-        if n_pts >= 2:
-            first = min(path_index[b, i], n_pts - 1)
-            for k in range(n_waypoints + 1):
-                q = first + k
-                if q >= n_pts:
-                    break
-                dx = path[b, i, q, 0] - px
-                dy = path[b, i, q, 1] - py
-                e = base + k * WAYPOINT_DIM
+                dvx = vel[b, j, 0] - vx
+                dvy = vel[b, j, 1] - vy
+                e = base + k * NEIGHBOUR_DIM
                 o[e] = _clip(c * dx + s * dy, POS_CLIP)
                 o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
-                o[e + 2] = 1.0
+                o[e + 2] = _clip(c * dvx + s * dvy, 2 * VEL_CLIP)
+                o[e + 3] = _clip(-s * dvx + c * dvy, 2 * VEL_CLIP)
+                o[e + 4] = min(radius[b, j], SIZE_CLIP)
+                o[e + 5 + kind[b, j]] = 1.0
+                o[e + 8] = 1.0
+            base += NEIGHBOUR_DIM * n_neighbours
+            # O nearest disc obstacles
+            count = 0
+            if n_obstacles > 0:
+                for m in range(obstacle_pos.shape[1]):
+                    if not obstacle_active[b, m]:
+                        continue
+                    dx = obstacle_pos[b, m, 0] - px
+                    dy = obstacle_pos[b, m, 1] - py
+                    gap = math.sqrt(dx * dx + dy * dy) - radius[b, i] - obstacle_radius[b, m]
+                    if gap <= sensing_radius:
+                        count = _insert_nearest(okeys, oidx, count, n_obstacles, gap, m)
+            for k in range(count):
+                m = oidx[k]
+                dx = obstacle_pos[b, m, 0] - px
+                dy = obstacle_pos[b, m, 1] - py
+                e = base + k * OBSTACLE_DIM
+                o[e] = _clip(c * dx + s * dy, POS_CLIP)
+                o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
+                o[e + 2] = min(obstacle_radius[b, m], SIZE_CLIP)
+                o[e + 3] = 1.0
+            base += OBSTACLE_DIM * n_obstacles
+            # W nearest walls by distance to their closest point
+            count = 0
+            if n_walls > 0:
+                for w in range(walls.shape[1]):
+                    if not wall_active[b, w]:
+                        continue
+                    qx, qy = closest_point_on_segment(
+                        px, py, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0],
+                        walls[b, w, 1, 1],
+                    )  # fmt: skip
+                    d = math.hypot(qx - px, qy - py) - radius[b, i]
+                    if d <= sensing_radius:
+                        count = _insert_nearest(wkeys, widx, count, n_walls, d, w)
+            for k in range(count):
+                w = widx[k]
+                ax, ay = walls[b, w, 0, 0], walls[b, w, 0, 1]
+                bx, by = walls[b, w, 1, 0], walls[b, w, 1, 1]
+                qx, qy = closest_point_on_segment(px, py, ax, ay, bx, by)
+                ex, ey = bx - ax, by - ay
+                el = math.sqrt(ex * ex + ey * ey)
+                ux, uy = (ex / el, ey / el) if el > EPS else (0.0, 0.0)
+                e = base + k * WALL_DIM
+                o[e] = _clip(c * (qx - px) + s * (qy - py), POS_CLIP)
+                o[e + 1] = _clip(-s * (qx - px) + c * (qy - py), POS_CLIP)
+                o[e + 2] = c * ux + s * uy
+                o[e + 3] = -s * ux + c * uy
+                o[e + 4] = 1.0
+            base += WALL_DIM * n_walls
+            # the current segment's start, then the next waypoints
+            n_pts = path_len[b, i]
+            if n_pts >= 2:
+                first = min(path_index[b, i], n_pts - 1)
+                for k in range(n_waypoints + 1):
+                    q = first + k
+                    if q >= n_pts:
+                        break
+                    dx = path[b, i, q, 0] - px
+                    dy = path[b, i, q, 1] - py
+                    e = base + k * WAYPOINT_DIM
+                    o[e] = _clip(c * dx + s * dy, POS_CLIP)
+                    o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
+                    o[e + 2] = 1.0
 
 
 class ObserveSettings(NamedTuple):
@@ -340,8 +343,7 @@ def observe_learners(lo, hi, state, which, settings, out):
     the episode keeps its terminal observation). ``state``: the ``WorldState`` bundle."""
     c = settings
     scratch = observe_scratch(state.active.shape[1], c.n_neighbours, c.n_obstacles, c.n_walls)
-    for b in range(lo, hi):
-        observe_world(b, state, which, settings, out, scratch)
+    observe_worlds(lo, hi, state, which, settings, out, scratch)
 
 
 def goal_frame_angle(pos: np.ndarray, goal: np.ndarray, heading: np.ndarray) -> np.ndarray:

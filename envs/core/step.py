@@ -7,17 +7,17 @@ The learner-facing batch (``CrowdBatch.step`` in ``envs/core/batch.py``) runs:
 2. **physics** (:func:`world_step`, one compiled call for all worlds), per world:
 
    a. **steer**: scripted pedestrians and flock units compute their desired velocities through
-      the behaviour registry (``crowd.crowd_world``), recording their steering vectors when the
+      the behaviour registry (``crowd.crowd_worlds``), recording their steering vectors when the
       buffers keep a trace;
    b. **move**: velocities move toward the desired ones within acceleration, turn-rate and speed
-      limits (``dynamics.kinematics_world``); positions integrate, swept against walls,
+      limits (``dynamics.kinematics_worlds``); positions integrate, swept against walls,
       obstacles and (for flock units) the scene's bounds, so that nothing passes through
-      (``dynamics.move_world``); non-finite motion is caught here (``StepBuffers.fault``);
+      (``dynamics.move_worlds``); non-finite motion is caught here (``StepBuffers.fault``);
    c. **collide**: body-body overlaps (at the pair's closest approach during the step when
       ``swept_collisions``), static contacts and each body's nearest gap
-      (``collisions.collisions_step``); a periodic world (``periodic``) wraps the bodies
+      (``collisions.collisions_steps``); a periodic world (``periodic``) wraps the bodies
       that crossed its seam after the move and measures every pair at its nearest image;
-   d. **events**: the learners' progress, arrivals and collisions (``events.learner_events_step``),
+   d. **events**: the learners' progress, arrivals and collisions (``events.learner_events_steps``),
       and the world's clock;
 3. **rewards and flags** (``rewards.finish_step``): reward terms, their sum, terminated and
    truncated;
@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from .collisions import collisions_step
-from .crowd import crowd_world
-from .dynamics import kinematics_world, move_world
-from .events import learner_events_step
+from .collisions import collisions_steps
+from .crowd import crowd_worlds
+from .dynamics import kinematics_worlds, move_worlds
+from .events import learner_events_steps
 from .periodic import collisions_periodic, wrap_world
 
 
@@ -49,28 +49,29 @@ def world_step(lo, hi, state, buffers, params, scratch):
     """
     max_dv = params.max_accel * params.dt
     max_dtheta = params.max_turn_rate * params.dt
-    s = state
-    faults = 0
+    s, e = state, buffers
+    # the arrays leave the bundles once: read inside the loops over worlds, each access would
+    # update the array's reference count once per world (more than stepping a small world)
+    pos, prev_pos, vel, heading, active = s.pos, e.prev_pos, s.vel, s.heading, s.active
+    desired, kinematics, v_max = e.desired, s.kinematics, s.v_max
+    crowd_worlds(lo, hi, state, buffers, params, scratch)  # a. steer
     for b in range(lo, hi):
-        crowd_world(b, state, buffers, params, scratch)  # a. steer
-    for b in range(lo, hi):
-        for i in range(s.pos.shape[1]):  # where the step starts (the swept collision test)
-            buffers.prev_pos[b, i, 0] = s.pos[b, i, 0]
-            buffers.prev_pos[b, i, 1] = s.pos[b, i, 1]
-        kinematics_world(  # b. move
-            b, s.vel, s.heading, buffers.desired, s.kinematics, s.v_max, s.active, max_dv,
-            max_dtheta,
-        )  # fmt: skip
-        move_world(b, state, buffers, params.dt)
-        if params.period > 0.0:  # a periodic world: bodies past the seam re-enter
+        for i in range(pos.shape[1]):  # where the step starts (the swept collision test)
+            prev_pos[b, i, 0] = pos[b, i, 0]
+            prev_pos[b, i, 1] = pos[b, i, 1]
+    kinematics_worlds(  # b. move
+        lo, hi, vel, heading, desired, kinematics, v_max, active, max_dv, max_dtheta
+    )
+    faults = move_worlds(lo, hi, state, buffers, params.dt)
+    if params.period > 0.0:  # a periodic world: bodies past the seam re-enter, pairs are imaged
+        for b in range(lo, hi):
             wrap_world(b, state, buffers, params.period, params.period_origin)
-        if buffers.fault[b] >= 0:
-            faults += 1
-    for b in range(lo, hi):
-        if params.period > 0.0:  # c. collide
+        for b in range(lo, hi):  # c. collide
             collisions_periodic(b, state, buffers, params.swept_collisions, params.period)
-        else:
-            collisions_step(b, state, buffers, scratch.idx_buf, params.swept_collisions)
-        learner_events_step(b, state, buffers, params.goal_tolerance, params.collision_ends)
-        s.step_count[b] += 1  # d. events and the clock
+    else:
+        collisions_steps(lo, hi, state, buffers, scratch.idx_buf, params.swept_collisions)  # c.
+    learner_events_steps(lo, hi, state, buffers, params.goal_tolerance, params.collision_ends)
+    step_count = s.step_count
+    for b in range(lo, hi):  # d. events (above) and the clock
+        step_count[b] += 1
     return faults

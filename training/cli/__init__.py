@@ -7,7 +7,7 @@ plots, ``video`` (imageio-ffmpeg) for MP4 files, ``rllib`` for ``train-rllib``.
 
 Commands by purpose: watch (``demo``, ``play``, ``render``), score (``evaluate``,
 ``benchmark``), train (``train``, ``train-rllib``, ``plot-curves``) and measure (``bench-speed``,
-``bench-memory``, ``bench-render``, ``bench-penetration``, ``realism``).
+``bench-peers``, ``bench-memory``, ``bench-render``, ``bench-penetration``, ``realism``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ DESCRIPTION = """\
 Crowd-navigation environments with compiled steering baselines.
 
 Commands by purpose: watch (demo, play, render), score (evaluate, benchmark), train (train,
-train-rllib, plot-curves) and measure (bench-speed, bench-memory, bench-render,
+train-rllib, plot-curves) and measure (bench-speed, bench-peers, bench-memory, bench-render,
 bench-penetration, realism). COMMAND --help lists a command's options; --debug shows the
 traceback of an error, which is otherwise reported in one line naming the argument."""
 

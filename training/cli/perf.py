@@ -1,5 +1,5 @@
-"""Commands that measure the simulator: ``bench-speed``, ``bench-memory``, ``bench-render`` and
-``bench-penetration``."""
+"""Commands that measure the simulator: ``bench-speed``, ``bench-peers``, ``bench-memory``,
+``bench-render`` and ``bench-penetration``."""
 
 from __future__ import annotations
 
@@ -46,6 +46,12 @@ def _bench_speed(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _bench_peers(args: argparse.Namespace) -> int:
+    from ..perf.peers import run
+
+    return run(args)
+
+
 def _bench_memory(args: argparse.Namespace) -> int:
     from ..perf.bench_memory import report
 
@@ -83,8 +89,8 @@ def add_perf_commands(commands: Commands) -> None:
     p.add_argument(
         "--forms",
         default=None,
-        help="comma-separated subset of batch,target,single,parallel,large (default: all, or "
-        "only batch when --num-worlds or --bodies is given)",
+        help="comma-separated subset of batch,target,single,parallel,large,closed,nocrowd,"
+        "xlarge,coldstart (default: all, or only batch when --num-worlds or --bodies is given)",
     )
     p.add_argument("--seconds", type=seconds(False), default=1.0, help="one timed window")
     p.add_argument(
@@ -109,6 +115,17 @@ def add_perf_commands(commands: Commands) -> None:
         "turning back (batch forms), and the parallel env resets only when no agent is left: "
         "the figures then count fewer bodies per step",
     )
+    p.add_argument(
+        "--policies",
+        default="orca",
+        help="comma-separated baselines of the closed-loop form (policy act + env step + reset)",
+    )
+    p.add_argument(
+        "--cold-runs",
+        type=ca.int_at_least(1),
+        default=2,
+        help="fresh processes per cold/warm start measurement (each cold run compiles)",
+    )
     p.add_argument("--seed", type=ca.int_at_least(0), default=0, help="seed of the worlds")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -117,6 +134,20 @@ def add_perf_commands(commands: Commands) -> None:
         action="store_true",
         help="a Markdown table (the rows of the README's and docs/performance.md's tables)",
     )
+
+    p = commands.add(
+        "bench-peers",
+        _bench_peers,
+        "crowdsteer beside VMAS simple_spread (B = 4096), interleaved, where VMAS is installed",
+        "Times crowdsteer's no-crowd form (4096 worlds of 3 learners) window by window in turn\n"
+        "with VMAS's simple_spread run by the Python of a venv holding vmas and torch.",
+    )
+    p.add_argument("--vmas-python", default=None, help="Python of a venv with vmas and torch")
+    p.add_argument("--seconds", type=seconds(False), default=3.0, help="one timed window")
+    p.add_argument(
+        "--rounds", type=ca.int_at_least(1), default=5, help="windows per side, interleaved"
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object")
 
     p = commands.add(
         "bench-memory",

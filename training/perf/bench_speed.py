@@ -21,6 +21,10 @@ Forms measured (one row each, over ``--repeats`` timed windows of ``--seconds``)
   resets included; the action dict of the live agents is assembled inside the timed loop. The
   env resets as soon as an agent leaves (arrival, or the 100-step limit), so every step simulates
   all 15 bodies; with ``--learners-leave`` it resets only when no agent is left.
+- ``closed``, ``nocrowd``, ``xlarge``, ``coldstart``: a baseline policy in closed loop with
+  CrowdNav's test, 4096 worlds of 3 learners and no crowd, one world of 10,000 bodies, and the
+  spawn-to-first-step time of a fresh process with a cold and a warm numba cache
+  (``bench_forms``).
 - ``ceiling`` (with ``--ceiling``): a minimal compiled pairwise step (cardioid push toward a
   goal, Euler step, pairwise collision flags) at B = 256, N = 20: the speed of a bare compiled
   loop on this machine, to which every other figure is compared (``ratio_to_ceiling``). Its
@@ -79,7 +83,9 @@ if TYPE_CHECKING:
 
 GRID_WORLDS = (1, 16, 256, 1024)
 GRID_BODIES = (10, 50, 200)
-ALL_FORMS = ("batch", "target", "large", "single", "parallel")
+ALL_FORMS = (
+    "batch", "target", "large", "single", "parallel", "closed", "nocrowd", "xlarge", "coldstart",
+)  # fmt: skip
 ACTION_POOL = 16
 DENSITY_SIDE = 10.0  # m: square side at N = 20 bodies (CrowdNav's square_crossing)
 CEILING_WORLDS = 256
@@ -100,6 +106,7 @@ class Case:
     threads: int = 1
     parallel: bool = False
     overrides: dict = field(default_factory=dict)
+    policy: str = ""  # the baseline of the closed-loop form
 
 
 @dataclass
@@ -351,6 +358,10 @@ def make_stepper(case: Case, seed: int, learners_leave: bool = False) -> Stepper
     numba's cache) on its first call, the presence count here."""
     if case.form == "ceiling":
         return CeilingStepper(case.num_worlds, case.bodies, seed)
+    if case.form == "closed":
+        from .bench_forms import ClosedLoopStepper
+
+        return ClosedLoopStepper(case.policy, seed, new_totals())
     if case.form == "single":
         return SingleStepper(case, seed)
     if case.form == "parallel":
@@ -450,7 +461,10 @@ def measure(case: Case, args: Any) -> dict:
     """Build the case, time it, and return its JSON row."""
     import numba
 
+    t0 = time.perf_counter()
     stepper = make_stepper(case, args.seed, getattr(args, "learners_leave", False))
+    setup_s = time.perf_counter() - t0  # building and resetting (its first use compiles too)
+    setup_rss = peak_rss_mb()
     numba.set_num_threads(case.threads)
     try:
         windows = time_stepper(stepper, args.seconds, args.repeats, args.warmup)
@@ -466,10 +480,25 @@ def measure(case: Case, args: Any) -> dict:
         "threads": case.threads,
         "parallel_kernels": case.parallel,
         "learners_leave": bool(getattr(args, "learners_leave", False)),
+        "setup_s": setup_s,
+        "setup_peak_rss_mb": setup_rss,
     }
+    if case.policy:
+        row["policy"] = case.policy
     row.update(summarise(case, windows))
     row.update({"seconds": args.seconds, "repeats": args.repeats, "peak_rss_mb": peak_rss_mb()})
     return row
+
+
+def _policies(args: Any) -> list[str]:
+    """The baselines of the closed-loop form (``--policies``), checked against the registry."""
+    from crowdsteer.baselines.policies import list_policies
+
+    names = [n.strip() for n in (getattr(args, "policies", None) or "orca").split(",")]
+    unknown = sorted(set(names) - set(list_policies()))
+    if unknown or not names:
+        raise ValueError(f"--policies: unknown {unknown}; choose from {sorted(list_policies())}")
+    return names
 
 
 def plan(args: Any) -> list[Case]:
@@ -507,6 +536,9 @@ def plan(args: Any) -> list[Case]:
         cases.append(Case("single", 1, 11, 1, 10, 0))
     if "parallel" in forms:
         cases.append(Case("parallel", 1, 15, 10, 5, 0))
+    if "closed" in forms:
+        for name in _policies(args):
+            cases.append(Case("closed", 1, 6, 1, 5, 0, policy=name))
     batch_like = []
     if "batch" in forms:
         batch_like += [Case("batch", b, n, *split(n)) for n in bodies for b in worlds]
@@ -514,6 +546,10 @@ def plan(args: Any) -> list[Case]:
         batch_like.append(Case("target", 256, 20, 10, 10, 0))
     if "large" in forms:
         batch_like.append(Case("large", 1, 1000, 500, 400, 100))
+    if "nocrowd" in forms:
+        batch_like.append(Case("nocrowd", 4096, 3, 3, 0, 0))
+    if "xlarge" in forms:
+        batch_like.append(Case("xlarge", 1, 10000, 5000, 4000, 1000))
     batch_like.sort(key=lambda c: c.num_worlds * c.bodies)
     for c in batch_like:
         for threads, parallel in variants:
@@ -546,9 +582,16 @@ def format_table(rows: Sequence[dict]) -> str:
     """A plain-text table of the rows."""
     head = [title for _, title, _ in COLUMNS]
     body = [[fmt.format(r[key]) if key in r else "-" for key, _, fmt in COLUMNS] for r in rows]
+    for r, cells in zip(rows, body, strict=True):
+        cells[0] = _form(r)
     widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
     line = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
+
+
+def _form(row: dict) -> str:
+    """The form's name, with the baseline of a closed-loop row."""
+    return f"{row['form']} ({row['policy']})" if row.get("policy") else row["form"]
 
 
 def _kernels(row: dict) -> str:
@@ -565,18 +608,20 @@ def format_markdown(rows: Sequence[dict]) -> str:
     and the peak memory so far."""
     head = (
         "| form | B | N | learners/peds/flock | kernels | env-steps/s "
-        "| body-steps/s simulated, median (min-max) | bodies present | x ceiling | cpu | peak MiB |"
+        "| body-steps/s simulated, median (min-max) | bodies present | x ceiling | cpu | set-up s "
+        "| peak MiB |"
     )
-    lines = [head, "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [head, "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         counts = (r["learners_per_world"], r["pedestrians_per_world"], r["flock_per_world"])
         split_text = "/".join(str(c) for c in counts)
         body = (f"{_mega(r['agent_steps_per_s'])} ({_mega(r['agent_steps_per_s_min'])}-"
                 f"{_mega(r['agent_steps_per_s_max'])})")  # fmt: skip
         ratio = f"{r['ratio_to_ceiling']:.3f}" if "ratio_to_ceiling" in r else "-"
-        cells = (r["form"], r["num_worlds"], r["bodies_per_world"], split_text, _kernels(r),
+        cells = (_form(r), r["num_worlds"], r["bodies_per_world"], split_text, _kernels(r),
                  f"{r['env_steps_per_s']:,.0f}", body, f"{100 * r['present_share']:.1f} %", ratio,
-                 f"{r['cpu_fraction']:.2f}", f"{r['peak_rss_mb']:.0f}")  # fmt: skip
+                 f"{r['cpu_fraction']:.2f}", f"{r['setup_s']:.2f}",
+                 f"{r['peak_rss_mb']:.0f}")  # fmt: skip
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
 
@@ -588,6 +633,16 @@ def run(args: Any) -> int:
     cases = plan(args)
     rows: list[dict] = []
     ceiling = None
+    forms = {c.strip() for c in (args.forms or "").split(",")} if args.forms else set(ALL_FORMS)
+    restricted = args.num_worlds is not None or args.bodies is not None
+    cold_rows = []
+    if "coldstart" in forms and not (restricted and args.forms is None):
+        from .bench_forms import cold_start
+
+        cold_rows = cold_start(getattr(args, "cold_runs", 2))
+        for row in cold_rows:
+            if args.json:
+                print(json.dumps(row), flush=True)
     for case in cases:
         row = measure(case, args)
         if case.form == "ceiling":
@@ -602,4 +657,9 @@ def run(args: Any) -> int:
         print(format_markdown(rows))
     elif not args.json:
         print(format_table(rows))
+    if cold_rows and not args.json:
+        from .bench_forms import format_cold_start
+
+        print()
+        print(format_cold_start(cold_rows))
     return 0
