@@ -1,4 +1,4 @@
-"""Resident memory over a long run: does it stay flat? (``crowdsteer.training.bench_memory``)
+"""Resident memory over a long run: does it stay flat? (``crowdsteer bench-memory``)
 
 Steps an environment for ``--steps`` env steps (default 1,000,000) with random actions, resetting
 episodes as they end, and samples the process's resident set size (RSS, from ``/proc``) every

@@ -1,4 +1,4 @@
-"""Does anything pass through walls or obstacles? (``crowdsteer.training.bench_penetration``)
+"""Does anything pass through walls or obstacles? (``crowdsteer bench-penetration``)
 
 Steps every scenario that has walls or obstacles with every pedestrian behaviour and flock units,
 learners taking random actions and not leaving on collision, and counts, over every body-step of
