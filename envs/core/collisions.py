@@ -30,7 +30,7 @@ NEAR_GAP = 2.0
 that close search out to ``GAP_CAP``. Results are the same either way."""
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _static_hits(b, i, px, py, ri, obstacle_pos, obstacle_radius, obstacle_active, walls,
                  wall_active):  # fmt: skip
     """Whether body ``i`` of world ``b`` (at ``(px, py)``, radius ``ri``) overlaps an obstacle or
@@ -84,7 +84,7 @@ def approach_sq(ex, ey, sx, sy):
     return cx * cx + cy * cy
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _gap_from(b, i, buf, count, pos, radius, prev_pos, swept):
     """Update ``(min_gap, hit)`` of body ``i`` over the bodies ``buf[:count]``."""
     px = pos[b, i, 0]

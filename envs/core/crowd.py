@@ -100,7 +100,7 @@ def _copy_body(b, j, n, pos, vel, radius, nb_pos, nb_vel, nb_radius, nb_index):
     nb_index[n] = j
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def gather_neighbours(
     b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
     wall_active, grid, reach, see_learners, idx_buf, nb_pos, nb_vel, nb_radius, nb_index,

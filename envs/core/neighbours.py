@@ -83,7 +83,7 @@ def build_grid(pos, active, cell_size):
     return x0, y0, cell, ncx, ncy, cell_start, order
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def query_grid(grid, pos, px, py, reach, skip, out):
     """Indices of bodies within ``reach`` of (px, py) (centre distance), excluding ``skip``.
 
