@@ -24,9 +24,7 @@ def add_evaluation_commands(commands: Commands) -> None:
     """``evaluate`` and ``benchmark``."""
     scenarios = ca.scenario_choices()
     policies = ca.policy_names()
-    scenario_help = "scenario: " + ", ".join(scenarios)
     policy_help = ca.policy_help()
-    seed = ca.int_at_least(0)
 
     p = commands.add(
         "evaluate",
@@ -37,14 +35,9 @@ def add_evaluation_commands(commands: Commands) -> None:
         "'train' extra.",
     )
     p.add_argument("--policy", type=ca.policy, required=True, help=policy_help)
-    p.add_argument(
-        "--scenario",
-        type=ca.one_of(scenarios, "scenario"),
-        default=None,
-        help=scenario_help + " (default: the preset's, else circle_crossing)",
-    )
+    ca.add_scenario_option(p, None, " (default: the preset's, else circle_crossing)")
     p.add_argument("--episodes", type=ca.int_at_least(1), default=50, help="episodes run")
-    p.add_argument("--seed", type=seed, default=0, help="seed of the first episode (>= 0)")
+    ca.add_seed_option(p)
     p.add_argument(
         "--n-learners",
         type=ca.int_at_least(1),
@@ -95,7 +88,7 @@ def add_evaluation_commands(commands: Commands) -> None:
     p.add_argument(
         "--episodes", type=ca.int_at_least(1), default=200, help="episodes per scenario and policy"
     )
-    p.add_argument("--seed", type=seed, default=0, help="seed of the first episode (>= 0)")
+    ca.add_seed_option(p)
     p.add_argument(
         "--scenarios",
         nargs="+",

@@ -104,3 +104,22 @@ def policy_help() -> str:
         "a baseline (" + ", ".join(policy_names()) + "), a shipped model's name, a saved SB3 "
         "model .zip or an RLlib checkpoint directory"
     )
+
+
+def add_scenario_option(parser: argparse.ArgumentParser, default: str | None = "circle_crossing",
+                        note: str = "") -> None:  # fmt: skip
+    """``--scenario NAME``, one of the registered scenarios (``note`` ends its help)."""
+    scenarios = scenario_choices()
+    parser.add_argument(
+        "--scenario",
+        type=one_of(scenarios, "scenario"),
+        default=default,
+        help="scenario: " + ", ".join(scenarios) + note,
+    )
+
+
+def add_seed_option(parser: argparse.ArgumentParser) -> None:
+    """``--seed N``: the seed of the first episode."""
+    parser.add_argument(
+        "--seed", type=int_at_least(0), default=0, help="seed of the first episode (>= 0)"
+    )

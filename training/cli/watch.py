@@ -35,10 +35,7 @@ def _render(args: argparse.Namespace) -> int:
 
 def add_watch_commands(commands: Commands) -> None:
     """``demo``, ``play`` and ``render``."""
-    scenarios = ca.scenario_choices()
-    scenario_help = "scenario: " + ", ".join(scenarios)
     policy_help = ca.policy_help()
-    seed = ca.int_at_least(0)
 
     p = commands.add(
         "demo",
@@ -49,12 +46,7 @@ def add_watch_commands(commands: Commands) -> None:
         "headless it writes --out and a PNG of step 20 beside it. A new episode starts as soon\n"
         "as every learner has arrived or collided.",
     )
-    p.add_argument(
-        "--scenario",
-        type=ca.one_of(scenarios, "scenario"),
-        default="circle_crossing",
-        help=scenario_help,
-    )
+    ca.add_scenario_option(p)
     p.add_argument(
         "--policy",
         type=ca.policy,
@@ -67,7 +59,7 @@ def add_watch_commands(commands: Commands) -> None:
         default=120,
         help="steps shown (frames written), over as many episodes as they take",
     )
-    p.add_argument("--seed", type=seed, default=0, help="seed of the first episode (>= 0)")
+    ca.add_seed_option(p)
     p.add_argument(
         "--out",
         default="crowdsteer_demo.gif",
@@ -90,12 +82,7 @@ def add_watch_commands(commands: Commands) -> None:
         "Space pauses, H lists every key). Each episode ends with its metrics on the window\n"
         "and in the terminal; R starts the next one, Q quits.",
     )
-    p.add_argument(
-        "--scenario",
-        type=ca.one_of(scenarios, "scenario"),
-        default="circle_crossing",
-        help=scenario_help,
-    )
+    ca.add_scenario_option(p)
     p.add_argument(
         "--others",
         type=ca.policy,
@@ -139,7 +126,7 @@ def add_watch_commands(commands: Commands) -> None:
         choices=[0.25, 0.5, 1.0, 2.0, 4.0],
         help="clock speed; 1 is real time",
     )
-    p.add_argument("--seed", type=seed, default=0, help="seed of the first episode (>= 0)")
+    ca.add_seed_option(p)
 
     p = commands.add(
         "render",
@@ -149,12 +136,7 @@ def add_watch_commands(commands: Commands) -> None:
         "NAME.png the step --frame of the first episode is written; with --overlays the debug\n"
         "overlays follow the first learner still walking.",
     )
-    p.add_argument(
-        "--scenario",
-        type=ca.one_of(scenarios, "scenario"),
-        default="circle_crossing",
-        help=scenario_help,
-    )
+    ca.add_scenario_option(p)
     p.add_argument(
         "--policy",
         type=ca.policy,
@@ -162,7 +144,7 @@ def add_watch_commands(commands: Commands) -> None:
         help="what drives the learners: " + policy_help,
     )
     p.add_argument("--episodes", type=ca.int_at_least(1), default=1, help="episodes written")
-    p.add_argument("--seed", type=seed, default=0, help="seed of the first episode (>= 0)")
+    ca.add_seed_option(p)
     p.add_argument(
         "--steps", type=ca.int_at_least(1), default=200, help="step limit of each episode"
     )
