@@ -20,7 +20,7 @@ import math
 
 from numba import njit
 
-from .collisions import GAP_CAP, _static_hits
+from .collisions import GAP_CAP, _static_hits, approach_sq
 from .state import LEARNER
 
 
@@ -89,25 +89,6 @@ def gather_bodies_periodic(
     return n
 
 
-@njit(cache=True, inline="always")
-def _closest_approach_sq(ex, ey, sx, sy):
-    """Squared smallest length of the offset moving in a straight line from ``(sx, sy)`` to
-    ``(ex, ey)`` over the step."""
-    mx = ex - sx
-    my = ey - sy
-    m2 = mx * mx + my * my
-    if m2 <= 0.0:
-        return ex * ex + ey * ey
-    t = -(sx * mx + sy * my) / m2
-    if t >= 1.0:
-        return ex * ex + ey * ey
-    if t <= 0.0:
-        return sx * sx + sy * sy
-    cx = sx + t * mx
-    cy = sy + t * my
-    return cx * cx + cy * cy
-
-
 @njit(cache=True)
 def collisions_periodic(b, state, buffers, swept, period):
     """``collisions.collisions_step`` for a periodic world ``b``: every pair of bodies at its
@@ -136,7 +117,7 @@ def collisions_periodic(b, state, buffers, swept, period):
                 # the start offset is the end offset less the relative displacement
                 mx = (pos[b, j, 0] - prev[b, j, 0]) - (pos[b, i, 0] - prev[b, i, 0])
                 my = (pos[b, j, 1] - prev[b, j, 1]) - (pos[b, i, 1] - prev[b, i, 1])
-                d2 = _closest_approach_sq(ex, ey, ex - mx, ey - my)
+                d2 = approach_sq(ex, ey, ex - mx, ey - my)
             gap = math.sqrt(d2) - radius[b, i] - radius[b, j]
             if gap < e.min_gap[b, i]:
                 e.min_gap[b, i] = gap
