@@ -66,11 +66,19 @@ class EvalCallback(BaseCallback):
 
     def _on_step(self) -> bool:
         if self.num_timesteps >= self._next:
-            # denser early, where the curve moves: gaps grow from every/10 by half the steps done
-            gap = min(self.every, max(self.every // 10, self.num_timesteps // 2))
-            self._next = self.num_timesteps + max(1, gap)
+            self._next = self.num_timesteps + max(1, self.gap())
             self.evaluate()
         return True
+
+    def gap(self) -> int:
+        """Steps to the next evaluation: denser early, where the curve moves (gaps grow from
+        ``every / 10`` by half the steps done, up to ``every``)."""
+        return min(self.every, max(self.every // 10, self.num_timesteps // 2))
+
+    def measure(self) -> dict[str, float]:
+        """The metrics of the model now (``evaluate_model`` on the run's configuration)."""
+        vn = self.model.get_vec_normalize_env()
+        return evaluate_model(self.model, vn, self.config, self.episodes, self.seed)
 
     def _on_training_end(self) -> None:
         if not self.history or self.history[-1]["timesteps"] != self.num_timesteps:
@@ -78,8 +86,7 @@ class EvalCallback(BaseCallback):
 
     def evaluate(self) -> dict[str, float]:
         t = time.time()
-        vn = self.model.get_vec_normalize_env()
-        metrics = evaluate_model(self.model, vn, self.config, self.episodes, self.seed)
+        metrics = self.measure()
         self._eval_s += time.time() - t
         row = {
             "timesteps": int(self.num_timesteps),
@@ -98,7 +105,8 @@ class EvalCallback(BaseCallback):
         if self.verbose:
             print(
                 f"[eval] steps={row['timesteps']:>9d} wall={row['wall_s']:7.1f}s "
-                f"success={metrics['success_rate']:.3f} collision={metrics['collision_rate']:.3f}"
+                f"success={metrics['success_rate']:.3f} collision={metrics['collision_rate']:.3f}",
+                flush=True,
             )
         return row
 

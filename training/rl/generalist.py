@@ -17,8 +17,6 @@ Evaluations score every scene in the benchmark's setting (``mix.mix_evaluation``
 
 from __future__ import annotations
 
-import csv
-import json
 import random
 import time
 from dataclasses import asdict, dataclass
@@ -28,12 +26,12 @@ from typing import Any
 import numpy as np
 import torch
 from stable_baselines3 import PPO
-from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+from stable_baselines3.common.callbacks import CallbackList
 from stable_baselines3.common.utils import get_schedule_fn
 from stable_baselines3.common.vec_env import VecNormalize
 
 from ..support.options import arg, literal_value
-from .callbacks import LossCheckCallback, ProgressBarCallback, TimeLimitCallback
+from .callbacks import EvalCallback, LossCheckCallback, ProgressBarCallback, TimeLimitCallback
 from .mix import SCENARIO_MIX, best_teachers, make_mixed_env, mix_evaluation
 from .runs import save_run, write_json
 
@@ -114,66 +112,16 @@ def acting_policy(model: Any, vecnorm: VecNormalize | None, config: dict[str, An
     return policy
 
 
-class MixEvalCallback(BaseCallback):
-    """Evaluate on every scene at the start, every ``every`` steps and at the end; append the
-    mean and per-scene rates to ``progress.csv`` / ``evals.json`` and keep the best model."""
+class MixEvalCallback(EvalCallback):
+    """``EvalCallback`` over every scene of the mix, every ``every`` steps: ``progress.csv`` /
+    ``evals.json`` hold the mean and per-scene rates, and the best model is kept."""
 
-    def __init__(self, run_dir: Path, config: dict[str, Any], every: int, episodes: int,
-                 seed: int):  # fmt: skip
-        super().__init__()
-        self.run_dir = Path(run_dir)
-        self.config = config
-        self.every = max(1, int(every))
-        self.episodes = episodes
-        self.seed = seed
-        self.history: list[dict[str, float]] = []
-        self.best = -1.0
-        self._next = 0
-        self._t0 = time.time()
-        self._eval_s = 0.0
+    def gap(self) -> int:
+        return self.every
 
-    def _on_training_start(self) -> None:
-        self._t0 = time.time()
-
-    def _on_step(self) -> bool:
-        if self.num_timesteps >= self._next:
-            self._next = self.num_timesteps + self.every
-            self.evaluate()
-        return True
-
-    def _on_training_end(self) -> None:
-        if not self.history or self.history[-1]["timesteps"] != self.num_timesteps:
-            self.evaluate()
-
-    def evaluate(self) -> dict[str, float]:
-        t = time.time()
+    def measure(self) -> dict[str, float]:
         policy = acting_policy(self.model, self.model.get_vec_normalize_env(), self.config)
-        metrics = mix_evaluation(policy, self.episodes, self.seed)
-        self._eval_s += time.time() - t
-        row = {
-            "timesteps": int(self.num_timesteps),
-            "wall_s": round(time.time() - self._t0, 2),
-            "train_wall_s": round(time.time() - self._t0 - self._eval_s, 2),
-            **metrics,
-        }
-        self.history.append(row)
-        self.logger.record("eval/success_rate", metrics["success_rate"])
-        self.logger.record("eval/collision_rate", metrics["collision_rate"])
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.run_dir / "progress.csv", "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(self.history[0]))
-            writer.writeheader()
-            writer.writerows(self.history)
-        (self.run_dir / "evals.json").write_text(json.dumps(self.history, indent=1))
-        if metrics["success_rate"] > self.best:
-            self.best = metrics["success_rate"]
-            save_run(self.model, self.run_dir / "best")
-        print(
-            f"[eval] steps={row['timesteps']:>9d} wall={row['wall_s']:7.1f}s "
-            f"success={metrics['success_rate']:.3f} collision={metrics['collision_rate']:.3f}",
-            flush=True,
-        )
-        return row
+        return mix_evaluation(policy, self.episodes, self.seed)
 
 
 def train(args: Args) -> int:
@@ -229,6 +177,7 @@ def train(args: Args) -> int:
 
     eval_seed = 10_000 + args.seed if args.eval_seed is None else args.eval_seed
     evaluator = MixEvalCallback(run_dir, config, args.eval_every, args.eval_episodes, eval_seed)
+    evaluator.verbose = 1
     losses = LossCheckCallback()
     callbacks = [evaluator, losses, TimeLimitCallback(args.time_limit)]
     if args.progress_bar:
