@@ -32,7 +32,7 @@ share of its displacement: after a slide, rounding leaves a residue of about 1e-
 count as pushing inward (the body would stick to every wall it touches)."""
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sweep_circle(px, py, dx, dy, cx, cy, r):
     """Earliest ``t`` in [0, 1] at which ``p + t d`` comes within ``r`` of ``c``; ``NO_HIT`` if
     never. A point already within ``r`` hits at 0 when it moves inward, never when outward."""
@@ -53,7 +53,7 @@ def _sweep_circle(px, py, dx, dy, cx, cy, r):
     return t if t <= 1.0 else NO_HIT
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sweep_segment(px, py, dx, dy, ax, ay, bx, by, r):
     """Earliest ``t`` in [0, 1] at which ``p + t d`` comes within ``r`` of segment ``ab``
     (a capsule: two flat sides and two round ends); ``NO_HIT`` if never."""
@@ -86,7 +86,7 @@ def _sweep_segment(px, py, dx, dy, ax, ay, bx, by, r):
     return best
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _normal_from_segment(px, py, ax, ay, bx, by):
     """Unit vector from the closest point of segment ``ab`` to ``p`` (0, 0 if ``p`` is on it)."""
     ex = bx - ax
@@ -103,7 +103,7 @@ def _normal_from_segment(px, py, ax, ay, bx, by):
     return nx / d, ny / d
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def sweep_body(
     b, px, py, dx, dy, r, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
     bounds, in_bounds, slide,

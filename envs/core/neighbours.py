@@ -18,7 +18,7 @@ DENSE_MAX_BODIES = 64
 MAX_CELLS_PER_AXIS = 256
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cell_index(x, x0, cell, n_cells):
     """Cell of coordinate ``x`` along one axis, clamped to ``[0, n_cells)``.
 

@@ -24,7 +24,7 @@ from .collisions import GAP_CAP, _static_hits, approach_sq
 from .state import LEARNER
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def wrap_delta(d, period):
     """Nearest image of the coordinate difference ``d`` along a periodic axis: in
     ``[-period / 2, period / 2)``; ``d`` itself when ``period`` is 0 (not periodic)."""
