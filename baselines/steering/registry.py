@@ -105,8 +105,8 @@ def senses_buffers(capacity, record):
 # Adapters: one per behaviour, the same signature, returning the desired velocity (m/s).
 # ``sense.trace`` has zero rows when nothing is recorded; recording costs nothing then. Every kernel
 # here is compiled on its own and LLVM inlines it where it is called (numba links the callees'
-# code into the caller's module); inlining at numba's IR level instead (``inline="always"``)
-# produced the same machine code at twice the compile time.
+# code into the caller's module). Inlining at numba's IR level as well (``inline="always"``)
+# gained 2 to 4 % in the closed loop of a baseline and cost half as much compile time again.
 
 
 @njit(cache=True)

@@ -4,7 +4,8 @@
 parallel, closed, target, nocrowd, large, xlarge) of the crowdsteer found at TREE (a folder
 holding a ``crowdsteer`` package, put first on the path) or, with TREE ``installed``, of the
 installed one, and prints one JSON object: per form the best and median of 3 windows of
-``AB_SECONDS`` (default 1) of process CPU time, in calls per second, with the bodies stepped per
+``AB_SECONDS`` (default 1) of process CPU time (``closed`` runs the baseline ``AB_POLICY``,
+default orca), in calls per second, with the bodies stepped per
 call. Run it in turn for each version (A B A B ...) to compare them on a shared machine. It uses
 only the public API and the minimal kernel, so it runs on older versions too (the previous
 round's ``CrowdBatch`` lived in ``envs.core.engine``). Batch forms use a 1 mm goal tolerance so
@@ -105,7 +106,7 @@ def closed_step() -> Callable[[int], None]:
     from crowdsteer.envs.api.single import CrowdNavEnv
 
     env = CrowdNavEnv(preset="crowdnav")
-    policy = make_policy("orca", config=env.config)
+    policy = make_policy(os.environ.get("AB_POLICY", "orca"), config=env.config)
     obs = [env.reset(seed=0)[0]]
 
     def step(k: int) -> None:
