@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -13,8 +14,11 @@ from crowdsteer.training.cli import main
 from crowdsteer.training.evaluation.benchmark import (
     CI_COLUMNS,
     CSV_COLUMNS,
+    _row,
     benchmark_config,
+    format_time_split,
     run_benchmark,
+    time_split,
 )
 from crowdsteer.training.evaluation.evaluate import (
     evaluate,
@@ -192,6 +196,24 @@ def test_result_helpers():
     assert js["success_rate"]["mean"] == res["success_rate"].mean
     if math.isnan(res["time_to_goal"].mean):
         assert js["time_to_goal"]["mean"] is None
+
+
+def test_result_says_where_the_time_went():
+    class Slow:
+        """A policy that spends a known time per call, so acting must show it."""
+
+        def act(self, obs):
+            time.sleep(0.01)
+            return np.zeros((len(obs), 2))
+
+    res = evaluate(Slow(), episodes=2, seed=0, max_steps=5, **SMALL)
+    parts = [res[k] for k in ("resetting_s", "acting_s", "stepping_s")]
+    assert all(t > 0 for t in parts) and res["metrics_s"] > 0
+    assert sum(parts) <= res["episode_s"]
+    assert res["acting_s"] >= 0.01 * 5  # one call per step, 5 steps
+    split = time_split([_row("s", "p", res)])
+    assert split["recording_s"] >= 0
+    assert format_time_split(split).startswith("time: simulation step")
 
 
 def test_preset_evaluates():

@@ -106,7 +106,41 @@ def _row(scenario: str, policy: str, result: Mapping[str, Any]) -> dict[str, Any
         row[f"{m}_ci_low"] = est.low
         row[f"{m}_ci_high"] = est.high
     row["learner_episodes"] = result["learner_episodes"]
+    for key in TIME_KEYS:  # wall seconds (not written to results.csv: they vary run to run)
+        row[key] = result[key]
     return row
+
+
+TIME_KEYS = ("resetting_s", "acting_s", "stepping_s", "episode_s", "metrics_s")
+"""Wall seconds of an ``evaluate`` call: building and resetting the worlds, in ``policy.act``, in
+the simulation's step, running the episodes (the three plus recording them), computing the
+metrics."""
+
+
+def time_split(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The benchmark's wall seconds summed over its rows, by ``TIME_KEYS``, with ``recording_s``
+    (episode time outside resetting, acting and stepping)."""
+    total = {k: float(sum(r.get(k, 0.0) for r in rows)) for k in TIME_KEYS}
+    total["recording_s"] = total["episode_s"] - sum(
+        total[k] for k in ("resetting_s", "acting_s", "stepping_s")
+    )
+    return total
+
+
+def format_time_split(split: Mapping[str, float]) -> str:
+    """One line: where the benchmark's time went (simulation, scenes, policies, recording,
+    metrics)."""
+    whole = split["episode_s"] + split["metrics_s"]
+    parts = [
+        ("simulation step", split["stepping_s"]),
+        ("scenes and reset", split["resetting_s"]),
+        ("policies' act", split["acting_s"]),
+        ("recording episodes", split["recording_s"]),
+        ("metrics", split["metrics_s"]),
+    ]
+    whole = max(whole, 1e-12)
+    share = ", ".join(f"{name} {t:.1f} s ({100 * t / whole:.0f} %)" for name, t in parts)
+    return f"time: {share}"
 
 
 def _unique_labels(policies: Sequence[Any]) -> list[str]:
@@ -215,6 +249,7 @@ def run_benchmark(
             "seed": seed,
             "config": {s: benchmark_config(s, **config) for s in scenarios},
             "elapsed_s": elapsed,
+            "time_split": time_split(rows),
             "skipped": skipped,
             "learned": labels[len(pols) - len(extra_policies) :],
             "plots": plot_files,
@@ -343,6 +378,7 @@ def write_markdown(
             [f"Not run: {note}." for note in meta.get("skipped", [])]
             + ([""] if meta.get("skipped") else [])
         ),
+        *([f"Wall {format_time_split(meta['time_split'])}.", ""] if "time_split" in meta else []),
     ]
     versus = against_best_baseline(rows, meta.get("learned", []))
     if versus:
@@ -395,6 +431,7 @@ def benchmark_cli(args: Any) -> int:
         plots=plots,
     )
     print(markdown_tables(rows))
+    print(format_time_split(time_split(rows)))
     elapsed = time.perf_counter() - t0
     print(f"wrote {Path(args.out) / 'results.csv'} and results.md in {elapsed:.1f} s")
     return 0

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,13 +133,17 @@ def make_config(scenario: Any = None, preset: str | None = None, **config: Any):
 
 
 def _run_chunk(
-    config: CrowdConfig, policy: Any, seeds: Sequence[int]
+    config: CrowdConfig, policy: Any, seeds: Sequence[int], seconds: dict[str, float]
 ) -> tuple[list[EpisodeRecord], list[EpisodeScene]]:
-    """Run one batch of seeded episodes to their ends; one record and scene per seed."""
+    """Run one batch of seeded episodes to their ends; one record and scene per seed. Adds the
+    wall time spent building and resetting the worlds (scenes drawn), in ``policy.act`` and in
+    the simulation's step to ``seconds`` (keys ``resetting_s``, ``acting_s``, ``stepping_s``)."""
     b = len(seeds)
+    t0 = time.perf_counter()
     batch = make_batch(config, b)
     batch.seed([int(s) for s in seeds])
     batch.reset()
+    seconds["resetting_s"] += time.perf_counter() - t0
     s, sim = batch.state, batch.sim
     n, n_l = s.pos.shape[1], batch.num_learners
     t_max = config.max_steps
@@ -174,11 +179,15 @@ def _run_chunk(
         alive_before = batch.alive.copy()
         actions[:] = 0.0
         rows = alive_before & ~done[:, None]
+        t0 = time.perf_counter()
         if rows.any():
             obs = batch.obs[rows].reshape(-1, dim)
             act = np.asarray(policy.act(obs), dtype=np.float64).reshape(-1, 2)
             actions[rows] = np.nan_to_num(act, nan=0.0, posinf=1.0, neginf=-1.0)
+        t1 = time.perf_counter()
         _, reward, _, _ = batch.step(actions)
+        seconds["acting_s"] += t1 - t0
+        seconds["stepping_s"] += time.perf_counter() - t1
         rewards[t, :, :n_l] = np.where(rows, reward, 0.0)
         t += 1
         pos[t], vel[t] = s.pos, s.vel
@@ -224,9 +233,12 @@ def run_episodes(
     episodes: int,
     seed: int = 0,
     num_worlds: int | None = None,
+    seconds: dict[str, float] | None = None,
 ) -> tuple[list[EpisodeRecord], list[EpisodeScene]]:
     """Recorded episodes ``seed .. seed + episodes - 1`` of ``policy`` (resolved already) under
-    ``config``, in chunks of ``num_worlds`` worlds; one ``EpisodeRecord`` and scene per episode."""
+    ``config``, in chunks of ``num_worlds`` worlds; one ``EpisodeRecord`` and scene per episode.
+    ``seconds``, when given, receives the wall time of resetting, acting and stepping
+    (``_run_chunk``)."""
     if not (isinstance(episodes, (int, np.integer)) and episodes >= 1):
         raise ValueError(f"episodes={episodes!r} must be an int >= 1")
     chunk = DEFAULT_NUM_WORLDS if num_worlds is None else int(num_worlds)
@@ -234,9 +246,12 @@ def run_episodes(
         raise ValueError(f"num_worlds={num_worlds!r} must be an int >= 1")
     records: list[EpisodeRecord] = []
     scenes: list[EpisodeScene] = []
+    spent = {} if seconds is None else seconds
+    for key in ("resetting_s", "acting_s", "stepping_s"):
+        spent.setdefault(key, 0.0)
     for first in range(0, int(episodes), chunk):
         seeds = [int(seed) + e for e in range(first, min(int(episodes), first + chunk))]
-        r, sc = _run_chunk(config, policy, seeds)
+        r, sc = _run_chunk(config, policy, seeds, spent)
         records += r
         scenes += sc
     return records, scenes
@@ -262,15 +277,23 @@ def evaluate(
     Episode ``e`` uses world seed ``seed + e``. ``config``: ``CrowdConfig`` keyword arguments
     (``n_learners``, ``n_pedestrians``, ``pedestrian_behaviour``, ...), on top of ``preset``.
     Returns the ``aggregate`` dict (an ``Estimate`` per key of ``METRIC_KEYS``, plus ``episodes``
-    and ``learner_episodes``); with ``return_records`` also ``records`` (one ``EpisodeRecord`` per
-    episode), ``scenes`` (``EpisodeScene``) and ``per_episode`` (the ``learner_metrics`` dicts).
-    Deterministic: the same arguments give identical results.
+    and ``learner_episodes``, and the wall seconds spent: ``resetting_s`` building and resetting
+    the worlds, ``acting_s`` in ``policy.act``, ``stepping_s`` in the simulation's step,
+    ``episode_s`` running the episodes (the three, and recording them) and ``metrics_s``
+    computing the metrics); with ``return_records`` also
+    ``records`` (one ``EpisodeRecord`` per episode), ``scenes`` (``EpisodeScene``) and
+    ``per_episode`` (the ``learner_metrics`` dicts).
+    Deterministic: the same arguments give identical results (the seconds aside).
     """
     cfg = make_config(scenario, preset=preset, **config)
     pol = resolve_policy(policy, cfg)
-    records, scenes = run_episodes(pol, cfg, episodes, seed, num_worlds)
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    records, scenes = run_episodes(pol, cfg, episodes, seed, num_worlds, seconds)
+    t1 = time.perf_counter()
     per_episode = [learner_metrics(r, deadlock_params) for r in records]
     result: dict[str, Any] = dict(aggregate(per_episode, confidence))
+    result.update(seconds, episode_s=t1 - t0, metrics_s=time.perf_counter() - t1)
     if return_records:
         result["records"] = records
         result["scenes"] = scenes
