@@ -124,7 +124,7 @@ def orca_fill_lines(
 ) -> int:
     """Write the ORCA lines of one body into ``lines: (>= n_obs + n_nb, 4)``, obstacles first;
     return how many were written."""
-    n = 0
+    n = np.int64(0)  # not 0: a literal compiles the callees once more for its own type
     for j in range(n_obs):
         # A static disc: relative velocity = own velocity, full responsibility (point = v + u).
         dx, dy, ux, uy = _orca_line(
@@ -268,7 +268,7 @@ def _lp3(
         if _det(idx, idy, ix - rx, iy - ry) > distance:
             # The result violates line i by more than the current worst: rebuild the problem
             # on line i. The obstacle lines stay hard constraints.
-            n_proj = 0
+            n_proj = np.int64(0)
             for j in range(n_obst_lines):
                 proj[n_proj, 0] = lines[j, 0]
                 proj[n_proj, 1] = lines[j, 1]
@@ -301,7 +301,7 @@ def _lp3(
                 proj[n_proj, 3] = ddy
                 n_proj += 1
             # Optimise along the inward normal of line i.
-            fail, nx, ny = _lp2(proj, n_proj, radius, -idy, idx, True, eps)
+            fail, nx, ny = _lp2(proj, n_proj, radius, -idy, idx, np.bool_(True), eps)
             if fail >= n_proj:
                 rx = nx
                 ry = ny
@@ -325,7 +325,9 @@ def orca_solve(
     ``n_lines`` rows of ``lines: (L, 4)`` (the first ``n_obst_lines`` of them hard); the least
     violating one when none does. ``proj``: scratch, at least ``n_lines`` rows."""
     radius = max(max_speed, 0.0)
-    fail, rx, ry = _lp2(lines, n_lines, radius, pref_vx, pref_vy, False, params.lp_epsilon)
+    fail, rx, ry = _lp2(
+        lines, n_lines, radius, pref_vx, pref_vy, np.bool_(False), params.lp_epsilon
+    )
     if fail < n_lines:
         rx, ry = _lp3(lines, n_lines, n_obst_lines, fail, radius, params.lp_epsilon, rx, ry, proj)
     return rx, ry

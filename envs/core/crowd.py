@@ -115,7 +115,7 @@ def gather_neighbours(
     px = pos[b, i, 0]
     py = pos[b, i, 1]
     count = query_grid(grid, pos[b], px, py, reach + radius[b, i] + 1.0, i, idx_buf)
-    n = 0
+    n = np.int64(0)  # not 0: see the note on counters in sensing.observe_worlds
     for k in range(count):
         j = idx_buf[k]
         if kind[b, j] == LEARNER and not see_learners:
@@ -142,7 +142,7 @@ def gather_neighbours_dense(
     r = reach + radius[b, i] + 1.0
     r2 = r * r
     cap = nb_pos.shape[0]
-    n = 0
+    n = np.int64(0)  # not 0: see the note on counters in sensing.observe_worlds
     for j in range(pos.shape[1]):
         if j == i or not active[b, j]:
             continue
@@ -170,7 +170,7 @@ def flock_velocity(
     """Desired velocity of flock unit ``i``: cruise along the heading, turned by the flocking
     lateral force (Bourg & Seemann). Flock mates are the other flock units in the buffers;
     ``behaviour`` 1 marks interceptors. Static obstacles are avoided as in the book."""
-    m = 0
+    m = np.int64(0)
     for k in range(n_bodies):
         j = nb_index[k]
         if kind[b, j] == FLOCK:

@@ -9,6 +9,7 @@ kernels as the staged step, so the results are the same bit for bit.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from .batch import clip_actions, finish_step, learner_desired_velocity
@@ -38,5 +39,7 @@ def fused_step(
     if faults:
         return faults
     finish_step(learners, buffers, state.step_count, shaping, rewards)
-    observe_learners(0, nb, state, learners.alive_before, observe, obs)
+    # np.int64(0), not 0: numba compiles a callee once per argument type, and a literal 0 is a
+    # type of its own (Literal[int](0)); the staged step's call passes an int64
+    observe_learners(np.int64(0), nb, state, learners.alive_before, observe, obs)
     return 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from .collisions import GAP_CAP, _static_hits, approach_sq
@@ -69,7 +70,7 @@ def gather_bodies_periodic(
     r = reach + radius[b, i] + 1.0
     r2 = r * r
     cap = nb_pos.shape[0]
-    n = 0
+    n = np.int64(0)
     for j in range(pos.shape[1]):
         if j == i or not active[b, j]:
             continue

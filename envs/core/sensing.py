@@ -227,7 +227,9 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
             o[7] = max(0.0, 1.0 - step_count[b] / max_steps)
             base = OWN_DIM
             # K nearest other bodies by surface gap
-            count = 0
+            # Counters start as np.int64(0): numba types a loop-carried literal 0 first as
+            # Literal[int](0) and compiles every callee it reaches once more for that type.
+            count = np.int64(0)
             if n_neighbours > 0:
                 if dense:
                     n_cand = nn
@@ -259,7 +261,7 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
                 o[e + 8] = 1.0
             base += NEIGHBOUR_DIM * n_neighbours
             # O nearest disc obstacles
-            count = 0
+            count = np.int64(0)
             if n_obstacles > 0:
                 for m in range(obstacle_pos.shape[1]):
                     if not obstacle_active[b, m]:
@@ -280,7 +282,7 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
                 o[e + 3] = 1.0
             base += OBSTACLE_DIM * n_obstacles
             # W nearest walls by distance to their closest point
-            count = 0
+            count = np.int64(0)
             if n_walls > 0:
                 for w in range(walls.shape[1]):
                     if not wall_active[b, w]:
