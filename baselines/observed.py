@@ -42,7 +42,7 @@ class PolicySettings(NamedTuple):
     max_turn_rate: float
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _decode(row, c, sense, path):
     """Fill ``sense`` and ``path`` from one observation ``row``; returns ``(Body fields..., n,
     n_bodies, n_path)`` as a tuple."""

@@ -103,20 +103,22 @@ def senses_buffers(capacity, record):
 
 # --------------------------------------------------------------------------------------------------
 # Adapters: one per behaviour, the same signature, returning the desired velocity (m/s).
-# ``sense.trace`` has zero rows when nothing is recorded; recording costs nothing then. Every kernel
-# here is compiled on its own and LLVM inlines it where it is called (numba links the callees'
-# code into the caller's module). Inlining at numba's IR level as well (``inline="always"``)
-# gained 2 to 4 % in the closed loop of a baseline and cost half as much compile time again.
+# ``sense.trace`` has zero rows when nothing is recorded; recording costs nothing then. Adapters
+# are inlined where they are called (``inline="always"``): a call boundary passing the neighbour
+# buffers costs a reference-count update per array, once per body and step. The dispatchers
+# ``steer`` and ``steer_traced`` are not: inlined, each would copy all seven behaviours into its
+# caller once more (about 8 s more compilation on a cold cache) for no measurable gain (the crowd
+# writes the dispatch out, and ``steer_traced`` runs only when the steering is recorded).
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _record(trace, row, x, y):
     if trace.shape[0] > row:
         trace[row, 0] = x
         trace[row, 1] = y
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _record_kernel_debug(sense, n):
     """Copy the side-choice family's debug values (shared layout) into the trace."""
     trace = sense.trace
@@ -131,7 +133,7 @@ def _record_kernel_debug(sense, n):
         _record(trace, TRACE_ROWS + 2 * k + 1, sense.dbg_nb[k, 2], sense.dbg_nb[k, 3])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def steer_goal_seek(me, sense, params):
     """Straight at the target at the preferred speed, slowing inside ``slowing_radius`` (Reynolds'
     arrive; 0 m, the default, is plain seek)."""
@@ -145,7 +147,7 @@ def steer_goal_seek(me, sense, params):
     return ux * speed, uy * speed
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def steer_cardioid(me, sense, params):
     """Anti-gravity pushes weighted by the cardioid, added to the target direction (Gast 1)."""
     dirx, diry = normalize(me.tx - me.px, me.ty - me.py)
@@ -166,7 +168,7 @@ def steer_cardioid(me, sense, params):
     return me.v_pref * fx, me.v_pref * fy
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def steer_side_choice(me, sense, params):
     """Cardioid with adjusted pushes and a chosen side for symmetric obstacles (Gast 2-3)."""
     # the kernel's debug rows (empty when nothing is recorded: the kernel skips them)
@@ -178,7 +180,7 @@ def steer_side_choice(me, sense, params):
     return me.v_pref * fx, me.v_pref * fy
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def steer_right_of_way(me, sense, params):
     """Side choice plus right of way between crossing walkers (Gast 4)."""
     fx, fy = _right_of_way_core(
@@ -189,7 +191,7 @@ def steer_right_of_way(me, sense, params):
     return me.v_pref * fx, me.v_pref * fy
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def steer_social_force(me, sense, params):
     """Helbing and Molnar's social force, one Euler step of the acceleration from the current
     velocity, speed capped at the preferred speed. Walls arrive as zero-radius points."""
@@ -208,7 +210,7 @@ def steer_social_force(me, sense, params):
     return wx, wy
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def steer_orca(me, sense, params):
     """ORCA (van den Berg et al.): the feasible velocity closest to the preferred one, which
     points at the target at the preferred speed and slows to stop on it within one step (or
@@ -228,7 +230,7 @@ def steer_orca(me, sense, params):
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def steer_detection_box(me, sense, params):
     """Buckland's detection box ahead along the heading; its force bends the target direction."""
     speed = math.sqrt(me.vx * me.vx + me.vy * me.vy)

@@ -53,7 +53,7 @@ def _static_hits(b, i, px, py, ri, obstacle_pos, obstacle_radius, obstacle_activ
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def closest_approach_sq(b, i, j, pos, prev_pos):
     """Squared smallest centre distance of bodies ``i`` and ``j`` of world ``b`` while both move
     in straight lines from ``prev_pos`` to ``pos`` over the step (exactly the end distance when
@@ -67,8 +67,8 @@ def closest_approach_sq(b, i, j, pos, prev_pos):
 @njit(cache=True)
 def approach_sq(ex, ey, sx, sy):
     """``closest_approach_sq`` from the pair's offsets at the end ``(ex, ey)`` and at the start
-    ``(sx, sy)`` of the step (scalars: a helper taking arrays costs a reference-count update per
-    call where it is not inlined)."""
+    ``(sx, sy)`` of the step (scalars, so LLVM inlines it; a helper taking arrays would cost a
+    reference-count update per call unless inlined at numba's IR level)."""
     mx = ex - sx
     my = ey - sy
     m2 = mx * mx + my * my
@@ -107,7 +107,7 @@ def _gap_from(b, i, buf, count, pos, radius, prev_pos, swept):
     return gap_min, hit
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def collisions_steps(lo, hi, state, buffers, buf, swept):
     """Collisions of worlds ``lo <= b < hi`` after the move: ``hit_body``, ``min_gap`` and
     ``hit_static`` (kept from the move's contacts, plus overlaps); buf: (N,) int scratch;
@@ -158,7 +158,7 @@ def _collisions_grid(b, pos, radius, active, hit_body, min_gap, buf, prev_pos, s
         hit_body[b, i] = hit
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def collisions_worlds(
     lo, hi, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
     hit_body, hit_static, min_gap, buf, keep_contacts, prev_pos, swept,

@@ -103,7 +103,7 @@ def _normal_from_segment(px, py, ax, ay, bx, by):
     return nx / d, ny / d
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def sweep_body(
     b, px, py, dx, dy, r, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
     bounds, in_bounds, slide,

@@ -48,7 +48,7 @@ from .periodic import gather_bodies_periodic
 from .state import FLOCK, LEARNER, PEDESTRIAN
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gather_static(
     b, px, py, n, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, reach,
     nb_pos, nb_vel, nb_radius, nb_index,
@@ -87,9 +87,9 @@ def _gather_static(
     return n
 
 
-# The small per-body helpers below take a dozen arrays and do little work: LLVM inlines them into
-# their callers, so the calls cost no reference-count updates.
-@njit(cache=True)
+# The small per-body helpers below are inlined into their callers (``inline="always"``): a call
+# passing a dozen arrays costs more than the helper's own work, once per body and step.
+@njit(cache=True, inline="always")
 def _copy_body(b, j, n, pos, vel, radius, nb_pos, nb_vel, nb_radius, nb_index):
     """Write body ``j`` of world ``b`` into row ``n`` of the neighbour buffers."""
     nb_pos[n, 0] = pos[b, j, 0]
@@ -130,7 +130,7 @@ def gather_neighbours(
     return n, n_bodies
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def gather_neighbours_dense(
     b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
     wall_active, reach, see_learners, nb_pos, nb_vel, nb_radius, nb_index,
@@ -194,7 +194,7 @@ def flock_velocity(
     return v_pref[b, i] * math.cos(h), v_pref[b, i] * math.sin(h)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _renew_goal(b, i, pos, goal, start, path, path_len, path_index, tolerance):
     """Swap start and goal of a pedestrian that reached its goal (its path reverses too)."""
     dx = goal[b, i, 0] - pos[b, i, 0]
@@ -204,7 +204,7 @@ def _renew_goal(b, i, pos, goal, start, path, path_len, path_index, tolerance):
     reverse_trip(b, i, goal, start, path, path_len, path_index)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def reverse_trip(b, i, goal, start, path, path_len, path_index):
     """Send body ``i`` of world ``b`` back the way it came: start and goal swap, its waypoint
     path reverses and its current segment is the first again."""
@@ -265,7 +265,7 @@ def crowd_scratch(
     )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def crowd_worlds(lo, hi, state, buffers, params, scratch):
     """Fill ``buffers.desired[b]: (N, 2)`` for every active pedestrian and flock unit of the worlds
     ``lo <= b < hi`` (and their steering vectors in ``buffers.trace`` when it has rows).

@@ -55,7 +55,7 @@ def _unicycle_velocity(vx, vy, heading, dvx, dvy, v_max, max_dv, max_dtheta):
     return speed * math.cos(new_heading), speed * math.sin(new_heading), new_heading
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def kinematics_worlds(
     lo, hi, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta
 ):
@@ -90,7 +90,7 @@ def kinematics_worlds(
             vel[b, i, 1] = ny
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def move_worlds(lo, hi, state, buffers, dt):
     """Move the active bodies of worlds ``lo <= b < hi`` by ``vel * dt``, stopped and slid at
     walls and obstacles (flock units at the scene's bounds too); a contact sets ``hit_static``. A

@@ -9,7 +9,7 @@ from numba import njit
 from .state import LEARNER
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def learner_events_steps(lo, hi, state, buffers, goal_tolerance, collision_ends):
     """``learner_events_worlds`` of worlds ``lo <= b < hi`` on the state and step bundles (their
     arrays taken out once, outside the loop over worlds)."""
@@ -24,7 +24,7 @@ def learner_events_steps(lo, hi, state, buffers, goal_tolerance, collision_ends)
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def learner_events_worlds(
     lo, hi, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist, progress,
     arrived_now, collided_now, goal_tolerance, collision_ends,

@@ -127,7 +127,7 @@ def _clip(v, lim):
     return min(max(v, -lim), lim)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _insert_nearest(keys, idx, count, cap, key, j):
     """Keep the ``cap`` smallest ``(key, j)`` pairs in ascending order (insertion into a short
     sorted list). Equal keys are ordered by index, so the result does not depend on the order in
