@@ -294,7 +294,8 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
     periodic = params.period > 0.0  # bodies are seen at their nearest image (``periodic``)
     recording = trace_out.shape[2] > 0
     for b in range(lo, hi):
-        _roaming_target(b, step_count, bounds, params.dt, target_pos, target_vel)
+        if params.flock:  # four sines a world: a tenth of a no-crowd step when done for nothing
+            _roaming_target(b, step_count, bounds, params.dt, target_pos, target_vel)
         if params.flock_target_learner and active[b, 0] and kind[b, 0] == LEARNER:
             target_pos[b, 0] = pos[b, 0, 0]
             target_pos[b, 1] = pos[b, 0, 1]

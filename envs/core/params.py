@@ -18,7 +18,8 @@ class StepParams(NamedTuple):
     ``steering`` holds the behaviours' parameter tuples in registry order (indexed by behaviour
     id); ``path`` and ``flocking`` those of path following and of the flock units. ``period``
     (m) is the length after which the scene repeats along x from ``period_origin`` (0: not
-    periodic; see ``periodic``).
+    periodic; see ``periodic``). ``flock``: the worlds have flock slots (without them, their
+    quarry, ``WorldState.target_pos``, stays where the reset put it).
     """
 
     dt: float
@@ -37,11 +38,15 @@ class StepParams(NamedTuple):
     flocking: FlockingParams
     period: float = 0.0
     period_origin: float = 0.0
+    flock: bool = True
 
 
-def step_params(config: Any, period_x: tuple[float, float] | None = None) -> StepParams:
+def step_params(
+    config: Any, period_x: tuple[float, float] | None = None, flock: bool = True
+) -> StepParams:
     """The step's parameters for a ``CrowdConfig``; ``period_x = (x0, x1)``: the scenario's
-    scene repeats along x over ``[x0, x1)`` (None: it does not)."""
+    scene repeats along x over ``[x0, x1)`` (None: it does not); ``flock``: the worlds have flock
+    slots."""
     steer = steering_param_set(config)
     return StepParams(
         dt=float(config.dt),
@@ -60,4 +65,5 @@ def step_params(config: Any, period_x: tuple[float, float] | None = None) -> Ste
         flocking=steer["flocking"],
         period=0.0 if period_x is None else float(period_x[1] - period_x[0]),
         period_origin=0.0 if period_x is None else float(period_x[0]),
+        flock=bool(flock),
     )

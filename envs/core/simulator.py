@@ -97,7 +97,7 @@ class Simulator:
         self.rngs = [np.random.default_rng() for _ in range(num_worlds)]
         # the next numbered test case of each world (scenarios with test cases; None: drawn)
         self.next_case: list[int | None] = [None] * num_worlds
-        self.params: StepParams = step_params(config, probe.period_x)
+        self.params: StepParams = step_params(config, probe.period_x, flock=self.counts.flock > 0)
         chunks = min(num_worlds, PARALLEL_CHUNKS) if self.parallel else 1
         self._ranges = [
             (c * num_worlds // chunks, (c + 1) * num_worlds // chunks) for c in range(chunks)
