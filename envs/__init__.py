@@ -2,16 +2,17 @@
 
 Importing this package registers ``crowdsteer/CrowdNav-v0`` with Gymnasium (with a vector entry
 point for ``gymnasium.make_vec``). ``from crowdsteer.envs import crowd_v0`` gives the PettingZoo
-forms; ``make_sb3_vec_env`` the Stable-Baselines3 ``VecEnv`` (needs the ``train`` extra).
+forms (imported on first use, so that Gymnasium users do not import PettingZoo);
+``make_sb3_vec_env`` the Stable-Baselines3 ``VecEnv`` (needs the ``train`` extra).
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import gymnasium
 
-from . import crowd_v0
 from .batch import make_batch
 from .core.batch import ActionError, CrowdBatch
 from .core.config import PRESETS, CrowdConfig
@@ -26,6 +27,13 @@ if ENV_ID not in gymnasium.registry:
         entry_point="crowdsteer.envs.api.single:CrowdNavEnv",
         vector_entry_point="crowdsteer.envs.api.vector:CrowdNavVectorEnv",
     )
+
+
+def __getattr__(name: str) -> Any:
+    """``crowd_v0``, the PettingZoo module, imported when first asked for."""
+    if name == "crowd_v0":
+        return importlib.import_module(f"{__name__}.crowd_v0")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def make_sb3_vec_env(num_worlds: int = 1, **config: Any):
