@@ -198,7 +198,7 @@ def steer_social_force(me, sense, params):
     ex, ey = normalize(me.tx - me.px, me.ty - me.py)
     ax, ay = social_force_one(
         me.px, me.py, me.vx, me.vy, me.radius, ex, ey, me.v_pref, sense.pos, sense.radius,
-        me.n, sense.no_walls, 0, params,
+        me.n, sense.no_walls, np.int64(0), params,  # int64: one specialisation for all callers
     )  # fmt: skip
     _record(sense.trace, TRACE_FORCE, ax, ay)
     wx = me.vx + ax * me.dt

@@ -184,7 +184,7 @@ def flock_velocity(
         pos[b, i, 0], pos[b, i, 1], heading[b, i], vel[b, i, 0], vel[b, i, 1],
         behaviour[b, i] == 1, fl_pos, fl_vel, fl_int, m, nb_pos[n_bodies:],
         nb_radius[n_bodies:], n - n_bodies, target_pos[b, 0], target_pos[b, 1],
-        target_vel[b, 0], target_vel[b, 1], params.flock_view, True, params.flocking,
+        target_vel[b, 0], target_vel[b, 1], params.flock_view, np.bool_(True), params.flocking,
     )  # fmt: skip
     turn = flocking_turn_rate_one(force, params.flocking)
     h = heading[b, i] + turn * params.dt
