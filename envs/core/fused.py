@@ -35,11 +35,11 @@ def fused_step(
         clipped, state, unicycle, max_turn_rate, params.dt, buffers.desired
     )  # fmt: skip
     nb = state.pos.shape[0]
-    faults = world_step(np.int64(0), nb, state, buffers, params, scratch)  # int64: see below
+    # np.int64(0), not 0: numba compiles a callee once per argument type, and a literal 0 is a
+    # type of its own (Literal[int](0)); the staged step's calls pass an int64
+    faults = world_step(np.int64(0), nb, state, buffers, params, scratch)
     if faults:
         return faults
     finish_step(learners, buffers, state.step_count, shaping, rewards)
-    # np.int64(0), not 0 (here and above): numba compiles a callee once per argument type, and a
-    # literal 0 is a type of its own (Literal[int](0)); the staged step's calls pass an int64
     observe_learners(np.int64(0), nb, state, learners.alive_before, observe, obs)
     return 0

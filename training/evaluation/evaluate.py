@@ -280,9 +280,8 @@ def evaluate(
     and ``learner_episodes``, and the wall seconds spent: ``resetting_s`` building and resetting
     the worlds, ``acting_s`` in ``policy.act``, ``stepping_s`` in the simulation's step,
     ``episode_s`` running the episodes (the three, and recording them) and ``metrics_s``
-    computing the metrics); with ``return_records`` also
-    ``records`` (one ``EpisodeRecord`` per episode), ``scenes`` (``EpisodeScene``) and
-    ``per_episode`` (the ``learner_metrics`` dicts).
+    computing the metrics); with ``return_records`` also ``records`` (one ``EpisodeRecord`` per
+    episode), ``scenes`` (``EpisodeScene``) and ``per_episode`` (the ``learner_metrics`` dicts).
     Deterministic: the same arguments give identical results (the seconds aside).
     """
     cfg = make_config(scenario, preset=preset, **config)
