@@ -29,6 +29,7 @@ from .steering.arrays import typed_params
 from .steering.registry import BEHAVIOURS, NAMES, TRACE_FINAL, trace_rows
 
 if TYPE_CHECKING:
+    from .lookahead import LookaheadPolicy
     from .rllib_policy import RLlibPolicy
 
 ALIASES = {"path_follow": "side_choice"}
@@ -311,17 +312,37 @@ def _training_config(model_path: Any) -> dict[str, Any]:
     return {}
 
 
+_RESIDUAL_KEYS = ("obs_neighbours", "obs_obstacles", "obs_walls", "obs_waypoints", "dt",
+                  "kinematics", "max_turn_rate", "steering_params", "radius", "v_pref")  # fmt: skip
+"""What a residual model's reference baseline reads of the training configuration."""
+
+_LOOKAHEAD_KEYS = ("obs_neighbours", "obs_obstacles", "obs_walls", "obs_waypoints", "dt",
+                   "kinematics", "max_accel")  # fmt: skip
+"""What the lookahead reads of the training configuration."""
+
+
+def _trained_crowd_config(trained: dict[str, Any], keys: tuple[str, ...]) -> CrowdConfig:
+    """A ``CrowdConfig`` holding the ``keys`` of a training configuration (defaults elsewhere)."""
+    return CrowdConfig(**{k: trained[k] for k in keys if k in trained})
+
+
 class ObservationSizeError(ValueError):
     """A saved model takes observations of another size than the configuration gives."""
 
 
 SHIPPED_MODELS = {
     "crowdnav": "ppo_crowdnav",
+    "crowdnav_lookahead": "ppo_crowdnav",
     "circle_crossing": "ppo_circle_crossing",
     "generalist": "generalist",
 }
 """Short names of the models shipped with the package: name -> directory under
-``crowdsteer/training/rl/models`` (``model.zip``, ``vecnormalize.pkl``, the run's ``args.json``)."""
+``crowdsteer/training/rl/models`` (``model.zip``, ``vecnormalize.pkl``, the run's ``args.json``).
+A name in ``WITH_LOOKAHEAD`` loads its model behind the one-step lookahead
+(``crowdsteer.baselines.lookahead``)."""
+
+WITH_LOOKAHEAD = frozenset({"crowdnav_lookahead"})
+"""Shipped names whose model acts through ``LookaheadPolicy`` (one step, no margin)."""
 
 
 def shipped_model(name: str) -> str:
@@ -336,14 +357,16 @@ def shipped_model(name: str) -> str:
 
 def load_policy(
     path: str | os.PathLike, config: CrowdConfig | None = None
-) -> SB3Policy | ResidualPolicy | RLlibPolicy:
+) -> SB3Policy | ResidualPolicy | RLlibPolicy | LookaheadPolicy:
     """Load a saved SB3 model (``.zip``; PPO or SAC) with its observation normalisation if a
     ``vecnormalize.pkl`` lies beside it (a model trained with ``action_mode="residual"``, as its
     run's ``args.json`` says, comes as a ``ResidualPolicy`` on its reference baseline), or an
     RLlib checkpoint directory (``RLlibPolicy``);
     ``path`` may also be a shipped model's short name (``SHIPPED_MODELS``:
-    ``load_policy("crowdnav")`` is the PPO policy of ``preset="crowdnav"``). With ``config``, an
-    SB3 model's observation size must be the one the config's environments produce."""
+    ``load_policy("crowdnav")`` is the PPO policy of ``preset="crowdnav"``,
+    ``load_policy("crowdnav_lookahead")`` the same behind the one-step lookahead,
+    ``LookaheadPolicy``). With ``config``, an SB3 model's observation size must be the one the
+    config's environments produce."""
     from .rllib_policy import is_rllib_checkpoint, load_rllib_policy  # ray loads only here
 
     if is_rllib_checkpoint(path):
@@ -351,6 +374,16 @@ def load_policy(
     import pickle
     from pathlib import Path
 
+    if isinstance(path, str) and path in WITH_LOOKAHEAD:
+        from .lookahead import LookaheadPolicy
+
+        model_path = shipped_model(path)
+        base = load_policy(model_path, config)
+        if config is None:  # the observation and dynamics the model was trained with
+            config = _trained_crowd_config(_training_config(model_path), _LOOKAHEAD_KEYS)
+        policy = LookaheadPolicy(base, config)
+        policy.name = path
+        return policy
     if isinstance(path, str) and path in SHIPPED_MODELS:
         path = shipped_model(path)
 
@@ -419,10 +452,7 @@ def load_policy(
     if trained.get("action_mode") == "residual":
         ref_config = config
         if ref_config is None:  # the observation and dynamics the model was trained with
-            keep = ("obs_neighbours", "obs_obstacles", "obs_walls", "obs_waypoints", "dt",
-                    "kinematics", "max_turn_rate", "steering_params", "radius",
-                    "v_pref")  # fmt: skip
-            ref_config = CrowdConfig(**{k: trained[k] for k in keep if k in trained})
+            ref_config = _trained_crowd_config(trained, _RESIDUAL_KEYS)
         reference = make_policy(trained["residual_reference"], config=ref_config)
         return ResidualPolicy(policy, reference, trained.get("residual_scale", 1.0), name=name)
     return policy

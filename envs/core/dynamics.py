@@ -23,7 +23,7 @@ from .state import FLOCK, UNICYCLE
 
 
 @njit(cache=True)
-def _holonomic_velocity(vx, vy, dvx, dvy, v_max, max_dv):
+def holonomic_velocity(vx, vy, dvx, dvy, v_max, max_dv):
     """New velocity: step toward (dvx, dvy) by at most ``max_dv``, speed clipped to ``v_max``."""
     ex = dvx - vx
     ey = dvy - vy
@@ -81,7 +81,7 @@ def kinematics_worlds(
                 )  # fmt: skip
                 heading[b, i] = h
             else:
-                nx, ny = _holonomic_velocity(
+                nx, ny = holonomic_velocity(
                     vel[b, i, 0], vel[b, i, 1], dvx, dvy, v_max[b, i], max_dv
                 )
                 if nx * nx + ny * ny > EPS * EPS:

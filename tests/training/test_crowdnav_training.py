@@ -63,6 +63,38 @@ def test_shipped_crowdnav_policy_loads_by_name_and_acts():
     assert act.shape == (2, 2) and np.all(np.isfinite(act))
 
 
+def test_shipped_crowdnav_lookahead_is_the_same_model_checked_one_step_ahead():
+    from crowdsteer.baselines.lookahead import LookaheadPolicy
+    from crowdsteer.envs.batch import make_batch
+
+    config = CrowdConfig.from_kwargs(preset="crowdnav")
+    plain = load_policy("crowdnav", config=config)
+    checked = load_policy("crowdnav_lookahead")  # the dynamics of the model's training
+    assert isinstance(checked, LookaheadPolicy) and checked.name == "crowdnav_lookahead"
+    assert checked.horizon == config.dt and checked.max_dv == config.max_accel * config.dt
+    batch = make_batch(config, 8)
+    batch.seed(3)
+    batch.reset()
+    obs = batch.obs.reshape(8, -1)
+    # at the start nobody is within a step of the robot: every action passes unchanged
+    np.testing.assert_array_equal(checked.act(obs), plain.act(obs))
+    assert checked.replaced == 0 and checked.acted == 8
+
+
+def test_evaluate_cli_lookahead_wraps_any_policy_and_counts_its_changes(capsys):
+    code = cli_main(
+        ["evaluate", "--policy", "orca", "--preset", "crowdnav", "--test-cases", "--episodes",
+         "6", "--lookahead", "--json"]
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["policy"] == "orca+lookahead"
+    assert 0 < data["lookahead_replaced"] < data["lookahead_acted"]
+    assert cli_main(["evaluate", "--policy", "orca", "--preset", "crowdnav", "--episodes", "2",
+                     "--lookahead"]) == 0  # fmt: skip
+    assert "lookahead: replaced" in capsys.readouterr().out
+
+
 def test_evaluate_cli_plays_test_cases_and_says_what_it_ran(capsys):
     code = cli_main(
         ["evaluate", "--policy", "orca", "--preset", "crowdnav", "--test-cases", "--episodes",

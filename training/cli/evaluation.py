@@ -74,6 +74,13 @@ def add_evaluation_commands(commands: Commands) -> None:
         default=None,
         help="whether scripted bodies see and avoid the learners (default: the preset's, yes)",
     )
+    p.add_argument(
+        "--lookahead",
+        action="store_true",
+        help="check each action one step ahead, as SARL's action selection does, and replace "
+        "one that a neighbour at its observed velocity would meet (crowdsteer.baselines."
+        "lookahead)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     p = commands.add(

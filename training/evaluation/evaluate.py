@@ -342,12 +342,22 @@ def evaluate_cli(args: Any) -> int:
         config["scenario_params"] = {"test_cases": 1}
     preset = getattr(args, "preset", None)
     cfg = make_config(args.scenario, preset=preset, **config)
+    policy, label = args.policy, policy_label(args.policy)
+    lookahead = None
+    if getattr(args, "lookahead", False):
+        from crowdsteer.baselines.lookahead import LookaheadPolicy
+
+        lookahead = LookaheadPolicy(resolve_policy(args.policy, cfg), cfg)
+        policy, label = lookahead, f"{label}+lookahead"
     result = evaluate(
-        args.policy, scenario=args.scenario, episodes=args.episodes, seed=args.seed,
+        policy, scenario=args.scenario, episodes=args.episodes, seed=args.seed,
         preset=preset, **config,
     )  # fmt: skip
+    if lookahead is not None:  # how often the check changed the policy's action
+        result["lookahead_replaced"] = lookahead.replaced
+        result["lookahead_acted"] = lookahead.acted
     what = {
-        "policy": policy_label(args.policy),
+        "policy": label,
         "preset": preset,
         "scenario": cfg.scenario if isinstance(cfg.scenario, str) else "explicit",
         "scenario_params": dict(cfg.scenario_params),
@@ -367,4 +377,10 @@ def evaluate_cli(args: Any) -> int:
             f"{'visible' if cfg.learners_visible else 'invisible'}; seed {args.seed})"
         )
         print(format_metrics(result, title=title))
+        if lookahead is not None:
+            share = 100.0 * lookahead.replaced / max(lookahead.acted, 1)
+            print(
+                f"lookahead: replaced {lookahead.replaced} of {lookahead.acted} actions "
+                f"({share:.2f} %)"
+            )
     return 0
