@@ -119,9 +119,11 @@ def test_with_no_safe_action_it_takes_the_most_clearance():
 
 
 def test_the_prediction_follows_the_acceleration_limit():
-    # at rest, with a limit of 0.5 m/s per step, the learner cannot reach the walker in the step
+    # at rest and limited to 0.1 m/s more per step, the learner cannot reach the walker in it
     obs = _observation([(0.9, 0.0, -1.0, 0.0)])
-    limited = LookaheadPolicy(Fixed((1.0, 0.0)), CrowdConfig.from_kwargs(preset="crowdnav", max_accel=0.4))
+    limited = LookaheadPolicy(
+        Fixed((1.0, 0.0)), CrowdConfig.from_kwargs(preset="crowdnav", max_accel=0.4)
+    )
     free = LookaheadPolicy(Fixed((1.0, 0.0)), CONFIG)
     limited.act(obs)
     free.act(obs)
@@ -160,7 +162,9 @@ def test_bad_settings_name_the_parameter(kwargs, message):
 
 def test_unicycle_learners_and_wrong_shapes_are_refused():
     with pytest.raises(ConfigError, match="kinematics"):
-        LookaheadPolicy(Fixed((0.0, 0.0)), CrowdConfig.from_kwargs(preset="crowdnav", kinematics="unicycle"))
+        LookaheadPolicy(
+            Fixed((0.0, 0.0)), CrowdConfig.from_kwargs(preset="crowdnav", kinematics="unicycle")
+        )
     with pytest.raises(TypeError, match="act"):
         LookaheadPolicy(object(), CONFIG)
     with pytest.raises(ValueError, match=f"\\(K, {LAYOUT.dim}\\)"):
