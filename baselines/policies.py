@@ -29,8 +29,8 @@ from .steering.arrays import typed_params
 from .steering.registry import BEHAVIOURS, NAMES, TRACE_FINAL, trace_rows
 
 if TYPE_CHECKING:
-    from .lookahead import LookaheadPolicy
     from .rllib_policy import RLlibPolicy
+    from .step_check import StepCheckPolicy
 
 ALIASES = {"path_follow": "side_choice"}
 """Baseline names kept for one controller under another name: every baseline follows the
@@ -316,9 +316,9 @@ _RESIDUAL_KEYS = ("obs_neighbours", "obs_obstacles", "obs_walls", "obs_waypoints
                   "kinematics", "max_turn_rate", "steering_params", "radius", "v_pref")  # fmt: skip
 """What a residual model's reference baseline reads of the training configuration."""
 
-_LOOKAHEAD_KEYS = ("obs_neighbours", "obs_obstacles", "obs_walls", "obs_waypoints", "dt",
+_STEP_CHECK_KEYS = ("obs_neighbours", "obs_obstacles", "obs_walls", "obs_waypoints", "dt",
                    "kinematics", "max_accel")  # fmt: skip
-"""What the lookahead reads of the training configuration."""
+"""What the step check reads of the training configuration."""
 
 
 def _trained_crowd_config(trained: dict[str, Any], keys: tuple[str, ...]) -> CrowdConfig:
@@ -332,17 +332,17 @@ class ObservationSizeError(ValueError):
 
 SHIPPED_MODELS = {
     "crowdnav": "ppo_crowdnav",
-    "crowdnav_lookahead": "ppo_crowdnav",
+    "crowdnav_checked": "ppo_crowdnav",
     "circle_crossing": "ppo_circle_crossing",
     "generalist": "generalist",
 }
 """Short names of the models shipped with the package: name -> directory under
 ``crowdsteer/training/rl/models`` (``model.zip``, ``vecnormalize.pkl``, the run's ``args.json``).
-A name in ``WITH_LOOKAHEAD`` loads its model behind the one-step lookahead
-(``crowdsteer.baselines.lookahead``)."""
+A name in ``WITH_STEP_CHECK`` loads its model behind the one-step check
+(``crowdsteer.baselines.step_check``)."""
 
-WITH_LOOKAHEAD = frozenset({"crowdnav_lookahead"})
-"""Shipped names whose model acts through ``LookaheadPolicy`` (one step, no margin)."""
+WITH_STEP_CHECK = frozenset({"crowdnav_checked"})
+"""Shipped names whose model acts through ``StepCheckPolicy`` (one step, no margin)."""
 
 
 def shipped_model(name: str) -> str:
@@ -357,15 +357,15 @@ def shipped_model(name: str) -> str:
 
 def load_policy(
     path: str | os.PathLike, config: CrowdConfig | None = None
-) -> SB3Policy | ResidualPolicy | RLlibPolicy | LookaheadPolicy:
+) -> SB3Policy | ResidualPolicy | RLlibPolicy | StepCheckPolicy:
     """Load a saved SB3 model (``.zip``; PPO or SAC) with its observation normalisation if a
     ``vecnormalize.pkl`` lies beside it (a model trained with ``action_mode="residual"``, as its
     run's ``args.json`` says, comes as a ``ResidualPolicy`` on its reference baseline), or an
     RLlib checkpoint directory (``RLlibPolicy``);
     ``path`` may also be a shipped model's short name (``SHIPPED_MODELS``:
     ``load_policy("crowdnav")`` is the PPO policy of ``preset="crowdnav"``,
-    ``load_policy("crowdnav_lookahead")`` the same behind the one-step lookahead,
-    ``LookaheadPolicy``). With ``config``, an SB3 model's observation size must be the one the
+    ``load_policy("crowdnav_checked")`` the same behind the one-step check,
+    ``StepCheckPolicy``). With ``config``, an SB3 model's observation size must be the one the
     config's environments produce."""
     from .rllib_policy import is_rllib_checkpoint, load_rllib_policy  # ray loads only here
 
@@ -374,14 +374,14 @@ def load_policy(
     import pickle
     from pathlib import Path
 
-    if isinstance(path, str) and path in WITH_LOOKAHEAD:
-        from .lookahead import LookaheadPolicy
+    if isinstance(path, str) and path in WITH_STEP_CHECK:
+        from .step_check import StepCheckPolicy
 
         model_path = shipped_model(path)
         base = load_policy(model_path, config)
         if config is None:  # the observation and dynamics the model was trained with
-            config = _trained_crowd_config(_training_config(model_path), _LOOKAHEAD_KEYS)
-        policy = LookaheadPolicy(base, config)
+            config = _trained_crowd_config(_training_config(model_path), _STEP_CHECK_KEYS)
+        policy = StepCheckPolicy(base, config)
         policy.name = path
         return policy
     if isinstance(path, str) and path in SHIPPED_MODELS:

@@ -63,14 +63,14 @@ def test_shipped_crowdnav_policy_loads_by_name_and_acts():
     assert act.shape == (2, 2) and np.all(np.isfinite(act))
 
 
-def test_shipped_crowdnav_lookahead_is_the_same_model_checked_one_step_ahead():
-    from crowdsteer.baselines.lookahead import LookaheadPolicy
+def test_shipped_crowdnav_checked_is_the_same_model_checked_one_step_ahead():
+    from crowdsteer.baselines.step_check import StepCheckPolicy
     from crowdsteer.envs.batch import make_batch
 
     config = CrowdConfig.from_kwargs(preset="crowdnav")
     plain = load_policy("crowdnav", config=config)
-    checked = load_policy("crowdnav_lookahead")  # the dynamics of the model's training
-    assert isinstance(checked, LookaheadPolicy) and checked.name == "crowdnav_lookahead"
+    checked = load_policy("crowdnav_checked")  # the dynamics of the model's training
+    assert isinstance(checked, StepCheckPolicy) and checked.name == "crowdnav_checked"
     assert checked.horizon == config.dt and checked.max_dv == config.max_accel * config.dt
     batch = make_batch(config, 8)
     batch.seed(3)
@@ -81,18 +81,27 @@ def test_shipped_crowdnav_lookahead_is_the_same_model_checked_one_step_ahead():
     assert checked.replaced == 0 and checked.acted == 8
 
 
-def test_evaluate_cli_lookahead_wraps_any_policy_and_counts_its_changes(capsys):
+def test_shipped_crowdnav_checked_is_safe_and_quick_on_the_first_test_cases():
+    from crowdsteer.training.evaluation.evaluate import evaluate
+
+    kwargs = {"preset": "crowdnav", "scenario_params": {"test_cases": 1}, "episodes": 100}
+    result = evaluate("crowdnav_checked", **kwargs)
+    assert result["success_rate"].mean >= 0.98 and result["collision_rate"].mean <= 0.02
+    assert result["time_to_goal"].mean < 10.46  # LM-SARL's time
+
+
+def test_evaluate_cli_step_check_wraps_any_policy_and_counts_its_changes(capsys):
     code = cli_main(
         ["evaluate", "--policy", "orca", "--preset", "crowdnav", "--test-cases", "--episodes",
-         "6", "--lookahead", "--json"]
+         "6", "--step-check", "--json"]
     )  # fmt: skip
     assert code == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["policy"] == "orca+lookahead"
-    assert 0 < data["lookahead_replaced"] < data["lookahead_acted"]
+    assert data["policy"] == "orca+step_check"
+    assert 0 < data["step_check_replaced"] < data["step_check_acted"]
     assert cli_main(["evaluate", "--policy", "orca", "--preset", "crowdnav", "--episodes", "2",
-                     "--lookahead"]) == 0  # fmt: skip
-    assert "lookahead: replaced" in capsys.readouterr().out
+                     "--step-check"]) == 0  # fmt: skip
+    assert "step check: replaced" in capsys.readouterr().out
 
 
 def test_evaluate_cli_plays_test_cases_and_says_what_it_ran(capsys):

@@ -75,11 +75,11 @@ def add_evaluation_commands(commands: Commands) -> None:
         help="whether scripted bodies see and avoid the learners (default: the preset's, yes)",
     )
     p.add_argument(
-        "--lookahead",
+        "--step-check",
         action="store_true",
         help="check each action one step ahead, as SARL's action selection does, and replace "
         "one that a neighbour at its observed velocity would meet (crowdsteer.baselines."
-        "lookahead)",
+        "step_check)",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 

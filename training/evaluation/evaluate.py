@@ -342,20 +342,19 @@ def evaluate_cli(args: Any) -> int:
         config["scenario_params"] = {"test_cases": 1}
     preset = getattr(args, "preset", None)
     cfg = make_config(args.scenario, preset=preset, **config)
-    policy, label = args.policy, policy_label(args.policy)
-    lookahead = None
-    if getattr(args, "lookahead", False):
-        from crowdsteer.baselines.lookahead import LookaheadPolicy
+    from crowdsteer.baselines.step_check import StepCheckPolicy
 
-        lookahead = LookaheadPolicy(resolve_policy(args.policy, cfg), cfg)
-        policy, label = lookahead, f"{label}+lookahead"
+    policy, label = resolve_policy(args.policy, cfg), policy_label(args.policy)
+    if getattr(args, "step_check", False):
+        policy, label = StepCheckPolicy(policy, cfg), f"{label}+step_check"
+    checker = policy if isinstance(policy, StepCheckPolicy) else None
     result = evaluate(
         policy, scenario=args.scenario, episodes=args.episodes, seed=args.seed,
         preset=preset, **config,
     )  # fmt: skip
-    if lookahead is not None:  # how often the check changed the policy's action
-        result["lookahead_replaced"] = lookahead.replaced
-        result["lookahead_acted"] = lookahead.acted
+    if checker is not None:  # how often the check changed the policy's action
+        result["step_check_replaced"] = checker.replaced
+        result["step_check_acted"] = checker.acted
     what = {
         "policy": label,
         "preset": preset,
@@ -377,10 +376,10 @@ def evaluate_cli(args: Any) -> int:
             f"{'visible' if cfg.learners_visible else 'invisible'}; seed {args.seed})"
         )
         print(format_metrics(result, title=title))
-        if lookahead is not None:
-            share = 100.0 * lookahead.replaced / max(lookahead.acted, 1)
+        if checker is not None:
+            share = 100.0 * checker.replaced / max(checker.acted, 1)
             print(
-                f"lookahead: replaced {lookahead.replaced} of {lookahead.acted} actions "
+                f"step check: replaced {checker.replaced} of {checker.acted} actions "
                 f"({share:.2f} %)"
             )
     return 0

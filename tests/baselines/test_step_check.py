@@ -1,4 +1,4 @@
-"""The one-step lookahead: CrowdNav's action set, the prediction it checks, which actions it
+"""The one-step check: CrowdNav's action set, the prediction it checks, which actions it
 replaces, and what it does to a policy that ignores the crowd."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from crowdsteer.baselines.lookahead import LookaheadPolicy, crowdnav_velocities, lookahead_actions
 from crowdsteer.baselines.policies import make_policy
+from crowdsteer.baselines.step_check import StepCheckPolicy, checked_actions, crowdnav_velocities
 from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.sensing import NEIGHBOUR_DIM, OWN_DIM, ObservationLayout
@@ -72,7 +72,7 @@ def test_crowdnav_velocities_are_its_holonomic_action_set():
 
 def test_a_safe_action_passes_unchanged():
     obs = _observation([(0.0, 3.0, 0.0, 0.0), (-2.0, -2.0, 0.5, 0.0)])
-    policy = LookaheadPolicy(Fixed((0.9, 0.1)), CONFIG)
+    policy = StepCheckPolicy(Fixed((0.9, 0.1)), CONFIG)
     out = policy.act(obs)
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, np.float32([0.9, 0.1]))
@@ -82,7 +82,7 @@ def test_a_safe_action_passes_unchanged():
 def test_an_action_into_an_oncoming_walker_is_replaced_by_the_nearest_safe_one():
     # a walker 0.9 m ahead coming at 1 m/s: walking on at 1 m/s closes the 0.3 m gap in the step
     obs = _observation([(0.9, 0.0, -1.0, 0.0)])
-    policy = LookaheadPolicy(Fixed((1.0, 0.0)), CONFIG)
+    policy = StepCheckPolicy(Fixed((1.0, 0.0)), CONFIG)
     out = policy.act(obs).astype(np.float64)
     assert policy.replaced == 1
     assert _closest_gap(obs, np.array([1.0, 0.0]), CONFIG.dt) < 0.0
@@ -96,7 +96,7 @@ def test_an_action_into_an_oncoming_walker_is_replaced_by_the_nearest_safe_one()
 def test_absent_neighbours_are_ignored():
     obs = _observation([(0.9, 0.0, -1.0, 0.0)])
     obs[OWN_DIM + 8] = 0.0  # the same walker, marked absent
-    policy = LookaheadPolicy(Fixed((1.0, 0.0)), CONFIG)
+    policy = StepCheckPolicy(Fixed((1.0, 0.0)), CONFIG)
     np.testing.assert_array_equal(policy.act(obs), np.float32([1.0, 0.0]))
 
 
@@ -110,7 +110,7 @@ def test_with_no_safe_action_it_takes_the_most_clearance():
     actions = np.array([[1.0, 0.0]])
     out = np.empty_like(actions)
     velocities = crowdnav_velocities()
-    replaced = lookahead_actions(obs[None], actions, LAYOUT.neighbours, velocities, 25.0, 0.25,
+    replaced = checked_actions(obs[None], actions, LAYOUT.neighbours, velocities, 25.0, 0.25,
                                  0.5, out)  # fmt: skip
     assert replaced == 1
     gaps = [_closest_gap(obs, v, 0.25) for v in velocities]
@@ -121,10 +121,10 @@ def test_with_no_safe_action_it_takes_the_most_clearance():
 def test_the_prediction_follows_the_acceleration_limit():
     # at rest and limited to 0.1 m/s more per step, the learner cannot reach the walker in it
     obs = _observation([(0.9, 0.0, -1.0, 0.0)])
-    limited = LookaheadPolicy(
+    limited = StepCheckPolicy(
         Fixed((1.0, 0.0)), CrowdConfig.from_kwargs(preset="crowdnav", max_accel=0.4)
     )
-    free = LookaheadPolicy(Fixed((1.0, 0.0)), CONFIG)
+    free = StepCheckPolicy(Fixed((1.0, 0.0)), CONFIG)
     limited.act(obs)
     free.act(obs)
     assert (limited.replaced, free.replaced) == (0, 1)
@@ -134,14 +134,14 @@ def test_it_cuts_the_collisions_of_orca_on_crowdnav_test_cases():
     # ORCA's robot collides in 0.57 of CrowdNav's cases (humans blind to it walk into it); a
     # one-step check catches a third of those. It is no planner: goal_seek stays above 0.75.
     orca = make_policy("orca", config=CONFIG)
-    checked = LookaheadPolicy(orca, CONFIG)
+    checked = StepCheckPolicy(orca, CONFIG)
     kwargs = {"preset": "crowdnav", "scenario_params": {"test_cases": 1}, "episodes": 60}
     plain = evaluate(orca, **kwargs)["collision_rate"].mean
     careful = evaluate(checked, **kwargs)
     assert plain >= 0.4
     assert careful["collision_rate"].mean <= plain - 0.1
     assert 0 < checked.replaced < 0.1 * checked.acted
-    again = evaluate(LookaheadPolicy(orca, CONFIG), **kwargs)
+    again = evaluate(StepCheckPolicy(orca, CONFIG), **kwargs)
     assert again["collision_rate"].mean == careful["collision_rate"].mean
     assert again["time_to_goal"].mean == careful["time_to_goal"].mean
 
@@ -157,15 +157,15 @@ def test_it_cuts_the_collisions_of_orca_on_crowdnav_test_cases():
 )
 def test_bad_settings_name_the_parameter(kwargs, message):
     with pytest.raises(ConfigError, match=message):
-        LookaheadPolicy(Fixed((0.0, 0.0)), CONFIG, **kwargs)
+        StepCheckPolicy(Fixed((0.0, 0.0)), CONFIG, **kwargs)
 
 
 def test_unicycle_learners_and_wrong_shapes_are_refused():
     with pytest.raises(ConfigError, match="kinematics"):
-        LookaheadPolicy(
+        StepCheckPolicy(
             Fixed((0.0, 0.0)), CrowdConfig.from_kwargs(preset="crowdnav", kinematics="unicycle")
         )
     with pytest.raises(TypeError, match="act"):
-        LookaheadPolicy(object(), CONFIG)
+        StepCheckPolicy(object(), CONFIG)
     with pytest.raises(ValueError, match=f"\\(K, {LAYOUT.dim}\\)"):
-        LookaheadPolicy(Fixed((0.0, 0.0)), CONFIG).act(np.zeros((2, LAYOUT.dim + 1)))
+        StepCheckPolicy(Fixed((0.0, 0.0)), CONFIG).act(np.zeros((2, LAYOUT.dim + 1)))

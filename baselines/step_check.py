@@ -1,9 +1,9 @@
-"""A one-step lookahead on any policy's action: the check SARL's action selection makes.
+"""A one-step check of any policy's action: the check SARL's action selection makes.
 
 CrowdNav's value-based policies (CADRL, SARL, LM-SARL; Chen et al., "Crowd-Robot Interaction",
-ICRA 2019) choose among 80 velocities by propagating the robot and every human one time step
+ICRA 2019) choose among 81 velocities by propagating the robot and every human one time step
 ahead, the humans at their observed velocity, and charge a predicted collision in the value of
-each action. ``LookaheadPolicy`` makes the same one-step check on another policy's action:
+each action. ``StepCheckPolicy`` makes the same one-step check on another policy's action:
 
 1. the action's velocity is predicted as the dynamics will realise it (acceleration and speed
    limits, ``envs.core.dynamics.holonomic_velocity``);
@@ -76,7 +76,7 @@ def _clearance(obs_row, n_neighbours, ux, uy, horizon):
 
 
 @njit(cache=True)
-def lookahead_actions(obs, actions, n_neighbours, velocities, max_dv, horizon, margin, out):
+def checked_actions(obs, actions, n_neighbours, velocities, max_dv, horizon, margin, out):
     """Checked actions ``out: (K, 2)`` for ``actions: (K, 2)`` on observations ``obs: (K, dim)``;
     ``velocities: (C, 2)`` the alternatives in units of ``v_pref``. Returns how many actions
     were replaced. See the module docstring for the rule."""
@@ -116,8 +116,8 @@ def lookahead_actions(obs, actions, n_neighbours, velocities, max_dv, horizon, m
     return changed
 
 
-class LookaheadPolicy:
-    """``policy``'s actions checked one step ahead (``lookahead_actions``) for the environments
+class StepCheckPolicy:
+    """``policy``'s actions checked one step ahead (``checked_actions``) for the environments
     of ``config`` (holonomic learners). ``horizon``: seconds looked ahead (default: ``config.dt``,
     one step); ``margin``: the surface gap (m) an action must keep. ``replaced`` and ``acted``
     count the actions changed and checked so far."""
@@ -131,7 +131,7 @@ class LookaheadPolicy:
             raise ConfigError(f"config={config!r} must be a CrowdConfig")
         if config.kinematics != "holonomic":
             raise ConfigError(
-                f"kinematics={config.kinematics!r}: the lookahead predicts holonomic learners only"
+                f"kinematics={config.kinematics!r}: the step check predicts holonomic learners only"
             )
         horizon = config.dt if horizon is None else horizon
         if not (isinstance(horizon, (int, float)) and 0.0 < horizon <= 10.0):
@@ -147,7 +147,7 @@ class LookaheadPolicy:
         self.max_dv = float(config.max_accel * config.dt)
         self.velocities = crowdnav_velocities()
         base = str(getattr(policy, "name", "") or type(policy).__name__)
-        self.name = f"{base}+lookahead"
+        self.name = f"{base}+step_check"
         self.replaced = 0
         self.acted = 0
 
@@ -159,7 +159,7 @@ class LookaheadPolicy:
             raise ValueError(f"obs must have shape (K, {self.layout.dim}), got {np.shape(obs)}")
         actions = np.asarray(self.policy.act(rows), dtype=np.float64).reshape(len(rows), 2)
         out = np.empty_like(actions)
-        self.replaced += lookahead_actions(
+        self.replaced += checked_actions(
             np.ascontiguousarray(rows, dtype=np.float64), actions, self.layout.neighbours,
             self.velocities, self.max_dv, self.horizon, self.margin, out,
         )  # fmt: skip
