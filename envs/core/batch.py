@@ -40,7 +40,7 @@ from .priors import (
     goal_distance_potential,
 )
 from .rewards import POTENTIAL, REWARD_TERMS, SHAPING, reward_terms
-from .sensing import ObservationLayout, ObserveSettings, observe_learners
+from .sensing import ObservationLayout, ObserveSettings, goal_frame, observe_learners
 from .simulator import Simulator, compiled_entry
 
 EPS = 1e-9
@@ -75,6 +75,7 @@ def learner_desired_velocity(actions, state, unicycle, max_turn_rate, dt, out):
     ``(a0 + 1) / 2 x v_pref`` along the heading turned by ``a1 x max_turn_rate x dt``.
     """
     pos, goal, heading, v_pref = state.pos, state.goal, state.heading, state.v_pref
+    frame = state.goal_frame
     nb, nl, _ = actions.shape
     for b in range(nb):
         for i in range(nl):
@@ -85,13 +86,8 @@ def learner_desired_velocity(actions, state, unicycle, max_turn_rate, dt, out):
                 out[b, i, 0] = speed * math.cos(h)
                 out[b, i, 1] = speed * math.sin(h)
             else:
-                gx = goal[b, i, 0] - pos[b, i, 0]
-                gy = goal[b, i, 1] - pos[b, i, 1]
-                theta = heading[b, i]
-                if math.sqrt(gx * gx + gy * gy) > EPS:
-                    theta = math.atan2(gy, gx)
-                c = math.cos(theta)
-                s = math.sin(theta)
+                # the frame of the observation this action answers (kept by the observation)
+                _, c, s = goal_frame(pos, goal, heading, frame, b, i)
                 ax = actions[b, i, 0] * vp
                 ay = actions[b, i, 1] * vp
                 out[b, i, 0] = c * ax - s * ay

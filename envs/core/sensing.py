@@ -169,6 +169,41 @@ def observe_scratch(n_bodies, n_neighbours, n_obstacles, n_walls):
     )  # fmt: skip
 
 
+@njit(cache=True, inline="always")
+def goal_frame(pos, goal, heading, frame, b, i):
+    """The angle, cosine and sine of learner ``i``'s goal frame in world ``b``: x toward the
+    goal, or along the heading when on it.
+
+    The step needs the frame twice: for the observation at its end and, from the same position,
+    goal and heading, for the next action's desired velocity. ``frame: (B, N, 8)`` keeps the
+    last one with its inputs, and an exact match of all five returns it without recomputing
+    (one arctangent, one cosine and one sine per learner and step); the result is the one
+    the computation gives, bit for bit.
+    """
+    px = pos[b, i, 0]
+    py = pos[b, i, 1]
+    qx = goal[b, i, 0]
+    qy = goal[b, i, 1]
+    h = heading[b, i]
+    f = frame[b, i]
+    if f[0] == px and f[1] == py and f[2] == qx and f[3] == qy and f[4] == h:
+        return f[5], f[6], f[7]
+    gx = qx - px
+    gy = qy - py
+    theta = math.atan2(gy, gx) if math.sqrt(gx * gx + gy * gy) > EPS else h
+    c = math.cos(theta)
+    s = math.sin(theta)
+    f[0] = px
+    f[1] = py
+    f[2] = qx
+    f[3] = qy
+    f[4] = h
+    f[5] = theta
+    f[6] = c
+    f[7] = s
+    return theta, c, s
+
+
 @njit(cache=True)
 def observe_worlds(lo, hi, state, which, settings, out, scratch):
     """Write the observation of every learner ``i`` of the worlds ``lo <= b < hi`` with
@@ -183,7 +218,7 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
     path, path_len, path_index = state.path, state.path_len, state.path_index
     obstacle_pos, obstacle_radius = state.obstacle_pos, state.obstacle_radius
     obstacle_active, walls, wall_active = state.obstacle_active, state.walls, state.wall_active
-    step_count = state.step_count
+    step_count, frame = state.step_count, state.goal_frame
     max_steps, sensing_radius = settings.max_steps, settings.sensing_radius
     n_neighbours, n_obstacles = settings.n_neighbours, settings.n_obstacles
     n_walls, n_waypoints = settings.n_walls, settings.n_waypoints
@@ -212,9 +247,7 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
             gx = goal[b, i, 0] - px
             gy = goal[b, i, 1] - py
             gd = math.sqrt(gx * gx + gy * gy)
-            theta = math.atan2(gy, gx) if gd > EPS else heading[b, i]
-            c = math.cos(theta)
-            s = math.sin(theta)
+            theta, c, s = goal_frame(pos, goal, heading, frame, b, i)
             vx = vel[b, i, 0]
             vy = vel[b, i, 1]
             o[0] = min(gd, POS_CLIP)

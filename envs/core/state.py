@@ -36,7 +36,9 @@ class WorldState(NamedTuple):
     ``obstacle_radius: (B, M)``, ``obstacle_active: (B, M)``. Walls: ``walls: (B, W, 2, 2)``
     (segment end points), ``wall_active: (B, W)``. Flock targets: ``target_pos, target_vel: (B, 2)``
     (the roaming point chased by flock leaders). Clock: ``step_count: (B,)``. Scene:
-    ``bounds: (B, 4)`` as ``(x0, y0, x1, y1)``, which flock units never leave.
+    ``bounds: (B, 4)`` as ``(x0, y0, x1, y1)``, which flock units never leave. Derived:
+    ``goal_frame: (B, N, 8)``, each learner's last goal frame with the values it was computed
+    from (``sensing.goal_frame``; NaN until first computed).
     """
 
     pos: np.ndarray
@@ -65,6 +67,7 @@ class WorldState(NamedTuple):
     target_vel: np.ndarray
     step_count: np.ndarray
     bounds: np.ndarray
+    goal_frame: np.ndarray
 
     @classmethod
     def empty(
@@ -101,6 +104,7 @@ class WorldState(NamedTuple):
             target_vel=np.zeros((b, 2), f),
             step_count=np.zeros(b, np.int64),
             bounds=np.zeros((b, 4), f),
+            goal_frame=np.full((b, n, 8), np.nan, f),
         )
 
     @property
