@@ -249,3 +249,14 @@ def test_demo_falls_back_to_a_gif_when_the_window_cannot_open(monkeypatch, tmp_p
     assert main(["demo", "--steps", "3", "--window", "yes", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--window no" in err
+
+
+def test_render_takes_every_policy_the_cli_accepts(tmp_path, monkeypatch):
+    # a shipped model's short name resolves as in ``evaluate``
+    pytest.importorskip("stable_baselines3")
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    out = tmp_path / "frame.png"
+    argv = ["render", "--policy", "circle_crossing", "--scenario", "circle_crossing", "--steps",
+            "3", "--frame", "2", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    assert out.stat().st_size > 0

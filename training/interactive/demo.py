@@ -48,12 +48,11 @@ def demo_config(scenario: str, max_steps: int, **overrides: Any) -> CrowdConfig:
 
 
 def resolve_policy(name: str, config: CrowdConfig):
-    """A baseline by name, or a saved model (a ``.zip`` path)."""
-    from crowdsteer.baselines import load_policy, make_policy
+    """A baseline by name, a shipped model's short name, or a saved model (a ``.zip`` path or an
+    RLlib checkpoint directory): what ``crowdsteer evaluate --policy`` takes too."""
+    from ..evaluation.evaluate import resolve_policy as resolve
 
-    if name.endswith(".zip") or os.path.sep in name:
-        return load_policy(name, config=config)
-    return make_policy(name, config=config)
+    return resolve(name, config)
 
 
 def write_video(frames: list[np.ndarray], out: Path, fps: int = VIDEO_FPS) -> Path:
