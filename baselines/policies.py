@@ -341,8 +341,9 @@ SHIPPED_MODELS = {
 A name in ``WITH_STEP_CHECK`` loads its model behind the one-step check
 (``crowdsteer.baselines.step_check``)."""
 
-WITH_STEP_CHECK = frozenset({"crowdnav_checked"})
-"""Shipped names whose model acts through ``StepCheckPolicy`` (one step, no margin)."""
+WITH_STEP_CHECK = {"crowdnav_checked": "crowdnav"}
+"""Shipped names whose model (the one of the name they map to) acts through ``StepCheckPolicy``
+(one step, no margin)."""
 
 
 def shipped_model(name: str) -> str:
@@ -377,13 +378,14 @@ def load_policy(
     if isinstance(path, str) and path in WITH_STEP_CHECK:
         from .step_check import StepCheckPolicy
 
-        model_path = shipped_model(path)
-        base = load_policy(model_path, config)
+        base = load_policy(WITH_STEP_CHECK[path], config)
         if config is None:  # the observation and dynamics the model was trained with
-            config = _trained_crowd_config(_training_config(model_path), _STEP_CHECK_KEYS)
+            trained = _training_config(shipped_model(path))
+            config = _trained_crowd_config(trained, _STEP_CHECK_KEYS)
         policy = StepCheckPolicy(base, config)
         policy.name = path
         return policy
+    shown = str(path)  # a shipped model is named by its short name in the errors below
     if isinstance(path, str) and path in SHIPPED_MODELS:
         path = shipped_model(path)
 
@@ -423,7 +425,7 @@ def load_policy(
         )
         if obs_shape != (layout.dim,):
             raise ObservationSizeError(
-                f"{str(path)!r} was trained on observations of size {obs_shape[0]}, but the "
+                f"{shown!r} was trained on observations of size {obs_shape[0]}, but the "
                 f"config's environments give {layout.dim} (obs_neighbours="
                 f"{config.obs_neighbours}, obs_obstacles={config.obs_obstacles}, obs_walls="
                 f"{config.obs_walls}, obs_waypoints={config.obs_waypoints}); use the model's "

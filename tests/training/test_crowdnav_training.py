@@ -129,3 +129,20 @@ def test_benchmark_runs_crowdnavs_test_and_leaves_out_models_that_cannot_read_it
     assert np.isfinite(rows[0]["discounted_return"])
     text = (tmp_path / "results.md").read_text()
     assert "Not run: ppo_circle_crossing on crowdnav_circle" in text
+
+
+def test_benchmark_takes_shipped_names_and_says_once_where_a_model_cannot_read(tmp_path):
+    from crowdsteer.training.evaluation.benchmark import run_benchmark
+
+    rows = run_benchmark(
+        tmp_path, episodes=2, scenarios=["crowdnav_circle", "two_walkers", "circle_crossing"],
+        policies=["orca"], extra_policies=["crowdnav_checked"], plots=False, progress=False,
+    )  # fmt: skip
+    assert [(r["scenario"], r["policy"]) for r in rows] == [
+        ("crowdnav_circle", "orca"), ("crowdnav_circle", "crowdnav_checked"),
+        ("two_walkers", "orca"), ("circle_crossing", "orca"),
+    ]  # fmt: skip
+    lines = [x for x in (tmp_path / "results.md").read_text().splitlines() if "Not run" in x]
+    assert len(lines) == 1
+    assert lines[0].startswith("Not run: crowdnav_checked on two_walkers, circle_crossing: ")
+    assert "'crowdnav' was trained on observations of size 133" in lines[0]

@@ -113,9 +113,9 @@ def add_evaluation_commands(commands: Commands) -> None:
     p.add_argument(
         "--extra-policy",
         action="append",
-        type=ca.model_path,
+        type=ca.model,
         default=[],
-        help="a saved SB3 model .zip ('train' extra) or RLlib checkpoint directory ('rllib'"
-        " extra) to add (repeatable)",
+        help="a shipped model's short name, a saved SB3 model .zip ('train' extra) or an RLlib "
+        "checkpoint directory ('rllib' extra) to add (repeatable)",
     )
     p.add_argument("--no-plots", action="store_true", help="write no plots")

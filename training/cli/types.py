@@ -80,6 +80,19 @@ def model_path(text: str) -> str:
     return text
 
 
+def model(text: str) -> str:
+    """Argument type: a shipped model's short name (``crowdnav_checked``) or ``model_path``."""
+    from crowdsteer.baselines.policies import SHIPPED_MODELS
+
+    if text in SHIPPED_MODELS:
+        if not has_module("stable_baselines3"):
+            raise argparse.ArgumentTypeError(
+                f"loading a model needs Stable-Baselines3: {install_hint('stable_baselines3')}"
+            )
+        return text
+    return model_path(text)
+
+
 def policy(text: str) -> str:
     """Argument type: a baseline name, a shipped model's short name (``crowdnav``), the path of a
     saved model (``.zip``) or of an RLlib checkpoint directory."""

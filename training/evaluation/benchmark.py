@@ -168,8 +168,8 @@ def run_benchmark(
     measurement set-ups of ``crowdsteer realism``); write the outputs to ``out`` when given.
 
     ``scenarios``: names (all registered when None); ``policies``: baseline names or policy
-    objects (all of ``list_policies()`` when None); ``extra_policies``: paths of SB3 models or
-    RLlib checkpoint directories, appended.
+    objects (all of ``list_policies()`` when None); ``extra_policies``: shipped models' short names
+    (``SHIPPED_MODELS``), paths of SB3 models or RLlib checkpoint directories, appended.
     ``config`` overrides the environment settings of every scenario. Returns one row per
     (scenario, policy): ``CSV_COLUMNS`` and ``CI_COLUMNS`` keys plus ``learner_episodes``.
     """
@@ -199,7 +199,7 @@ def run_benchmark(
     from crowdsteer.baselines.policies import ObservationSizeError
 
     rows: list[dict[str, Any]] = []
-    skipped: list[str] = []
+    not_run: dict[tuple[str, str], list[str]] = {}  # (policy, reason) -> scenarios
     first_episodes: dict[str, dict[str, tuple[Any, Any]]] = {s: {} for s in scenarios}
     t0 = time.perf_counter()
     bar = tqdm(total=len(scenarios) * len(pols), desc="benchmark", unit="run", disable=not progress)
@@ -213,7 +213,7 @@ def run_benchmark(
                     num_worlds=num_worlds, return_records=plots, **kwargs,
                 )  # fmt: skip
             except ObservationSizeError as err:  # a model trained on other observation sizes
-                skipped.append(f"{label} on {scenario}: {err}")
+                not_run.setdefault((label, str(err)), []).append(scenario)
                 bar.update(1)
                 continue
             rows.append(_row(scenario, label, result))
@@ -222,6 +222,9 @@ def run_benchmark(
             bar.update(1)
     bar.close()
     elapsed = time.perf_counter() - t0
+    # one line per policy and reason: a model trained on other observation sizes misses every
+    # scenario of the other size for the same reason
+    skipped = [f"{label} on {', '.join(names)}: {why}" for (label, why), names in not_run.items()]
     for note in skipped:
         print(f"skipped {note}", file=sys.stderr)
 
