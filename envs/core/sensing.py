@@ -255,8 +255,13 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
             o[2] = _clip(-s * vx + c * vy, VEL_CLIP)
             o[3] = min(radius[b, i], SIZE_CLIP)
             o[4] = min(v_pref[b, i], VEL_CLIP)
-            o[5] = math.cos(heading[b, i] - theta)
-            o[6] = math.sin(heading[b, i] - theta)
+            # the angle once, both functions before the stores: the compiler then makes one
+            # sincos call of them (a store into ``o`` between would make it reload the heading)
+            relative = heading[b, i] - theta
+            cos_rel = math.cos(relative)
+            sin_rel = math.sin(relative)
+            o[5] = cos_rel
+            o[6] = sin_rel
             o[7] = max(0.0, 1.0 - step_count[b] / max_steps)
             base = OWN_DIM
             # K nearest other bodies by surface gap
