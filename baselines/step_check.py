@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from crowdsteer.envs.core.checks import ConfigError
+from crowdsteer.envs.core.collisions import approach_sq
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.dynamics import holonomic_velocity
 from crowdsteer.envs.core.sensing import NEIGHBOUR_DIM, OWN_DIM, ObservationLayout
@@ -65,13 +66,9 @@ def _clearance(obs_row, n_neighbours, ux, uy, horizon):
         # velocity is taken against the current own velocity
         rvx = obs_row[e + 2] + own_vx - ux
         rvy = obs_row[e + 3] + own_vy - uy
-        vv = rvx * rvx + rvy * rvy
-        t = 0.0
-        if vv > 1e-12:
-            t = min(max(-(px * rvx + py * rvy) / vv, 0.0), horizon)
-        dx = px + t * rvx
-        dy = py + t * rvy
-        least = min(least, math.sqrt(dx * dx + dy * dy) - own_r - obs_row[e + 4])
+        # the swept collision test's own closest approach, from the offsets now and at the end
+        d2 = approach_sq(px + horizon * rvx, py + horizon * rvy, px, py)
+        least = min(least, math.sqrt(d2) - own_r - obs_row[e + 4])
     return least
 
 
