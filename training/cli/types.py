@@ -73,6 +73,11 @@ def model_path(text: str) -> str:
         raise argparse.ArgumentTypeError(f"must be a saved model ending in .zip, got {text!r}")
     if not p.is_file():
         raise argparse.ArgumentTypeError(f"model file {text!r} does not exist")
+    return _with_sb3(text)
+
+
+def _with_sb3(text: str) -> str:
+    """``text``, when Stable-Baselines3 can load the model it names."""
     if not has_module("stable_baselines3"):
         raise argparse.ArgumentTypeError(
             f"loading a model needs Stable-Baselines3: {install_hint('stable_baselines3')}"
@@ -84,13 +89,7 @@ def model(text: str) -> str:
     """Argument type: a shipped model's short name (``crowdnav_checked``) or ``model_path``."""
     from crowdsteer.baselines.policies import SHIPPED_MODELS
 
-    if text in SHIPPED_MODELS:
-        if not has_module("stable_baselines3"):
-            raise argparse.ArgumentTypeError(
-                f"loading a model needs Stable-Baselines3: {install_hint('stable_baselines3')}"
-            )
-        return text
-    return model_path(text)
+    return _with_sb3(text) if text in SHIPPED_MODELS else model_path(text)
 
 
 def policy(text: str) -> str:
