@@ -16,9 +16,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .steering.path_follow import path_follow_projected_one
+from .steering.precompiled_kernels import njit
 from .steering.registry import Body, senses_buffers, steer_traced
 
 OWN_DIM = 8

@@ -26,13 +26,14 @@ import math
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.collisions import approach_sq
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.dynamics import holonomic_velocity
 from crowdsteer.envs.core.sensing import NEIGHBOUR_DIM, OWN_DIM, ObservationLayout
+
+from .steering.precompiled_kernels import njit
 
 HEADINGS = 16
 SPEEDS = 5

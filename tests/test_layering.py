@@ -45,7 +45,17 @@ ALLOWED = {
     "support": set(),
     "evaluation": {"support", "envs", "core", "scenarios", "render", "policies", "steering"},
     "rl": {"support", "evaluation", "envs", "core", "scenarios", "policies", "steering"},
-    "perf": {"support", "envs", "core", "scenarios", "render", "policies", "steering"},
+    # perf also runs evaluation: ``crowdsteer compile`` exercises it, ``bench-speed`` times it
+    "perf": {
+        "support",
+        "evaluation",
+        "envs",
+        "core",
+        "scenarios",
+        "render",
+        "policies",
+        "steering",
+    },
     "interactive": {"support", "evaluation", "envs", "core", "scenarios", "render", "policies"},
     "realism": {"envs", "core", "scenarios", "steering"},
     "cli": {

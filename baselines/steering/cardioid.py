@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .arrays import body_points, broadcast, row_points, typed_params
+from .precompiled_kernels import njit
 from .vec import EPS, normalize
 
 

@@ -20,9 +20,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .arrays import body_points, broadcast, row_counts, row_points, typed_params
+from .precompiled_kernels import njit
 from .vec import EPS
 
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .arrays import typed_params
 from .cardioid import CardioidParams, cardioid_push
@@ -27,6 +26,7 @@ from .detection_box import DetectionBoxParams, detection_box_direction_one, dete
 from .flocking import FlockingParams
 from .orca import OrcaParams, orca_one
 from .path_follow import PathFollowParams
+from .precompiled_kernels import njit
 from .right_of_way import N_NB_DEBUG as ROW_NB_DEBUG
 from .right_of_way import N_SUM_DEBUG as ROW_SUM_DEBUG
 from .right_of_way import RightOfWayParams, _right_of_way_core

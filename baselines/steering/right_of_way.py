@@ -39,10 +39,10 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .arrays import broadcast, typed_params
 from .cardioid import _check_batch, _n_valid, cardioid_push
+from .precompiled_kernels import njit
 from .side_choice import adjusted_push, combine_sums
 from .vec import EPS, normalize, segment_intersection
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .arrays import broadcast, typed_params
+from .precompiled_kernels import njit
 from .vec import EPS
 
 

@@ -36,10 +36,10 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from .arrays import typed_params
 from .cardioid import _check_batch, _n_valid, cardioid_push
+from .precompiled_kernels import njit
 from .vec import EPS, normalize, rotate
 
 

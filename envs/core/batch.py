@@ -29,7 +29,8 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
+
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 
 from .config import CrowdConfig
 from .priors import (

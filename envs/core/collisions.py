@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
 
 from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid

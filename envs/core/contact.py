@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 
 SKIN = 1e-6
 """Clearance (m) kept between a body's disc and a surface it touches, so rounding never tips it

@@ -17,10 +17,10 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from crowdsteer.baselines.steering.flocking import flocking_one, flocking_turn_rate_one
 from crowdsteer.baselines.steering.path_follow import path_follow_projected_one
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 from crowdsteer.baselines.steering.registry import (
     CARDIOID,
     DETECTION_BOX,

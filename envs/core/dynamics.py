@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 from crowdsteer.baselines.steering.vec import EPS, wrap_angle
 
 from .contact import sweep_body

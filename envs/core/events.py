@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 
 from .state import LEARNER
 

@@ -10,7 +10,8 @@ kernels as the staged step, so the results are the same bit for bit.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 
 from .batch import clip_actions, finish_step, learner_desired_velocity
 from .sensing import observe_learners

@@ -20,7 +20,8 @@ NOTICE_AFTER_S = 1.0
 
 MESSAGE = (
     "crowdsteer: compiling the simulation kernels for first use; this takes about 30 s once "
-    "(later runs load them from numba's cache)"
+    "(later runs load them from numba's cache; `crowdsteer compile` builds them all ahead of "
+    "time, once per install)"
 )
 
 _state = {"shown": False}

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 
 DENSE_MAX_BODIES = 64
 """Worlds with at most this many body slots are scanned densely; larger ones use the grid."""

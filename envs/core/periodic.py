@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 
 from .collisions import GAP_CAP, _static_hits, approach_sq
 from .state import LEARNER

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 
 ACTION_MODES = ("direct", "residual")
 GOAL_DISTANCE = "goal_distance"

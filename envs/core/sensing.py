@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
 
 from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid

@@ -50,7 +50,12 @@ per row; it runs only when the steering is recorded)."""
 
 @pytest.mark.slow
 def test_the_first_step_compiles_each_kernel_once(tmp_path):
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "NUMBA_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(tmp_path),
+        "CROWDSTEER_PRECOMPILED_DIR": str(tmp_path / "nothing precompiled"),
+        "NUMBA_NUM_THREADS": "1",
+    }
     out = subprocess.run(
         [sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=True,
         timeout=600,

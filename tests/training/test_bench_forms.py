@@ -63,12 +63,13 @@ def test_closed_loop_row_reports_its_policy(capsys):
 
 
 def test_a_fresh_process_reports_its_stages_to_the_first_step(tmp_path):
-    got = bench_forms._spawn("ceiling", str(tmp_path))
+    nothing = str(tmp_path / "nothing precompiled")
+    got = bench_forms._spawn("ceiling", str(tmp_path), nothing)
     stages = ("interpreter_s", "import_s", "build_s", "reset_s", "step_s")
     assert all(got[k] >= 0 for k in stages)
     assert got["first_step_s"] == pytest.approx(sum(got[k] for k in stages))
     assert any(tmp_path.rglob("*.nbi"))  # the kernel compiled into the given cache directory
-    warm = bench_forms._spawn("ceiling", str(tmp_path))
+    warm = bench_forms._spawn("ceiling", str(tmp_path), nothing)
     assert warm["step_s"] < got["step_s"]  # loaded from that cache, not compiled again
 
 

@@ -7,7 +7,8 @@ plots, ``video`` (imageio-ffmpeg) for MP4 files, ``rllib`` for ``train-rllib``.
 
 Commands by purpose: watch (``demo``, ``play``, ``render``), score (``evaluate``,
 ``benchmark``), train (``train``, ``train-rllib``, ``plot-curves``) and measure (``bench-speed``,
-``bench-peers``, ``bench-memory``, ``bench-render``, ``bench-penetration``, ``realism``).
+``bench-peers``, ``bench-memory``, ``bench-render``, ``bench-penetration``, ``realism``) and set
+up (``compile``: the kernels ahead of time).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .base import Commands, Formatter, Parser, common_options
 from .evaluation import add_evaluation_commands
 from .perf import add_perf_commands
 from .realism import add_realism_commands
+from .setup import add_setup_commands
 from .train import add_train_commands
 from .watch import add_watch_commands
 
@@ -29,7 +31,8 @@ Crowd-navigation environments with compiled steering baselines.
 
 Commands by purpose: watch (demo, play, render), score (evaluate, benchmark), train (train,
 train-rllib, plot-curves) and measure (bench-speed, bench-peers, bench-memory, bench-render,
-bench-penetration, realism). COMMAND --help lists a command's options; --debug shows the
+bench-penetration, realism); set up: compile (the kernels ahead of time, once per install).
+COMMAND --help lists a command's options; --debug shows the
 traceback of an error, which is otherwise reported in one line naming the argument."""
 
 USER_ERRORS = (UsageError, ValueError, OSError, ImportError)
@@ -51,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_train_commands(commands)
     add_perf_commands(commands)
     add_realism_commands(commands)
+    add_setup_commands(commands)
     parser.set_defaults(_commands=commands)
     return parser
 

@@ -9,8 +9,10 @@
 - ``xlarge``: one world of 10,000 bodies (5,000 learners, 4,000 pedestrians, 1,000 flock units)
   at CrowdNav's density; its set-up time and memory are in every row (``setup_s``).
 - ``coldstart``: a fresh Python process to its first completed ``CrowdNavEnv.step``, with an empty
-  numba cache directory (cold: everything compiles) and again with that directory filled (warm),
-  beside a fresh process that compiles only the minimal kernel (``ceiling``).
+  numba cache directory and nothing precompiled (cold: everything compiles), again with that
+  directory filled (warm), and with an empty numba cache directory beside the kernels of
+  ``crowdsteer compile`` (precompiled; built once per run, its time in ``compile_s``), beside a
+  fresh process that compiles only the minimal kernel (``ceiling``).
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from crowdsteer.baselines.steering.precompiled_kernels import PRECOMPILED_DIR_ENV
 
 from .presence import tally_present
 
@@ -82,11 +87,11 @@ print(json.dumps({"start": t0, "imported": t1, "built": t2, "reset": t3, "steppe
 """
 
 
-def _spawn(form: str, cache_dir: str) -> dict[str, float]:
+def _spawn(form: str, cache_dir: str, precompiled: str) -> dict[str, float]:
     """Spawn a fresh interpreter that runs ``form`` to its first step with numba's cache in
-    ``cache_dir``; seconds from the spawn to each stage (CLOCK_MONOTONIC is shared by all
-    processes) and the child's CPU seconds."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
+    ``cache_dir`` and the precompiled kernels in ``precompiled``; seconds from the spawn to each
+    stage (CLOCK_MONOTONIC is shared by all processes) and the child's CPU seconds."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, PRECOMPILED_DIR_ENV: precompiled}
     before = os.times()
     spawned = time.monotonic()
     out = subprocess.run(
@@ -107,15 +112,25 @@ def _spawn(form: str, cache_dir: str) -> dict[str, float]:
 
 
 def cold_start(runs: int) -> list[dict[str, Any]]:
-    """Rows ``coldstart`` (cache ``cold``, ``warm``) of CrowdNavEnv and of the minimal kernel
-    (``ceiling``): ``runs`` fresh cache directories each, the warm run right after the cold one
-    in the same directory. Figures are medians over the runs, with min and max."""
+    """Rows ``coldstart`` of CrowdNavEnv and of the minimal kernel (``ceiling``), by numba cache:
+    ``cold`` (empty, nothing precompiled), ``warm`` (the cold run's cache, right after it) and
+    ``precompiled`` (empty, with the kernels of ``crowdsteer compile``, built once into a
+    temporary folder first: ``compile_s``). ``runs`` fresh cache directories each; figures are
+    medians over the runs, with min and max."""
+    from crowdsteer.training.perf.precompile import build
+
     samples: dict[tuple[str, str], list[dict[str, float]]] = {}
-    for _ in range(max(1, runs)):
-        for form in ("ceiling", "single"):
-            with tempfile.TemporaryDirectory(prefix="crowdsteer-numba-") as cache:
-                samples.setdefault((form, "cold"), []).append(_spawn(form, cache))
-                samples.setdefault((form, "warm"), []).append(_spawn(form, cache))
+    with tempfile.TemporaryDirectory(prefix="crowdsteer-precompiled-") as folder:
+        nothing = os.path.join(folder, "none")
+        report = build(Path(folder) / "kernels")
+        for _ in range(max(1, runs)):
+            for form in ("ceiling", "single"):
+                with tempfile.TemporaryDirectory(prefix="crowdsteer-numba-") as cache:
+                    samples.setdefault((form, "cold"), []).append(_spawn(form, cache, nothing))
+                    samples.setdefault((form, "warm"), []).append(_spawn(form, cache, nothing))
+                with tempfile.TemporaryDirectory(prefix="crowdsteer-numba-") as cache:
+                    sample = _spawn(form, cache, str(report.folder))
+                    samples.setdefault((form, "precompiled"), []).append(sample)
     rows = []
     for (form, cache), runs_ in samples.items():
         first = [r["first_step_s"] for r in runs_]
@@ -125,6 +140,9 @@ def cold_start(runs: int) -> list[dict[str, Any]]:
         row["first_step_s_min"] = min(first)
         row["first_step_s_max"] = max(first)
         row["runs"] = len(runs_)
+        if cache == "precompiled":
+            row["compile_s"] = report.seconds
+            row["precompiled_mb"] = report.megabytes
         rows.append(row)
     by = {(r["what"], r["cache"]): r for r in rows}
     for r in rows:
@@ -142,10 +160,22 @@ def format_cold_start(rows: list[dict[str, Any]]) -> str:
     ]
     for r in rows:
         what = "CrowdNavEnv()" if r["what"] == "single" else "minimal kernel"
+        cache = {
+            "cold": "cold, nothing precompiled",
+            "warm": "warm",
+            "precompiled": "cold, precompiled",
+        }[r["cache"]]
         lines.append(
-            f"| {what} | {r['cache']} | {r['first_step_s']:.2f} s ({r['first_step_s_min']:.2f}-"
+            f"| {what} | {cache} | {r['first_step_s']:.2f} s ({r['first_step_s_min']:.2f}-"
             f"{r['first_step_s_max']:.2f}) | {r['import_s']:.2f} | {r['build_s']:.2f} | "
             f"{r['reset_s']:.2f} | {r['step_s']:.2f} | {r['cpu_s']:.2f} | "
             f"{r['ratio_to_ceiling']:.2f} |"
+        )
+    compiled = [r for r in rows if r["cache"] == "precompiled"][:1]
+    for r in compiled:
+        lines.append("")
+        lines.append(
+            f"`crowdsteer compile` built the precompiled kernels in {r['compile_s']:.1f} s "
+            f"({r['precompiled_mb']:.1f} MB)."
         )
     return "\n".join(lines)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 from crowdsteer.envs.core.crowd import reverse_trip
 
 BODY_STEPS = 0  # bodies present at each step, summed over steps

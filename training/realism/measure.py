@@ -17,7 +17,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+
+from crowdsteer.baselines.steering.precompiled_kernels import njit
 
 
 @dataclass(frozen=True)

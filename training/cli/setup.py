@@ -1,0 +1,49 @@
+"""``crowdsteer compile``: the kernels compiled ahead of time, once per install."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .base import Commands
+
+
+def _compile(args: argparse.Namespace) -> int:
+    from ..perf.precompile import build
+
+    print(
+        "crowdsteer compile: compiling the environments' and baselines' kernels for this machine "
+        "(about a minute, once per install)",
+        file=sys.stderr,
+        flush=True,
+    )
+    report = build(args.to)
+    print(
+        f"compiled {len(report.parts)} configurations in {report.seconds:.1f} s: {report.files} "
+        f"files, {report.megabytes:.1f} MB in {report.folder}"
+    )
+    return 0
+
+
+def add_setup_commands(commands: Commands) -> None:
+    """``compile``."""
+    p = commands.add(
+        "compile",
+        _compile,
+        "compile the kernels ahead of time (once per install; first steps then take < 1 s)",
+        "Runs every form of the environment, each scenario, option and baseline a few steps in a\n"
+        "fresh interpreter and keeps the compiled kernels in the install's precompiled folder\n"
+        "(replacing what was there). Every later process loads them from it, whatever its\n"
+        "NUMBA_CACHE_DIR; a kernel whose source, CPU or numba version differs compiles on first\n"
+        "use as before. CROWDSTEER_PRECOMPILED_DIR names another folder. The build runs in a\n"
+        "folder beside the target and replaces it only when it succeeds.",
+    )
+    p.add_argument(
+        "--to",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="build into DIR (then set CROWDSTEER_PRECOMPILED_DIR=DIR to use it); "
+        "default: the install's folder",
+    )
