@@ -27,13 +27,22 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numba
-from numba.core.caching import (
-    CompileResultCacheImpl,
-    FunctionCache,
-    _CacheLocator,
-    _SourceFileBackedLocatorMixin,
-)
 from numba.core.dispatcher import Dispatcher
+
+try:  # numba's cache classes (stable from 0.59 to 0.68); without them kernels use numba's cache
+    from numba.core.caching import (
+        CompileResultCacheImpl,
+        FunctionCache,
+        _CacheLocator,
+        _SourceFileBackedLocatorMixin,
+    )
+
+    AVAILABLE = True
+except ImportError:  # pragma: no cover - a numba that moved them
+    CompileResultCacheImpl, FunctionCache, _CacheLocator, _SourceFileBackedLocatorMixin = (
+        type(name, (), {}) for name in ("Impl", "Cache", "Locator", "Mixin")
+    )
+    AVAILABLE = False
 
 PRECOMPILED_DIR_ENV = "CROWDSTEER_PRECOMPILED_DIR"
 """Environment variable naming the precompiled kernels' folder (default: :data:`DEFAULT_DIR`)."""
@@ -184,7 +193,7 @@ def njit(function: Callable | None = None, **options: object) -> Callable:
     if function is None:
         return lambda f: njit(f, **options)
     kernel = numba.njit(**options)(function)
-    if options.get("cache") and isinstance(kernel, Dispatcher):
+    if AVAILABLE and options.get("cache") and isinstance(kernel, Dispatcher):
         kernel._cache = TieredCache(kernel.py_func, kernel._cache)  # noqa: SLF001
     return kernel
 

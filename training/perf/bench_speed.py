@@ -653,13 +653,14 @@ def run(args: Any) -> int:
         rows.append(row)
         if args.json:
             print(json.dumps(row), flush=True)
-    if args.markdown:
+    if rows and args.markdown:
         print(format_markdown(rows))
-    elif not args.json:
+    elif rows and not args.json:
         print(format_table(rows))
     if cold_rows and not args.json:
         from .bench_forms import format_cold_start
 
-        print()
+        if rows:
+            print()
         print(format_cold_start(cold_rows))
     return 0
