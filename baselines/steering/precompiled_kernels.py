@@ -10,9 +10,10 @@ the folder lacks compiles on first use into numba's cache, as without it.
 
 Entries are numba's own cache files, keyed as numba keys them (the source file's content, the
 function's bytecode, the argument types, the CPU, the numba version), so another CPU or numba
-misses them. numba does not notice a change in a kernel's callee in another file; the manifest
-does: when any module that defines kernels differs from the one compiled, the whole folder is
-ignored (and a line on stderr says so), never used stale.
+misses them. numba does not notice a change in a kernel's callee in another file, nor another
+numpy; the manifest does: when any module that defines kernels differs from the one compiled, or
+numba or numpy is another version, the whole folder is ignored (and a line on stderr says so),
+never used stale.
 """
 
 from __future__ import annotations
@@ -104,7 +105,16 @@ def folder_is_current(folder: Path) -> bool:
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
         recorded = manifest["modules"]
+        built_with = {k: manifest[k] for k in ("numba", "numpy")}
     except (OSError, ValueError, KeyError):
+        return False
+    if built_with != _versions():
+        print(
+            f"crowdsteer: the precompiled kernels in {folder} were compiled with "
+            f"{_describe(built_with)}, this process runs {_describe(_versions())}; they are "
+            "ignored, and kernels compile on first use (`crowdsteer compile` rebuilds them)",
+            file=sys.stderr,
+        )
         return False
     current = source_hashes(recorded)
     if current == recorded:
@@ -117,6 +127,17 @@ def folder_is_current(folder: Path) -> bool:
         file=sys.stderr,
     )
     return False
+
+
+def _versions() -> dict[str, str]:
+    """The versions compiled code depends on beyond numba's own key: numba and numpy."""
+    import numpy
+
+    return {"numba": numba.__version__, "numpy": numpy.__version__}
+
+
+def _describe(versions: dict[str, str]) -> str:
+    return ", ".join(f"{name} {version}" for name, version in versions.items())
 
 
 class PrecompiledLocator(_SourceFileBackedLocatorMixin, _CacheLocator):
@@ -204,7 +225,7 @@ def write_manifest(folder: Path, **facts: object) -> dict:
     manifest = {
         **facts,
         "python": sys.version.split()[0],
-        "numba": numba.__version__,
+        **_versions(),
         "modules": source_hashes(kernel_modules()),
     }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")

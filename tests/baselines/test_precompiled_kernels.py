@@ -114,3 +114,14 @@ def test_a_folder_without_a_manifest_is_not_read(tmp_path):
     (tmp_path / "precompiled" / MANIFEST).unlink()
     unread = _run(tmp_path, tmp_path / "cache-3", "1.5", "2.0")
     assert unread == {**unread, "hits": 0, "misses": 1}
+
+
+def test_kernels_compiled_with_another_numpy_are_not_read(tmp_path):
+    _sources(tmp_path)
+    _run(tmp_path, tmp_path / "cache-build", "1.5", "2.0", build=True)
+    manifest_path = tmp_path / "precompiled" / MANIFEST
+    manifest = json.loads(manifest_path.read_text())
+    manifest_path.write_text(json.dumps({**manifest, "numpy": "0.0.0"}))
+    other = _run(tmp_path, tmp_path / "cache-4", "1.5", "2.0")
+    assert other == {**other, "hits": 0, "misses": 1}
+    assert "numpy 0.0.0" in other["stderr"]
