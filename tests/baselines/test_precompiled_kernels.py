@@ -125,3 +125,28 @@ def test_kernels_compiled_with_another_numpy_are_not_read(tmp_path):
     other = _run(tmp_path, tmp_path / "cache-4", "1.5", "2.0")
     assert other == {**other, "hits": 0, "misses": 1}
     assert "numpy 0.0.0" in other["stderr"]
+
+
+def test_every_cached_kernel_of_the_package_reads_the_precompiled_folder():
+    import importlib
+    import pkgutil
+
+    from numba.core.dispatcher import Dispatcher
+
+    import crowdsteer.baselines
+    import crowdsteer.envs
+    from crowdsteer.baselines.steering.precompiled_kernels import TieredCache
+
+    for package in (crowdsteer.envs, crowdsteer.baselines):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            importlib.import_module(info.name)
+    kernels = {
+        f"{v.py_func.__module__}.{v.py_func.__qualname__}": v
+        for module in list(sys.modules.values())
+        if module is not None and module.__name__.startswith("crowdsteer.")
+        for v in list(vars(module).values())
+        if isinstance(v, Dispatcher) and v.py_func.__module__.startswith("crowdsteer.")
+    }
+    assert len(kernels) > 100
+    plain = sorted(name for name, k in kernels.items() if not isinstance(k._cache, TieredCache))
+    assert plain == [], "define kernels with precompiled_kernels.njit, not numba's"
