@@ -77,3 +77,11 @@ def test_first_uses_compile_nothing_after_crowdsteer_compile(tmp_path):
     )  # fmt: skip
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
     assert "compiling" not in out.stderr
+
+
+def test_a_folder_that_cannot_be_written_is_reported_with_where_else_to_build(tmp_path, capsys):
+    (tmp_path / "a-file").write_text("")  # a path under a file cannot be created, even by root
+    assert main(["compile", "--to", str(tmp_path / "a-file" / "precompiled")]) == 1
+    err = " ".join(capsys.readouterr().err.split())
+    assert "cannot write the precompiled kernels" in err
+    assert "--to DIR" in err and "CROWDSTEER_PRECOMPILED_DIR=DIR" in err

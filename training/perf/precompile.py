@@ -124,6 +124,14 @@ class BuildReport:
     parts: list[str]
 
 
+_CHILD = (
+    "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+    "from crowdsteer.training.perf.precompile import main; main()"
+)
+"""The build's interpreter, without the working directory on its path (a file there named like
+a module, ``nt.py`` say, would otherwise be imported in its place)."""
+
+
 def _replaceable(folder: Path) -> bool:
     """Whether ``folder`` is missing, empty, or a precompiled folder (never a user's folder)."""
     return not folder.exists() or (folder / MANIFEST).is_file() or not any(folder.iterdir())
@@ -141,7 +149,13 @@ def build(folder: Path | None = None) -> BuildReport:
         )
     staging = target.with_name(target.name + ".building")
     shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    try:
+        staging.mkdir(parents=True)
+    except OSError as err:
+        raise OSError(
+            f"cannot write the precompiled kernels beside {target} ({err.strerror}); build them "
+            f"elsewhere with --to DIR and set {PRECOMPILED_DIR_ENV}=DIR"
+        ) from err
     env = {
         **os.environ,
         BUILDING_ENV: "1",
@@ -150,7 +164,7 @@ def build(folder: Path | None = None) -> BuildReport:
     }
     start = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-m", "crowdsteer.training.perf.precompile"],
+        [sys.executable, "-c", _CHILD],
         env=env,
         capture_output=True,
         text=True,
@@ -175,5 +189,10 @@ def build(folder: Path | None = None) -> BuildReport:
     )
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """The build's child: run the workload, then write the folder's manifest."""
     write_manifest(precompiled_dir(), built_by="crowdsteer compile", parts=exercise())
+
+
+if __name__ == "__main__":
+    main()
