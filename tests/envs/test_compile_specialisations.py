@@ -18,22 +18,6 @@ import sys
 import pytest
 
 CHILD = """
-import json
-from numba.core import event
-
-compiled = []
-
-class Record(event.Listener):
-    def on_start(self, ev):
-        d = ev.data.get("dispatcher")
-        if d is not None and d.py_func.__module__.startswith("crowdsteer."):
-            name = d.py_func.__module__ + "." + d.py_func.__qualname__
-            compiled.append([name, [str(a) for a in ev.data["args"]]])
-
-    def on_end(self, ev):
-        pass
-
-event.register("numba:compile", Record())
 import numpy as np
 from crowdsteer.envs.api.single import CrowdNavEnv
 
@@ -49,7 +33,7 @@ per row; it runs only when the steering is recorded)."""
 
 
 @pytest.mark.slow
-def test_the_first_step_compiles_each_kernel_once(tmp_path):
+def test_the_first_step_compiles_each_kernel_once(tmp_path, record_compiles):
     env = {
         **os.environ,
         "NUMBA_CACHE_DIR": str(tmp_path),
@@ -57,7 +41,8 @@ def test_the_first_step_compiles_each_kernel_once(tmp_path):
         "NUMBA_NUM_THREADS": "1",
     }
     out = subprocess.run(
-        [sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, check=True,
+        [sys.executable, "-c", record_compiles + CHILD],
+        env=env, capture_output=True, text=True, check=True,
         timeout=600,
     )  # fmt: skip
     compiled = json.loads(out.stdout.strip().splitlines()[-1])

@@ -15,23 +15,6 @@ from crowdsteer.training.cli import main
 from crowdsteer.training.perf.precompile import build
 
 FIRST_USES = """
-import json
-from numba.core import event
-
-compiled = []
-
-
-class Record(event.Listener):
-    def on_start(self, ev):
-        d = ev.data.get("dispatcher")
-        if d is not None and d.py_func.__module__.startswith("crowdsteer."):
-            compiled.append(d.py_func.__module__ + "." + d.py_func.__qualname__)
-
-    def on_end(self, ev):
-        pass
-
-
-event.register("numba:compile", Record())
 import gymnasium
 import numpy as np
 
@@ -67,12 +50,13 @@ def test_building_refuses_a_folder_it_did_not_write(tmp_path, capsys):
     not folder_is_current(precompiled_dir()),
     reason="no current precompiled kernels in this install (run `crowdsteer compile`)",
 )
-def test_first_uses_compile_nothing_after_crowdsteer_compile(tmp_path):
+def test_first_uses_compile_nothing_after_crowdsteer_compile(tmp_path, record_compiles):
     # Configurations the build does not run as such (other scenarios, sizes, baselines on
     # another scenario): the same kernels and signatures, so nothing compiles.
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "SDL_VIDEODRIVER": "dummy"}
     out = subprocess.run(
-        [sys.executable, "-c", FIRST_USES], env=env, capture_output=True, text=True, check=True,
+        [sys.executable, "-c", record_compiles + FIRST_USES],
+        env=env, capture_output=True, text=True, check=True,
         timeout=300,
     )  # fmt: skip
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
