@@ -148,5 +148,11 @@ def test_every_cached_kernel_of_the_package_reads_the_precompiled_folder():
         if isinstance(v, Dispatcher) and v.py_func.__module__.startswith("crowdsteer.")
     }
     assert len(kernels) > 100
-    plain = sorted(name for name, k in kernels.items() if not isinstance(k._cache, TieredCache))
+    # the benchmarks' yardstick is numba's plain njit on purpose: it measures numba alone
+    yardstick = {"crowdsteer.training.perf.bench_speed.minimal_step"}
+    plain = sorted(
+        name
+        for name, k in kernels.items()
+        if name not in yardstick and not isinstance(k._cache, TieredCache)
+    )
     assert plain == [], "define kernels with precompiled_kernels.njit, not numba's"
