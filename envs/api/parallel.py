@@ -85,12 +85,19 @@ class CrowdParallelEnv(ParallelEnv):
                 raise ActionError(f"actions missing for live agents {missing}")
             extra = [x for x in actions if x not in live]
             raise ActionError(f"actions given for agents not in the episode: {extra}")
-        a = np.zeros((1, len(self.possible_agents), 2))
         given = list(actions.values())
-        if all(type(v) is np.ndarray and v.shape == (2,) and v.dtype.kind == "f" for v in given):
-            # the common case: every action a float array of shape (2,), copied in at once
+        n = len(self.possible_agents)
+        floats = all(
+            type(v) is np.ndarray and v.shape == (2,) and v.dtype.kind == "f" for v in given
+        )
+        if floats and len(given) == n and list(actions) == self.possible_agents:
+            # the most common case: every agent, in order, a float array of shape (2,) each
+            a = np.concatenate(given, dtype=np.float64).reshape(1, n, 2)
+        elif floats:  # some agents gone, or another order: copied in at once by index
+            a = np.zeros((1, n, 2))
             a[0, [self._index[x] for x in actions]] = np.concatenate(given).reshape(-1, 2)
         else:
+            a = np.zeros((1, n, 2))
             for agent, act in actions.items():
                 a[0, self._index[agent]] = _checked_action(agent, act)
         self.batch.advance(a)

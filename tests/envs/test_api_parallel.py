@@ -207,3 +207,33 @@ def test_aec_form_removes_finished_agents():
         steps += 1
     assert env.agents == []
     assert steps == 3 * 5 + 3
+
+
+def test_actions_in_any_order_width_or_form_give_the_same_episode():
+    # every agent in order (one concatenation), another order (copied in by index), plain lists
+    # (checked one by one), float16 to float64: the same values step the same episode
+    rng = np.random.default_rng(3)
+    moves = rng.uniform(-1, 1, (12, 4, 2)).astype(np.float16).astype(np.float64)  # exact in all
+    forms = [("in order", np.float32), ("reversed", np.float32), ("in order", np.float64),
+             ("reversed", np.float16), ("in order", np.float16), ("in order", list)]  # fmt: skip
+    runs = []
+    for order, kind in forms:
+        env = crowd_v0.parallel_env(n_learners=4, n_pedestrians=3, scenario="crossing_flows")
+        env.reset(seed=5)
+        trace = []
+        for step in moves:
+            if not env.agents:
+                break
+            agents = env.agents if order == "in order" else env.agents[::-1]
+            rows = {a: step[env.possible_agents.index(a)] for a in agents}
+            act = {a: r.tolist() if kind is list else r.astype(kind) for a, r in rows.items()}
+            obs, rew, *_ = env.step(act)
+            names = sorted(obs)
+            trace.append((names, np.stack([obs[a] for a in names]), sorted(rew.items())))
+        runs.append(trace)
+    assert len(runs[0]) >= 5
+    for other in runs[1:]:
+        assert len(other) == len(runs[0])
+        for (k0, o0, r0), (k1, o1, r1) in zip(runs[0], other, strict=True):
+            assert k0 == k1 and r0 == r1
+            np.testing.assert_array_equal(o0, o1)

@@ -136,6 +136,11 @@ def test_info_for_analysis_and_reward_is_sum_of_terms(config):
             assert rew[a] == pytest.approx(total, abs=1e-12)
             assert info["reached_goal"] == term[a]  # collisions do not end agents here
             assert info["reached_goal"] == (info["reward_arrival"] > 0)
+            alone = batch.learner_info(0, i)  # the single-agent env's read of one learner
+            assert alone.keys() == info.keys()
+            for key, value in info.items():
+                assert type(alone[key]) is type(value)
+                assert np.array_equal(alone[key], value)
 
 
 # ------------------------------------------------------------------------------ shaping
