@@ -35,9 +35,10 @@ def add_setup_commands(commands: Commands) -> None:
         "Runs every form of the environment, each scenario, option and baseline a few steps in a\n"
         "fresh interpreter and keeps the compiled kernels in the install's precompiled folder\n"
         "(replacing what was there). Every later process loads them from it, whatever its\n"
-        "NUMBA_CACHE_DIR; a kernel whose source, CPU or numba version differs compiles on first\n"
-        "use as before. CROWDSTEER_PRECOMPILED_DIR names another folder. The build runs in a\n"
-        "folder beside the target and replaces it only when it succeeds.",
+        "NUMBA_CACHE_DIR. Once a kernel module's source, numba or numpy differs from the\n"
+        "build's, the folder is ignored as a whole (said on stderr) and kernels compile on first\n"
+        "use, as on another CPU. CROWDSTEER_PRECOMPILED_DIR names another folder. The build\n"
+        "runs in a folder beside the target and replaces it only when it succeeds.",
     )
     p.add_argument(
         "--to",
