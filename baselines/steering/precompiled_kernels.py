@@ -86,15 +86,20 @@ def source_hashes(modules: Iterable[str]) -> dict[str, str | None]:
     return hashes
 
 
+def loaded_kernels() -> list[Dispatcher]:
+    """Every compiled function held by a loaded module, once each (numba's ``njit`` or ours)."""
+    found: dict[int, Dispatcher] = {}
+    for module in list(sys.modules.values()):
+        for value in list(getattr(module, "__dict__", {}).values()):
+            if isinstance(value, Dispatcher):
+                found.setdefault(id(value), value)
+    return list(found.values())
+
+
 def kernel_modules() -> list[str]:
     """The loaded modules that define kernels with :func:`njit` (``cache=True``)."""
     return sorted(
-        {
-            v.py_func.__module__
-            for module in list(sys.modules.values())
-            for v in list(getattr(module, "__dict__", {}).values())
-            if isinstance(v, Dispatcher) and isinstance(getattr(v, "_cache", None), TieredCache)
-        }
+        {k.py_func.__module__ for k in loaded_kernels() if isinstance(k._cache, TieredCache)}
     )
 
 
@@ -176,8 +181,14 @@ class TieredCache:
     current (and the only one used while ``crowdsteer compile`` builds it), then numba's own."""
 
     def __init__(self, py_func: Callable, primary: FunctionCache) -> None:
-        self.store = PrecompiledCache(py_func)
+        self._py_func = py_func
         self.primary = primary
+
+    @functools.cached_property
+    def store(self) -> PrecompiledCache:
+        """The precompiled folder's cache of this kernel, made on first use: most kernels of an
+        import are never compiled or loaded in that process (and importing stays quick)."""
+        return PrecompiledCache(self._py_func)
 
     @property
     def cache_path(self) -> str:

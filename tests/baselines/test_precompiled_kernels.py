@@ -131,21 +131,17 @@ def test_every_cached_kernel_of_the_package_reads_the_precompiled_folder():
     import importlib
     import pkgutil
 
-    from numba.core.dispatcher import Dispatcher
-
     import crowdsteer.baselines
     import crowdsteer.envs
-    from crowdsteer.baselines.steering.precompiled_kernels import TieredCache
+    from crowdsteer.baselines.steering.precompiled_kernels import TieredCache, loaded_kernels
 
     for package in (crowdsteer.envs, crowdsteer.baselines):
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             importlib.import_module(info.name)
     kernels = {
-        f"{v.py_func.__module__}.{v.py_func.__qualname__}": v
-        for module in list(sys.modules.values())
-        if module is not None and module.__name__.startswith("crowdsteer.")
-        for v in list(vars(module).values())
-        if isinstance(v, Dispatcher) and v.py_func.__module__.startswith("crowdsteer.")
+        f"{k.py_func.__module__}.{k.py_func.__qualname__}": k
+        for k in loaded_kernels()
+        if k.py_func.__module__.startswith("crowdsteer.")
     }
     assert len(kernels) > 100
     # the benchmarks' yardstick is numba's plain njit on purpose: it measures numba alone

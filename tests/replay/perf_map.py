@@ -17,12 +17,11 @@ the step).
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import numpy as np
-from numba.core.dispatcher import Dispatcher
 
+from crowdsteer.baselines.steering.precompiled_kernels import loaded_kernels
 from crowdsteer.envs import CrowdConfig, make_batch
 
 SECONDS = 8.0
@@ -32,21 +31,18 @@ def write_perf_map(path: str) -> int:
     """Write every loaded kernel's compiled functions as ``start size name`` lines; returns how
     many. A function runs to the next one's start (numba's code sits in one region per library)."""
     entries = set()
-    for module in list(sys.modules.values()):
-        for value in list(getattr(module, "__dict__", {}).values()):
-            if not isinstance(value, Dispatcher):
+    for kernel in loaded_kernels():
+        for cres in kernel.overloads.values():
+            library = cres.library
+            module_ir = getattr(library, "_final_module", None)
+            if module_ir is None:
                 continue
-            for cres in value.overloads.values():
-                library = cres.library
-                module_ir = getattr(library, "_final_module", None)
-                if module_ir is None:
+            for function in module_ir.functions:
+                if function.is_declaration:
                     continue
-                for function in module_ir.functions:
-                    if function.is_declaration:
-                        continue
-                    address = library.get_pointer_to_function(function.name)
-                    if address:
-                        entries.add((address, function.name))
+                address = library.get_pointer_to_function(function.name)
+                if address:
+                    entries.add((address, function.name))
     ordered = sorted(entries)
     with open(path, "w") as out:
         for k, (address, name) in enumerate(ordered):
