@@ -90,16 +90,16 @@ class CrowdParallelEnv(ParallelEnv):
         floats = all(
             type(v) is np.ndarray and v.shape == (2,) and v.dtype.kind == "f" for v in given
         )
-        if floats and len(given) == n and list(actions) == self.possible_agents:
+        if floats and list(actions) == self.possible_agents:
             # the most common case: every agent, in order, a float array of shape (2,) each
             a = np.concatenate(given, dtype=np.float64).reshape(1, n, 2)
-        elif floats:  # some agents gone, or another order: copied in at once by index
-            a = np.zeros((1, n, 2))
-            a[0, [self._index[x] for x in actions]] = np.concatenate(given).reshape(-1, 2)
         else:
             a = np.zeros((1, n, 2))
-            for agent, act in actions.items():
-                a[0, self._index[agent]] = _checked_action(agent, act)
+            if floats:  # some agents gone, or another order: copied in at once by index
+                a[0, [self._index[x] for x in actions]] = np.concatenate(given).reshape(-1, 2)
+            else:
+                for agent, act in actions.items():
+                    a[0, self._index[agent]] = _checked_action(agent, act)
         self.batch.advance(a)
         # one read of each result array for every live agent at once (the leading rows when
         # every agent is still there)
