@@ -20,6 +20,7 @@ import numpy as np
 from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
 
+from ..evaluation.evaluate import resolve_policy
 from ..support.preflight import UsageError, has_display, output_file, window_error
 
 DEMO_SNAPSHOT_STEP = 20
@@ -45,14 +46,6 @@ def demo_config(scenario: str, max_steps: int, **overrides: Any) -> CrowdConfig:
     """The demo's config of ``scenario``: its ``DEMO_CONFIG`` counts, then ``overrides``."""
     kwargs = {**DEMO_CONFIG.get(scenario, {}), **overrides}
     return CrowdConfig.from_kwargs(scenario=scenario, max_steps=max_steps, **kwargs)
-
-
-def resolve_policy(name: str, config: CrowdConfig):
-    """A baseline by name, a shipped model's short name, or a saved model (a ``.zip`` path or an
-    RLlib checkpoint directory): what ``crowdsteer evaluate --policy`` takes too."""
-    from ..evaluation.evaluate import resolve_policy as resolve
-
-    return resolve(name, config)
 
 
 def write_video(frames: list[np.ndarray], out: Path, fps: int = VIDEO_FPS) -> Path:

@@ -29,8 +29,9 @@ from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.sensing import goal_frame_angle
 
+from ..evaluation.evaluate import resolve_policy
 from ..evaluation.metrics import EpisodeRecord, learner_metrics
-from .demo import demo_config, resolve_policy
+from .demo import demo_config
 
 PLAYER = 0
 """The learner the person drives."""
