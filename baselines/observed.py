@@ -95,7 +95,7 @@ def _decode(row, c, sense, path):
     return goal_dist, vx, vy, radius, v_pref, heading, n, n_bodies, n_path
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def act_from_observations(obs, settings, steering, path_params, out, trace):
     """Actions ``out: (K, 2)`` in [-1, 1] of the behaviour ``settings.behaviour`` for the flat
     observations ``obs: (K, dim)``; ``steering``: every behaviour's parameters in registry

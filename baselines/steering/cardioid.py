@@ -154,7 +154,7 @@ def cardioid_pushes_one(
         out[k, 1] = vy * r
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _cardioid_batch(pos, target, radius, nb_pos, nb_radius, n_nb, params):
     n = pos.shape[0]
     out = np.zeros((n, 2))
@@ -173,7 +173,7 @@ def _cardioid_batch(pos, target, radius, nb_pos, nb_radius, n_nb, params):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _cardioid_pushes_batch(pos, target, radius, nb_pos, nb_radius, n_nb, params):
     out = np.zeros(nb_pos.shape)
     for a in range(pos.shape[0]):

@@ -145,7 +145,7 @@ def detection_box_direction_one(
     return sx, sy
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _batch(pos, heading, speed, max_speed, radius, obs_pos, obs_radius, n_obs, params):
     n = pos.shape[0]
     force = np.zeros((n, 2))
@@ -179,7 +179,7 @@ def _batch(pos, heading, speed, max_speed, radius, obs_pos, obs_radius, n_obs, p
     return force, chosen, corners
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _direction_batch(seek_dir: np.ndarray, force: np.ndarray, gain: float) -> np.ndarray:
     n = seek_dir.shape[0]
     out = np.zeros((n, 2))

@@ -250,7 +250,7 @@ def flocking_turn_rate_one(force: float, params: FlockingParams) -> float:
     return min(max(r, -w), w)
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _batch(
     pos,
     heading,
@@ -298,7 +298,7 @@ def _batch(
     return force, leader
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _turn_rate_batch(force: np.ndarray, params: FlockingParams) -> np.ndarray:
     out = np.zeros(force.shape[0])
     for a in range(force.shape[0]):

@@ -377,7 +377,7 @@ def orca_one(
     return orca_solve(lines, n_lines, n_obs, max_speed, pref_vx, pref_vy, params, proj)
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _batch(
     pos,
     vel,
@@ -422,7 +422,7 @@ def _batch(
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _lines_batch(
     pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs, params
 ):

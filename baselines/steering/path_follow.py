@@ -190,7 +190,7 @@ def path_follow_predictive_one(
     return tx, ty, seg
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _projected_batch(
     pos: np.ndarray,
     path: np.ndarray,
@@ -208,7 +208,7 @@ def _projected_batch(
     return target, seg
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _predictive_batch(
     pos: np.ndarray,
     vel: np.ndarray,

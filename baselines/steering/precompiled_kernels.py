@@ -219,12 +219,25 @@ class TieredCache:
         (self.store if building() else self.primary).save_overload(sig, data)
 
 
-def njit(function: Callable | None = None, **options: object) -> Callable:
+def njit(
+    function: Callable | None = None, *, allocates: bool = False, **options: object
+) -> Callable:
     """``numba.njit`` for crowdsteer's kernels: with ``cache=True`` the kernel reads the
-    precompiled folder before numba's own cache (see :func:`precompiled_dir`)."""
+    precompiled folder before numba's own cache (see :func:`precompiled_dir`).
+
+    A kernel is compiled without numba's reference counting unless ``allocates``: the step's
+    kernels work in buffers allocated once, and the counting would update every array's count
+    each time one is passed to a callee, viewed or taken out of a bundle (about 600 updates per
+    step of one 11-body world, a fifth of its time). Without it a kernel cannot create an array
+    (numba refuses to compile it) and must not return one, nor receive one from a callee that
+    counts (``tests/baselines/test_precompiled_kernels.py`` checks both for every kernel).
+    ``allocates=True`` keeps the counting, for the kernels that create or return arrays.
+    """
     if function is None:
-        return lambda f: njit(f, **options)
-    kernel = numba.njit(**options)(function)
+        return lambda f: njit(f, allocates=allocates, **options)
+    # ``_nrt`` is set on every kernel, never left to inherit: numba compiles a callee that does
+    # not set it with its caller's setting
+    kernel = numba.njit(_nrt=allocates, **options)(function)
     if AVAILABLE and options.get("cache") and isinstance(kernel, Dispatcher):
         kernel._cache = TieredCache(kernel.py_func, kernel._cache)  # noqa: SLF001
     return kernel

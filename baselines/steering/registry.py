@@ -90,7 +90,7 @@ def trace_rows(capacity: int) -> int:
     return TRACE_ROWS + 2 * capacity
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def senses_buffers(capacity, record):
     """Empty ``Senses`` with room for ``capacity`` neighbour rows; ``record``: keep a trace."""
     c = max(capacity, 1)

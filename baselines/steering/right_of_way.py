@@ -303,7 +303,7 @@ def _right_of_way_core(
     return fx, fy
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def right_of_way_one(
     px: float,
     py: float,
@@ -344,7 +344,7 @@ def right_of_way_one(
     )
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _right_of_way_batch(pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb, params):
     n = pos.shape[0]
     out = np.zeros((n, 2))

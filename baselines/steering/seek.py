@@ -50,7 +50,7 @@ def arrive_one(
     return ex * s, ey * s
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _seek_batch(pos: np.ndarray, target: np.ndarray, v_pref: np.ndarray) -> np.ndarray:
     n = pos.shape[0]
     out = np.zeros((n, 2))
@@ -59,7 +59,7 @@ def _seek_batch(pos: np.ndarray, target: np.ndarray, v_pref: np.ndarray) -> np.n
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _arrive_batch(
     pos: np.ndarray, target: np.ndarray, v_pref: np.ndarray, params: ArriveParams
 ) -> np.ndarray:

@@ -244,7 +244,7 @@ def _side_choice_core(px, py, tx, ty, radius, nb_pos, nb_radius, n_nb, params, d
     return fx, fy
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def side_choice_one(
     px: float,
     py: float,
@@ -276,7 +276,7 @@ def side_choice_one(
     )
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _side_choice_batch(pos, target, radius, nb_pos, nb_radius, n_nb, params):
     n = pos.shape[0]
     out = np.zeros((n, 2))

@@ -104,7 +104,7 @@ def social_force_one(
     return ax, ay
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _accel_batch(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls, p):
     n = pos.shape[0]
     out = np.zeros((n, 2))
@@ -128,7 +128,7 @@ def _accel_batch(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb,
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _velocity_batch(
     pos, vel, radius, desired_dir, v_pref, max_speed, nb_pos, nb_radius, n_nb, walls, n_walls, p
 ):

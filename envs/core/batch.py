@@ -41,7 +41,13 @@ from .priors import (
     goal_distance_potential,
 )
 from .rewards import POTENTIAL, REWARD_TERMS, SHAPING, reward_terms
-from .sensing import ObservationLayout, ObserveSettings, goal_frame, observe_learners
+from .sensing import (
+    ObservationLayout,
+    ObserveSettings,
+    goal_frame,
+    observe_scratch,
+    observe_worlds,
+)
 from .simulator import Simulator, compiled_entry
 
 EPS = 1e-9
@@ -207,6 +213,11 @@ class CrowdBatch:
             int(c.max_steps), int(c.obs_neighbours), int(c.obs_obstacles), int(c.obs_walls),
             int(c.obs_waypoints), float(c.sensing_radius), float(self.sim.params.period),
         )  # fmt: skip
+        # one set of observation work buffers per chunk of worlds the simulator steps on a thread
+        self._observe_scratch = [
+            observe_scratch(self.sim.counts.total, c.obs_neighbours, c.obs_obstacles, c.obs_walls)
+            for _ in self.sim._ranges
+        ]
         self._no_shaping = np.zeros((0, 0))
         self._finish_entry = None
         self._observe_entry = None
@@ -338,8 +349,8 @@ class CrowdBatch:
         sim, c = self.sim, self.config
         args = (
             a, self._clipped, sim.state, sim.buffers, sim.params, sim._scratch[0], self.learners,
-            self._no_shaping, self.rewards, self.observe_settings, self.obs,
-            c.kinematics == "unicycle", float(c.max_turn_rate),
+            self._no_shaping, self.rewards, self.observe_settings, self._observe_scratch[0],
+            self.obs, c.kinematics == "unicycle", float(c.max_turn_rate),
         )  # fmt: skip
         entry = self._fused_entry
         if entry is None or a.dtype != self._fused_dtype:
@@ -365,13 +376,18 @@ class CrowdBatch:
         which = np.ascontiguousarray(which, dtype=np.bool_)
         s, c = self.sim.state, self.observe_settings
         if self._observe_entry is None:
-            self._observe_entry = compiled_entry(observe_learners, 0, 1, s, which, c, self.obs)
+            self._observe_entry = compiled_entry(
+                observe_worlds, 0, 1, s, which, c, self.obs, self._observe_scratch[0]
+            )
         run = self._observe_entry
         pool = self.sim._pool
         if pool is None:
-            run(0, self.num_worlds, s, which, c, self.obs)
+            run(0, self.num_worlds, s, which, c, self.obs, self._observe_scratch[0])
         else:
-            jobs = [pool.submit(run, lo, hi, s, which, c, self.obs) for lo, hi in self.sim._ranges]
+            jobs = [
+                pool.submit(run, lo, hi, s, which, c, self.obs, scratch)
+                for (lo, hi), scratch in zip(self.sim._ranges, self._observe_scratch, strict=True)
+            ]
             for j in jobs:
                 j.result()
 

@@ -19,7 +19,7 @@ import numpy as np
 from crowdsteer.baselines.steering.precompiled_kernels import njit
 from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
 
-from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
+from .neighbours import DENSE_MAX_BODIES, build_grid, grid_buffers, query_grid
 
 GAP_CAP = 10.0
 """Surface gaps beyond this distance (metres) are reported as ``GAP_CAP``."""
@@ -108,9 +108,10 @@ def _gap_from(b, i, buf, count, pos, radius, prev_pos, swept):
 
 
 @njit(cache=True, inline="always")
-def collisions_steps(lo, hi, state, buffers, buf, swept):
+def collisions_steps(lo, hi, state, buffers, buf, cells, swept):
     """Collisions of worlds ``lo <= b < hi`` after the move: ``hit_body``, ``min_gap`` and
     ``hit_static`` (kept from the move's contacts, plus overlaps); buf: (N,) int scratch;
+    ``cells``: ``neighbours.GridBuffers`` for a large world;
     ``swept``: bodies meet at their closest approach during the step (from
     ``buffers.prev_pos``). The arrays leave the bundles once, outside the loop over worlds."""
     s, e = state, buffers
@@ -121,12 +122,14 @@ def collisions_steps(lo, hi, state, buffers, buf, swept):
     hit_body, hit_static, min_gap, prev_pos = e.hit_body, e.hit_static, e.min_gap, e.prev_pos
     collisions_worlds(
         lo, hi, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
-        wall_active, hit_body, hit_static, min_gap, buf, True, prev_pos, swept,
+        wall_active, hit_body, hit_static, min_gap, buf, cells, True, prev_pos, swept,
     )  # fmt: skip
 
 
 @njit(cache=True)
-def _collisions_grid(b, pos, radius, active, hit_body, min_gap, buf, prev_pos, swept, max_r):
+def _collisions_grid(
+    b, pos, radius, active, hit_body, min_gap, buf, cells, prev_pos, swept, max_r
+):  # fmt: skip
     """``hit_body`` and ``min_gap`` of the bodies of a large world ``b`` from a uniform grid:
     first within ``NEAR_GAP``, then out to ``GAP_CAP`` for the bodies with nobody that close;
     ``max_r``: the largest radius of an active body."""
@@ -138,7 +141,7 @@ def _collisions_grid(b, pos, radius, active, hit_body, min_gap, buf, prev_pos, s
             if active[b, i]:
                 move = max(move, math.hypot(pos[b, i, 0] - prev_pos[b, i, 0],
                                             pos[b, i, 1] - prev_pos[b, i, 1]))  # fmt: skip
-    grid = build_grid(pos[b], active[b], NEAR_GAP + 2.0 * max_r + 2.0 * move)
+    grid = build_grid(pos[b], active[b], NEAR_GAP + 2.0 * max_r + 2.0 * move, cells)
     for i in range(nn):
         if not active[b, i]:
             continue
@@ -148,11 +151,11 @@ def _collisions_grid(b, pos, radius, active, hit_body, min_gap, buf, prev_pos, s
         # Bodies beyond centre distance R have a gap above R - r_i - max_r: a gap found
         # below that bound (less a margin for rounding) is the smallest of all.
         near = NEAR_GAP + ri + max_r + 2.0 * move
-        count = query_grid(grid, pos[b], px, py, near, i, buf)
+        count = query_grid(grid, cells, pos[b], px, py, near, i, buf)
         gap, hit = _gap_from(b, i, buf, count, pos, radius, prev_pos, swept)
         if gap >= NEAR_GAP - EPS:
             far = GAP_CAP + ri + max_r + 2.0 * move
-            count = query_grid(grid, pos[b], px, py, far, i, buf)
+            count = query_grid(grid, cells, pos[b], px, py, far, i, buf)
             gap, hit = _gap_from(b, i, buf, count, pos, radius, prev_pos, swept)
         min_gap[b, i] = gap
         hit_body[b, i] = hit
@@ -161,7 +164,7 @@ def _collisions_grid(b, pos, radius, active, hit_body, min_gap, buf, prev_pos, s
 @njit(cache=True, inline="always")
 def collisions_worlds(
     lo, hi, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
-    hit_body, hit_static, min_gap, buf, keep_contacts, prev_pos, swept,
+    hit_body, hit_static, min_gap, buf, cells, keep_contacts, prev_pos, swept,
 ):  # fmt: skip
     """``detect_collisions`` for worlds ``lo <= b < hi``; buf: (N,) int scratch;
     ``keep_contacts``: OR the overlaps into ``hit_static`` instead of overwriting it; ``swept``:
@@ -219,7 +222,9 @@ def collisions_worlds(
                     if gap_j < 0.0:
                         hit_body[b, j] = True
         else:  # its own function: the grid's arrays would otherwise be freed once per world
-            _collisions_grid(b, pos, radius, active, hit_body, min_gap, buf, prev_pos, swept, max_r)
+            _collisions_grid(
+                b, pos, radius, active, hit_body, min_gap, buf, cells, prev_pos, swept, max_r
+            )
         statics = False  # no wall or obstacle: no static overlap to look for (the common case)
         for m in range(obstacle_active.shape[1]):
             statics |= obstacle_active[b, m]
@@ -233,20 +238,19 @@ def collisions_worlds(
                 )  # fmt: skip
 
 
-@njit(cache=True)
 def detect_collisions(
-    pos,
-    radius,
-    active,
-    obstacle_pos,
-    obstacle_radius,
-    obstacle_active,
-    walls,
-    wall_active,
-    hit_body,
-    hit_static,
-    min_gap,
-):
+    pos: np.ndarray,
+    radius: np.ndarray,
+    active: np.ndarray,
+    obstacle_pos: np.ndarray,
+    obstacle_radius: np.ndarray,
+    obstacle_active: np.ndarray,
+    walls: np.ndarray,
+    wall_active: np.ndarray,
+    hit_body: np.ndarray,
+    hit_static: np.ndarray,
+    min_gap: np.ndarray,
+) -> None:
     """Fill the per-body collision flags and nearest surface gaps of every world.
 
     pos: (B, N, 2); radius, active: (B, N); obstacle_pos: (B, M, 2); obstacle_radius,
@@ -255,8 +259,19 @@ def detect_collisions(
     obstacle or a wall), ``min_gap`` (smallest surface gap to another active body, capped at
     ``GAP_CAP``; negative when overlapping).
     """
-    buf = np.empty(active.shape[1], np.int64)
+    n = active.shape[1]
+    _detect_collisions(
+        pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
+        hit_body, hit_static, min_gap, np.zeros(n, np.int64), grid_buffers(n),
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _detect_collisions(
+    pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
+    hit_body, hit_static, min_gap, buf, cells,
+):  # fmt: skip
     collisions_worlds(
         0, active.shape[0], pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active,
-        walls, wall_active, hit_body, hit_static, min_gap, buf, False, pos, False,
+        walls, wall_active, hit_body, hit_static, min_gap, buf, cells, False, pos, False,
     )  # fmt: skip

@@ -43,7 +43,7 @@ from crowdsteer.baselines.steering.registry import (
 )
 from crowdsteer.baselines.steering.vec import closest_point_on_segment, normalize
 
-from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
+from .neighbours import DENSE_MAX_BODIES, GridBuffers, build_grid, grid_buffers, query_grid
 from .periodic import gather_bodies_periodic
 from .state import FLOCK, LEARNER, PEDESTRIAN
 
@@ -103,10 +103,10 @@ def _copy_body(b, j, n, pos, vel, radius, nb_pos, nb_vel, nb_radius, nb_index):
 @njit(cache=True)
 def gather_neighbours(
     b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
-    wall_active, grid, reach, see_learners, idx_buf, nb_pos, nb_vel, nb_radius, nb_index,
+    wall_active, grid, cells, reach, see_learners, idx_buf, nb_pos, nb_vel, nb_radius, nb_index,
 ):  # fmt: skip
-    """Fill the neighbour buffers of body ``i`` of a large world ``b`` from its uniform ``grid``;
-    returns ``(count, n_bodies)``.
+    """Fill the neighbour buffers of body ``i`` of a large world ``b`` from its uniform ``grid``
+    (``build_grid``'s tuple over ``cells``); returns ``(count, n_bodies)``.
 
     Bodies come first (``nb_index`` = their body index; nearest-first order is not guaranteed),
     then disc obstacles (``nb_index`` -1), then the closest point of each wall (-2), all within
@@ -114,7 +114,7 @@ def gather_neighbours(
     """
     px = pos[b, i, 0]
     py = pos[b, i, 1]
-    count = query_grid(grid, pos[b], px, py, reach + radius[b, i] + 1.0, i, idx_buf)
+    count = query_grid(grid, cells, pos[b], px, py, reach + radius[b, i] + 1.0, i, idx_buf)
     n = np.int64(0)  # not 0: see the note on counters in sensing.observe_worlds
     for k in range(count):
         j = idx_buf[k]
@@ -247,6 +247,7 @@ class CrowdScratch(NamedTuple):
     fl_pos: np.ndarray  # (N, 2)
     fl_vel: np.ndarray  # (N, 2)
     fl_int: np.ndarray  # (N,) bool
+    cells: GridBuffers  # a large world's grid (shared with the collisions of the same thread)
 
 
 def crowd_scratch(
@@ -262,6 +263,7 @@ def crowd_scratch(
         np.empty((n_bodies, 2)),
         np.empty((n_bodies, 2)),
         np.empty(n_bodies, np.bool_),
+        grid_buffers(n_bodies),
     )
 
 
@@ -289,7 +291,7 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
     nn = active.shape[1]
     nb_pos, nb_vel, nb_radius, nb_index = nb.pos, nb.vel, nb.radius, sc.nb_index
     nb_trace, idx_buf = nb.trace, sc.idx_buf
-    fl_pos, fl_vel, fl_int = sc.fl_pos, sc.fl_vel, sc.fl_int
+    fl_pos, fl_vel, fl_int, cells = sc.fl_pos, sc.fl_vel, sc.fl_int, sc.cells
     dense = nn <= DENSE_MAX_BODIES
     periodic = params.period > 0.0  # bodies are seen at their nearest image (``periodic``)
     recording = trace_out.shape[2] > 0
@@ -302,7 +304,7 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
             target_vel[b, 0] = vel[b, 0, 0]
             target_vel[b, 1] = vel[b, 0, 1]
         if not dense and not periodic:
-            grid = build_grid(pos[b], active[b], params.sensing_radius + 1.0)
+            grid = build_grid(pos[b], active[b], params.sensing_radius + 1.0, cells)
         for i in range(nn):
             if kind[b, i] == LEARNER or not active[b, i]:
                 if active[b, i] and path_len[b, i] >= 2:  # learners' path progress (observed)
@@ -342,7 +344,7 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
                 n, n_bodies = gather_neighbours(
                     b, i, pos, vel, radius, kind, active, obstacle_pos,
                     obstacle_radius, obstacle_active, walls, wall_active, grid,
-                    params.sensing_radius, params.learners_visible, idx_buf, nb_pos, nb_vel,
+                    cells, params.sensing_radius, params.learners_visible, idx_buf, nb_pos, nb_vel,
                     nb_radius, nb_index,
                 )  # fmt: skip
             px = pos[b, i, 0]

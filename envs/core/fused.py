@@ -14,14 +14,14 @@ import numpy as np
 from crowdsteer.baselines.steering.precompiled_kernels import njit
 
 from .batch import clip_actions, finish_step, learner_desired_velocity
-from .sensing import observe_learners
+from .sensing import observe_worlds
 from .step import world_step
 
 
 @njit(cache=True, nogil=True)
 def fused_step(
     actions, clipped, state, buffers, params, scratch, learners, shaping, rewards, observe,
-    obs, unicycle, max_turn_rate,
+    observe_scratch, obs, unicycle, max_turn_rate,
 ):  # fmt: skip
     """One step of every world: ``actions: (B, L, 2)`` are checked and clipped into ``clipped``,
     turned into desired velocities, the worlds step, then rewards, flags and observations.
@@ -42,5 +42,5 @@ def fused_step(
     if faults:
         return faults
     finish_step(learners, buffers, state.step_count, shaping, rewards)
-    observe_learners(np.int64(0), nb, state, learners.alive_before, observe, obs)
+    observe_worlds(np.int64(0), nb, state, learners.alive_before, observe, obs, observe_scratch)
     return 0

@@ -8,6 +8,7 @@ world of 1,000 bodies costs O(N) per step instead of O(N^2).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -17,6 +18,8 @@ DENSE_MAX_BODIES = 64
 """Worlds with at most this many body slots are scanned densely; larger ones use the grid."""
 
 MAX_CELLS_PER_AXIS = 256
+MAX_CELLS = (MAX_CELLS_PER_AXIS + 1) ** 2
+"""A grid has at most this many cells (``build_grid`` adds one to each axis's count)."""
 
 
 @njit(cache=True)
@@ -35,12 +38,30 @@ def _cell_index(x, x0, cell, n_cells):
     return int(f)
 
 
-@njit(cache=True)
-def build_grid(pos, active, cell_size):
-    """Cell lists of the active bodies of one world.
+class GridBuffers(NamedTuple):
+    """The cell lists of one world's grid, allocated once per thread (the step allocates
+    nothing): ``cell_start: (MAX_CELLS + 1,)`` int, the first entry of each cell in ``order``
+    and then the end of the last one; ``order: (N,)`` int, the bodies cell by cell. A world
+    scanned densely never builds a grid, and its buffers hold one entry each."""
 
-    pos: (N, 2); active: (N,). Returns ``(x0, y0, cell, ncx, ncy, cell_start, order)`` where the
-    bodies of cell ``c = cx * ncy + cy`` are ``order[cell_start[c]:cell_start[c + 1]]``.
+    cell_start: np.ndarray
+    order: np.ndarray
+
+
+def grid_buffers(n_bodies: int) -> GridBuffers:
+    """Grid buffers for worlds of ``n_bodies`` body slots (empty-sized when scanned densely)."""
+    if n_bodies <= DENSE_MAX_BODIES:
+        return GridBuffers(np.zeros(1, np.int64), np.zeros(1, np.int64))
+    return GridBuffers(np.zeros(MAX_CELLS + 1, np.int64), np.zeros(n_bodies, np.int64))
+
+
+@njit(cache=True)
+def build_grid(pos, active, cell_size, cells):
+    """Cell lists of the active bodies of one world, written into ``cells`` (``GridBuffers``).
+
+    pos: (N, 2); active: (N,). Returns ``(x0, y0, cell, ncx, ncy)``: the bodies of cell
+    ``c = cx * ncy + cy`` are ``cells.order[cells.cell_start[c]:cells.cell_start[c + 1]]``, in
+    increasing index.
     """
     n = pos.shape[0]
     x0 = math.inf
@@ -62,36 +83,40 @@ def build_grid(pos, active, cell_size):
         cell = max(x1 - x0, y1 - y0, 1.0)
     ncx = min(int((x1 - x0) / cell), MAX_CELLS_PER_AXIS) + 1
     ncy = min(int((y1 - y0) / cell), MAX_CELLS_PER_AXIS) + 1
-    cell_start = np.zeros(ncx * ncy + 1, np.int64)
-    cell_of = np.full(n, -1, np.int64)
+    # counting sort without a cursor array: count each cell, running sums give each cell's end,
+    # then the bodies in reverse index order fill each cell from its end, which leaves every
+    # cell's start in place and the bodies of a cell in increasing index
+    cell_start = cells.cell_start
+    order = cells.order
+    n_cells = ncx * ncy
+    for c in range(n_cells + 1):
+        cell_start[c] = 0
     for i in range(n):
         # bodies at non-finite positions are in no cell (the step reports them as a fault)
         if active[i] and math.isfinite(pos[i, 0]) and math.isfinite(pos[i, 1]):
             cx = _cell_index(pos[i, 0], x0, cell, ncx)
             cy = _cell_index(pos[i, 1], y0, cell, ncy)
-            c = cx * ncy + cy
-            cell_of[i] = c
-            cell_start[c + 1] += 1
-    for c in range(ncx * ncy):
-        cell_start[c + 1] += cell_start[c]
-    cursor = cell_start[:-1].copy()
-    order = np.empty(n_active, np.int64)
-    for i in range(n):
-        c = cell_of[i]
-        if c >= 0:
-            order[cursor[c]] = i
-            cursor[c] += 1
-    return x0, y0, cell, ncx, ncy, cell_start, order
+            cell_start[cx * ncy + cy] += 1
+    for c in range(1, n_cells + 1):
+        cell_start[c] += cell_start[c - 1]
+    for i in range(n - 1, -1, -1):
+        if active[i] and math.isfinite(pos[i, 0]) and math.isfinite(pos[i, 1]):
+            c = _cell_index(pos[i, 0], x0, cell, ncx) * ncy + _cell_index(pos[i, 1], y0, cell, ncy)
+            cell_start[c] -= 1
+            order[cell_start[c]] = i
+    return x0, y0, cell, ncx, ncy
 
 
 @njit(cache=True)
-def query_grid(grid, pos, px, py, reach, skip, out):
+def query_grid(grid, cells, pos, px, py, reach, skip, out):
     """Indices of bodies within ``reach`` of (px, py) (centre distance), excluding ``skip``.
 
-    grid: the tuple of ``build_grid``; pos: (N, 2); out: (K,) int buffer. Writes at most K
-    indices, nearest-first order is not guaranteed; returns the count written.
+    grid: the tuple of ``build_grid``, over ``cells``; pos: (N, 2); out: (K,) int buffer.
+    Writes at most K indices, nearest-first order is not guaranteed; returns the count written.
     """
-    x0, y0, cell, ncx, ncy, cell_start, order = grid
+    x0, y0, cell, ncx, ncy = grid
+    cell_start = cells.cell_start
+    order = cells.order
     if not (math.isfinite(px) and math.isfinite(py)):
         return 0
     cx0 = _cell_index(px - reach, x0, cell, ncx)

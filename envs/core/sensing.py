@@ -36,7 +36,7 @@ import numpy as np
 from crowdsteer.baselines.steering.precompiled_kernels import njit
 from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
 
-from .neighbours import DENSE_MAX_BODIES, build_grid, query_grid
+from .neighbours import DENSE_MAX_BODIES, GridBuffers, build_grid, grid_buffers, query_grid
 from .periodic import wrap_delta
 
 POS_CLIP = 50.0
@@ -145,8 +145,8 @@ def _insert_nearest(keys, idx, count, cap, key, j):
 
 
 class ObserveScratch(NamedTuple):
-    """Work buffers of ``observe_worlds``: the sorted candidates of each block and a grid query
-    buffer."""
+    """Work buffers of ``observe_worlds`` (one set per thread): the sorted candidates of each
+    block, a grid query buffer and a large world's grid."""
 
     keys: np.ndarray  # (max(K, 1),)
     idx: np.ndarray  # (max(K, 1),) int
@@ -155,17 +155,21 @@ class ObserveScratch(NamedTuple):
     wkeys: np.ndarray  # (max(W, 1),)
     widx: np.ndarray  # (max(W, 1),) int
     buf: np.ndarray  # (N,) int
+    cells: GridBuffers
 
 
-@njit(cache=True)
-def observe_scratch(n_bodies, n_neighbours, n_obstacles, n_walls):
-    """Work buffers for ``observe_worlds``."""
+def observe_scratch(
+    n_bodies: int, n_neighbours: int, n_obstacles: int, n_walls: int
+) -> ObserveScratch:
+    """Work buffers for ``observe_worlds`` over worlds of ``n_bodies`` body slots, observing
+    ``n_neighbours`` bodies, ``n_obstacles`` discs and ``n_walls`` walls."""
     kn = max(n_neighbours, 1)
     ko = max(n_obstacles, 1)
     kw = max(n_walls, 1)
     return ObserveScratch(
-        np.empty(kn), np.empty(kn, np.int64), np.empty(ko), np.empty(ko, np.int64),
-        np.empty(kw), np.empty(kw, np.int64), np.empty(n_bodies, np.int64),
+        np.zeros(kn), np.zeros(kn, np.int64), np.zeros(ko), np.zeros(ko, np.int64),
+        np.zeros(kw), np.zeros(kw, np.int64), np.zeros(n_bodies, np.int64),
+        grid_buffers(n_bodies),
     )  # fmt: skip
 
 
@@ -204,7 +208,7 @@ def goal_frame(pos, goal, heading, frame, b, i):
     return theta, c, s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def observe_worlds(lo, hi, state, which, settings, out, scratch):
     """Write the observation of every learner ``i`` of the worlds ``lo <= b < hi`` with
     ``which[b, i]`` into ``out[b, i]``; the others are left as they are. ``state``: the
@@ -225,7 +229,7 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
     nn = active.shape[1]
     # the arrays leave the bundles once, before the loop over worlds (a reference-count update
     # per array and world would cost more than observing a small world)
-    keys, idx, cand = scratch.keys, scratch.idx, scratch.buf
+    keys, idx, cand, cells = scratch.keys, scratch.idx, scratch.buf, scratch.cells
     okeys, oidx = scratch.okeys, scratch.oidx
     wkeys, widx = scratch.wkeys, scratch.widx
     period = settings.period  # periodic worlds: other bodies at their nearest image, scanned
@@ -236,7 +240,7 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
             for j in range(nn):
                 if active[b, j]:
                     max_r = max(max_r, radius[b, j])
-            grid = build_grid(pos[b], active[b], sensing_radius + 2.0 * max_r)
+            grid = build_grid(pos[b], active[b], sensing_radius + 2.0 * max_r, cells)
         for i in range(which.shape[1]):
             if not which[b, i]:
                 continue
@@ -273,7 +277,7 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
                     n_cand = nn
                 else:  # a gap within the sensing radius means a centre within this reach
                     reach = sensing_radius + radius[b, i] + max_r + EPS
-                    n_cand = query_grid(grid, pos[b], px, py, reach, i, cand)
+                    n_cand = query_grid(grid, cells, pos[b], px, py, reach, i, cand)
                 for q in range(n_cand):
                     j = q if dense else cand[q]
                     if j == i or not active[b, j]:
@@ -374,16 +378,6 @@ class ObserveSettings(NamedTuple):
     n_waypoints: int
     sensing_radius: float
     period: float = 0.0  # m; the scene repeats along x (0: not periodic; see ``periodic``)
-
-
-@njit(cache=True, nogil=True)
-def observe_learners(lo, hi, state, which, settings, out):
-    """Write the flat observations of the learners of worlds ``[lo, hi)`` where ``which: (B, L)``
-    holds into ``out: (B, L, dim)``; the other rows keep their values (a learner that has left
-    the episode keeps its terminal observation). ``state``: the ``WorldState`` bundle."""
-    c = settings
-    scratch = observe_scratch(state.active.shape[1], c.n_neighbours, c.n_obstacles, c.n_walls)
-    observe_worlds(lo, hi, state, which, settings, out, scratch)
 
 
 def goal_frame_angle(pos: np.ndarray, goal: np.ndarray, heading: np.ndarray) -> np.ndarray:

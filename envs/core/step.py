@@ -21,7 +21,7 @@ The learner-facing batch (``CrowdBatch.step`` in ``envs/core/batch.py``) runs:
       and the world's clock;
 3. **rewards and flags** (``rewards.finish_step``): reward terms, their sum, terminated and
    truncated;
-4. **observe** (``sensing.observe_learners``): the learners' observations.
+4. **observe** (``sensing.observe_worlds``): the learners' observations.
 
 Worlds are independent: :func:`world_step` steps worlds ``[lo, hi)``; a multi-threaded batch
 calls it on chunks of worlds from several threads at once (the kernel releases the GIL), with the
@@ -69,7 +69,9 @@ def world_step(lo, hi, state, buffers, params, scratch):
         for b in range(lo, hi):  # c. collide
             collisions_periodic(b, state, buffers, params.swept_collisions, params.period)
     else:
-        collisions_steps(lo, hi, state, buffers, scratch.idx_buf, params.swept_collisions)  # c.
+        collisions_steps(
+            lo, hi, state, buffers, scratch.idx_buf, scratch.cells, params.swept_collisions
+        )  # c.
     learner_events_steps(lo, hi, state, buffers, params.goal_tolerance, params.collision_ends)
     step_count = s.step_count
     for b in range(lo, hi):  # d. events (above) and the clock

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from crowdsteer.envs import CrowdConfig, SimulationError, make_batch
-from crowdsteer.envs.core.neighbours import build_grid, query_grid
+from crowdsteer.envs.core.neighbours import build_grid, grid_buffers, query_grid
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 1e300])
@@ -21,12 +21,19 @@ def test_grid_is_safe_for_any_position(bad):
     pos[[3, 50]] = bad
     pos[70, 1] = bad
     active = np.ones(100, bool)
-    grid = build_grid(pos, active, 1.0)
-    *_, cell_start, order = grid
-    assert cell_start[-1] == len(order) and (order >= 0).all() and (order < 100).all()
+    cells = grid_buffers(100)
+    grid = build_grid(pos, active, 1.0, cells)
+    n_cells = grid[3] * grid[4]
+    cell_start = cells.cell_start[: n_cells + 1]
+    order = cells.order[: cell_start[-1]]
+    in_cells = np.flatnonzero(np.isfinite(pos).all(axis=1))  # a non-finite body is in no cell
+    assert cell_start[0] == 0 and (np.diff(cell_start) >= 0).all()
+    assert np.array_equal(np.sort(order), in_cells)
+    for c in range(n_cells):  # each cell's bodies in increasing index
+        assert (np.diff(order[cell_start[c] : cell_start[c + 1]]) > 0).all()
     out = np.empty(100, np.int64)
     for px, py in [(0.0, 0.0), (bad, 0.0), (0.0, bad), (1e300, -1e300)]:
-        count = query_grid(grid, pos, px, py, 3.0, -1, out)
+        count = query_grid(grid, cells, pos, px, py, 3.0, -1, out)
         assert 0 <= count <= 100
         assert np.isfinite(pos[out[:count]]).all()
 

@@ -24,9 +24,11 @@ from crowdsteer.baselines.steering.precompiled_kernels import (
     BUILDING_ENV,
     MANIFEST,
     PRECOMPILED_DIR_ENV,
+    loaded_kernels,
     precompiled_dir,
     write_manifest,
 )
+from crowdsteer.baselines.steering.uncounted import contract_faults
 
 STEPS = 3
 """Steps of each configuration the workload runs: enough to reach every stage of the step."""
@@ -190,8 +192,13 @@ def build(folder: Path | None = None) -> BuildReport:
 
 
 def main() -> None:
-    """The build's child: run the workload, then write the folder's manifest."""
-    write_manifest(precompiled_dir(), built_by="crowdsteer compile", parts=exercise())
+    """The build's child: run the workload, check the kernels compiled without reference
+    counting (``baselines.steering.uncounted``), then write the folder's manifest."""
+    parts = exercise()
+    faults, checked = contract_faults(loaded_kernels())
+    if faults or not checked:
+        sys.exit("crowdsteer compile: " + ("\n".join(faults) or "no kernel was compiled"))
+    write_manifest(precompiled_dir(), built_by="crowdsteer compile", parts=parts)
 
 
 if __name__ == "__main__":

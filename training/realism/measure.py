@@ -86,7 +86,7 @@ def classical_speed(
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
-@njit(cache=True)
+@njit(cache=True, allocates=True)
 def _voronoi_shares(pos, present, speed, domain, area, period, resolution):
     """Rasterised Voronoi cells of one frame: pixel centres of ``domain`` (x0, y0, x1, y1) at
     ``resolution`` go to their nearest present walker (nearest image along x when ``period``);
