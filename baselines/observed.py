@@ -17,6 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from crowdsteer.baselines.steering.arrays import bundle
+
 from .steering.path_follow import path_follow_projected_one
 from .steering.precompiled_kernels import njit
 from .steering.registry import Body, senses_buffers, steer_traced
@@ -28,6 +30,7 @@ WALL_DIM = 5
 WAYPOINT_DIM = 3
 
 
+@bundle
 class PolicySettings(NamedTuple):
     """How a baseline reads observations and writes actions: the layout's counts (K, O, W, P),
     the behaviour id, the time step (s), the kinematics and the turn-rate limit (rad/s)."""

@@ -10,8 +10,19 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import numpy as np
+from numba.extending import typeof_impl
 
 P = TypeVar("P")
+B = TypeVar("B", bound=type)
+
+
+def bundle(cls: B) -> B:
+    """Class decorator for a ``NamedTuple`` passed to kernels: numba types its values as the
+    tuples they are, found at once. Otherwise numba finds the typing of a class it has not seen
+    through ``functools.singledispatch``, which checks the class against numba's abstract types;
+    the first such check in a process costs about 50 ms, a tenth of a warm start."""
+    typeof_impl.register(cls)(typeof_impl.dispatch(tuple))
+    return cls
 
 
 def typed_params(cls: type[P], params: P | None) -> P:

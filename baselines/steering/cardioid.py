@@ -13,11 +13,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import body_points, broadcast, row_points, typed_params
+from .arrays import body_points, broadcast, bundle, row_points, typed_params
 from .precompiled_kernels import njit
 from .vec import EPS, normalize
 
 
+@bundle
 class CardioidParams(NamedTuple):
     """Parameters of :func:`cardioid`.
 

@@ -15,11 +15,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import body_points, broadcast, row_counts, row_points, typed_params
+from .arrays import body_points, broadcast, bundle, row_counts, row_points, typed_params
 from .precompiled_kernels import njit
 from .vec import EPS
 
 
+@bundle
 class DetectionBoxParams(NamedTuple):
     """Parameters of the detection box.
 

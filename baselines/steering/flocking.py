@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import body_points, broadcast, row_counts, row_points, typed_params
+from .arrays import body_points, broadcast, bundle, row_counts, row_points, typed_params
 from .precompiled_kernels import njit
 from .vec import EPS
 
@@ -39,6 +39,7 @@ NARROW = 2
 """Narrow view: a cone ahead (the book's NarrowView); also the leader test's cone."""
 
 
+@bundle
 class FlockingParams(NamedTuple):
     """Parameters of the flock. Factors are the book's, in unit lengths."""
 

@@ -19,11 +19,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import body_points, broadcast, row_counts, row_points, typed_params
+from .arrays import body_points, broadcast, bundle, row_counts, row_points, typed_params
 from .precompiled_kernels import njit
 from .vec import EPS
 
 
+@bundle
 class OrcaParams(NamedTuple):
     """ORCA parameters (the per-body maximum speed is an argument of :func:`orca`)."""
 

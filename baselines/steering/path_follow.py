@@ -21,11 +21,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import body_points, broadcast, row_counts, row_points, typed_params
+from .arrays import body_points, broadcast, bundle, row_counts, row_points, typed_params
 from .precompiled_kernels import njit
 from .vec import EPS
 
 
+@bundle
 class PathFollowParams(NamedTuple):
     """Parameters of the path followers (the article gives no numbers; metric defaults).
 

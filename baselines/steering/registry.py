@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .arrays import typed_params
+from .arrays import bundle, typed_params
 from .cardioid import CardioidParams, cardioid_push
 from .detection_box import DetectionBoxParams, detection_box_direction_one, detection_box_one
 from .flocking import FlockingParams
@@ -36,6 +36,7 @@ from .social_force import SocialForceParams, social_force_one
 from .vec import normalize
 
 
+@bundle
 class Body(NamedTuple):
     """One steering body as its behaviour sees it, in any frame (world or a learner's goal frame):
     position, velocity, heading (rad), target point (goal or path target), radius, preferred
@@ -56,6 +57,7 @@ class Body(NamedTuple):
     n_bodies: int
 
 
+@bundle
 class Senses(NamedTuple):
     """What a body senses, in the frame of its ``Body``: neighbour rows, moving bodies first
     (``Body.n_bodies`` of them), then static discs and the closest points of walls (radius 0),

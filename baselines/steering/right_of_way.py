@@ -40,13 +40,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import broadcast, typed_params
+from .arrays import broadcast, bundle, typed_params
 from .cardioid import _check_batch, _n_valid, cardioid_push
 from .precompiled_kernels import njit
 from .side_choice import adjusted_push, combine_sums
 from .vec import EPS, normalize, segment_intersection
 
 
+@bundle
 class RightOfWayParams(NamedTuple):
     """Parameters of :func:`right_of_way`. Frame counts are the article's; ``frame_time``
     converts them to seconds."""

@@ -10,11 +10,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import broadcast, typed_params
+from .arrays import broadcast, bundle, typed_params
 from .precompiled_kernels import njit
 from .vec import EPS
 
 
+@bundle
 class ArriveParams(NamedTuple):
     """Parameters of :func:`arrive`."""
 

@@ -37,12 +37,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import typed_params
+from .arrays import bundle, typed_params
 from .cardioid import _check_batch, _n_valid, cardioid_push
 from .precompiled_kernels import njit
 from .vec import EPS, normalize, rotate
 
 
+@bundle
 class SideChoiceParams(NamedTuple):
     """Parameters of :func:`side_choice`."""
 

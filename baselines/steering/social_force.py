@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import body_points, broadcast, row_counts, row_points, typed_params
+from .arrays import body_points, broadcast, bundle, row_counts, row_points, typed_params
 from .precompiled_kernels import njit
 from .vec import EPS, closest_point_on_segment
 
@@ -31,6 +31,7 @@ MAX_EXPONENT = 50.0
 """Cap of ``(r_ij - d_ij) / B``: deep overlaps push hard but finitely (exp(50) ~ 5e21)."""
 
 
+@bundle
 class SocialForceParams(NamedTuple):
     """Helbing, Farkas & Vicsek 2000 values: A = 2000 N, B = 0.08 m for an 80 kg pedestrian."""
 

@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from crowdsteer.baselines.steering.arrays import bundle
 from crowdsteer.baselines.steering.precompiled_kernels import njit
 
 from .config import CrowdConfig
@@ -101,6 +102,7 @@ def learner_desired_velocity(actions, state, unicycle, max_turn_rate, dt, out):
                 out[b, i, 1] = s * ax + c * ay
 
 
+@bundle
 class RewardSettings(NamedTuple):
     """The reward weights and episode rules of a config (see ``rewards``)."""
 
@@ -115,6 +117,7 @@ class RewardSettings(NamedTuple):
     collision_ends: bool
 
 
+@bundle
 class LearnerBuffers(NamedTuple):
     """The learners' side of a step, (B, L) each: ``alive`` (updated), ``alive_before`` (its value
     before the step), ``terms`` (B, L, 7), ``reward``, ``terminated``, ``truncated``."""

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from crowdsteer.baselines.steering.arrays import bundle
 from crowdsteer.baselines.steering.flocking import flocking_one, flocking_turn_rate_one
 from crowdsteer.baselines.steering.path_follow import path_follow_projected_one
 from crowdsteer.baselines.steering.precompiled_kernels import njit
@@ -236,6 +237,7 @@ def _roaming_target(b, step_count, bounds, dt, target_pos, target_vel):
     target_vel[b, 1] = ay * wy * math.cos(wy * t)
 
 
+@bundle
 class CrowdScratch(NamedTuple):
     """Work buffers of ``crowd_world`` (one set per thread): the neighbour rows of one body with
     the steering kernels' scratch (``sense``), grid query results, and the flock mates picked out

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from crowdsteer.baselines.steering.arrays import bundle
 from crowdsteer.baselines.steering.precompiled_kernels import njit
 
 DENSE_MAX_BODIES = 64
@@ -38,6 +39,7 @@ def _cell_index(x, x0, cell, n_cells):
     return int(f)
 
 
+@bundle
 class GridBuffers(NamedTuple):
     """The cell lists of one world's grid, allocated once per thread (the step allocates
     nothing): ``cell_start: (MAX_CELLS + 1,)`` int, the first entry of each cell in ``order``

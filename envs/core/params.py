@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from crowdsteer.baselines.steering.arrays import bundle
 from crowdsteer.baselines.steering.flocking import FlockingParams
 from crowdsteer.baselines.steering.path_follow import PathFollowParams
 from crowdsteer.baselines.steering.registry import NAMES
@@ -12,6 +13,7 @@ from .behaviours import FLOCK_TARGETS, FLOCK_VIEWS
 from .steering_params import steering_param_set
 
 
+@bundle
 class StepParams(NamedTuple):
     """Scalars of the step, and every steering behaviour's parameters.
 

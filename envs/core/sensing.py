@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from crowdsteer.baselines.steering.arrays import bundle
 from crowdsteer.baselines.steering.precompiled_kernels import njit
 from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
 
@@ -144,6 +145,7 @@ def _insert_nearest(keys, idx, count, cap, key, j):
     return count + 1 if count < cap else cap
 
 
+@bundle
 class ObserveScratch(NamedTuple):
     """Work buffers of ``observe_worlds`` (one set per thread): the sorted candidates of each
     block, a grid query buffer and a large world's grid."""
@@ -367,6 +369,7 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
                     o[e + 2] = 1.0
 
 
+@bundle
 class ObserveSettings(NamedTuple):
     """What the observation kernel reads from the config: the episode length and the layout's
     counts (K neighbours, O obstacles, W walls, P waypoints), and the sensing radius (m)."""

@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from crowdsteer.baselines.steering.arrays import bundle
+
 # Body kinds.
 LEARNER = 0
 PEDESTRIAN = 1
@@ -25,6 +27,7 @@ UNICYCLE = 1
 KINEMATICS_NAMES = ("holonomic", "unicycle")
 
 
+@bundle
 class WorldState(NamedTuple):
     """Arrays of B worlds x N bodies, M disc obstacles, W wall segments, P path points: one bundle
     that the compiled step takes whole.
@@ -124,6 +127,7 @@ class WorldState(NamedTuple):
         return WorldState(*(a[b : b + 1].copy() for a in self))
 
 
+@bundle
 class StepBuffers(NamedTuple):
     """What one step computes besides the state, for every world and body (one bundle).
 

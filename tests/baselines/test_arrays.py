@@ -44,3 +44,40 @@ def test_compile_cache_falls_back_to_a_temporary_folder_only_when_needed(tmp_pat
     assert choose_cache_dir(tmp_path / "pkg", tmp_path / "home", lambda p: p != pkg_cache) is None
     folder = choose_cache_dir(tmp_path / "pkg", tmp_path / "home", lambda p: p not in ro)
     assert folder is not None and folder.name == "crowdsteer-numba-cache"
+
+
+def test_bundles_are_typed_as_the_tuples_they_are_without_a_lookup():
+    from typing import NamedTuple
+
+    import numba
+    from numba.extending import typeof_impl
+
+    from crowdsteer.baselines.steering.arrays import bundle
+
+    class Plain(NamedTuple):
+        a: np.ndarray
+        x: float
+
+    @bundle
+    class Registered(NamedTuple):
+        a: np.ndarray
+        x: float
+
+    values = (np.zeros((2, 3)), 1.5)
+    plain, registered = numba.typeof(Plain(*values)), numba.typeof(Registered(*values))
+    assert registered.types == plain.types and registered.instance_class is Registered
+    assert Registered in typeof_impl.registry and Plain not in typeof_impl.registry
+
+
+def test_every_bundle_the_step_takes_is_registered():
+    from numba.extending import typeof_impl
+
+    from crowdsteer.envs import CrowdConfig, make_batch
+
+    batch = make_batch(CrowdConfig(), 1)
+    sim = batch.sim
+    bundles = [sim.state, sim.buffers, sim.params, sim._scratch[0], sim._scratch[0].sense,
+               sim._scratch[0].cells, batch.learners, batch.rewards, batch.observe_settings,
+               batch._observe_scratch[0], *sim.params.steering]  # fmt: skip
+    missing = [type(b).__name__ for b in bundles if type(b) not in typeof_impl.registry]
+    assert missing == []

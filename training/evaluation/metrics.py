@@ -33,6 +33,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from crowdsteer.baselines.steering.arrays import bundle
+
 EPS = 1e-9
 """Lengths below this (metres) count as zero."""
 
@@ -206,6 +208,7 @@ def _surface_gaps(
 # --------------------------------------------------------------------------------------------------
 
 
+@bundle
 class DeadlockParams(NamedTuple):
     """Thresholds of the deadlock detector.
 
