@@ -121,7 +121,7 @@ def mirror_vector(ux: float, uy: float, mx: float, my: float) -> tuple[float, fl
     return 2.0 * p * ux - mx, 2.0 * p * uy - my
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cross_path_fix(
     px: float,
     py: float,

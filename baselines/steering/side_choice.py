@@ -140,7 +140,7 @@ def adjusted_push(
     return rotate(vx, vy, -theta * _turn_sign(cross, back, side, tie_angle))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def combine_sums(
     dirx: float,
     diry: float,

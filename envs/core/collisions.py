@@ -64,11 +64,10 @@ def closest_approach_sq(b, i, j, pos, prev_pos):
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def approach_sq(ex, ey, sx, sy):
     """``closest_approach_sq`` from the pair's offsets at the end ``(ex, ey)`` and at the start
-    ``(sx, sy)`` of the step (scalars, so LLVM inlines it; a helper taking arrays would cost a
-    reference-count update per call unless inlined at numba's IR level)."""
+    ``(sx, sy)`` of the step. Inlined where it is called: LLVM left it a call, once per pair."""
     mx = ex - sx
     my = ey - sy
     m2 = mx * mx + my * my
