@@ -22,16 +22,14 @@ from crowdsteer.baselines.steering.registry import NAMES, trace_rows
 from .behaviours import behaviour_id
 from .config import CrowdConfig
 from .crowd import crowd_scratch
+from .episode import FLOCK_LEADERS, write_world
 from .jit_notice import compile_notice
 from .params import StepParams, step_params
 from .state import (
     FLOCK,
-    HOLONOMIC,
     KIND_NAMES,
     KINEMATICS_NAMES,
-    LEARNER,
     PEDESTRIAN,
-    UNICYCLE,
     StepBuffers,
     WorldState,
 )
@@ -105,6 +103,7 @@ class Simulator:
         self._scratch = [crowd_scratch(n, max(m, 1), max(w, 1), trace) for _ in range(chunks)]
         self._pool = ThreadPoolExecutor(numba.get_num_threads()) if chunks > 1 else None
         self._step_entry = None
+        self._write_entry = None
 
     # ------------------------------------------------------------------ reset
     def seed(self, seeds: Sequence[int | None] | int | None) -> None:
@@ -136,67 +135,37 @@ class Simulator:
             self._write_world(b, spec, counts)
 
     def _write_world(self, b: int, spec: Any, counts: Any) -> None:
-        s, c = self.state, self.config
-        slots = np.concatenate(
-            [
-                np.arange(counts.learners),
-                self.counts.learners + np.arange(counts.pedestrians),
-                self.counts.learners + self.max_pedestrians + np.arange(counts.flock),
-            ]
-        ).astype(np.int64)
-        for arr in (s.active, s.reached, s.collided):
-            arr[b] = False
-        s.pos[b] = 0.0
-        s.vel[b] = 0.0
-        s.path_len[b] = 0
-        s.path_index[b] = 0
-        s.pos[b, slots] = spec.start
-        s.start[b, slots] = spec.start
-        s.goal[b, slots] = spec.goal
-        s.radius[b, slots] = spec.radius
-        s.v_pref[b, slots] = spec.v_pref
-        s.v_max[b, slots] = spec.v_pref
-        s.kind[b, slots] = spec.kind
-        s.active[b, slots] = True
-        ped_default = behaviour_id(c.pedestrian_behaviour)
-        s.behaviour[b, slots] = np.where(spec.behaviour >= 0, spec.behaviour, ped_default)
-        # flock units: behaviour 1 marks interceptors (the book makes the second half intercept)
-        flock_slots = slots[spec.kind == FLOCK]
-        rank = np.arange(len(flock_slots))
-        interceptor = {"chase": rank < 0, "intercept": rank >= 0, "mixed": rank > len(rank) // 2}
-        s.behaviour[b, flock_slots] = interceptor[c.flock_leader].astype(np.int64)
-        learner_kin = KINEMATICS_NAMES.index(c.kinematics)
-        s.kinematics[b, slots] = np.where(
-            spec.kind == FLOCK, UNICYCLE, np.where(spec.kind == LEARNER, learner_kin, HOLONOMIC)
-        )
-        p = spec.path.shape[1]
-        s.path[b] = 0.0
-        s.path[b, slots, :p] = spec.path
-        s.path_len[b, slots] = spec.path_len
-        to_goal = spec.goal - spec.start
+        """Write the drawn episode ``spec`` (with its ``counts``) into world ``b``."""
+        c = self.config
+        start = np.ascontiguousarray(spec.start, np.float64)
+        goal = np.ascontiguousarray(spec.goal, np.float64)
+        v_pref = np.ascontiguousarray(spec.v_pref, np.float64)
+        kind = np.ascontiguousarray(spec.kind, np.int64)
+        # numpy's arctan2, cos and sin as always: their results are the episode's bits
+        to_goal = goal - start
         heading = np.arctan2(to_goal[:, 1], to_goal[:, 0])
-        flock = spec.kind == FLOCK
+        flock = kind == FLOCK
         heading[flock] = self.rngs[b].uniform(-np.pi, np.pi, int(flock.sum()))
-        s.heading[b, slots] = heading
         # flock units start moving at their cruising speed along their heading
-        s.vel[b, slots[flock], 0] = spec.v_pref[flock] * np.cos(heading[flock])
-        s.vel[b, slots[flock], 1] = spec.v_pref[flock] * np.sin(heading[flock])
-        m, w = len(spec.obstacle_pos), len(spec.walls)
-        s.obstacle_active[b] = False
-        s.obstacle_pos[b, :m] = spec.obstacle_pos
-        s.obstacle_radius[b, :m] = spec.obstacle_radius
-        s.obstacle_active[b, :m] = True
-        s.wall_active[b] = False
-        s.walls[b, :w] = spec.walls
-        s.wall_active[b, :w] = True
-        s.bounds[b] = spec.bounds
-        cx, cy = (spec.bounds[0] + spec.bounds[2]) / 2, (spec.bounds[1] + spec.bounds[3]) / 2
-        s.target_pos[b] = (cx, cy)
-        s.target_vel[b] = 0.0
-        s.step_count[b] = 0
-        self.buffers.goal_dist[b] = np.linalg.norm(s.goal[b] - s.pos[b], axis=-1)
-        self.buffers.min_gap[b] = 0.0
-        self.buffers.trace[b] = 0.0
+        vel = np.zeros_like(start)
+        vel[flock, 0] = v_pref[flock] * np.cos(heading[flock])
+        vel[flock, 1] = v_pref[flock] * np.sin(heading[flock])
+        args = (
+            b, self.state, self.buffers, counts.learners, counts.pedestrians, counts.flock,
+            self.counts.learners, self.max_pedestrians, start, goal,
+            np.ascontiguousarray(spec.radius, np.float64), v_pref, kind,
+            np.ascontiguousarray(spec.behaviour, np.int64), heading, vel,
+            np.ascontiguousarray(spec.path, np.float64),
+            np.ascontiguousarray(spec.path_len, np.int64),
+            np.ascontiguousarray(spec.obstacle_pos, np.float64).reshape(-1, 2),
+            np.ascontiguousarray(spec.obstacle_radius, np.float64).reshape(-1),
+            np.ascontiguousarray(spec.walls, np.float64).reshape(-1, 2, 2),
+            np.asarray(spec.bounds, np.float64), behaviour_id(c.pedestrian_behaviour),
+            FLOCK_LEADERS.index(c.flock_leader), KINEMATICS_NAMES.index(c.kinematics),
+        )  # fmt: skip
+        if self._write_entry is None:
+            self._write_entry = compiled_entry(write_world, *args)
+        self._write_entry(*args)
 
     # ------------------------------------------------------------------- step
     def step(self, learner_desired: np.ndarray | None = None) -> None:

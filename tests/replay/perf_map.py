@@ -16,6 +16,7 @@ the step).
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 
@@ -63,7 +64,8 @@ def main() -> None:
     pool = [np.random.default_rng(k).uniform(-1, 1, (256, 10, 2)) for k in range(16)]
     for k in range(30):
         batch.step(pool[k % 16])
-    import gc; gc.freeze()
+
+    gc.freeze()
     count = write_perf_map(f"/tmp/perf-{os.getpid()}.map")
     print(f"perf map: {count} functions", flush=True)
     start, k = time.process_time(), 0
