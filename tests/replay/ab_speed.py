@@ -1,14 +1,15 @@
 """Steps per CPU-second of one source tree, the same timing loop for every version compared.
 
 ``python tests/replay/ab_speed.py TREE FORMS`` times FORMS (comma-separated: ceiling, single,
-parallel, closed, target, nocrowd, large, xlarge) of the crowdsteer found at TREE (a folder
+parallel, closed, sb3, target, nocrowd, large, xlarge) of the crowdsteer found at TREE (a folder
 holding a ``crowdsteer`` package, put first on the path) or, with TREE ``installed``, of the
 installed one, and prints one JSON object: per form the best and median of 3 windows of
 ``AB_SECONDS`` (default 1) of process CPU time (``closed`` runs the baseline ``AB_POLICY``,
-default orca), in calls per second, with the bodies stepped per
-call. Run it in turn for each version (A B A B ...) to compare them on a shared machine. It uses
-only the public API and the minimal kernel, so it runs on older versions too (the previous
-round's ``CrowdBatch`` lived in ``envs.core.engine``). Batch forms use a 1 mm goal tolerance so
+default orca; ``sb3`` is Stable-Baselines3's ``VecEnv`` over 16 worlds, resets included),
+in calls per second, with the bodies stepped per call. Run it in turn for each version (A B A
+B ...) to compare them on a shared machine. It uses only the public API and the minimal kernel,
+so it runs on older versions too (the previous round's ``CrowdBatch`` lived in
+``envs.core.engine``). Batch forms use a 1 mm goal tolerance so
 that learners never arrive.
 """
 
@@ -116,6 +117,18 @@ def closed_step() -> Callable[[int], None]:
     return step
 
 
+def sb3_step() -> Callable[[int], None]:
+    """Stable-Baselines3's ``VecEnv`` as PPO steps it: 16 worlds of CrowdNav's test (one learner
+    and 5 ORCA humans each), each reset as its episode ends (a call is 16 learner-steps)."""
+    from crowdsteer.envs import make_sb3_vec_env
+
+    env = make_sb3_vec_env(num_worlds=16, preset="crowdnav")
+    env.seed(0)
+    env.reset()
+    pool = np.random.default_rng(0).uniform(-1, 1, (16, env.num_envs, 2)).astype(np.float32)
+    return lambda k: env.step(pool[k % 16])
+
+
 def batch_step(form: str) -> tuple[Callable[[int], None], int, float]:
     from crowdsteer.envs import CrowdConfig
 
@@ -144,9 +157,9 @@ def main() -> None:
     if tree != "installed":
         sys.path.insert(0, tree)
     seconds = float(os.environ.get("AB_SECONDS", "1.0"))
-    bodies = {"ceiling": 256 * 20, "single": 11, "parallel": 15, "closed": 6}
+    bodies = {"ceiling": 256 * 20, "single": 11, "parallel": 15, "closed": 6, "sb3": 16 * 6}
     makers = {"ceiling": ceiling_step, "single": single_step, "parallel": parallel_step,
-              "closed": closed_step}  # fmt: skip
+              "closed": closed_step, "sb3": sb3_step}  # fmt: skip
     out = {}
     for form in forms:
         if form in makers:
