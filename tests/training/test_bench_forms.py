@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 import pytest
 
@@ -73,9 +74,42 @@ def test_a_fresh_process_reports_its_stages_to_the_first_step(tmp_path):
     assert warm["step_s"] < got["step_s"]  # loaded from that cache, not compiled again
 
 
-def test_peers_are_skipped_with_the_reason_when_vmas_is_not_there(capsys, tmp_path):
+def test_peers_are_skipped_with_the_reason_when_they_are_not_there(capsys, tmp_path):
     assert cli_main(["bench-peers"]) == 0
-    assert "VMAS: skipped (no --vmas-python given)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "VMAS: skipped (no --vmas-python given)" in out
+    assert "CrowdNav: skipped (no --crowdnav-python given)" in out
     missing = str(tmp_path / "no-such-python")
     assert cli_main(["bench-peers", "--vmas-python", missing]) == 0
     assert "VMAS: skipped" in capsys.readouterr().out
+    assert cli_main(["bench-peers", "--crowdnav-python", sys.executable]) == 0
+    assert "--crowdnav-root, a checkout of CrowdNav, is needed too" in capsys.readouterr().out
+    assert cli_main(["bench-peers", "--crowdnav-python", sys.executable,
+                     "--crowdnav-root", str(tmp_path)]) == 0  # fmt: skip
+    assert "CrowdNav: skipped (CrowdNav did not start" in capsys.readouterr().out
+
+
+def test_a_peer_is_timed_in_turn_with_our_side_and_compared():
+    """A stand-in peer (a worker reporting 50 calls a window) against a side making 100."""
+    from types import SimpleNamespace
+
+    from crowdsteer.training.perf.peers import LocalSide, PeerWorker, _interleaved, _row
+
+    worker = (
+        "import json, sys\n"
+        "print(json.dumps({'ready': 'stand-in'}), flush=True)\n"
+        "for line in sys.stdin:\n"
+        "    s = float(line)\n"
+        "    print(json.dumps({'calls': 50, 'wall': s, 'cpu': s}), flush=True)\n"
+    )
+    peer = PeerWorker("stand-in", sys.executable, worker)
+
+    class Ours(LocalSide):
+        def window(self, seconds):
+            return {"calls": 100, "wall": seconds, "cpu": seconds}
+
+    row = _interleaved(Ours(), peer, SimpleNamespace(rounds=3, seconds=0.5), 2)
+    assert row["crowdsteer"]["per_s"] == 400 and row["peer"]["per_s"] == 200
+    assert row["ratio"] == 2 and row["paired_ratio_min"] == row["paired_ratio_max"] == 2
+    assert row["peer_versions"] == {"ready": "stand-in"}
+    assert _row("x", row, 1.0, "").startswith("| x | 400 (400-400) | 200 (200-200) | 2.00")

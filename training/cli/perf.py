@@ -138,11 +138,18 @@ def add_perf_commands(commands: Commands) -> None:
     p = commands.add(
         "bench-peers",
         _bench_peers,
-        "crowdsteer beside VMAS simple_spread (B = 4096), interleaved, where VMAS is installed",
+        "crowdsteer beside VMAS and CrowdNav, interleaved, where they are installed",
         "Times crowdsteer's no-crowd form (4096 worlds of 3 learners) window by window in turn\n"
-        "with VMAS's simple_spread run by the Python of a venv holding vmas and torch.",
+        "with VMAS's simple_spread run by the Python of a venv holding vmas and torch, and\n"
+        "crowdsteer's closed loop on CrowdNav's test (the ORCA baseline) in turn with CrowdNav's\n"
+        "own, its ORCA robot, run from a checkout by a Python with Python-RVO2 and gym.",
     )
     p.add_argument("--vmas-python", default=None, help="Python of a venv with vmas and torch")
+    p.add_argument(
+        "--crowdnav-python", default=None,
+        help="Python of a venv with Python-RVO2, gym and matplotlib (CrowdNav's requirements)",
+    )  # fmt: skip
+    p.add_argument("--crowdnav-root", default=None, help="a checkout of CrowdNav (its sources)")
     p.add_argument("--seconds", type=seconds(False), default=3.0, help="one timed window")
     p.add_argument(
         "--rounds", type=ca.int_at_least(1), default=5, help="windows per side, interleaved"

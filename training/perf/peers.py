@@ -1,16 +1,22 @@
-"""crowdsteer side by side with VMAS, in one run, interleaved, where VMAS is installed.
+"""crowdsteer side by side with its peers, in one run, interleaved, where they are installed.
 
-VMAS needs torch, which crowdsteer does not: it lives in a virtual environment of its own, whose
-Python is given with ``--vmas-python``. This script starts one warm worker process there, builds
-``simple_spread`` (3 agents, B = 4096 worlds, continuous actions, no episode end, on the CPU, one
-thread) and times it window by window, in turn with crowdsteer's ``nocrowd`` form (4096 worlds of
-3 learners, no crowd, one thread) timed in this process: A B A B ... Both sides step with random
-actions drawn before timing (a pool of 16, cycled). A figure is the median window in body-steps
-(agent-steps) per second of wall time and per second of the process's CPU time; the ratio is
-crowdsteer's over VMAS's. Without ``--vmas-python`` (or when VMAS does not import there) the peer
-is skipped and said so.
+Each peer runs in a warm worker process of a Python of its own, timed window by window in turn
+with the matching crowdsteer form timed in this process (A B A B ..., one thread each). A figure
+is the median window, per second of wall time and of the process's CPU time; the ratio is
+crowdsteer's over the peer's. A peer that is not given (or does not start) is skipped and said so.
 
-    crowdsteer bench-peers --vmas-python /path/to/venv/bin/python
+- **VMAS** ``simple_spread`` (``--vmas-python``: a venv with vmas and torch): 3 agents, B = 4096
+  worlds, continuous actions, no episode end, on the CPU, against crowdsteer's ``nocrowd`` form
+  (4096 worlds of 3 learners, no crowd), both with random actions drawn before timing (a pool of
+  16, cycled), in body-steps (agent-steps) per second.
+- **CrowdNav** (``--crowdnav-python``: a venv with Python-RVO2, gym and matplotlib;
+  ``--crowdnav-root``: a checkout of CrowdNav, run from its sources): its test, circle crossing
+  with 5 ORCA humans, the robot driven by CrowdNav's own ORCA policy, in closed loop (``act``,
+  ``step``, a reset when the episode ends), against crowdsteer's ``preset="crowdnav"`` with the
+  ORCA baseline acting on the observation, in the same loop, in steps per second.
+
+    crowdsteer bench-peers --vmas-python /path/to/vmas-venv/bin/python \
+        --crowdnav-python /path/to/crowdnav-venv/bin/python --crowdnav-root /path/to/CrowdNav
 """
 
 from __future__ import annotations
@@ -19,8 +25,9 @@ import json
 import os
 import statistics
 import subprocess
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 _VMAS_WORKER = """
@@ -49,6 +56,39 @@ for line in sys.stdin:
     print(json.dumps(run(float(line))), flush=True)
 """
 
+_CROWDNAV_WORKER = """
+import configparser, json, logging, os, sys, time
+root = sys.argv[1]
+sys.path.insert(0, root)
+logging.disable(logging.CRITICAL)
+from crowd_sim.envs.crowd_sim import CrowdSim
+from crowd_sim.envs.policy.orca import ORCA
+from crowd_sim.envs.utils.robot import Robot
+config = configparser.RawConfigParser()
+config.read(os.path.join(root, "crowd_nav", "configs", "env.config"))
+env = CrowdSim()
+env.configure(config)
+robot = Robot(config, "robot")
+policy = ORCA()
+robot.set_policy(policy)
+env.set_robot(robot)
+policy.set_phase("test")
+policy.safety_space = 0  # as crowd_nav/test.py sets it for an ORCA robot
+ob = [env.reset("test")]
+def run(seconds):
+    c0, t0 = time.process_time(), time.perf_counter()
+    calls = 0
+    while time.perf_counter() - t0 < seconds:
+        o, _, done, _ = env.step(robot.act(ob[0]))
+        calls += 1
+        ob[0] = env.reset("test") if done else o
+    return {"calls": calls, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
+run(1.0)  # warm-up
+print(json.dumps({"ready": "crowdnav", "humans": env.human_num}), flush=True)
+for line in sys.stdin:
+    print(json.dumps(run(float(line))), flush=True)
+"""
+
 WORLDS = 4096
 AGENTS = 3
 
@@ -59,18 +99,24 @@ def _single_thread_env() -> dict[str, str]:
     return {**os.environ, **one}
 
 
-class VmasWorker:
-    """A warm VMAS ``simple_spread`` in a process of the given Python; ``window(s)`` times one."""
+class PeerWorker:
+    """A warm peer in a process of the given Python running ``script`` with ``args``;
+    ``window(s)`` times one window there."""
 
-    def __init__(self, python: str):
+    def __init__(self, name: str, python: str, script: str, *args: str):
+        # a file, not a pipe, so that it never fills up; closed with the worker
+        self.errors = tempfile.TemporaryFile("w+")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [python, "-c", _VMAS_WORKER, str(WORLDS), str(AGENTS)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=_single_thread_env(),
+            [python, "-c", script, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self.errors, text=True, env=_single_thread_env(),
         )  # fmt: skip
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError(f"VMAS did not start with {python}")
+            self.proc.wait(timeout=30)
+            self.errors.seek(0)
+            last = (self.errors.read().strip().splitlines() or ["no message"])[-1]
+            raise RuntimeError(f"{name} did not start with {python}: {last}")
         self.versions = json.loads(line)
 
     def window(self, seconds: float) -> dict[str, float]:
@@ -83,19 +129,17 @@ class VmasWorker:
         if self.proc.stdin is not None:
             self.proc.stdin.close()
         self.proc.wait(timeout=30)
+        self.errors.close()
 
 
-class NoCrowdSide:
-    """crowdsteer's ``nocrowd`` form (``bench_speed``) in this process."""
+class LocalSide:
+    """crowdsteer's side of a comparison, in this process: ``step(k)`` is one call."""
 
-    def __init__(self, seed: int = 0):
-        from .bench_speed import Case, make_stepper
-
-        self.step = make_stepper(Case("nocrowd", WORLDS, AGENTS, AGENTS, 0, 0), seed)
-        self.k = 0
-        self.window(1.0)  # compiles or loads the kernels, then warms up
+    step: Callable[[int], None]
+    k = 0
 
     def window(self, seconds: float) -> dict[str, float]:
+        """Calls of ``step`` for ``seconds`` of wall time, with the wall and CPU time taken."""
         c0, t0 = time.process_time(), time.perf_counter()
         calls = 0
         while time.perf_counter() - t0 < seconds:
@@ -105,32 +149,51 @@ class NoCrowdSide:
         return {"calls": calls, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
 
 
-def _rates(windows: Sequence[dict[str, float]]) -> dict[str, float]:
-    per = WORLDS * AGENTS
+class NoCrowdSide(LocalSide):
+    """crowdsteer's ``nocrowd`` form (``bench_speed``) in this process."""
+
+    def __init__(self, seed: int = 0):
+        from .bench_speed import Case, make_stepper
+
+        self.step = make_stepper(Case("nocrowd", WORLDS, AGENTS, AGENTS, 0, 0), seed)
+        self.window(1.0)  # compiles or loads the kernels, then warms up
+
+
+class ClosedLoopSide(LocalSide):
+    """crowdsteer's closed loop on CrowdNav's test: ``preset="crowdnav"`` (5 ORCA humans), the
+    ORCA baseline acting on the observation, ``env.step``, a reset when the episode ends."""
+
+    def __init__(self, seed: int = 0):
+        from crowdsteer.baselines.policies import make_policy
+        from crowdsteer.envs.api.single import CrowdNavEnv
+
+        env = CrowdNavEnv(preset="crowdnav")
+        policy = make_policy("orca", config=env.config)
+        obs = [env.reset(seed=seed)[0]]
+
+        def step(k: int) -> None:
+            o, _, terminated, truncated, _ = env.step(policy.act(obs[0]))
+            obs[0] = env.reset()[0] if terminated or truncated else o
+
+        self.step = step
+        self.window(1.0)
+
+
+def _rates(windows: Sequence[dict[str, float]], per: int) -> dict[str, float]:
+    """Median (min, max) of ``per`` units per call over the windows, per wall and CPU second."""
     wall = [w["calls"] * per / w["wall"] for w in windows]
     cpu = [w["calls"] * per / max(w["cpu"], 1e-9) for w in windows]
     return {
-        "body_steps_per_s": statistics.median(wall),
-        "body_steps_per_s_min": min(wall),
-        "body_steps_per_s_max": max(wall),
-        "body_steps_per_cpu_s": statistics.median(cpu),
+        "per_s": statistics.median(wall),
+        "per_s_min": min(wall),
+        "per_s_max": max(wall),
+        "per_cpu_s": statistics.median(cpu),
         "cpu_fraction": statistics.median(w["cpu"] / w["wall"] for w in windows),
     }
 
 
-def run(args: Any) -> int:
-    """Run the comparison with the options of ``crowdsteer bench-peers`` (``args``: their
-    namespace: ``vmas_python``, ``seconds``, ``rounds``, ``json``); prints a Markdown row or one
-    JSON object. Returns 0, also when the peer is skipped (it says why)."""
-    if not args.vmas_python:
-        print("VMAS: skipped (no --vmas-python given)")
-        return 0
-    try:
-        peer = VmasWorker(args.vmas_python)
-    except (OSError, RuntimeError, json.JSONDecodeError) as err:
-        print(f"VMAS: skipped ({err})")
-        return 0
-    ours = NoCrowdSide()
+def _interleaved(ours: LocalSide, peer: PeerWorker, args: Any, per: int) -> dict[str, Any]:
+    """``args.rounds`` windows of ``args.seconds`` on each side in turn; their rates and ratios."""
     mine, theirs = [], []
     try:
         for _ in range(args.rounds):
@@ -138,32 +201,77 @@ def run(args: Any) -> int:
             theirs.append(peer.window(args.seconds))
     finally:
         peer.close()
-    a, b = _rates(mine), _rates(theirs)
+    a, b = _rates(mine, per), _rates(theirs, per)
     paired = [
         (m["calls"] / m["wall"]) / (t["calls"] / t["wall"])
         for m, t in zip(mine, theirs, strict=True)
     ]
-    row = {
-        "comparison": f"VMAS simple_spread vs crowdsteer nocrowd, {AGENTS} agents, B={WORLDS}",
+    return {
         "crowdsteer": a,
-        "vmas": b,
-        "vmas_versions": peer.versions,
-        "ratio": a["body_steps_per_s"] / b["body_steps_per_s"],
-        "ratio_cpu": a["body_steps_per_cpu_s"] / b["body_steps_per_cpu_s"],
+        "peer": b,
+        "peer_versions": peer.versions,
+        "ratio": a["per_s"] / b["per_s"],
+        "ratio_cpu": a["per_cpu_s"] / b["per_cpu_s"],
         "paired_ratio_min": min(paired),
         "paired_ratio_max": max(paired),
         "rounds": args.rounds,
         "seconds": args.seconds,
     }
-    if args.json:
-        print(json.dumps(row))
-        return 0
-    print(
-        f"| VMAS simple_spread, {AGENTS} agents, B = {WORLDS} (vmas {peer.versions['ready']}) | "
-        f"{a['body_steps_per_s'] / 1e6:.2f} M ({a['body_steps_per_s_min'] / 1e6:.2f}-"
-        f"{a['body_steps_per_s_max'] / 1e6:.2f}) | {b['body_steps_per_s'] / 1e6:.2f} M "
-        f"({b['body_steps_per_s_min'] / 1e6:.2f}-{b['body_steps_per_s_max'] / 1e6:.2f}) | "
-        f"{row['ratio']:.2f} (paired {min(paired):.2f}-{max(paired):.2f}; per CPU-s "
+
+
+def _start(name: str, python: str | None, script: str, *worker_args: str) -> PeerWorker | None:
+    """The peer's warm worker, or None after saying why it is skipped."""
+    if not python:
+        print(f"{name}: skipped (no --{name.lower()}-python given)")
+        return None
+    try:
+        return PeerWorker(name, python, script, *worker_args)
+    except (OSError, RuntimeError, json.JSONDecodeError) as err:
+        print(f"{name}: skipped ({err})")
+        return None
+
+
+def _row(what: str, row: dict[str, Any], scale: float, unit: str) -> str:
+    a, b = row["crowdsteer"], row["peer"]
+
+    def fig(r: dict[str, float]) -> str:
+        v, lo, hi = r["per_s"] / scale, r["per_s_min"] / scale, r["per_s_max"] / scale
+        if unit:
+            return f"{v:,.2f}{unit} ({lo:,.2f}-{hi:,.2f})"
+        return f"{v:,.0f} ({lo:,.0f}-{hi:,.0f})"
+
+    return (
+        f"| {what} | {fig(a)} | {fig(b)} | {row['ratio']:.2f} (paired "
+        f"{row['paired_ratio_min']:.2f}-{row['paired_ratio_max']:.2f}; per CPU-s "
         f"{row['ratio_cpu']:.2f}) |"
     )
+
+
+def run(args: Any) -> int:
+    """Run the comparisons with the options of ``crowdsteer bench-peers`` (``args``: their
+    namespace: ``vmas_python``, ``crowdnav_python``, ``crowdnav_root``, ``seconds``, ``rounds``,
+    ``json``); prints a Markdown row per peer, or one JSON object per line. Returns 0, also when a
+    peer is skipped (it says why)."""
+    vmas = _start("VMAS", args.vmas_python, _VMAS_WORKER, str(WORLDS), str(AGENTS))
+    if vmas is not None:
+        row = _interleaved(NoCrowdSide(), vmas, args, WORLDS * AGENTS)
+        row["comparison"] = f"VMAS simple_spread vs crowdsteer nocrowd, {AGENTS} agents, B={WORLDS}"
+        print(json.dumps(row) if args.json else _row(
+            f"VMAS simple_spread, {AGENTS} agents, B = {WORLDS} (vmas {vmas.versions['ready']}), "
+            "body-steps/s", row, 1e6, " M",
+        ))  # fmt: skip
+    root = getattr(args, "crowdnav_root", None)
+    if getattr(args, "crowdnav_python", None) and not root:
+        print("CrowdNav: skipped (--crowdnav-root, a checkout of CrowdNav, is needed too)")
+        return 0
+    crowdnav = _start(
+        "CrowdNav", getattr(args, "crowdnav_python", None), _CROWDNAV_WORKER, str(root)
+    )
+    if crowdnav is not None:
+        row = _interleaved(ClosedLoopSide(), crowdnav, args, 1)
+        row["comparison"] = "CrowdNav closed loop, ORCA robot, 5 ORCA humans, vs crowdsteer"
+        print(json.dumps(row) if args.json else _row(
+            "CrowdNav's test in closed loop (5 ORCA humans; its ORCA robot against the ORCA "
+            "baseline), steps/s", row, 1.0, "",
+        ))  # fmt: skip
     return 0
