@@ -11,9 +11,10 @@ crowdsteer's over the peer's. A peer that is not given (or does not start) is sk
   16, cycled), in body-steps (agent-steps) per second.
 - **CrowdNav** (``--crowdnav-python``: a venv with Python-RVO2, gym and matplotlib;
   ``--crowdnav-root``: a checkout of CrowdNav, run from its sources): its test, circle crossing
-  with 5 ORCA humans, the robot driven by CrowdNav's own ORCA policy, in closed loop (``act``,
-  ``step``, a reset when the episode ends), against crowdsteer's ``preset="crowdnav"`` with the
-  ORCA baseline acting on the observation, in the same loop, in steps per second.
+  with ORCA humans, against crowdsteer's ``preset="crowdnav"`` with as many, in steps per second,
+  a reset when the episode ends included (``CROWDNAV_CASES``): 5 humans in closed loop, the robot
+  driven by CrowdNav's own ORCA policy against the ORCA baseline acting on the observation; 5
+  and 20 humans with random actions.
 
     crowdsteer bench-peers --vmas-python /path/to/vmas-venv/bin/python \
         --crowdnav-python /path/to/crowdnav-venv/bin/python --crowdnav-root /path/to/CrowdNav
@@ -29,6 +30,8 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 _VMAS_WORKER = """
 import json, os, sys, time
@@ -58,14 +61,18 @@ for line in sys.stdin:
 
 _CROWDNAV_WORKER = """
 import configparser, json, logging, os, sys, time
-root = sys.argv[1]
+import numpy as np
+root, mode, humans, radius = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 sys.path.insert(0, root)
 logging.disable(logging.CRITICAL)
 from crowd_sim.envs.crowd_sim import CrowdSim
 from crowd_sim.envs.policy.orca import ORCA
+from crowd_sim.envs.utils.action import ActionXY
 from crowd_sim.envs.utils.robot import Robot
 config = configparser.RawConfigParser()
 config.read(os.path.join(root, "crowd_nav", "configs", "env.config"))
+config.set("sim", "human_num", str(humans))
+config.set("sim", "circle_radius", radius)
 env = CrowdSim()
 env.configure(config)
 robot = Robot(config, "robot")
@@ -74,12 +81,15 @@ robot.set_policy(policy)
 env.set_robot(robot)
 policy.set_phase("test")
 policy.safety_space = 0  # as crowd_nav/test.py sets it for an ORCA robot
+rng = np.random.default_rng(0)
+pool = [ActionXY(*v) for v in rng.uniform(-0.7, 0.7, (16, 2)).tolist()]
 ob = [env.reset("test")]
 def run(seconds):
     c0, t0 = time.process_time(), time.perf_counter()
     calls = 0
     while time.perf_counter() - t0 < seconds:
-        o, _, done, _ = env.step(robot.act(ob[0]))
+        action = robot.act(ob[0]) if mode == "closed" else pool[calls % 16]
+        o, _, done, _ = env.step(action)
         calls += 1
         ob[0] = env.reset("test") if done else o
     return {"calls": calls, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
@@ -91,6 +101,12 @@ for line in sys.stdin:
 
 WORLDS = 4096
 AGENTS = 3
+CROWDNAV_CASES = (("closed", 5, 4.0), ("step", 5, 4.0), ("step", 20, 13.0))
+"""CrowdNav comparisons: (the robot's actions, humans, circle radius in m): its ORCA robot in
+closed loop, random actions at 5 and 20 humans (CrowdNav's humans each run ORCA, a simulator
+built per human and step, so its step grows with the square of the crowd). 20 humans need a
+circle of 13 m for crowdsteer's scenario check (its draws are guaranteed to find room), and both
+sides use it."""
 
 
 def _single_thread_env() -> dict[str, str]:
@@ -159,20 +175,25 @@ class NoCrowdSide(LocalSide):
         self.window(1.0)  # compiles or loads the kernels, then warms up
 
 
-class ClosedLoopSide(LocalSide):
-    """crowdsteer's closed loop on CrowdNav's test: ``preset="crowdnav"`` (5 ORCA humans), the
-    ORCA baseline acting on the observation, ``env.step``, a reset when the episode ends."""
+class CrowdNavSide(LocalSide):
+    """crowdsteer on CrowdNav's test (``preset="crowdnav"``, ``humans`` ORCA pedestrians) as
+    the CrowdNav worker runs it: ``mode="closed"``, the ORCA baseline acting on the observation;
+    ``mode="step"``, random actions; ``env.step`` and a reset when the episode ends."""
 
-    def __init__(self, seed: int = 0):
+    def __init__(self, mode: str, humans: int, radius: float, seed: int = 0):
         from crowdsteer.baselines.policies import make_policy
         from crowdsteer.envs.api.single import CrowdNavEnv
 
-        env = CrowdNavEnv(preset="crowdnav")
+        env = CrowdNavEnv(
+            preset="crowdnav", n_pedestrians=humans, scenario_params={"circle_radius": radius}
+        )
         policy = make_policy("orca", config=env.config)
+        pool = list(np.random.default_rng(seed).uniform(-1, 1, (16, 2)).astype(np.float32))
         obs = [env.reset(seed=seed)[0]]
 
         def step(k: int) -> None:
-            o, _, terminated, truncated, _ = env.step(policy.act(obs[0]))
+            action = policy.act(obs[0]) if mode == "closed" else pool[k % 16]
+            o, _, terminated, truncated, _ = env.step(action)
             obs[0] = env.reset()[0] if terminated or truncated else o
 
         self.step = step
@@ -264,14 +285,19 @@ def run(args: Any) -> int:
     if getattr(args, "crowdnav_python", None) and not root:
         print("CrowdNav: skipped (--crowdnav-root, a checkout of CrowdNav, is needed too)")
         return 0
-    crowdnav = _start(
-        "CrowdNav", getattr(args, "crowdnav_python", None), _CROWDNAV_WORKER, str(root)
-    )
-    if crowdnav is not None:
-        row = _interleaved(ClosedLoopSide(), crowdnav, args, 1)
-        row["comparison"] = "CrowdNav closed loop, ORCA robot, 5 ORCA humans, vs crowdsteer"
+    for mode, humans, radius in CROWDNAV_CASES:
+        crowdnav = _start(
+            "CrowdNav", getattr(args, "crowdnav_python", None), _CROWDNAV_WORKER, str(root),
+            mode, str(humans), str(radius),
+        )  # fmt: skip
+        if crowdnav is None:
+            break
+        row = _interleaved(CrowdNavSide(mode, humans, radius), crowdnav, args, 1)
+        what = ("in closed loop (its ORCA robot against the ORCA baseline)" if mode == "closed"
+                else "env.step with random actions")  # fmt: skip
+        case = f"CrowdNav's test, {humans} ORCA humans on a {radius:g} m circle, {what}"
+        row["comparison"] = f"{case}, vs crowdsteer"
         print(json.dumps(row) if args.json else _row(
-            "CrowdNav's test in closed loop (5 ORCA humans; its ORCA robot against the ORCA "
-            "baseline), steps/s", row, 1.0, "",
+            f"{case}, resets included, steps/s", row, 1.0, ""
         ))  # fmt: skip
     return 0
