@@ -79,6 +79,7 @@ def test_peers_are_skipped_with_the_reason_when_they_are_not_there(capsys, tmp_p
     out = capsys.readouterr().out
     assert "VMAS: skipped (no --vmas-python given)" in out
     assert "CrowdNav: skipped (no --crowdnav-python given)" in out
+    assert "MPE2: skipped (no --mpe2-python given)" in out
     missing = str(tmp_path / "no-such-python")
     assert cli_main(["bench-peers", "--vmas-python", missing]) == 0
     assert "VMAS: skipped" in capsys.readouterr().out

@@ -138,11 +138,12 @@ def add_perf_commands(commands: Commands) -> None:
     p = commands.add(
         "bench-peers",
         _bench_peers,
-        "crowdsteer beside VMAS and CrowdNav, interleaved, where they are installed",
+        "crowdsteer beside VMAS, MPE2 and CrowdNav, interleaved, where they are installed",
         "Times crowdsteer's no-crowd form (4096 worlds of 3 learners) window by window in turn\n"
         "with VMAS's simple_spread run by the Python of a venv holding vmas and torch, and\n"
         "crowdsteer's closed loop on CrowdNav's test (the ORCA baseline) in turn with CrowdNav's\n"
-        "own, its ORCA robot, run from a checkout by a Python with Python-RVO2 and gym.",
+        "own, its ORCA robot, run from a checkout by a Python with Python-RVO2 and gym; and the\n"
+        "PettingZoo parallel env beside MPE2's simple_spread at 3 and 10 agents.",
     )
     p.add_argument("--vmas-python", default=None, help="Python of a venv with vmas and torch")
     p.add_argument(
@@ -150,6 +151,7 @@ def add_perf_commands(commands: Commands) -> None:
         help="Python of a venv with Python-RVO2, gym and matplotlib (CrowdNav's requirements)",
     )  # fmt: skip
     p.add_argument("--crowdnav-root", default=None, help="a checkout of CrowdNav (its sources)")
+    p.add_argument("--mpe2-python", default=None, help="Python of a venv with mpe2")
     p.add_argument("--seconds", type=seconds(False), default=3.0, help="one timed window")
     p.add_argument(
         "--rounds", type=ca.int_at_least(1), default=5, help="windows per side, interleaved"

@@ -15,9 +15,14 @@ crowdsteer's over the peer's. A peer that is not given (or does not start) is sk
   a reset when the episode ends included (``CROWDNAV_CASES``): 5 humans in closed loop, the robot
   driven by CrowdNav's own ORCA policy against the ORCA baseline acting on the observation; 5
   and 20 humans with random actions.
+- **MPE2** ``simple_spread`` (``--mpe2-python``: a venv with ``mpe2``), 3 and 10 agents through
+  PettingZoo's parallel API with continuous actions, against crowdsteer's parallel env with as
+  many learners and no crowd, random actions drawn before timing, resets included, in steps per
+  second.
 
     crowdsteer bench-peers --vmas-python /path/to/vmas-venv/bin/python \
-        --crowdnav-python /path/to/crowdnav-venv/bin/python --crowdnav-root /path/to/CrowdNav
+        --crowdnav-python /path/to/crowdnav-venv/bin/python --crowdnav-root /path/to/CrowdNav \
+        --mpe2-python /path/to/mpe2-venv/bin/python
 """
 
 from __future__ import annotations
@@ -99,8 +104,37 @@ for line in sys.stdin:
     print(json.dumps(run(float(line))), flush=True)
 """
 
+_MPE2_WORKER = """
+import json, sys, time
+import numpy as np
+from mpe2 import simple_spread_v3
+n = int(sys.argv[1])
+env = simple_spread_v3.parallel_env(N=n, continuous_actions=True)
+env.reset(seed=0)
+rng = np.random.default_rng(0)
+pool = [{a: rng.uniform(0, 1, 5).astype(np.float32) for a in env.possible_agents}
+        for _ in range(16)]
+def run(seconds):
+    c0, t0 = time.process_time(), time.perf_counter()
+    calls = 0
+    while time.perf_counter() - t0 < seconds:
+        acts = pool[calls % 16]
+        env.step({a: acts[a] for a in env.agents})
+        calls += 1
+        if not env.agents:
+            env.reset()
+    return {"calls": calls, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
+run(1.0)  # warm-up
+print(json.dumps({"ready": "mpe2"}), flush=True)
+for line in sys.stdin:
+    print(json.dumps(run(float(line))), flush=True)
+"""
+
 WORLDS = 4096
 AGENTS = 3
+MPE2_AGENTS = (3, 10)
+"""MPE2 comparisons: ``simple_spread`` with this many agents against crowdsteer's PettingZoo
+parallel env with as many learners and no crowd."""
 CROWDNAV_CASES = (("closed", 5, 4.0), ("step", 5, 4.0), ("step", 20, 13.0))
 """CrowdNav comparisons: (the robot's actions, humans, circle radius in m): its ORCA robot in
 closed loop, random actions at 5 and 20 humans (CrowdNav's humans each run ORCA, a simulator
@@ -173,6 +207,29 @@ class NoCrowdSide(LocalSide):
 
         self.step = make_stepper(Case("nocrowd", WORLDS, AGENTS, AGENTS, 0, 0), seed)
         self.window(1.0)  # compiles or loads the kernels, then warms up
+
+
+class ParallelSide(LocalSide):
+    """crowdsteer's PettingZoo parallel env with ``learners`` learners and no crowd, random
+    actions drawn before timing, a reset when no agent is left."""
+
+    def __init__(self, learners: int, seed: int = 0):
+        from crowdsteer.envs.api.parallel import CrowdParallelEnv
+
+        env = CrowdParallelEnv(n_learners=learners, n_pedestrians=0)
+        env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        pool = [{a: rng.uniform(-1, 1, 2).astype(np.float32) for a in env.possible_agents}
+                for _ in range(16)]  # fmt: skip
+
+        def step(k: int) -> None:
+            acts = pool[k % 16]
+            env.step({a: acts[a] for a in env.agents})
+            if not env.agents:
+                env.reset()
+
+        self.step = step
+        self.window(1.0)
 
 
 class CrowdNavSide(LocalSide):
@@ -270,9 +327,9 @@ def _row(what: str, row: dict[str, Any], scale: float, unit: str) -> str:
 
 def run(args: Any) -> int:
     """Run the comparisons with the options of ``crowdsteer bench-peers`` (``args``: their
-    namespace: ``vmas_python``, ``crowdnav_python``, ``crowdnav_root``, ``seconds``, ``rounds``,
-    ``json``); prints a Markdown row per peer, or one JSON object per line. Returns 0, also when a
-    peer is skipped (it says why)."""
+    namespace: ``vmas_python``, ``mpe2_python``, ``crowdnav_python``, ``crowdnav_root``,
+    ``seconds``, ``rounds``, ``json``); prints a Markdown row per comparison, or one JSON object
+    per line. Returns 0, also when a peer is skipped (it says why)."""
     vmas = _start("VMAS", args.vmas_python, _VMAS_WORKER, str(WORLDS), str(AGENTS))
     if vmas is not None:
         row = _interleaved(NoCrowdSide(), vmas, args, WORLDS * AGENTS)
@@ -281,6 +338,14 @@ def run(args: Any) -> int:
             f"VMAS simple_spread, {AGENTS} agents, B = {WORLDS} (vmas {vmas.versions['ready']}), "
             "body-steps/s", row, 1e6, " M",
         ))  # fmt: skip
+    for n in MPE2_AGENTS:
+        mpe2 = _start("MPE2", getattr(args, "mpe2_python", None), _MPE2_WORKER, str(n))
+        if mpe2 is None:
+            break
+        row = _interleaved(ParallelSide(n), mpe2, args, 1)
+        case = f"MPE2 simple_spread, {n} agents, PettingZoo parallel env, resets included"
+        row["comparison"] = f"{case}, vs crowdsteer's parallel env, {n} learners, no crowd"
+        print(json.dumps(row) if args.json else _row(f"{case}, steps/s", row, 1.0, ""))
     root = getattr(args, "crowdnav_root", None)
     if getattr(args, "crowdnav_python", None) and not root:
         print("CrowdNav: skipped (--crowdnav-root, a checkout of CrowdNav, is needed too)")
