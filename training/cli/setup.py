@@ -38,7 +38,9 @@ def add_setup_commands(commands: Commands) -> None:
         "NUMBA_CACHE_DIR. Once a kernel module's source, numba or numpy differs from the\n"
         "build's, the folder is ignored as a whole (said on stderr) and kernels compile on first\n"
         "use, as on another CPU. CROWDSTEER_PRECOMPILED_DIR names another folder. The build\n"
-        "runs in a folder beside the target and replaces it only when it succeeds.",
+        "runs in a folder beside the target and replaces it only when it succeeds. It fails\n"
+        "when a kernel compiled without reference counting returns arrays or receives them from\n"
+        "a kernel that counts (crowdsteer.baselines.steering.uncounted).",
     )
     p.add_argument(
         "--to",
