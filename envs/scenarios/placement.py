@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from crowdsteer.baselines.steering.precompiled_kernels import njit
+
 from .errors import ScenarioError
 
 MAX_ROUNDS = 200
@@ -87,13 +89,10 @@ def close_pairs(
     if len(a) == 0 or len(b) == 0:
         return none
     if len(a) * len(b) <= _DENSE_PAIRS:  # few points: every pair, no grid
-        dx = a[:, None, 0] - b[None, :, 0]
-        dy = a[:, None, 1] - b[None, :, 1]
-        hit = np.sqrt(dx * dx + dy * dy) < ra[:, None] + rb[None, :]
-        if same:
-            np.fill_diagonal(hit, False)
-        i, j = np.nonzero(hit)
-        return i.astype(np.int64), j.astype(np.int64)
+        return _close_pairs_dense(
+            np.ascontiguousarray(a, np.float64), np.ascontiguousarray(ra, np.float64),
+            np.ascontiguousarray(b, np.float64), np.ascontiguousarray(rb, np.float64), same,
+        )  # fmt: skip
     cell = float(np.max(ra)) + float(np.max(rb))
     if not cell > 0:
         return none
@@ -138,6 +137,27 @@ def close_pairs(
     if not out_i:
         return none
     return np.concatenate(out_i), np.concatenate(out_j)
+
+
+@njit(cache=True, allocates=True)
+def _close_pairs_dense(a, ra, b, rb, same):
+    """``close_pairs`` comparing every pair, in row-major order (that of ``np.nonzero`` over the
+    ``(n, m)`` table of pairs); a compiled loop, as a reset draws and checks a few dozen points
+    several times, where numpy's calls on such small arrays cost more than the arithmetic."""
+    out_i = np.empty(a.shape[0] * b.shape[0], np.int64)
+    out_j = np.empty(a.shape[0] * b.shape[0], np.int64)
+    k = 0
+    for i in range(a.shape[0]):
+        for j in range(b.shape[0]):
+            if same and i == j:
+                continue
+            dx = a[i, 0] - b[j, 0]
+            dy = a[i, 1] - b[j, 1]
+            if math.sqrt(dx * dx + dy * dy) < ra[i] + rb[j]:
+                out_i[k] = i
+                out_j[k] = j
+                k += 1
+    return out_i[:k].copy(), out_j[:k].copy()
 
 
 def _overlapping(

@@ -357,3 +357,24 @@ def test_a_plan_that_passes_its_check_is_always_placed(request_, seed):
     for g in plan.groups:
         for pts, b in ((starts[g.members], g.start), (goals[g.members], g.goal or g.start)):
             assert ((pts >= [b.x0, b.y0]) & (pts <= [b.x1, b.y1])).all()
+
+
+@pytest.mark.parametrize("same", [False, True])
+def test_close_pairs_of_few_points_are_numpys_table_in_its_order(same):
+    """Below ``_DENSE_PAIRS`` pairs the compiled loop gives exactly the pairs, in the order,
+    of numpy's table of every pair (what the scenarios' draws were written against)."""
+    rng = np.random.default_rng(2)
+    for n, m in ((1, 1), (7, 7), (40, 60), (64, 64)):
+        a = rng.uniform(-3, 3, (n, 2))
+        b = a if same else rng.uniform(-3, 3, (m, 2))
+        ra = rng.uniform(0.1, 0.6, len(a))
+        rb = ra if same else rng.uniform(0.1, 0.6, len(b))
+        dx = a[:, None, 0] - b[None, :, 0]
+        dy = a[:, None, 1] - b[None, :, 1]
+        hit = np.sqrt(dx * dx + dy * dy) < ra[:, None] + rb[None, :]
+        if same:
+            np.fill_diagonal(hit, False)
+        want_i, want_j = np.nonzero(hit)
+        i, j = close_pairs(a, ra, b, rb, same=same)
+        assert i.dtype == j.dtype == np.int64
+        assert np.array_equal(i, want_i) and np.array_equal(j, want_j)
