@@ -109,7 +109,7 @@ def write_world(
         buffers.goal_dist[b, i] = math.sqrt(dx * dx + dy * dy)
         buffers.min_gap[b, i] = 0.0
     trace = buffers.trace
-    for i in range(trace.shape[1] if trace.shape[0] > b else 0):
+    for i in range(trace.shape[1]):  # no rows when nothing is traced
         for r in range(trace.shape[2]):
             trace[b, i, r, 0] = 0.0
             trace[b, i, r, 1] = 0.0

@@ -38,10 +38,28 @@ from typing import Any
 
 import numpy as np
 
-_VMAS_WORKER = """
-import json, os, sys, time
+_WORKER_PROTOCOL = """
+def run(seconds):
+    c0, t0 = time.process_time(), time.perf_counter()
+    calls = 0
+    while time.perf_counter() - t0 < seconds:
+        step(calls)
+        calls += 1
+    return {"calls": calls, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
+run(1.0)  # warm-up
+print(json.dumps(READY), flush=True)
+for line in sys.stdin:
+    print(json.dumps(run(float(line))), flush=True)
+"""
+"""The end of every worker script: each defines ``step(k)`` (one call of the peer) and
+``READY`` (what it reports once warm), then times windows of the seconds read from stdin."""
+
+_VMAS_WORKER = (
+    """
+import json, sys, time
 import torch
 torch.set_num_threads(1)
+torch.set_grad_enabled(False)
 import vmas
 B, N = int(sys.argv[1]), int(sys.argv[2])
 env = vmas.make_env("simple_spread", num_envs=B, device="cpu", continuous_actions=True,
@@ -49,22 +67,15 @@ env = vmas.make_env("simple_spread", num_envs=B, device="cpu", continuous_action
 env.reset()
 g = torch.Generator().manual_seed(0)
 pool = [[torch.rand((B, 2), generator=g) * 2 - 1 for _ in range(N)] for _ in range(16)]
-k = 0
-def run(seconds):
-    global k
-    c0, t0 = time.process_time(), time.perf_counter()
-    calls = 0
-    with torch.no_grad():
-        while time.perf_counter() - t0 < seconds:
-            env.step(pool[k % 16]); k += 1; calls += 1
-    return {"calls": calls, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
-run(1.0)  # warm-up
-print(json.dumps({"ready": vmas.__version__, "torch": torch.__version__}), flush=True)
-for line in sys.stdin:
-    print(json.dumps(run(float(line))), flush=True)
+def step(k):
+    env.step(pool[k % 16])
+READY = {"ready": vmas.__version__, "torch": torch.__version__}
 """
+    + _WORKER_PROTOCOL
+)
 
-_CROWDNAV_WORKER = """
+_CROWDNAV_WORKER = (
+    """
 import configparser, json, logging, os, sys, time
 import numpy as np
 root, mode, humans, radius = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
@@ -89,22 +100,17 @@ policy.safety_space = 0  # as crowd_nav/test.py sets it for an ORCA robot
 rng = np.random.default_rng(0)
 pool = [ActionXY(*v) for v in rng.uniform(-0.7, 0.7, (16, 2)).tolist()]
 ob = [env.reset("test")]
-def run(seconds):
-    c0, t0 = time.process_time(), time.perf_counter()
-    calls = 0
-    while time.perf_counter() - t0 < seconds:
-        action = robot.act(ob[0]) if mode == "closed" else pool[calls % 16]
-        o, _, done, _ = env.step(action)
-        calls += 1
-        ob[0] = env.reset("test") if done else o
-    return {"calls": calls, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
-run(1.0)  # warm-up
-print(json.dumps({"ready": "crowdnav", "humans": env.human_num}), flush=True)
-for line in sys.stdin:
-    print(json.dumps(run(float(line))), flush=True)
+def step(k):
+    action = robot.act(ob[0]) if mode == "closed" else pool[k % 16]
+    o, _, done, _ = env.step(action)
+    ob[0] = env.reset("test") if done else o
+READY = {"ready": "crowdnav", "humans": env.human_num}
 """
+    + _WORKER_PROTOCOL
+)
 
-_MPE2_WORKER = """
+_MPE2_WORKER = (
+    """
 import json, sys, time
 import numpy as np
 from mpe2 import simple_spread_v3
@@ -114,21 +120,15 @@ env.reset(seed=0)
 rng = np.random.default_rng(0)
 pool = [{a: rng.uniform(0, 1, 5).astype(np.float32) for a in env.possible_agents}
         for _ in range(16)]
-def run(seconds):
-    c0, t0 = time.process_time(), time.perf_counter()
-    calls = 0
-    while time.perf_counter() - t0 < seconds:
-        acts = pool[calls % 16]
-        env.step({a: acts[a] for a in env.agents})
-        calls += 1
-        if not env.agents:
-            env.reset()
-    return {"calls": calls, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
-run(1.0)  # warm-up
-print(json.dumps({"ready": "mpe2"}), flush=True)
-for line in sys.stdin:
-    print(json.dumps(run(float(line))), flush=True)
+def step(k):
+    acts = pool[k % 16]
+    env.step({a: acts[a] for a in env.agents})
+    if not env.agents:
+        env.reset()
+READY = {"ready": "mpe2"}
 """
+    + _WORKER_PROTOCOL
+)
 
 WORLDS = 4096
 AGENTS = 3
@@ -339,20 +339,20 @@ def run(args: Any) -> int:
             "body-steps/s", row, 1e6, " M",
         ))  # fmt: skip
     for n in MPE2_AGENTS:
-        mpe2 = _start("MPE2", getattr(args, "mpe2_python", None), _MPE2_WORKER, str(n))
+        mpe2 = _start("MPE2", args.mpe2_python, _MPE2_WORKER, str(n))
         if mpe2 is None:
             break
         row = _interleaved(ParallelSide(n), mpe2, args, 1)
         case = f"MPE2 simple_spread, {n} agents, PettingZoo parallel env, resets included"
         row["comparison"] = f"{case}, vs crowdsteer's parallel env, {n} learners, no crowd"
         print(json.dumps(row) if args.json else _row(f"{case}, steps/s", row, 1.0, ""))
-    root = getattr(args, "crowdnav_root", None)
-    if getattr(args, "crowdnav_python", None) and not root:
+    root = args.crowdnav_root
+    if args.crowdnav_python and not root:
         print("CrowdNav: skipped (--crowdnav-root, a checkout of CrowdNav, is needed too)")
         return 0
     for mode, humans, radius in CROWDNAV_CASES:
         crowdnav = _start(
-            "CrowdNav", getattr(args, "crowdnav_python", None), _CROWDNAV_WORKER, str(root),
+            "CrowdNav", args.crowdnav_python, _CROWDNAV_WORKER, str(root),
             mode, str(humans), str(radius),
         )  # fmt: skip
         if crowdnav is None:
