@@ -237,6 +237,20 @@ class CrowdBatch:
         """(B, L) shaping potential ``Phi`` of each learner's current state (0 without one)."""
         self._clipped = np.zeros((b, n_l, 2))
         self._fused_entry = None
+        staged = self._reference is not None or self._residual is not None
+        self._fused = self.sim._pool is None and not staged and config.potential is None
+        self._fused_tail = self._fused_arguments()
+
+    def _fused_arguments(self) -> tuple:
+        """The fused step's arguments after the actions. Every buffer and bundle in it is made
+        once with the batch, so the tuple is built once too, not at every step; only
+        ``sim.params`` may be replaced (``_replace``), and the step checks it."""
+        sim, c = self.sim, self.config
+        return (
+            self._clipped, sim.state, sim.buffers, sim.params, sim._scratch[0], self.learners,
+            self._no_shaping, self.rewards, self.observe_settings, self._observe_scratch[0],
+            self.obs, c.kinematics == "unicycle", float(c.max_turn_rate),
+        )  # fmt: skip
 
     @property
     def state(self):
@@ -323,8 +337,7 @@ class CrowdBatch:
         (``reward``, ``terminated``, ``truncated``), overwritten by the next step. A serial batch
         without shaping, residual actions or a potential runs the whole step in one compiled call
         (``fused.fused_step``)."""
-        staged = self._reference is not None or self._residual is not None
-        if self.sim._pool is None and not staged and self.config.potential is None:
+        if self._fused:
             self._advance_fused(actions)
             return
         sim = self.sim
@@ -349,23 +362,19 @@ class CrowdBatch:
 
     def _advance_fused(self, actions: np.ndarray) -> None:
         a = self._checked_dtype(actions)
-        sim, c = self.sim, self.config
-        args = (
-            a, self._clipped, sim.state, sim.buffers, sim.params, sim._scratch[0], self.learners,
-            self._no_shaping, self.rewards, self.observe_settings, self._observe_scratch[0],
-            self.obs, c.kinematics == "unicycle", float(c.max_turn_rate),
-        )  # fmt: skip
+        if self._fused_tail[3] is not self.sim.params:
+            self._fused_tail = self._fused_arguments()
         entry = self._fused_entry
         if entry is None or a.dtype != self._fused_dtype:
             from .fused import fused_step  # imports this module's kernels
 
-            entry = self._fused_entry = compiled_entry(fused_step, *args)
+            entry = self._fused_entry = compiled_entry(fused_step, a, *self._fused_tail)
             self._fused_dtype = a.dtype
-        code = entry(*args)
+        code = entry(a, *self._fused_tail)
         if code < 0:
             raise ActionError("actions contain NaN or inf; allowed range is [-1, 1]")
         if code > 0:
-            sim._raise_fault()
+            self.sim._raise_fault()
 
     def world_done(self) -> np.ndarray:
         """(B,) worlds whose episode is over (no learner alive, or out of time)."""

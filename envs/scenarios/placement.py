@@ -160,6 +160,37 @@ def _close_pairs_dense(a, ra, b, rb, same):
     return out_i[:k].copy(), out_j[:k].copy()
 
 
+@njit(cache=True, inline="always")
+def _mark_overlaps(pts, clearance, moved, fixed, fixed_c, bad):
+    """``_overlapping`` of one set of points by comparing every pair, marking into ``bad``."""
+    n = pts.shape[0]
+    for m in moved:
+        for j in range(n):
+            if j == m:
+                continue
+            dx = pts[m, 0] - pts[j, 0]
+            dy = pts[m, 1] - pts[j, 1]
+            if math.sqrt(dx * dx + dy * dy) < clearance[m] + clearance[j]:
+                bad[max(m, j)] = True
+        for f in range(fixed.shape[0]):
+            dx = pts[m, 0] - fixed[f, 0]
+            dy = pts[m, 1] - fixed[f, 1]
+            if math.sqrt(dx * dx + dy * dy) < clearance[m] + fixed_c[f]:
+                bad[m] = True
+
+
+@njit(cache=True)
+def overlapping_pairs_dense(starts, goals, clearance, moved, fixed, fixed_c, bad):
+    """``bad: (n,)`` set to ``_overlapping(starts) | _overlapping(goals)``, every pair compared
+    in one compiled call (the same distances and comparisons as ``close_pairs``, so the same
+    marks). A reset draws a few dozen points and checks them several times; numpy's calls on
+    arrays this small cost more than the arithmetic. starts, goals, fixed: (n, 2), (n, 2),
+    (f, 2) float64; clearance: (n,); moved: (k,) int64; fixed_c: (f,)."""
+    bad[:] = False
+    _mark_overlaps(starts, clearance, moved, fixed, fixed_c, bad)
+    _mark_overlaps(goals, clearance, moved, fixed, fixed_c, bad)
+
+
 def _overlapping(
     pts: np.ndarray,
     clearance: np.ndarray,
@@ -203,13 +234,19 @@ def draw_pairs(
     """
     if n == 0:
         return np.zeros((0, 2)), np.zeros((0, 2))
-    starts, goals = sample(rng, np.arange(n))
+    starts, goals = (np.ascontiguousarray(x, np.float64) for x in sample(rng, np.arange(n)))
+    clearance = np.ascontiguousarray(clearance, np.float64)
     fixed = np.zeros((0, 2)) if fixed_points is None else np.asarray(fixed_points, float)
     fixed_c = np.zeros(0) if fixed_clearance is None else np.asarray(fixed_clearance, float)
+    fixed, fixed_c = np.ascontiguousarray(fixed), np.ascontiguousarray(fixed_c)
     moved = np.arange(n)
+    bad = np.zeros(n, bool)
     for _ in range(MAX_ROUNDS if max_rounds is None else max_rounds):
-        bad = _overlapping(starts, clearance, moved, fixed, fixed_c)
-        bad |= _overlapping(goals, clearance, moved, fixed, fixed_c)
+        if len(moved) * (n + len(fixed)) <= _DENSE_PAIRS:
+            overlapping_pairs_dense(starts, goals, clearance, moved, fixed, fixed_c, bad)
+        else:
+            bad = _overlapping(starts, clearance, moved, fixed, fixed_c)
+            bad |= _overlapping(goals, clearance, moved, fixed, fixed_c)
         if not bad.any():
             return starts, goals
         moved = np.flatnonzero(bad)

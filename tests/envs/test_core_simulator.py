@@ -309,3 +309,21 @@ def test_flock_units_keep_moving():
         sim.step(np.zeros((2, 1, 2)))
     speed = np.hypot(sim.state.vel[..., 0], sim.state.vel[..., 1])
     assert (speed[flock] > 0.5).all()
+
+
+def test_batch_step_follows_replaced_step_params():
+    """The batch's one-call step holds its arguments from one step to the next; a step
+    parameter replaced on its simulator (``sim.params._replace``) still takes effect."""
+    config = CrowdConfig.from_kwargs(n_pedestrians=0, max_accel=100.0)
+    moved = []
+    for dt in (None, 0.5):
+        batch = make_batch(config, 1)
+        batch.seed(0)
+        batch.reset()
+        batch.step(np.zeros((1, 1, 2)))  # the arguments are held from here on
+        if dt is not None:
+            batch.sim.params = batch.sim.params._replace(dt=dt)
+        before = batch.state.pos[0, 0].copy()
+        batch.step(np.ones((1, 1, 2)))
+        moved.append(np.linalg.norm(batch.state.pos[0, 0] - before))
+    assert moved[1] == pytest.approx(moved[0] * 0.5 / config.dt)

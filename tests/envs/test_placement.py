@@ -25,7 +25,16 @@ from crowdsteer.envs.scenarios import (
     scenario_names,
 )
 from crowdsteer.envs.scenarios.base import check_scenario
-from crowdsteer.envs.scenarios.placement import Box, FixedSet, Group, Lattice, PairPlan, close_pairs
+from crowdsteer.envs.scenarios.placement import (
+    Box,
+    FixedSet,
+    Group,
+    Lattice,
+    PairPlan,
+    _overlapping,
+    close_pairs,
+    overlapping_pairs_dense,
+)
 
 BODY = BodyDefaults()
 
@@ -378,3 +387,23 @@ def test_close_pairs_of_few_points_are_numpys_table_in_its_order(same):
         i, j = close_pairs(a, ra, b, rb, same=same)
         assert i.dtype == j.dtype == np.int64
         assert np.array_equal(i, want_i) and np.array_equal(j, want_j)
+
+
+def test_dense_overlap_marks_are_the_pairwise_searchs():
+    """``draw_pairs``' compiled check marks exactly the bodies the pair search marks: starts and
+    goals, any subset moved, with fixed points, at touching distances too."""
+    rng = np.random.default_rng(3)
+    for n, f in ((1, 0), (5, 0), (12, 3), (30, 8)):
+        for _ in range(20):
+            starts = rng.uniform(-2, 2, (n, 2))
+            goals = rng.uniform(-2, 2, (n, 2))
+            if n > 1:  # two bodies exactly touching: the comparison is strict
+                goals[1] = goals[0] + [0.5, 0.0]
+            clearance = np.full(n, 0.25) if n < 12 else rng.uniform(0.1, 0.4, n)
+            fixed, fixed_c = rng.uniform(-2, 2, (f, 2)), rng.uniform(0.1, 0.5, f)
+            moved = np.flatnonzero(rng.random(n) < 0.5) if n > 5 else np.arange(n)
+            want = _overlapping(starts, clearance, moved, fixed, fixed_c)
+            want |= _overlapping(goals, clearance, moved, fixed, fixed_c)
+            bad = np.ones(n, bool)  # stale marks are cleared
+            overlapping_pairs_dense(starts, goals, clearance, moved, fixed, fixed_c, bad)
+            assert np.array_equal(bad, want)
