@@ -272,17 +272,18 @@ class CrowdBatch:
 
     def reset(self, mask: np.ndarray | None = None) -> np.ndarray:
         """Start new episodes in the worlds of ``mask: (B,)`` (all if None); returns ``obs``."""
-        mask = np.ones(self.num_worlds, bool) if mask is None else np.asarray(mask, bool)
-        self.sim.reset_worlds(mask)
+        # every world: a slice, which numpy assigns faster than a mask of all True
+        rows = slice(None) if mask is None else np.asarray(mask, bool)
+        self.sim.reset_worlds(None if mask is None else rows)
         # a fresh episode has no events or reward terms yet (the info of reset reads them)
-        self.sim.buffers.arrived_now[mask] = False
-        self.sim.buffers.collided_now[mask] = False
-        self.terms[mask] = 0.0
-        self.alive[mask] = self.sim.state.active[mask, : self.num_learners]
+        self.sim.buffers.arrived_now[rows] = False
+        self.sim.buffers.collided_now[rows] = False
+        self.terms[rows] = 0.0
+        self.alive[rows] = self.sim.state.active[rows, : self.num_learners]
         # learners that left an episode still running elsewhere keep their terminal observation
-        self._observe(self.alive | mask[:, None])
+        self._observe(None if mask is None else self.alive | rows[:, None])
         if self.config.potential is not None:
-            self.potential[mask] = self.potential_of_state()[mask]
+            self.potential[rows] = self.potential_of_state()[rows]
         return self.obs
 
     # ------------------------------------------------------------------ step
@@ -444,8 +445,8 @@ class CrowdBatch:
         read element by element: for one learner, cheaper than the block reads)."""
         s = self.sim.state
         return _info(
-            s.pos[b, i].copy(), s.vel[b, i].copy(), bool(s.reached[b, i]),
-            bool(self.sim.collided_now[b, i]), *self.terms[b, i].tolist(),
+            s.pos[b, i].copy(), s.vel[b, i].copy(), s.reached.item(b, i),
+            self.sim.buffers.collided_now.item(b, i), self.learners.terms[b, i].tolist(),
         )  # fmt: skip
 
     def learner_infos(self, b: int, learners: list[int]) -> list[dict]:
@@ -459,24 +460,24 @@ class CrowdBatch:
         reached = s.reached[b, :n_l].tolist()
         collided = sim.collided_now[b, :n_l].tolist()
         terms = self.terms[b].tolist()
-        return [_info(pos[i], vel[i], reached[i], collided[i], *terms[i]) for i in learners]
+        return [_info(pos[i], vel[i], reached[i], collided[i], terms[i]) for i in learners]
 
 
-def _info(position, velocity, reached, collided, progress, arrival, collision, discomfort, time,
-          shaping, potential):  # fmt: skip
-    """One learner's info dict, its reward terms in ``REWARD_TERMS`` order."""
+def _info(position, velocity, reached, collided, terms: list[float]) -> dict:
+    """One learner's info dict; ``terms``: its reward terms in ``REWARD_TERMS`` order (read by
+    index, not unpacked into arguments: the info is built at every step)."""
     return {
         "position": position,
         "velocity": velocity,
         "reached_goal": reached,
         "collision": collided,
-        "reward_progress": progress,
-        "reward_arrival": arrival,
-        "reward_collision": collision,
-        "reward_discomfort": discomfort,
-        "reward_time": time,
-        "reward_shaping": shaping,
-        "reward_potential": potential,
+        "reward_progress": terms[0],
+        "reward_arrival": terms[1],
+        "reward_collision": terms[2],
+        "reward_discomfort": terms[3],
+        "reward_time": terms[4],
+        "reward_shaping": terms[5],
+        "reward_potential": terms[6],
     }
 
 

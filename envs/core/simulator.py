@@ -144,12 +144,13 @@ class Simulator:
         # numpy's arctan2, cos and sin as always: their results are the episode's bits
         to_goal = goal - start
         heading = np.arctan2(to_goal[:, 1], to_goal[:, 0])
-        flock = kind == FLOCK
-        heading[flock] = self.rngs[b].uniform(-np.pi, np.pi, int(flock.sum()))
-        # flock units start moving at their cruising speed along their heading
         vel = np.zeros_like(start)
-        vel[flock, 0] = v_pref[flock] * np.cos(heading[flock])
-        vel[flock, 1] = v_pref[flock] * np.sin(heading[flock])
+        if counts.flock:  # (no draw is taken otherwise: a draw of no values takes none)
+            flock = kind == FLOCK
+            heading[flock] = self.rngs[b].uniform(-np.pi, np.pi, int(flock.sum()))
+            # flock units start moving at their cruising speed along their heading
+            vel[flock, 0] = v_pref[flock] * np.cos(heading[flock])
+            vel[flock, 1] = v_pref[flock] * np.sin(heading[flock])
         args = (
             b, self.state, self.buffers, counts.learners, counts.pedestrians, counts.flock,
             self.counts.learners, self.max_pedestrians, start, goal,

@@ -86,7 +86,10 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Ci
     def sample(g, idx):
         k = len(idx)
         ang = g.uniform(-np.pi, np.pi, k)
-        start = r * np.stack([np.cos(ang), np.sin(ang)], axis=1)
+        start = np.empty((k, 2))  # r (cos, sin), written in place: a reset samples thrice
+        np.cos(ang, out=start[:, 0])
+        np.sin(ang, out=start[:, 1])
+        start *= r
         start += g.uniform(-p.noise, p.noise, (k, 2))
         return start, -start
 
