@@ -40,6 +40,7 @@ class CrowdParallelEnv(ParallelEnv):
         n = self.batch.num_learners
         self.possible_agents = [f"learner_{i}" for i in range(n)]
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
+        self._every_index = list(range(n))
         self.agents: list[str] = []
         obs_space = observation_space(self.batch.layout, self.config.dict_obs)
         self._obs_spaces = {a: obs_space for a in self.possible_agents}
@@ -79,18 +80,21 @@ class CrowdParallelEnv(ParallelEnv):
 
     def step(self, actions: dict):
         live = self.agents
-        if len(actions) != len(live) or any(x not in actions for x in live):
+        keys = list(actions)
+        if keys != live:  # another order (accepted), or agents missing or not in the episode
             missing = [x for x in live if x not in actions]
             if missing:
                 raise ActionError(f"actions missing for live agents {missing}")
             extra = [x for x in actions if x not in live]
-            raise ActionError(f"actions given for agents not in the episode: {extra}")
+            if extra or len(keys) != len(live):
+                raise ActionError(f"actions given for agents not in the episode: {extra}")
         given = list(actions.values())
         n = len(self.possible_agents)
+        everyone = len(live) == n
         floats = all(
             type(v) is np.ndarray and v.shape == (2,) and v.dtype.kind == "f" for v in given
         )
-        if floats and list(actions) == self.possible_agents:
+        if floats and everyone and keys == live:
             # the most common case: every agent, in order, a float array of shape (2,) each
             a = np.concatenate(given, dtype=np.float64).reshape(1, n, 2)
         else:
@@ -104,8 +108,8 @@ class CrowdParallelEnv(ParallelEnv):
         # one read of each result array for every live agent at once (the leading rows when
         # every agent is still there)
         lb, obs_rows = self.batch.learners, self.batch.obs[0]
-        idx = [self._index[x] for x in live]
-        rows = slice(0, len(idx)) if len(idx) == len(self.possible_agents) else idx
+        idx = self._every_index if everyone else [self._index[x] for x in live]
+        rows = slice(0, n) if everyone else idx
         reward = lb.reward[0, rows].tolist()
         terminated = lb.terminated[0, rows].tolist()
         truncated = lb.truncated[0, rows].tolist()
@@ -117,8 +121,9 @@ class CrowdParallelEnv(ParallelEnv):
         terms = dict(zip(live, terminated, strict=True))
         truncs = dict(zip(live, truncated, strict=True))
         infos = dict(zip(live, self.batch.learner_infos(0, idx), strict=True))
-        self.agents = [x for x, te, tr in zip(live, terminated, truncated, strict=True)
-                       if not (te or tr)]  # fmt: skip
+        if True in terminated or True in truncated:  # else every agent stays, in order
+            self.agents = [x for x, te, tr in zip(live, terminated, truncated, strict=True)
+                           if not (te or tr)]  # fmt: skip
         if self.render_mode == "human":
             self.render()
         return obs, rewards, terms, truncs, infos

@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 from crowdsteer.envs import crowd_v0
+from crowdsteer.envs.api.parallel import CrowdParallelEnv
+from crowdsteer.envs.core.batch import ActionError
 
 SCENARIO_CONFIGS = [
     {"scenario": "circle_crossing", "n_flock": 3},
@@ -237,3 +239,16 @@ def test_actions_in_any_order_width_or_form_give_the_same_episode():
         for (k0, o0, r0), (k1, o1, r1) in zip(runs[0], other, strict=True):
             assert k0 == k1 and r0 == r1
             np.testing.assert_array_equal(o0, o1)
+
+
+def test_actions_for_missing_or_absent_agents_are_refused_by_name():
+    env = CrowdParallelEnv(n_learners=3, n_pedestrians=0)
+    env.reset(seed=0)
+    act = np.zeros(2, np.float32)
+    with pytest.raises(ActionError, match=r"missing for live agents \['learner_1'\]"):
+        env.step({"learner_0": act, "learner_2": act})
+    with pytest.raises(ActionError, match=r"not in the episode: \['learner_9'\]"):
+        env.step({a: act for a in [*env.agents, "learner_9"]})
+    with pytest.raises(ActionError, match=r"not in the episode: \['learner_9'\]"):
+        env.step({"learner_9": act, **{a: act for a in env.agents[::-1]}})
+    env.step({a: act for a in env.agents[::-1]})  # every live agent, another order: accepted
