@@ -89,19 +89,23 @@ def human_starts(
     """
     clearance = 2.0 * radius + spawn_gap
     points = [robot_start, robot_goal]  # starts and goals to keep clear of
-    starts = np.zeros((n_humans, 2))
+    starts = []
+    hypot, cos, sin, two_pi = math.hypot, math.cos, math.sin, math.pi * 2.0
     for h in range(n_humans):
         for _ in range(MAX_DRAWS):
-            angle = uniform() * math.pi * 2.0
-            px = circle_radius * math.cos(angle) + (uniform() - 0.5) * v_pref
-            py = circle_radius * math.sin(angle) + (uniform() - 0.5) * v_pref
-            if all(math.hypot(px - qx, py - qy) >= clearance for qx, qy in points):
+            angle = uniform() * two_pi
+            px = circle_radius * cos(angle) + (uniform() - 0.5) * v_pref
+            py = circle_radius * sin(angle) + (uniform() - 0.5) * v_pref
+            for qx, qy in points:  # a plain loop: a reset runs it for every pair of points
+                if hypot(px - qx, py - qy) < clearance:
+                    break
+            else:
                 break
         else:
             raise RuntimeError(f"{NAME}: no room for human {h} after {MAX_DRAWS} draws")
-        starts[h] = (px, py)
+        starts.append((px, py))
         points += [(px, py), (-px, -py)]
-    return starts
+    return np.array(starts, float).reshape(n_humans, 2)
 
 
 def _scene(
