@@ -74,8 +74,10 @@ class CrowdSB3VecEnv(VecEnv):
 
     def step_wait(self):
         alive_before = self.batch.alive.copy()
-        obs, reward, terminated, truncated = self.batch.step(self._actions)
-        done = terminated | truncated
+        self.batch.advance(self._actions)  # results read in place: each is copied once below
+        lb, obs = self.batch.learners, self.batch.obs
+        reward, truncated = lb.reward, lb.truncated
+        done = lb.terminated | truncated
         self._returns += reward
         self._lengths += alive_before
         infos: list[dict] = [{} for _ in range(self.num_envs)]
