@@ -62,6 +62,15 @@ class CrowdParallelEnv(ParallelEnv):
         flat = self.batch.obs[0, i]
         return to_dict_obs(self.batch.layout, flat) if self.config.dict_obs else flat.copy()
 
+    def _observations(self, agents: list[str], idx: list[int], rows=None) -> dict:
+        """The observations of ``agents``, learners ``idx`` of the world (``rows``: the same
+        learners as a slice, when they are the leading ones)."""
+        if self.config.dict_obs:
+            return {x: self._obs(i) for x, i in zip(agents, idx, strict=True)}
+        # rows of one copy: each agent's observation is its own (dim,) array
+        block = self.batch.obs[0, idx if rows is None else rows].copy()
+        return dict(zip(agents, block, strict=True))
+
     def reset(self, seed: int | None = None, options: dict | None = None):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
@@ -70,9 +79,10 @@ class CrowdParallelEnv(ParallelEnv):
             self.batch.seed([int(self._rng.integers(2**63 - 1))])
         self._seeded = True
         self.batch.reset()
-        self.agents = [a for a in self.possible_agents if self.batch.alive[0, self._index[a]]]
-        idx = [self._index[a] for a in self.agents]
-        obs = {a: self._obs(i) for a, i in zip(self.agents, idx, strict=True)}
+        alive = self.batch.alive[0].tolist()
+        idx = [i for i, here in enumerate(alive) if here]
+        self.agents = [self.possible_agents[i] for i in idx]
+        obs = self._observations(self.agents, idx)
         infos = dict(zip(self.agents, self.batch.learner_infos(0, idx), strict=True))
         if self.render_mode == "human":
             self.render()
@@ -107,16 +117,13 @@ class CrowdParallelEnv(ParallelEnv):
         self.batch.advance(a)
         # one read of each result array for every live agent at once (the leading rows when
         # every agent is still there)
-        lb, obs_rows = self.batch.learners, self.batch.obs[0]
+        lb = self.batch.learners
         idx = self._every_index if everyone else [self._index[x] for x in live]
         rows = slice(0, n) if everyone else idx
         reward = lb.reward[0, rows].tolist()
         terminated = lb.terminated[0, rows].tolist()
         truncated = lb.truncated[0, rows].tolist()
-        if self.config.dict_obs:
-            obs = {x: self._obs(i) for x, i in zip(live, idx, strict=True)}
-        else:  # rows of one copy: each agent's observation is its own (dim,) array
-            obs = dict(zip(live, obs_rows[rows].copy(), strict=True))
+        obs = self._observations(live, idx, rows)
         rewards = dict(zip(live, reward, strict=True))
         terms = dict(zip(live, terminated, strict=True))
         truncs = dict(zip(live, truncated, strict=True))
