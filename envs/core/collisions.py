@@ -73,7 +73,15 @@ def approach_sq(ex, ey, sx, sy):
     m2 = mx * mx + my * my
     if m2 <= 0.0:
         return ex * ex + ey * ey
-    t = -(sx * mx + sy * my) / m2
+    # t = num / m2 with m2 > 0. Most pairs are nearest at an end of the step, which the
+    # numerator alone decides, exactly (rounding is monotonic: num >= m2 gives t >= 1, num <= 0
+    # gives t <= 0): the division is left for the pairs nearest inside the step.
+    num = -(sx * mx + sy * my)
+    if num >= m2:
+        return ex * ex + ey * ey
+    if num <= 0.0:
+        return sx * sx + sy * sy
+    t = num / m2
     if t >= 1.0:
         return ex * ex + ey * ey
     if t <= 0.0:

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.envs.core.collisions import GAP_CAP, detect_collisions
+from crowdsteer.envs.core.collisions import GAP_CAP, approach_sq, detect_collisions
 from crowdsteer.envs.core.neighbours import DENSE_MAX_BODIES
 
 
@@ -104,3 +104,38 @@ def test_touching_is_not_a_collision():
     pos[0, 1, 0] = 0.4999
     detect_collisions(pos, radius, active, *no_obs, *no_walls, hb, hs, gap)
     assert hb.all()
+
+
+def _approach_sq_by_division(ex, ey, sx, sy):
+    """The closest approach computed through ``t`` for every pair (the definition)."""
+    mx, my = ex - sx, ey - sy
+    m2 = mx * mx + my * my
+    if m2 <= 0.0:
+        return ex * ex + ey * ey
+    t = -(sx * mx + sy * my) / m2
+    if t >= 1.0:
+        return ex * ex + ey * ey
+    if t <= 0.0:
+        return sx * sx + sy * sy
+    cx, cy = sx + t * mx, sy + t * my
+    return cx * cx + cy * cy
+
+
+def test_closest_approach_is_the_definitions_bit_for_bit():
+    """The approach skips the division for pairs nearest at an end of the step; the result is
+    the definition's, bit for bit, for separating, approaching and crossing pairs, standing
+    pairs and pairs whose nearest point is within rounding of an end."""
+    rng = np.random.default_rng(4)
+    ends = rng.uniform(-3, 3, (20000, 2))
+    starts = ends - rng.uniform(-0.3, 0.3, (20000, 2)) * rng.choice([0.0, 1.0, 1e-9], (20000, 1))
+    cases = [(*e, *s) for e, s in zip(ends, starts, strict=True)]
+    cases += [(1.0, 0.0, -1.0, 0.0), (1.0, 0.0, 1.0, 0.0), (0.5, 0.1, -0.5 + 1e-17, 0.1)]
+    for _ in range(4000):  # nearest at t = 1 or t = 0 up to rounding: end or start offset
+        m = rng.uniform(-1, 1, 2)  # perpendicular to the relative motion m
+        side = rng.uniform(-2, 2) * np.array([-m[1], m[0]]) + rng.normal(0, 1e-15, 2)
+        cases.append((*side, *(side - m)))  # the end offset is perpendicular: t = 1
+        cases.append((*(side + m), *side))  # the start offset is perpendicular: t = 0
+    for ex, ey, sx, sy in cases:
+        got = approach_sq.py_func(ex, ey, sx, sy)
+        assert got == _approach_sq_by_division(ex, ey, sx, sy)
+        assert approach_sq(ex, ey, sx, sy) == got  # compiled: the same
