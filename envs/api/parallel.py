@@ -96,7 +96,7 @@ class CrowdParallelEnv(ParallelEnv):
             if missing:
                 raise ActionError(f"actions missing for live agents {missing}")
             extra = [x for x in actions if x not in live]
-            if extra or len(keys) != len(live):
+            if extra:
                 raise ActionError(f"actions given for agents not in the episode: {extra}")
         given = list(actions.values())
         n = len(self.possible_agents)
