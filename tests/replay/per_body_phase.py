@@ -8,6 +8,12 @@ the same stretch of the crossing, which takes sqrt(10) times as many steps in th
 warm-up at a fixed wall time compare different phases of the two crossings, and a crowd steps
 at different rates as it meets and disperses. Run with ``NUMBA_NUM_THREADS=1`` on a quiet
 machine; about 80 s per seed.
+
+A body's step costs more the more bodies it senses, and a bounded square at one density gives
+its bodies fewer neighbours near its edges, where the smaller square holds a larger share of
+them. Each window also reports the pairs of active bodies closer than ``RADII`` per body (the
+mean of the counts at its first and last step), and the rate per such pair against the smaller
+world's.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from crowdsteer.envs import CrowdConfig, make_batch
 
 SMALL, LARGE = (500, 400, 100), (5000, 4000, 1000)  # learners, pedestrians, flock units
 WINDOWS = {"steps 5-45": ((5, 45), (5, 45)), "same phase": ((950, 1010), (3004, 3194))}
+RADII = (2.0, 6.0)  # m: the collision test's near gap and the learners' sensing radius
 
 
 def world(counts: tuple[int, int, int], seed: int):
@@ -39,14 +46,29 @@ def world(counts: tuple[int, int, int], seed: int):
     return batch, pool, n
 
 
-def body_steps_per_s(batch, pool, n: int, start: int, stop: int) -> float:
-    """Steps the world to ``start`` untimed, then body-steps per CPU-second up to ``stop``."""
+def neighbours_per_body(batch, radius: float) -> float:
+    """Ordered pairs of active bodies of the world closer than ``radius``, per active body."""
+    s = batch.sim.state
+    pos = s.pos[0][s.active[0]]
+    pairs = 0
+    for lo in range(0, len(pos), 250):  # 250 rows of the distance matrix at a time
+        d = pos[lo : lo + 250, None, :] - pos[None, :, :]
+        pairs += int(((d * d).sum(axis=-1) < radius * radius).sum()) - len(d)  # less i == j
+    return pairs / len(pos)
+
+
+def body_steps_per_s(batch, pool, n: int, start: int, stop: int) -> tuple[float, list[float]]:
+    """Steps the world to ``start`` untimed, then body-steps per CPU-second up to ``stop``; with
+    the neighbours per body within each of ``RADII``, the mean of the window's ends."""
     for k in range(int(batch.sim.state.step_count[0]), start):
         batch.step(pool[k % 16])
+    first = [neighbours_per_body(batch, r) for r in RADII]
     t0 = time.process_time()
     for k in range(start, stop):
         batch.step(pool[k % 16])
-    return (stop - start) * n / (time.process_time() - t0)
+    rate = (stop - start) * n / (time.process_time() - t0)
+    last = [neighbours_per_body(batch, r) for r in RADII]
+    return rate, [(a + b) / 2 for a, b in zip(first, last, strict=True)]
 
 
 def main() -> None:
@@ -55,9 +77,16 @@ def main() -> None:
         small, large = world(SMALL, seed), world(LARGE, seed)
         parts = []
         for name, (ws, wl) in WINDOWS.items():
-            a, b = body_steps_per_s(*small, *ws), body_steps_per_s(*large, *wl)
-            parts.append(f"{name}: 1k {a / 1e6:.3f} M, 10k {b / 1e6:.3f} M, ratio {b / a:.3f}")
-        print(f"seed {seed}: " + " | ".join(parts), flush=True)
+            (a, na), (b, nb) = body_steps_per_s(*small, *ws), body_steps_per_s(*large, *wl)
+            per_pair = ", ".join(
+                f"{r:g} m: {x:.2f} / {y:.2f}, per pair {b * y / (a * x):.3f}"
+                for r, x, y in zip(RADII, na, nb, strict=True)
+            )
+            parts.append(
+                f"{name}: 1k {a / 1e6:.3f} M, 10k {b / 1e6:.3f} M, per body {b / a:.3f}; "
+                f"neighbours per body 1k / 10k within {per_pair}"
+            )
+        print(f"seed {seed}:\n  " + "\n  ".join(parts), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Profile the target form (256 worlds x 20 bodies) with ``perf``, compiled functions by name.
+"""Profile a batch form with ``perf``, compiled functions by name: ``target`` (256 worlds x 20
+bodies, the default) or ``nocrowd`` (4096 worlds of 3 learners), the first argument.
 
 ``perf`` sees numba's machine code as anonymous ``[JIT]`` addresses. This script compiles the
 step afresh (the machine code of kernels loaded from a cache carries no function table to read),
@@ -7,7 +8,7 @@ then steps for ``SECONDS`` of CPU time. Run it under ``perf record`` with empty 
 report the window of the loop::
 
     d=$(mktemp -d); NUMBA_CACHE_DIR=$d CROWDSTEER_PRECOMPILED_DIR=$d/none NUMBA_NUM_THREADS=1 \\
-        perf record -F 1500 -o perf.data python tests/replay/perf_map.py
+        perf record -F 1500 -o perf.data python tests/replay/perf_map.py [target|nocrowd]
     perf report -i perf.data --sort sym --no-children --time 82%-100%
 
 Functions inlined into their callers are counted in the caller (``world_step`` holds most of
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import time
 
 import numpy as np
@@ -52,16 +54,23 @@ def write_perf_map(path: str) -> int:
     return len(ordered)
 
 
-def main() -> None:
+FORMS = {  # worlds, learners, pedestrians, square side (m), as bench_speed sizes them
+    "target": (256, 10, 10, 10.0),
+    "nocrowd": (4096, 3, 0, 10.0),
+}
+
+
+def main(form: str) -> None:
+    worlds, learners, pedestrians, width = FORMS[form]
     config = CrowdConfig.from_kwargs(
-        scenario="square_crossing", scenario_params={"width": 10.0}, n_learners=10,
-        n_pedestrians=10, pedestrian_behaviour="right_of_way", collision_ends=False,
+        scenario="square_crossing", scenario_params={"width": width}, n_learners=learners,
+        n_pedestrians=pedestrians, pedestrian_behaviour="right_of_way", collision_ends=False,
         max_steps=10**9, goal_tolerance=1e-3,
     )  # fmt: skip
-    batch = make_batch(config, 256)
+    batch = make_batch(config, worlds)
     batch.seed(0)
     batch.reset()
-    pool = [np.random.default_rng(k).uniform(-1, 1, (256, 10, 2)) for k in range(16)]
+    pool = [np.random.default_rng(k).uniform(-1, 1, (worlds, learners, 2)) for k in range(16)]
     for k in range(30):
         batch.step(pool[k % 16])
 
@@ -72,8 +81,9 @@ def main() -> None:
     while time.process_time() - start < SECONDS:
         batch.step(pool[k % 16])
         k += 1
-    print(f"{k * 5120 / (time.process_time() - start) / 1e6:.2f} M body-steps/s")
+    bodies = worlds * (learners + pedestrians)
+    print(f"{k * bodies / (time.process_time() - start) / 1e6:.2f} M body-steps/s")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else "target")
