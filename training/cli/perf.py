@@ -90,7 +90,8 @@ def add_perf_commands(commands: Commands) -> None:
         "--forms",
         default=None,
         help="comma-separated subset of batch,target,single,parallel,large,closed,nocrowd,"
-        "xlarge,coldstart (default: all, or only batch when --num-worlds or --bodies is given)",
+        "xlarge,perbody,coldstart (default: all, or only batch when --num-worlds or --bodies is "
+        "given)",
     )
     p.add_argument("--seconds", type=seconds(False), default=1.0, help="one timed window")
     p.add_argument(
@@ -125,6 +126,13 @@ def add_perf_commands(commands: Commands) -> None:
         type=ca.int_at_least(1),
         default=2,
         help="fresh processes per cold/warm start measurement (each cold run compiles)",
+    )
+    p.add_argument(
+        "--perbody-seeds",
+        type=ca.int_at_least(1),
+        default=1,
+        help="seeds of the perbody form (10,000 bodies against 1,000 at the same phase; about "
+        "80 s each), from --seed",
     )
     p.add_argument("--seed", type=ca.int_at_least(0), default=0, help="seed of the worlds")
     out = p.add_mutually_exclusive_group()
@@ -170,6 +178,13 @@ def add_perf_commands(commands: Commands) -> None:
     p.add_argument("--steps", type=ca.int_at_least(1), default=1_000_000, help="env steps")
     p.add_argument(
         "--every", type=ca.int_at_least(1), default=10_000, help="env steps between samples"
+    )
+    p.add_argument(
+        "--perbody-seeds",
+        type=ca.int_at_least(1),
+        default=1,
+        help="seeds of the perbody form (10,000 bodies against 1,000 at the same phase; about "
+        "80 s each), from --seed",
     )
     p.add_argument("--seed", type=ca.int_at_least(0), default=0, help="seed of the worlds")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -25,6 +25,9 @@ Forms measured (one row each, over ``--repeats`` timed windows of ``--seconds``)
   CrowdNav's test, 4096 worlds of 3 learners and no crowd, one world of 10,000 bodies, and the
   spawn-to-first-step time of a fresh process with a cold and a warm numba cache
   (``bench_forms``).
+- ``perbody``: the 10,000-body world against the 1,000-body world over the same steps after the
+  reset and over the same stretch of the crossing, per body and per neighbour pair
+  (``per_body``; ``--perbody-seeds`` seeds from ``--seed``, about 80 s each).
 - ``ceiling`` (with ``--ceiling``): a minimal compiled pairwise step (cardioid push toward a
   goal, Euler step, pairwise collision flags) at B = 256, N = 20: the speed of a bare compiled
   loop on this machine, to which every other figure is compared (``ratio_to_ceiling``). Its
@@ -84,7 +87,8 @@ if TYPE_CHECKING:
 GRID_WORLDS = (1, 16, 256, 1024)
 GRID_BODIES = (10, 50, 200)
 ALL_FORMS = (
-    "batch", "target", "large", "single", "parallel", "closed", "nocrowd", "xlarge", "coldstart",
+    "batch", "target", "large", "single", "parallel", "closed", "nocrowd", "xlarge", "perbody",
+    "coldstart",
 )  # fmt: skip
 ACTION_POOL = 16
 DENSITY_SIDE = 10.0  # m: square side at N = 20 bodies (CrowdNav's square_crossing)
@@ -643,6 +647,15 @@ def run(args: Any) -> int:
         for row in cold_rows:
             if args.json:
                 print(json.dumps(row), flush=True)
+    per_body_rows = []
+    if "perbody" in forms and not (restricted and args.forms is None):
+        from .per_body import per_body_rows as compare
+
+        first = getattr(args, "seed", 0)
+        per_body_rows = compare(list(range(first, first + getattr(args, "perbody_seeds", 1))))
+        for row in per_body_rows:
+            if args.json:
+                print(json.dumps(row), flush=True)
     for case in cases:
         row = measure(case, args)
         if case.form == "ceiling":
@@ -657,10 +670,16 @@ def run(args: Any) -> int:
         print(format_markdown(rows))
     elif rows and not args.json:
         print(format_table(rows))
+    if per_body_rows and not args.json:
+        from .per_body import format_per_body
+
+        if rows:
+            print()
+        print(format_per_body(per_body_rows))
     if cold_rows and not args.json:
         from .bench_forms import format_cold_start
 
-        if rows:
+        if rows or per_body_rows:
             print()
         print(format_cold_start(cold_rows))
     return 0

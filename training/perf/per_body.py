@@ -1,0 +1,148 @@
+"""The ``perbody`` form of ``crowdsteer bench-speed``: a 10,000-body world against a 1,000-body
+world, per body and per neighbour pair, over the same steps and the same stretch of the crossing.
+
+Both worlds are ``square_crossing`` at CrowdNav's density (the side grows with the square root of
+the count; learners, ``right_of_way`` pedestrians and flock units as in the ``large`` and
+``xlarge`` forms). Timing windows taken after a warm-up of fixed wall time compare different
+phases of the two crossings: the 1,000-body world is then some 1,000 steps in, the 10,000-body
+world some 200, and a crowd steps at different rates as it meets and disperses. Here each world
+is timed over two stretches (``WINDOWS``): the same steps after the reset, and the same part of
+the crossing, which takes sqrt(10) times as many steps in the larger square.
+
+A body's step costs more the more bodies it senses, and a bounded square at one density gives
+its bodies fewer neighbours near its edges, where the smaller square holds a larger share of
+them. Each window also counts the pairs of active bodies closer than ``RADII`` per body (the mean
+of the counts at its first and last step), and gives the rate per such pair against the smaller
+world's: the step's cost per unit of work, which is what O(N) scaling keeps constant.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+SMALL = (500, 400, 100)  # learners, pedestrians, flock units: 1,000 bodies
+LARGE = (5000, 4000, 1000)  # 10,000 bodies
+WINDOWS = {  # name: (steps of the small world, steps of the large world)
+    "steps 5-45": ((5, 45), (5, 45)),
+    "same phase": ((950, 1010), (3004, 3194)),
+}
+RADII = (2.0, 6.0)  # m: the collision test's near gap and the learners' sensing radius
+
+
+def crossing_world(counts: tuple[int, int, int], seed: int):
+    """One seeded, reset world of ``counts`` (learners, pedestrians, flock) on ``square_crossing``
+    at CrowdNav's density; returns (batch, action pool of 16 (1, L, 2) arrays)."""
+    from crowdsteer.envs import CrowdConfig, make_batch
+
+    n_l, n_p, n_f = counts
+    n = n_l + n_p + n_f
+    config = CrowdConfig.from_kwargs(
+        scenario="square_crossing", scenario_params={"width": 10 * (max(n, 20) / 20) ** 0.5},
+        n_learners=n_l, n_pedestrians=n_p, n_flock=n_f, pedestrian_behaviour="right_of_way",
+        collision_ends=False, max_steps=10**9, goal_tolerance=1e-3,
+    )  # fmt: skip
+    batch = make_batch(config, 1)
+    batch.seed(seed)
+    batch.reset()
+    pool = [np.random.default_rng(k).uniform(-1, 1, (1, n_l, 2)) for k in range(16)]
+    return batch, pool
+
+
+def neighbours_per_body(pos: np.ndarray, active: np.ndarray, radius: float) -> float:
+    """Ordered pairs of active bodies closer than ``radius`` (centre to centre), per active body;
+    ``pos: (N, 2)``, ``active: (N,)``. 0 when no body is active."""
+    p = pos[active]
+    pairs = 0
+    for lo in range(0, len(p), 250):  # 250 rows of the distance matrix at a time
+        d = p[lo : lo + 250, None, :] - p[None, :, :]
+        pairs += int(((d * d).sum(axis=-1) < radius * radius).sum()) - len(d)  # less i == j
+    return pairs / len(p) if len(p) else 0.0
+
+
+def timed_stretch(batch, pool, start: int, stop: int, radii=RADII) -> dict[str, Any]:
+    """Steps the world to step ``start`` untimed, then times the steps up to ``stop`` in CPU
+    time: body-steps per CPU-second (the bodies present: the mean of the counts at ``start`` and
+    ``stop``; with a 1 mm goal tolerance nobody leaves in practice), with the neighbours per body
+    within each of ``radii``, the mean of the counts at ``start`` and ``stop``."""
+    s = batch.sim.state
+    for k in range(int(s.step_count[0]), start):
+        batch.step(pool[k % 16])
+    first = [neighbours_per_body(s.pos[0], s.active[0], r) for r in radii]
+    present = int(s.active[0].sum())
+    t0 = time.process_time()
+    for k in range(start, stop):
+        batch.step(pool[k % 16])
+    seconds = time.process_time() - t0
+    last = [neighbours_per_body(s.pos[0], s.active[0], r) for r in radii]
+    present = (present + int(s.active[0].sum())) / 2
+    return {
+        "body_steps_per_cpu_s": (stop - start) * present / seconds,
+        "neighbours": [(a + b) / 2 for a, b in zip(first, last, strict=True)],
+    }
+
+
+def per_body_rows(
+    seeds: list[int], small=None, large=None, windows=None, radii=None
+) -> list[dict[str, Any]]:
+    """One row per seed and window: both worlds' body-steps per CPU-second, the ratio per body
+    (large over small), and per radius the neighbours per body of each and the ratio per
+    neighbour pair (the per-body ratio times small's neighbours over large's). The worlds,
+    windows and radii default to ``SMALL``, ``LARGE``, ``WINDOWS`` and ``RADII``."""
+    small, large = small or SMALL, large or LARGE
+    windows, radii = windows or WINDOWS, radii or RADII
+    rows = []
+    for seed in seeds:
+        worlds = crossing_world(small, seed), crossing_world(large, seed)
+        for name, (span_small, span_large) in windows.items():
+            a = timed_stretch(*worlds[0], *span_small, radii=radii)
+            b = timed_stretch(*worlds[1], *span_large, radii=radii)
+            per_body = b["body_steps_per_cpu_s"] / a["body_steps_per_cpu_s"]
+            rows.append({
+                "form": "perbody", "seed": seed, "window": name,
+                "bodies": [sum(small), sum(large)],
+                "steps": [list(span_small), list(span_large)],
+                "body_steps_per_cpu_s": [a["body_steps_per_cpu_s"], b["body_steps_per_cpu_s"]],
+                "ratio_per_body": per_body,
+                "radii_m": list(radii),
+                "neighbours_per_body": [a["neighbours"], b["neighbours"]],
+                "ratio_per_pair": [
+                    per_body * x / y if y > 0 else float("nan")
+                    for x, y in zip(a["neighbours"], b["neighbours"], strict=True)
+                ],
+            })  # fmt: skip
+    return rows
+
+
+def format_per_body(rows: list[dict[str, Any]]) -> str:
+    """Markdown rows, one per seed and window, and the median ratios of each window."""
+    radii = rows[0]["radii_m"]
+    small, large = rows[0]["bodies"]
+    per_radius = " | ".join(f"within {r:g} m: neighbours per body, per pair" for r in radii)
+    lines = [
+        f"| window | seed | {small:,} bodies | {large:,} bodies | per body | {per_radius} |",
+        "|---|---:|---:|---:|---:|" + "---:|" * len(radii),
+    ]
+    for r in rows:
+        a, b = r["body_steps_per_cpu_s"]
+        counts = " | ".join(
+            f"{x:.2f} / {y:.2f}, {p:.3f}"
+            for x, y, p in zip(*r["neighbours_per_body"], r["ratio_per_pair"], strict=True)
+        )
+        lines.append(
+            f"| {r['window']} | {r['seed']} | {a / 1e6:.3f} M | {b / 1e6:.3f} M | "
+            f"{r['ratio_per_body']:.3f} | {counts} |"
+        )
+    lines.append("")
+    for name in dict.fromkeys(r["window"] for r in rows):
+        mine = [r for r in rows if r["window"] == name]
+        body = statistics.median(r["ratio_per_body"] for r in mine)
+        pair = ", ".join(
+            f"{statistics.median(r['ratio_per_pair'][k] for r in mine):.3f} within {radius:g} m"
+            for k, radius in enumerate(radii)
+        )
+        lines.append(f"{name}: median per body {body:.3f}; per neighbour pair {pair}.")
+    return "\n".join(lines)
