@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -98,19 +99,16 @@ class CrowdParallelEnv(ParallelEnv):
             extra = [x for x in actions if x not in live]
             if extra:
                 raise ActionError(f"actions given for agents not in the episode: {extra}")
-        given = list(actions.values())
         n = len(self.possible_agents)
         everyone = len(live) == n
-        floats = all(
-            type(v) is np.ndarray and v.shape == (2,) and v.dtype.kind == "f" for v in given
-        )
-        if floats and everyone and keys == live:
+        rows = _float_pairs(list(actions.values()))
+        if rows is not None and everyone and keys == live:
             # the most common case: every agent, in order, a float array of shape (2,) each
-            a = np.concatenate(given, dtype=np.float64).reshape(1, n, 2)
+            a = rows.reshape(1, n, 2)
         else:
             a = np.zeros((1, n, 2))
-            if floats:  # some agents gone, or another order: copied in at once by index
-                a[0, [self._index[x] for x in actions]] = np.concatenate(given).reshape(-1, 2)
+            if rows is not None:  # some agents gone, or another order: copied in at once by index
+                a[0, [self._index[x] for x in actions]] = rows
             else:
                 for agent, act in actions.items():
                     a[0, self._index[agent]] = _checked_action(agent, act)
@@ -146,6 +144,24 @@ class CrowdParallelEnv(ParallelEnv):
 
     def close(self):
         self._renderer.close()
+
+
+def _float_pairs(values: list) -> np.ndarray | None:
+    """``values`` stacked into a ``(k, 2)`` float64 array when every one is an array of a float
+    dtype and shape (2,); None otherwise (each is then checked on its own, to name the agent).
+
+    The dtypes are read first, in one pass (a value without one, or of another kind, ends it),
+    and the stacking checks the shapes: each is (2,) exactly when the stack is (k, 2)."""
+    try:
+        if not all(d.kind == "f" for d in set(map(_DTYPE, values))):
+            return None
+        rows = np.array(values, dtype=np.float64)
+    except (AttributeError, TypeError, ValueError):  # no numpy dtype, or ragged shapes
+        return None
+    return rows if rows.shape == (len(values), 2) else None
+
+
+_DTYPE = attrgetter("dtype")
 
 
 def _checked_action(agent: str, act) -> np.ndarray:

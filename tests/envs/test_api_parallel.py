@@ -252,3 +252,65 @@ def test_actions_for_missing_or_absent_agents_are_refused_by_name():
     with pytest.raises(ActionError, match=r"not in the episode: \['learner_9'\]"):
         env.step({"learner_9": act, **{a: act for a in env.agents[::-1]}})
     env.step({a: act for a in env.agents[::-1]})  # every live agent, another order: accepted
+
+
+class _Tensorish:
+    """An action with a ``dtype`` that is not numpy's (as a torch tensor has), readable by
+    ``np.asarray``."""
+
+    dtype = "float32"
+
+    def __init__(self, values):
+        self.values = np.asarray(values, np.float32)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+
+def test_any_float_dtype_or_array_like_gives_the_episode_of_float64_actions():
+    rng = np.random.default_rng(4)
+    moves = rng.uniform(-1, 1, (6, 3, 2))
+    forms = {
+        "float64": lambda r: [x.astype(np.float64) for x in r],
+        "mixed widths": lambda r: [r[0].astype(np.float16), r[1].astype(np.float32), r[2]],
+        "array-likes": lambda r: [_Tensorish(x) for x in r],
+    }
+    runs = {}
+    for name, form in forms.items():
+        env = CrowdParallelEnv(n_learners=3, n_pedestrians=2, collision_ends=False)
+        env.reset(seed=2)
+        trace = []
+        for step in moves:
+            # rows rounded to float16 first: every form carries the same values
+            rows = [x.astype(np.float16).astype(np.float64) for x in step]
+            obs, *_ = env.step(dict(zip(env.agents, form(rows), strict=True)))
+            trace.append(np.stack([obs[a] for a in env.possible_agents]))
+        runs[name] = np.stack(trace)
+    for name in forms:
+        np.testing.assert_array_equal(runs[name], runs["float64"], err_msg=name)
+
+
+@pytest.mark.parametrize(
+    "action, match",
+    [
+        (np.float32(0.5), r"learner_1 must have shape \(2,\), got \(\)"),  # a float, no shape
+        (np.zeros((1, 2), np.float32), r"learner_1 must have shape \(2,\), got \(1, 2\)"),
+        (np.zeros(3), r"learner_1 must have shape \(2,\), got \(3,\)"),  # ragged with the rest
+        (np.array([1, 0], np.int64), r"learner_1 must be floats, got dtype int64"),
+    ],
+)
+def test_a_bad_action_among_good_ones_is_refused_by_name(action, match):
+    env = CrowdParallelEnv(n_learners=3, n_pedestrians=0)
+    env.reset(seed=0)
+    good = np.zeros(2, np.float32)
+    with pytest.raises(ActionError, match=match):
+        env.step({"learner_0": good, "learner_1": action, "learner_2": good})
+
+
+def test_actions_all_of_one_wrong_shape_are_refused():
+    env = CrowdParallelEnv(n_learners=3, n_pedestrians=0)
+    env.reset(seed=0)
+    with pytest.raises(ActionError, match=r"learner_0 must have shape \(2,\), got \(1, 2\)"):
+        env.step({a: np.zeros((1, 2), np.float32) for a in env.agents})  # stacks to (3, 1, 2)
+    with pytest.raises(ActionError, match=r"learner_0 must have shape \(2,\), got \(\)"):
+        env.step({a: np.float64(0.1) for a in env.agents})  # stacks to (3,)

@@ -40,9 +40,9 @@ def test_rows_count_neighbours_at_their_window_ends_and_derive_the_pair_ratio():
     small, large = row["body_steps_per_cpu_s"]
     assert small > 0 and large > 0
     assert row["ratio_per_body"] == pytest.approx(large / small)
-    for k in range(2):  # per pair: per body, scaled by the neighbours each body stepped with
+    for k in range(2):  # pair-steps per second: body-steps times the neighbours per body
         x, y = row["neighbours_per_body"][0][k], row["neighbours_per_body"][1][k]
-        assert row["ratio_per_pair"][k] == pytest.approx(row["ratio_per_body"] * x / y)
+        assert row["ratio_per_pair"][k] == pytest.approx((large * y) / (small * x))
     # the same seed replays the same episode: the counts are those at the window's two ends
     for counts, (start, stop), got in zip(
         (TINY_SMALL, TINY_LARGE), row["steps"], row["neighbours_per_body"], strict=True

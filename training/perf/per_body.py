@@ -90,8 +90,9 @@ def per_body_rows(
 ) -> list[dict[str, Any]]:
     """One row per seed and window: both worlds' body-steps per CPU-second, the ratio per body
     (large over small), and per radius the neighbours per body of each and the ratio per
-    neighbour pair (the per-body ratio times small's neighbours over large's). The worlds,
-    windows and radii default to ``SMALL``, ``LARGE``, ``WINDOWS`` and ``RADII``."""
+    neighbour pair (pair-steps per CPU-second, large over small: the per-body ratio times
+    large's neighbours per body over small's). The worlds, windows and radii default to
+    ``SMALL``, ``LARGE``, ``WINDOWS`` and ``RADII``."""
     small, large = small or SMALL, large or LARGE
     windows, radii = windows or WINDOWS, radii or RADII
     rows = []
@@ -110,7 +111,7 @@ def per_body_rows(
                 "radii_m": list(radii),
                 "neighbours_per_body": [a["neighbours"], b["neighbours"]],
                 "ratio_per_pair": [
-                    per_body * x / y if y > 0 else float("nan")
+                    per_body * y / x if x > 0 else float("nan")
                     for x, y in zip(a["neighbours"], b["neighbours"], strict=True)
                 ],
             })  # fmt: skip
