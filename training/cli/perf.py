@@ -179,13 +179,6 @@ def add_perf_commands(commands: Commands) -> None:
     p.add_argument(
         "--every", type=ca.int_at_least(1), default=10_000, help="env steps between samples"
     )
-    p.add_argument(
-        "--perbody-seeds",
-        type=ca.int_at_least(1),
-        default=1,
-        help="seeds of the perbody form (10,000 bodies against 1,000 at the same phase; about "
-        "80 s each), from --seed",
-    )
     p.add_argument("--seed", type=ca.int_at_least(0), default=0, help="seed of the worlds")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
