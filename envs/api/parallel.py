@@ -147,21 +147,25 @@ class CrowdParallelEnv(ParallelEnv):
 
 
 def _float_pairs(values: list) -> np.ndarray | None:
-    """``values`` stacked into a ``(k, 2)`` float64 array when every one is an array of a float
-    dtype and shape (2,); None otherwise (each is then checked on its own, to name the agent).
+    """``values`` stacked into a ``(k, 2)`` float array when every one is an array of a native
+    float dtype and shape (2,); None otherwise (each is then checked on its own, to name the
+    agent).
 
     The dtypes are read first, in one pass (a value without one, or of another kind, ends it),
-    and the stacking checks the shapes: each is (2,) exactly when the stack is (k, 2)."""
+    and the stacking checks the shapes: each is (2,) exactly when the stack is (k, 2). The stack
+    keeps the actions' common width (float32 from a float32 policy): the batch widens it to
+    float64 exactly, in its compiled step or, for float16 and longdouble, before."""
     try:
-        if not all(d.kind == "f" for d in set(map(_DTYPE, values))):
+        if not _NATIVE_FLOATS.issuperset(map(_DTYPE, values)):
             return None
-        rows = np.array(values, dtype=np.float64)
+        rows = np.array(values)
     except (AttributeError, TypeError, ValueError):  # no numpy dtype, or ragged shapes
         return None
     return rows if rows.shape == (len(values), 2) else None
 
 
 _DTYPE = attrgetter("dtype")
+_NATIVE_FLOATS = frozenset(map(np.dtype, (np.float16, np.float32, np.float64, np.longdouble)))
 
 
 def _checked_action(agent: str, act) -> np.ndarray:

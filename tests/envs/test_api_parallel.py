@@ -272,6 +272,10 @@ def test_any_float_dtype_or_array_like_gives_the_episode_of_float64_actions():
     moves = rng.uniform(-1, 1, (6, 3, 2))
     forms = {
         "float64": lambda r: [x.astype(np.float64) for x in r],
+        "float32": lambda r: [x.astype(np.float32) for x in r],
+        "float16": lambda r: [x.astype(np.float16) for x in r],
+        "longdouble": lambda r: [x.astype(np.longdouble) for x in r],
+        "big-endian": lambda r: [x.astype(">f8") for x in r],
         "mixed widths": lambda r: [r[0].astype(np.float16), r[1].astype(np.float32), r[2]],
         "array-likes": lambda r: [_Tensorish(x) for x in r],
     }
