@@ -44,8 +44,15 @@ from crowdsteer.baselines.steering.registry import (
 )
 from crowdsteer.baselines.steering.vec import closest_point_on_segment, normalize
 
-from .neighbours import DENSE_MAX_BODIES, GridBuffers, build_grid, grid_buffers, query_grid
-from .periodic import gather_bodies_periodic
+from .neighbours import (
+    DENSE_MAX_BODIES,
+    GridBuffers,
+    build_grid,
+    build_periodic_grid,
+    grid_buffers,
+    query_grid,
+)
+from .periodic import gather_bodies_periodic, gather_bodies_periodic_grid
 from .state import FLOCK, LEARNER, PEDESTRIAN
 
 
@@ -307,6 +314,10 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
             target_vel[b, 1] = vel[b, 0, 1]
         if not dense and not periodic:
             grid = build_grid(pos[b], active[b], params.sensing_radius + 1.0, cells)
+        if not dense and periodic:
+            periodic_grid = build_periodic_grid(
+                pos[b], active[b], params.sensing_radius + 1.0, params.period, cells
+            )
         for i in range(nn):
             if kind[b, i] == LEARNER or not active[b, i]:
                 if active[b, i] and path_len[b, i] >= 2:  # learners' path progress (observed)
@@ -326,10 +337,18 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
                     trace_out[b, i, 5, 1] = desired[b, i, 1]
                 continue
             if periodic:
-                n_bodies = gather_bodies_periodic(
-                    b, i, pos, vel, radius, kind, active, params.sensing_radius,
-                    params.learners_visible, params.period, nb_pos, nb_vel, nb_radius, nb_index,
-                )  # fmt: skip
+                if dense:
+                    n_bodies = gather_bodies_periodic(
+                        b, i, pos, vel, radius, kind, active, params.sensing_radius,
+                        params.learners_visible, params.period, nb_pos, nb_vel, nb_radius,
+                        nb_index,
+                    )  # fmt: skip
+                else:
+                    n_bodies = gather_bodies_periodic_grid(
+                        b, i, pos, vel, radius, kind, active, params.sensing_radius,
+                        params.learners_visible, params.period, periodic_grid, cells, idx_buf,
+                        nb_pos, nb_vel, nb_radius, nb_index,
+                    )  # fmt: skip
                 n = _gather_static(
                     b, pos[b, i, 0], pos[b, i, 1], n_bodies, obstacle_pos, obstacle_radius,
                     obstacle_active, walls, wall_active, params.sensing_radius, nb_pos, nb_vel,

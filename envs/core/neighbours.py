@@ -143,3 +143,108 @@ def query_grid(grid, cells, pos, px, py, reach, skip, out):
                     out[count] = j
                     count += 1
     return count
+
+
+# ------------------------------------------------------------------ periodic worlds
+# A periodic world (``periodic``) sees every body at its nearest image along x. Its grid tiles
+# the period with ``ncx`` columns of width ``period / ncx``, a body at x sitting in column
+# ``floor(x / w) mod ncx``; rows span the bodies' extent along y as in ``build_grid``. A query
+# returns every body of the columns and rows its reach touches, one column more on each side (a
+# column index computed from an image and from the body's own x may differ by one in rounding),
+# without testing distances: the caller applies the dense scan's own test to them, so the
+# bodies it keeps are the ones the dense scan keeps.
+
+
+@njit(cache=True, inline="always")
+def _periodic_column(x, w, ncx):
+    """Column of coordinate ``x`` (finite) in a periodic grid of ``ncx`` columns of width ``w``."""
+    k = math.floor(x / w)
+    k -= ncx * math.floor(k / ncx)
+    return min(max(int(k), 0), ncx - 1)
+
+
+@njit(cache=True)
+def build_periodic_grid(pos, active, cell_size, period, cells):
+    """Cell lists of the active bodies of one periodic world (period ``period`` along x), written
+    into ``cells`` (``GridBuffers``). pos: (N, 2); active: (N,). Returns ``(w, y0, h, ncx, ncy)``:
+    the bodies of cell ``c = cx * ncy + cy`` are ``cells.order[cells.cell_start[c]:
+    cells.cell_start[c + 1]]``, in increasing index."""
+    n = pos.shape[0]
+    y0 = math.inf
+    y1 = -math.inf
+    for i in range(n):
+        if active[i] and math.isfinite(pos[i, 0]) and math.isfinite(pos[i, 1]):
+            y0 = min(y0, pos[i, 1])
+            y1 = max(y1, pos[i, 1])
+    if y0 > y1:
+        y0 = y1 = 0.0
+    ncx = 1
+    if cell_size < period:  # also False for a NaN or infinite cell
+        ncx = max(1, min(int(period / max(cell_size, 1e-6)), MAX_CELLS_PER_AXIS))
+    w = period / ncx
+    h = max(cell_size, (y1 - y0) / MAX_CELLS_PER_AXIS, 1e-6)
+    if not math.isfinite(h):
+        h = max(y1 - y0, 1.0)
+    ncy = min(int((y1 - y0) / h), MAX_CELLS_PER_AXIS) + 1
+    cell_start = cells.cell_start
+    order = cells.order
+    n_cells = ncx * ncy
+    for c in range(n_cells + 1):
+        cell_start[c] = 0
+    for i in range(n):  # the counting sort of ``build_grid``
+        if active[i] and math.isfinite(pos[i, 0]) and math.isfinite(pos[i, 1]):
+            cx = _periodic_column(pos[i, 0], w, ncx)
+            cell_start[cx * ncy + _cell_index(pos[i, 1], y0, h, ncy)] += 1
+    for c in range(1, n_cells + 1):
+        cell_start[c] += cell_start[c - 1]
+    for i in range(n - 1, -1, -1):
+        if active[i] and math.isfinite(pos[i, 0]) and math.isfinite(pos[i, 1]):
+            cx = _periodic_column(pos[i, 0], w, ncx)
+            c = cx * ncy + _cell_index(pos[i, 1], y0, h, ncy)
+            cell_start[c] -= 1
+            order[cell_start[c]] = i
+    return w, y0, h, ncx, ncy
+
+
+@njit(cache=True)
+def query_periodic(grid, cells, px, py, reach, out):
+    """Every body of the cells of a periodic grid (``build_periodic_grid``) that may hold an
+    image within ``reach`` of (px, py), the querying body included; out: (K,) int buffer, K at
+    least the bodies in the grid. Returns the count written."""
+    w, y0, h, ncx, ncy = grid
+    if not (math.isfinite(px) and math.isfinite(py)):
+        return 0
+    margin = 1e-9 * (1.0 + abs(reach))  # rows: a centre within reach, computed with rounding
+    cy0 = _cell_index(py - reach - margin, y0, h, ncy)
+    cy1 = _cell_index(py + reach + margin, y0, h, ncy)
+    if 2.0 * reach + 4.0 * w < ncx * w:  # also False for a NaN or infinite reach
+        kx0 = int(math.floor((px - reach) / w)) - 1
+        kx1 = int(math.floor((px + reach) / w)) + 1
+    else:  # the reach spans the period: every column once
+        kx0 = 0
+        kx1 = ncx - 1
+    cell_start = cells.cell_start
+    order = cells.order
+    count = 0
+    cap = out.shape[0]
+    for kx in range(kx0, kx1 + 1):
+        cx = kx % ncx  # Python's modulo: in [0, ncx) for negative kx too
+        for cy in range(cy0, cy1 + 1):
+            c = cx * ncy + cy
+            for k in range(cell_start[c], cell_start[c + 1]):
+                if count < cap:
+                    out[count] = order[k]
+                    count += 1
+    return count
+
+
+@njit(cache=True, inline="always")
+def sort_prefix(a, n):
+    """Sort ``a[:n]`` in place (insertion sort: the few bodies a query keeps)."""
+    for k in range(1, n):
+        v = a[k]
+        m = k - 1
+        while m >= 0 and a[m] > v:
+            a[m + 1] = a[m]
+            m -= 1
+        a[m + 1] = v

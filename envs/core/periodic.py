@@ -21,8 +21,10 @@ import math
 import numpy as np
 
 from crowdsteer.baselines.steering.precompiled_kernels import njit
+from crowdsteer.baselines.steering.vec import EPS
 
-from .collisions import GAP_CAP, _static_hits, approach_sq
+from .collisions import GAP_CAP, NEAR_GAP, _static_hits, approach_sq
+from .neighbours import DENSE_MAX_BODIES, build_periodic_grid, query_periodic, sort_prefix
 from .state import LEARNER
 
 
@@ -65,7 +67,8 @@ def gather_bodies_periodic(
 ):  # fmt: skip
     """Write the nearest image of every active body within ``reach + radius_i + 1`` of body
     ``i`` of world ``b`` (learners only when ``see_learners``) into the neighbour buffers
-    ``nb_pos, nb_vel: (K, 2)``, ``nb_radius, nb_index: (K,)``; returns how many."""
+    ``nb_pos, nb_vel: (K, 2)``, ``nb_radius, nb_index: (K,)``, in increasing index, the first K
+    of them; returns how many."""
     px = pos[b, i, 0]
     py = pos[b, i, 1]
     r = reach + radius[b, i] + 1.0
@@ -81,20 +84,65 @@ def gather_bodies_periodic(
             continue
         if kind[b, j] == LEARNER and not see_learners:
             continue
-        nb_pos[n, 0] = px + dx
-        nb_pos[n, 1] = py + dy
-        nb_vel[n, 0] = vel[b, j, 0]
-        nb_vel[n, 1] = vel[b, j, 1]
-        nb_radius[n] = radius[b, j]
-        nb_index[n] = j
+        _put_image(b, j, px + dx, py + dy, vel, radius, n, nb_pos, nb_vel, nb_radius, nb_index)
         n += 1
     return n
 
 
 @njit(cache=True)
-def collisions_periodic(b, state, buffers, swept, period):
+def gather_bodies_periodic_grid(
+    b, i, pos, vel, radius, kind, active, reach, see_learners, period, grid, cells, cand,
+    nb_pos, nb_vel, nb_radius, nb_index,
+):  # fmt: skip
+    """``gather_bodies_periodic`` over the candidates of a periodic grid (``grid`` over
+    ``cells``, ``neighbours.build_periodic_grid``; cand: (N,) int scratch): the same test, and
+    the bodies kept in increasing index, so the same neighbours in the same order."""
+    px = pos[b, i, 0]
+    py = pos[b, i, 1]
+    r = reach + radius[b, i] + 1.0
+    r2 = r * r
+    m = query_periodic(grid, cells, px, py, r, cand)
+    kept = np.int64(0)
+    for q in range(m):
+        j = cand[q]
+        if j == i or not active[b, j]:
+            continue
+        dx = wrap_delta(pos[b, j, 0] - px, period)
+        dy = pos[b, j, 1] - py
+        if dx * dx + dy * dy > r2:
+            continue
+        if kind[b, j] == LEARNER and not see_learners:
+            continue
+        cand[kept] = j
+        kept += 1
+    sort_prefix(cand, kept)
+    n = np.int64(0)
+    for q in range(min(kept, nb_pos.shape[0])):
+        j = cand[q]
+        dx = wrap_delta(pos[b, j, 0] - px, period)
+        dy = pos[b, j, 1] - py
+        _put_image(b, j, px + dx, py + dy, vel, radius, n, nb_pos, nb_vel, nb_radius, nb_index)
+        n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _put_image(b, j, x, y, vel, radius, n, nb_pos, nb_vel, nb_radius, nb_index):
+    """Write body ``j`` of world ``b``, seen at (x, y), as neighbour ``n`` of the buffers."""
+    nb_pos[n, 0] = x
+    nb_pos[n, 1] = y
+    nb_vel[n, 0] = vel[b, j, 0]
+    nb_vel[n, 1] = vel[b, j, 1]
+    nb_radius[n] = radius[b, j]
+    nb_index[n] = j
+
+
+@njit(cache=True)
+def collisions_periodic(b, state, buffers, swept, period, buf, cells):
     """``collisions.collisions_step`` for a periodic world ``b``: every pair of bodies at its
-    nearest image (``hit_body``, ``min_gap`` capped at ``GAP_CAP``), then the static overlaps.
+    nearest image (``hit_body``, ``min_gap`` capped at ``GAP_CAP``), then the static overlaps;
+    buf: (N,) int scratch; ``cells``: ``neighbours.GridBuffers`` for a large world, whose pairs
+    come from a periodic grid (``_collisions_periodic_grid``: the same gaps).
 
     With ``swept`` the pair's offset before the step is the nearest image and its change over the
     step is the difference of the two displacements (``wrap_world`` keeps ``prev_pos`` on the
@@ -106,31 +154,99 @@ def collisions_periodic(b, state, buffers, swept, period):
     for i in range(nn):
         e.hit_body[b, i] = False
         e.min_gap[b, i] = GAP_CAP
-    for i in range(nn):
-        if not active[b, i]:
-            continue
-        for j in range(i + 1, nn):
-            if not active[b, j]:
+    if nn > DENSE_MAX_BODIES:
+        _collisions_periodic_grid(
+            b, pos, prev, radius, active, e.hit_body, e.min_gap, swept, period, buf, cells
+        )
+    else:
+        for i in range(nn):
+            if not active[b, i]:
                 continue
-            ex = wrap_delta(pos[b, j, 0] - pos[b, i, 0], period)
-            ey = pos[b, j, 1] - pos[b, i, 1]
-            d2 = ex * ex + ey * ey
-            if swept:
-                # the start offset is the end offset less the relative displacement
-                mx = (pos[b, j, 0] - prev[b, j, 0]) - (pos[b, i, 0] - prev[b, i, 0])
-                my = (pos[b, j, 1] - prev[b, j, 1]) - (pos[b, i, 1] - prev[b, i, 1])
-                d2 = approach_sq(ex, ey, ex - mx, ey - my)
-            gap = math.sqrt(d2) - radius[b, i] - radius[b, j]
-            if gap < e.min_gap[b, i]:
-                e.min_gap[b, i] = gap
-            if gap < e.min_gap[b, j]:
-                e.min_gap[b, j] = gap
-            if gap < 0.0:
-                e.hit_body[b, i] = True
-                e.hit_body[b, j] = True
+            for j in range(i + 1, nn):
+                if not active[b, j]:
+                    continue
+                gap = _pair_gap(b, i, j, pos, prev, radius, swept, period)
+                if gap < e.min_gap[b, i]:
+                    e.min_gap[b, i] = gap
+                if gap < e.min_gap[b, j]:
+                    e.min_gap[b, j] = gap
+                if gap < 0.0:
+                    e.hit_body[b, i] = True
+                    e.hit_body[b, j] = True
     for i in range(nn):
         if active[b, i] and not e.hit_static[b, i]:
             e.hit_static[b, i] = _static_hits(
                 b, i, pos[b, i, 0], pos[b, i, 1], radius[b, i], s.obstacle_pos,
                 s.obstacle_radius, s.obstacle_active, s.walls, s.wall_active,
             )  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def _pair_gap(b, i, j, pos, prev, radius, swept, period):
+    """Surface gap of bodies ``i < j`` of world ``b`` at the nearest image, at the end of the
+    step or (``swept``) at their closest approach during it. Always measured from ``i``: the
+    image of ``j - i`` and of ``i - j`` may differ at exactly half a period."""
+    ex = wrap_delta(pos[b, j, 0] - pos[b, i, 0], period)
+    ey = pos[b, j, 1] - pos[b, i, 1]
+    d2 = ex * ex + ey * ey
+    if swept:
+        # the start offset is the end offset less the relative displacement
+        mx = (pos[b, j, 0] - prev[b, j, 0]) - (pos[b, i, 0] - prev[b, i, 0])
+        my = (pos[b, j, 1] - prev[b, j, 1]) - (pos[b, i, 1] - prev[b, i, 1])
+        d2 = approach_sq(ex, ey, ex - mx, ey - my)
+    return math.sqrt(d2) - radius[b, i] - radius[b, j]
+
+
+@njit(cache=True)
+def _collisions_periodic_grid(
+    b, pos, prev, radius, active, hit_body, min_gap, swept, period, buf, cells
+):  # fmt: skip
+    """``hit_body`` and ``min_gap`` of the bodies of a large periodic world ``b`` from a periodic
+    grid, as ``collisions._collisions_grid`` does on open ground: first the bodies whose centres
+    may lie within ``NEAR_GAP`` of a gap, then out to ``GAP_CAP`` for the bodies with nobody that
+    close. Every pair's gap is ``_pair_gap`` of the lower index first, the dense scan's, and the
+    smallest gap of a set does not depend on the order it is taken in."""
+    nn = active.shape[1]
+    max_r = 0.0
+    move = 0.0  # a pair's closest approach is at most both displacements nearer than its end
+    for i in range(nn):
+        if active[b, i]:
+            max_r = max(max_r, radius[b, i])
+            if swept:
+                move = max(move, math.hypot(pos[b, i, 0] - prev[b, i, 0],
+                                            pos[b, i, 1] - prev[b, i, 1]))  # fmt: skip
+    grid = build_periodic_grid(pos[b], active[b], NEAR_GAP + 2.0 * max_r + 2.0 * move, period,
+                               cells)  # fmt: skip
+    for i in range(nn):
+        if not active[b, i]:
+            continue
+        near = NEAR_GAP + radius[b, i] + max_r + 2.0 * move
+        gap, hit = _periodic_gap_from(b, i, grid, cells, near, pos, prev, radius, active, swept,
+                                      period, buf)  # fmt: skip
+        if gap >= NEAR_GAP - EPS:
+            far = GAP_CAP + radius[b, i] + max_r + 2.0 * move
+            gap, hit = _periodic_gap_from(b, i, grid, cells, far, pos, prev, radius, active,
+                                          swept, period, buf)  # fmt: skip
+        min_gap[b, i] = gap
+        hit_body[b, i] = hit
+
+
+@njit(cache=True, inline="always")
+def _periodic_gap_from(b, i, grid, cells, reach, pos, prev, radius, active, swept, period, buf):
+    """``(min_gap, hit)`` of body ``i`` over the grid's candidates within ``reach``."""
+    m = query_periodic(grid, cells, pos[b, i, 0], pos[b, i, 1], reach, buf)
+    gap_min = GAP_CAP
+    hit = False
+    for q in range(m):
+        j = buf[q]
+        if j == i or not active[b, j]:
+            continue
+        if i < j:
+            gap = _pair_gap(b, i, j, pos, prev, radius, swept, period)
+        else:
+            gap = _pair_gap(b, j, i, pos, prev, radius, swept, period)
+        if gap < gap_min:
+            gap_min = gap
+        if gap < 0.0:
+            hit = True
+    return gap_min, hit

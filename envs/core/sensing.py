@@ -37,7 +37,16 @@ from crowdsteer.baselines.steering.arrays import bundle
 from crowdsteer.baselines.steering.precompiled_kernels import njit
 from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
 
-from .neighbours import DENSE_MAX_BODIES, GridBuffers, build_grid, grid_buffers, query_grid
+from .neighbours import (
+    DENSE_MAX_BODIES,
+    GridBuffers,
+    build_grid,
+    build_periodic_grid,
+    grid_buffers,
+    query_grid,
+    query_periodic,
+    sort_prefix,
+)
 from .periodic import wrap_delta
 
 POS_CLIP = 50.0
@@ -210,6 +219,30 @@ def goal_frame(pos, goal, heading, frame, b, i):
     return theta, c, s
 
 
+@njit(cache=True, inline="always")
+def _periodic_candidates(b, i, pos, radius, active, grid, cells, reach, sensing_radius, period,
+                         cand):  # fmt: skip
+    """The bodies of a periodic world ``b`` whose nearest image lies within ``sensing_radius``
+    of body ``i``'s surface, from the periodic grid's candidates within ``reach``, written to
+    ``cand`` in increasing index (the dense scan's order, which decides ties among the nearest);
+    returns how many."""
+    px = pos[b, i, 0]
+    py = pos[b, i, 1]
+    m = query_periodic(grid, cells, px, py, reach, cand)
+    kept = np.int64(0)
+    for q in range(m):
+        j = cand[q]
+        if j == i or not active[b, j]:
+            continue
+        dx = wrap_delta(pos[b, j, 0] - px, period)
+        dy = pos[b, j, 1] - py
+        if math.sqrt(dx * dx + dy * dy) - radius[b, i] - radius[b, j] <= sensing_radius:
+            cand[kept] = j
+            kept += 1
+    sort_prefix(cand, kept)
+    return kept
+
+
 @njit(cache=True, nogil=True)
 def observe_worlds(lo, hi, state, which, settings, out, scratch):
     """Write the observation of every learner ``i`` of the worlds ``lo <= b < hi`` with
@@ -234,15 +267,21 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
     keys, idx, cand, cells = scratch.keys, scratch.idx, scratch.buf, scratch.cells
     okeys, oidx = scratch.okeys, scratch.oidx
     wkeys, widx = scratch.wkeys, scratch.widx
-    period = settings.period  # periodic worlds: other bodies at their nearest image, scanned
-    dense = nn <= DENSE_MAX_BODIES or period > 0.0
+    period = settings.period  # periodic worlds: other bodies at their nearest image
+    periodic = period > 0.0
+    dense = nn <= DENSE_MAX_BODIES
     for b in range(lo, hi):
         max_r = 0.0
         if not dense and n_neighbours > 0:
             for j in range(nn):
                 if active[b, j]:
                     max_r = max(max_r, radius[b, j])
-            grid = build_grid(pos[b], active[b], sensing_radius + 2.0 * max_r, cells)
+            if periodic:
+                periodic_grid = build_periodic_grid(
+                    pos[b], active[b], sensing_radius + 2.0 * max_r, period, cells
+                )
+            else:
+                grid = build_grid(pos[b], active[b], sensing_radius + 2.0 * max_r, cells)
         for i in range(which.shape[1]):
             if not which[b, i]:
                 continue
@@ -275,10 +314,16 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
             # Literal[int](0) and compiles every callee it reaches once more for that type.
             count = np.int64(0)
             if n_neighbours > 0:
+                # a gap within the sensing radius means a centre within this reach
+                reach = sensing_radius + radius[b, i] + max_r + EPS
                 if dense:
                     n_cand = nn
-                else:  # a gap within the sensing radius means a centre within this reach
-                    reach = sensing_radius + radius[b, i] + max_r + EPS
+                elif periodic:
+                    n_cand = _periodic_candidates(
+                        b, i, pos, radius, active, periodic_grid, cells, reach, sensing_radius,
+                        period, cand,
+                    )  # fmt: skip
+                else:
                     n_cand = query_grid(grid, cells, pos[b], px, py, reach, i, cand)
                 for q in range(n_cand):
                     j = q if dense else cand[q]

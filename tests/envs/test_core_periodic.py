@@ -157,3 +157,87 @@ def test_a_learner_sees_across_the_seam():
     batch._observe(np.ones((1, 1), bool))
     own = 8  # the neighbour block follows the learner's own features
     np.testing.assert_allclose(batch.obs[0, 0, own : own + 2], [1.0, 0.0], atol=1e-9)
+
+
+def _corridor_batch(n_pedestrians, behaviour):
+    config = CrowdConfig.from_kwargs(
+        scenario="periodic_corridor", n_learners=4, n_pedestrians=n_pedestrians, radius=0.2,
+        pedestrian_behaviour=behaviour, max_steps=10**6, obs_neighbours=6, collision_ends=False,
+        scenario_params={"length": 24.0, "width": 4.0, "oncoming": 0.5, "trip": 20.0},
+    )  # fmt: skip
+    batch = make_batch(config)
+    batch.seed(3)
+    batch.reset()
+    return batch
+
+
+def _copy_into_leading_slots(small, large):
+    """Give ``large`` (more body slots) the world of ``small`` in its leading slots, the others
+    inactive: the same bodies, the same episode."""
+    n = small.sim.state.pos.shape[1]
+    for bundle_small, bundle_large in ((small.sim.state, large.sim.state),
+                                       (small.sim.buffers, large.sim.buffers)):  # fmt: skip
+        for name in bundle_small._fields:
+            a, z = getattr(bundle_small, name), getattr(bundle_large, name)
+            if not isinstance(a, np.ndarray):
+                continue
+            if a.shape == z.shape:
+                z[...] = a
+            else:  # per body: (B, N, ...)
+                assert a.shape[1] == n and a.shape[2:] == z.shape[2:], name
+                z[:, :n] = a
+                z[:, n:] = 0
+    large.sim.state.active[:, n:] = False
+    large.learners.alive[...] = small.learners.alive
+
+
+@pytest.mark.parametrize("behaviour", ["social_force", "orca", "right_of_way"])
+def test_a_large_periodic_world_steps_as_the_dense_scan_does(behaviour):
+    # 54 bodies in 54 slots are scanned densely; the same 54 in 104 slots (50 left empty) use
+    # the periodic grid: the steering, the collisions and the observations must be the same bits
+    small = _corridor_batch(50, behaviour)
+    large = _corridor_batch((50, 100), behaviour)
+    assert small.sim.state.pos.shape[1] <= 64 < large.sim.state.pos.shape[1]
+    _copy_into_leading_slots(small, large)
+    n = small.sim.state.pos.shape[1]
+    rng = np.random.default_rng(0)
+    close = 0
+    for _ in range(60):
+        act = rng.uniform(-1, 1, (1, 4, 2))
+        small.step(act)
+        large.step(act)
+        a, z = small.sim.state, large.sim.state
+        np.testing.assert_array_equal(z.pos[:, :n], a.pos)
+        np.testing.assert_array_equal(z.vel[:, :n], a.vel)
+        np.testing.assert_array_equal(large.sim.buffers.min_gap[:, :n], small.sim.buffers.min_gap)
+        np.testing.assert_array_equal(large.sim.buffers.hit_body[:, :n], small.sim.buffers.hit_body)
+        np.testing.assert_array_equal(large.obs, small.obs)
+        close += int((small.sim.buffers.min_gap < 0.5).sum())
+    assert close > 0  # bodies did come near each other (the gaps were not all capped)
+
+
+def test_the_periodic_grid_query_holds_every_body_within_reach():
+    from crowdsteer.envs.core.neighbours import (
+        build_periodic_grid,
+        grid_buffers,
+        query_periodic,
+    )
+
+    rng = np.random.default_rng(1)
+    period, n = 30.0, 300
+    pos = np.stack([rng.uniform(-15.0, 15.0, n), rng.uniform(-3.0, 3.0, n)], axis=1)
+    pos[:5, 0] = [-15.0, 15.0 - 1e-12, -15.0 + 1e-12, 0.0, 7.5]  # at and beside the seam
+    active = rng.random(n) < 0.9
+    cells = grid_buffers(n)
+    out = np.zeros(n, np.int64)
+    for cell_size in (0.7, 2.0, 9.0, 40.0):
+        grid = build_periodic_grid(pos, active, cell_size, period, cells)
+        for i in range(0, n, 7):
+            for reach in (0.5, 2.0, 6.0, 14.0, 16.0, np.inf):
+                got = out[: query_periodic(grid, cells, pos[i, 0], pos[i, 1], reach, out)]
+                assert len(set(got.tolist())) == len(got)  # no body twice
+                dx = pos[:, 0] - pos[i, 0]
+                dx -= period * np.floor(dx / period + 0.5)
+                within = active & (np.hypot(dx, pos[:, 1] - pos[i, 1]) <= reach)
+                assert set(np.flatnonzero(within).tolist()) <= set(got.tolist())
+                assert set(got.tolist()) <= set(np.flatnonzero(active).tolist())
