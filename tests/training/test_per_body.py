@@ -12,6 +12,7 @@ from crowdsteer.training.perf import per_body
 
 TINY_SMALL, TINY_LARGE = (6, 4, 0), (24, 16, 0)
 TINY_WINDOWS = {"early": ((2, 6), (2, 8))}
+TINY_CORRIDOR_SMALL, TINY_CORRIDOR_LARGE = (10, 10, 0), (40, 40, 0)
 
 
 def test_neighbours_per_body_counts_active_pairs_closer_than_the_radius():
@@ -63,10 +64,36 @@ def test_bench_speed_prints_the_per_body_form(monkeypatch, capsys):
     monkeypatch.setattr(per_body, "SMALL", TINY_SMALL)
     monkeypatch.setattr(per_body, "LARGE", TINY_LARGE)
     monkeypatch.setattr(per_body, "WINDOWS", TINY_WINDOWS)
+    monkeypatch.setattr(per_body, "CORRIDOR_SMALL", TINY_CORRIDOR_SMALL)
+    monkeypatch.setattr(per_body, "CORRIDOR_LARGE", TINY_CORRIDOR_LARGE)
+    monkeypatch.setattr(per_body, "CORRIDOR_WINDOWS", TINY_WINDOWS)
     assert cli_main(["bench-speed", "--forms", "perbody", "--perbody-seeds", "2"]) == 0
     out = capsys.readouterr().out
-    assert "| early | 0 |" in out and "| early | 1 |" in out
-    assert "early: median per body" in out and "per neighbour pair" in out
+    assert "| square | early | 0 |" in out and "| square | early | 1 |" in out
+    assert "| corridor | early | 0 | 20 / 80 |" in out
+    assert "square, early: median per body" in out and "per neighbour pair" in out
+    assert "corridor, early: median per body" in out
     assert cli_main(["bench-speed", "--forms", "perbody", "--json", "--seed", "4"]) == 0
-    (row,) = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.strip()]
-    assert row["form"] == "perbody" and row["seed"] == 4 and len(row["ratio_per_pair"]) == 2
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.strip()]
+    assert [r["scene"] for r in rows] == ["square", "corridor"]
+    assert all(r["form"] == "perbody" and r["seed"] == 4 for r in rows)
+    assert all(len(r["ratio_per_pair"]) == 2 for r in rows)
+
+
+def test_corridor_neighbours_are_counted_across_the_seam():
+    pos = np.array([[-4.9, 0.0], [4.9, 0.0], [0.0, 0.0]])
+    active = np.ones(3, bool)
+    assert per_body.neighbours_per_body(pos, active, 1.0) == 0.0  # open ground: 9.8 m apart
+    assert per_body.neighbours_per_body(pos, active, 1.0, period=10.0) == pytest.approx(2 / 3)
+
+
+def test_corridor_worlds_hold_the_square_density_ten_times_as_long():
+    small, _ = per_body.corridor_world(TINY_CORRIDOR_SMALL, 0)
+    large, _ = per_body.corridor_world(TINY_CORRIDOR_LARGE, 0)
+    periods = [b.sim.params.period for b in (small, large)]
+    assert periods[1] == pytest.approx(4 * periods[0])  # four times the walkers
+    assert 20 / (periods[0] * per_body.CORRIDOR_WIDTH) == pytest.approx(0.2)  # 5 m^2 each
+    with pytest.raises(ValueError, match="walkers only"):
+        per_body.corridor_world((4, 4, 2), 0)
+    with pytest.raises(ValueError, match="scene='ring' is unknown"):
+        per_body.per_body_rows([0], scene="ring")

@@ -131,8 +131,8 @@ def add_perf_commands(commands: Commands) -> None:
         "--perbody-seeds",
         type=ca.int_at_least(1),
         default=1,
-        help="seeds of the perbody form (10,000 bodies against 1,000 at the same phase; about "
-        "80 s each), from --seed",
+        help="seeds of the perbody form (10,000 bodies against 1,000 at the same phase, and in "
+        "a periodic corridor; about 100 s each), from --seed",
     )
     p.add_argument("--seed", type=ca.int_at_least(0), default=0, help="seed of the worlds")
     out = p.add_mutually_exclusive_group()

@@ -26,8 +26,9 @@ Forms measured (one row each, over ``--repeats`` timed windows of ``--seconds``)
   spawn-to-first-step time of a fresh process with a cold and a warm numba cache
   (``bench_forms``).
 - ``perbody``: the 10,000-body world against the 1,000-body world over the same steps after the
-  reset and over the same stretch of the crossing, per body and per neighbour pair
-  (``per_body``; ``--perbody-seeds`` seeds from ``--seed``, about 80 s each).
+  reset and over the same stretch of the crossing, per body and per neighbour pair, then the
+  same in a periodic corridor (no edges: the same surroundings per body in both sizes)
+  (``per_body``; ``--perbody-seeds`` seeds from ``--seed``, about 100 s each).
 - ``ceiling`` (with ``--ceiling``): a minimal compiled pairwise step (cardioid push toward a
   goal, Euler step, pairwise collision flags) at B = 256, N = 20: the speed of a bare compiled
   loop on this machine, to which every other figure is compared (``ratio_to_ceiling``). Its
@@ -649,10 +650,12 @@ def run(args: Any) -> int:
                 print(json.dumps(row), flush=True)
     per_body_rows = []
     if "perbody" in forms and not (restricted and args.forms is None):
+        from .per_body import SCENES
         from .per_body import per_body_rows as compare
 
         first = getattr(args, "seed", 0)
-        per_body_rows = compare(list(range(first, first + getattr(args, "perbody_seeds", 1))))
+        seeds = list(range(first, first + getattr(args, "perbody_seeds", 1)))
+        per_body_rows = [row for scene in SCENES for row in compare(seeds, scene=scene)]
         for row in per_body_rows:
             if args.json:
                 print(json.dumps(row), flush=True)
