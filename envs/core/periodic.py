@@ -10,8 +10,10 @@ bodies across the seam as if the strip went on. A body crossing the seam is move
 same as if it had walked on. Walls and obstacles are not imaged: a periodic scene keeps them
 away from the seam or runs them along x past it.
 
-Periodic worlds scan their bodies densely (every pair, nearest image), O(N^2) per step: fine for
-the few hundred bodies of a measurement corridor.
+Small periodic worlds (at most ``neighbours.DENSE_MAX_BODIES`` slots) scan every body at its
+nearest image; larger ones take their candidates from a periodic grid whose columns tile the
+period (``neighbours.build_periodic_grid``), O(N) per step, and keep the bodies the dense scan
+keeps, in its order: both give the same episode, bit for bit.
 """
 
 from __future__ import annotations
