@@ -1,7 +1,8 @@
 """Steps per CPU-second of one source tree, the same timing loop for every version compared.
 
 ``python tests/replay/ab_speed.py TREE FORMS`` times FORMS (comma-separated: ceiling, single,
-parallel, closed, sb3, target, nocrowd, large, xlarge) of the crowdsteer found at TREE (a folder
+parallel, closed, sb3, target, nocrowd, large, xlarge, corridorN: a periodic corridor of N
+walkers) of the crowdsteer found at TREE (a folder
 holding a ``crowdsteer`` package, put first on the path) or, with TREE ``installed``, of the
 installed one, and prints one JSON object: per form the best and median of 3 windows of
 ``AB_SECONDS`` (default 1) of process CPU time (``closed`` runs the baseline ``AB_POLICY``,
@@ -152,6 +153,26 @@ def batch_step(form: str) -> tuple[Callable[[int], None], int, float]:
     return (lambda k: batch.step(pool[k % 16])), b * n, setup
 
 
+def corridor_step(n: int) -> tuple[Callable[[int], None], int, float]:
+    """One periodic corridor 20 m wide at 0.2 walkers/m^2 (``n / 4`` m long): half learners,
+    half ``right_of_way`` pedestrians, in two opposing flows."""
+    from crowdsteer.envs import CrowdConfig, make_batch
+
+    config = CrowdConfig.from_kwargs(
+        scenario="periodic_corridor",
+        scenario_params={"length": n / 4, "width": 20.0, "oncoming": 0.5},
+        n_learners=n // 2, n_pedestrians=n - n // 2, pedestrian_behaviour="right_of_way",
+        collision_ends=False, max_steps=10**9, goal_tolerance=1e-3,
+    )  # fmt: skip
+    t0 = time.perf_counter()
+    batch = make_batch(config, 1)
+    batch.seed(0)
+    batch.reset()
+    setup = time.perf_counter() - t0
+    pool = [np.random.default_rng(k).uniform(-1, 1, (1, n // 2, 2)) for k in range(16)]
+    return (lambda k: batch.step(pool[k % 16])), n, setup
+
+
 def main() -> None:
     tree, forms = sys.argv[1], sys.argv[2].split(",")
     if tree != "installed":
@@ -164,6 +185,9 @@ def main() -> None:
     for form in forms:
         if form in makers:
             out[form] = timed(makers[form](), bodies[form], seconds)
+        elif form.startswith("corridor"):
+            step, n, setup = corridor_step(int(form.removeprefix("corridor")))
+            out[form] = {**timed(step, n, seconds), "setup_s": setup}
         else:
             step, n, setup = batch_step(form)
             out[form] = {**timed(step, n, seconds), "setup_s": setup}
