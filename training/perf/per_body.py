@@ -43,10 +43,22 @@ CORRIDOR_WIDTH = 20.0  # m; the length is the area of CrowdNav's density over th
 SCENES = ("square", "corridor")
 
 
+def seeded_world(config, seed: int):
+    """One world of ``config``, seeded and reset, with a pool of 16 random action arrays
+    ``(1, L, 2)``; returns (batch, pool)."""
+    from crowdsteer.envs import make_batch
+
+    batch = make_batch(config, 1)
+    batch.seed(seed)
+    batch.reset()
+    shape = (1, batch.num_learners, 2)
+    return batch, [np.random.default_rng(k).uniform(-1, 1, shape) for k in range(16)]
+
+
 def crossing_world(counts: tuple[int, int, int], seed: int):
     """One seeded, reset world of ``counts`` (learners, pedestrians, flock) on ``square_crossing``
     at CrowdNav's density; returns (batch, action pool of 16 (1, L, 2) arrays)."""
-    from crowdsteer.envs import CrowdConfig, make_batch
+    from crowdsteer.envs import CrowdConfig
 
     n_l, n_p, n_f = counts
     n = n_l + n_p + n_f
@@ -55,17 +67,13 @@ def crossing_world(counts: tuple[int, int, int], seed: int):
         n_learners=n_l, n_pedestrians=n_p, n_flock=n_f, pedestrian_behaviour="right_of_way",
         collision_ends=False, max_steps=10**9, goal_tolerance=1e-3,
     )  # fmt: skip
-    batch = make_batch(config, 1)
-    batch.seed(seed)
-    batch.reset()
-    pool = [np.random.default_rng(k).uniform(-1, 1, (1, n_l, 2)) for k in range(16)]
-    return batch, pool
+    return seeded_world(config, seed)
 
 
 def corridor_world(counts: tuple[int, int, int], seed: int):
     """One seeded, reset world of ``counts`` (learners, pedestrians, no flock) in a periodic
     corridor ``CORRIDOR_WIDTH`` wide at CrowdNav's density; returns (batch, action pool)."""
-    from crowdsteer.envs import CrowdConfig, make_batch
+    from crowdsteer.envs import CrowdConfig
 
     n_l, n_p, n_f = counts
     if n_f:
@@ -77,11 +85,7 @@ def corridor_world(counts: tuple[int, int, int], seed: int):
         n_learners=n_l, n_pedestrians=n_p, pedestrian_behaviour="right_of_way",
         collision_ends=False, max_steps=10**9, goal_tolerance=1e-3,
     )  # fmt: skip
-    batch = make_batch(config, 1)
-    batch.seed(seed)
-    batch.reset()
-    pool = [np.random.default_rng(k).uniform(-1, 1, (1, n_l, 2)) for k in range(16)]
-    return batch, pool
+    return seeded_world(config, seed)
 
 
 def neighbours_per_body(
