@@ -312,12 +312,12 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
             target_pos[b, 1] = pos[b, 0, 1]
             target_vel[b, 0] = vel[b, 0, 0]
             target_vel[b, 1] = vel[b, 0, 1]
-        if not dense and not periodic:
-            grid = build_grid(pos[b], active[b], params.sensing_radius + 1.0, cells)
-        if not dense and periodic:
-            periodic_grid = build_periodic_grid(
-                pos[b], active[b], params.sensing_radius + 1.0, params.period, cells
-            )
+        if not dense:
+            cell = params.sensing_radius + 1.0
+            if periodic:
+                periodic_grid = build_periodic_grid(pos[b], active[b], cell, params.period, cells)
+            else:
+                grid = build_grid(pos[b], active[b], cell, cells)
         for i in range(nn):
             if kind[b, i] == LEARNER or not active[b, i]:
                 if active[b, i] and path_len[b, i] >= 2:  # learners' path progress (observed)

@@ -314,17 +314,17 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
             # Literal[int](0) and compiles every callee it reaches once more for that type.
             count = np.int64(0)
             if n_neighbours > 0:
-                # a gap within the sensing radius means a centre within this reach
-                reach = sensing_radius + radius[b, i] + max_r + EPS
                 if dense:
                     n_cand = nn
-                elif periodic:
-                    n_cand = _periodic_candidates(
-                        b, i, pos, radius, active, periodic_grid, cells, reach, sensing_radius,
-                        period, cand,
-                    )  # fmt: skip
-                else:
-                    n_cand = query_grid(grid, cells, pos[b], px, py, reach, i, cand)
+                else:  # a gap within the sensing radius means a centre within this reach
+                    reach = sensing_radius + radius[b, i] + max_r + EPS
+                    if periodic:
+                        n_cand = _periodic_candidates(
+                            b, i, pos, radius, active, periodic_grid, cells, reach,
+                            sensing_radius, period, cand,
+                        )  # fmt: skip
+                    else:
+                        n_cand = query_grid(grid, cells, pos[b], px, py, reach, i, cand)
                 for q in range(n_cand):
                     j = q if dense else cand[q]
                     if j == i or not active[b, j]:

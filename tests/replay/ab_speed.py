@@ -144,13 +144,8 @@ def batch_step(form: str) -> tuple[Callable[[int], None], int, float]:
         n_learners=n_l, n_pedestrians=n_p, n_flock=n_f, pedestrian_behaviour="right_of_way",
         collision_ends=False, max_steps=10**9, goal_tolerance=1e-3,
     )  # fmt: skip
-    t0 = time.perf_counter()
-    batch = make_batch(config, b)
-    batch.seed(0)
-    batch.reset()
-    setup = time.perf_counter() - t0
-    pool = [np.random.default_rng(k).uniform(-1, 1, (b, n_l, 2)) for k in range(16)]
-    return (lambda k: batch.step(pool[k % 16])), b * n, setup
+    step, setup = seeded_steps(make_batch, config, b, n_l)
+    return step, b * n, setup
 
 
 def corridor_step(n: int) -> tuple[Callable[[int], None], int, float]:
@@ -164,13 +159,20 @@ def corridor_step(n: int) -> tuple[Callable[[int], None], int, float]:
         n_learners=n // 2, n_pedestrians=n - n // 2, pedestrian_behaviour="right_of_way",
         collision_ends=False, max_steps=10**9, goal_tolerance=1e-3,
     )  # fmt: skip
+    step, setup = seeded_steps(make_batch, config, 1, n // 2)
+    return step, n, setup
+
+
+def seeded_steps(make_batch, config, worlds: int, learners: int) -> tuple[Callable, float]:
+    """A step of ``worlds`` worlds of ``config`` seeded 0 and reset (the build's wall time), over a
+    pool of 16 random action arrays; ``make_batch``: the timed version's own."""
     t0 = time.perf_counter()
-    batch = make_batch(config, 1)
+    batch = make_batch(config, worlds)
     batch.seed(0)
     batch.reset()
     setup = time.perf_counter() - t0
-    pool = [np.random.default_rng(k).uniform(-1, 1, (1, n // 2, 2)) for k in range(16)]
-    return (lambda k: batch.step(pool[k % 16])), n, setup
+    pool = [np.random.default_rng(k).uniform(-1, 1, (worlds, learners, 2)) for k in range(16)]
+    return (lambda k: batch.step(pool[k % 16])), setup
 
 
 def main() -> None:
