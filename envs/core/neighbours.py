@@ -178,14 +178,18 @@ def build_periodic_grid(pos, active, cell_size, period, cells):
             y1 = max(y1, pos[i, 1])
     if y0 > y1:
         y0 = y1 = 0.0
-    ncx = 1
-    if cell_size < period:  # also False for a NaN or infinite cell
-        ncx = max(1, min(int(period / max(cell_size, 1e-6)), MAX_CELLS_PER_AXIS))
-    w = period / ncx
     h = max(cell_size, (y1 - y0) / MAX_CELLS_PER_AXIS, 1e-6)
     if not math.isfinite(h):
         h = max(y1 - y0, 1.0)
     ncy = min(int((y1 - y0) / h), MAX_CELLS_PER_AXIS) + 1
+    # the columns take the cells the rows leave, so a long, narrow world (a corridor) keeps them
+    # as narrow as the cell (a cap per axis would widen them with the period); no more than a
+    # few per body, so that a sparse world does not clear and sum empty cells at every build
+    ncx = 1
+    if cell_size < period:  # also False for a NaN or infinite cell
+        most = min(MAX_CELLS // ncy, max(MAX_CELLS_PER_AXIS, 4 * n))
+        ncx = max(1, min(int(period / max(cell_size, 1e-6)), most))
+    w = period / ncx
     cell_start = cells.cell_start
     order = cells.order
     n_cells = ncx * ncy

@@ -241,3 +241,38 @@ def test_the_periodic_grid_query_holds_every_body_within_reach():
                 within = active & (np.hypot(dx, pos[:, 1] - pos[i, 1]) <= reach)
                 assert set(np.flatnonzero(within).tolist()) <= set(got.tolist())
                 assert set(got.tolist()) <= set(np.flatnonzero(active).tolist())
+
+
+def test_a_long_periodic_world_keeps_its_columns_as_narrow_as_the_cell():
+    # a corridor 3 km long: a cap of columns per axis would make them 12 m wide for a 3 m cell,
+    # four times the candidates of every query; the rows left unused go to the columns instead
+    from crowdsteer.envs.core.neighbours import (
+        MAX_CELLS,
+        build_periodic_grid,
+        grid_buffers,
+        query_periodic,
+    )
+
+    rng = np.random.default_rng(2)
+    period, n, cell = 3000.0, 1200, 3.0
+    pos = np.stack([rng.uniform(-1500.0, 1500.0, n), rng.uniform(-10.0, 10.0, n)], axis=1)
+    # bodies on column edges and one ulp either side, at the seam and away from it
+    edges = np.array([-1500.0, -1497.0, -3.0, 0.0, 3.0, 1497.0, 1500.0 - 3.0])
+    pos[: 3 * len(edges), 0] = np.concatenate(
+        [edges, np.nextafter(edges, -np.inf), np.nextafter(edges, np.inf)]
+    )
+    active = np.ones(n, bool)
+    cells = grid_buffers(n)
+    w, y0, h, ncx, ncy = build_periodic_grid(pos, active, cell, period, cells)
+    assert w == pytest.approx(cell) and h >= cell and ncx * ncy <= MAX_CELLS
+    out = np.zeros(n, np.int64)
+    for i in [*range(3 * len(edges)), *range(3 * len(edges), n, 11)]:
+        for reach in (2.0, 3.0, 6.0):
+            got = set(out[: query_periodic((w, y0, h, ncx, ncy), cells, *pos[i], reach, out)])
+            dx = pos[:, 0] - pos[i, 0]
+            dx -= period * np.floor(dx / period + 0.5)
+            assert set(np.flatnonzero(np.hypot(dx, pos[:, 1] - pos[i, 1]) <= reach)) <= got
+            assert len(got) < 40  # a few columns of the corridor, not a tenth of it
+    # a sparse world gets no more columns than a few per body: empty cells cost every build
+    sparse = build_periodic_grid(pos[:80], active[:80], cell, 1e5, grid_buffers(80))
+    assert sparse[3] <= 320
