@@ -149,10 +149,10 @@ def query_grid(grid, cells, pos, px, py, reach, skip, out):
 # A periodic world (``periodic``) sees every body at its nearest image along x. Its grid tiles
 # the period with ``ncx`` columns of width ``period / ncx``, a body at x sitting in column
 # ``floor(x / w) mod ncx``; rows span the bodies' extent along y as in ``build_grid``. A query
-# returns every body of the columns and rows its reach touches, one column more on each side (a
-# column index computed from an image and from the body's own x may differ by one in rounding),
-# without testing distances: the caller applies the dense scan's own test to them, so the
-# bodies it keeps are the ones the dense scan keeps.
+# returns every body of the columns and rows its reach touches, widened by a margin far above
+# rounding (a column index computed from an image and from the body's own x may differ by one
+# in rounding), without testing distances: the caller applies the dense scan's own test to
+# them, so the bodies it keeps are the ones the dense scan keeps.
 
 
 @njit(cache=True, inline="always")
@@ -221,9 +221,13 @@ def query_periodic(grid, cells, px, py, reach, out):
     margin = 1e-9 * (1.0 + abs(reach))  # rows: a centre within reach, computed with rounding
     cy0 = _cell_index(py - reach - margin, y0, h, ncy)
     cy1 = _cell_index(py + reach + margin, y0, h, ncy)
-    if 2.0 * reach + 4.0 * w < ncx * w:  # also False for a NaN or infinite reach
-        kx0 = int(math.floor((px - reach) / w)) - 1
-        kx1 = int(math.floor((px + reach) / w)) + 1
+    # columns: an image's column, floor((x + k * period) / w), and the column the body is filed
+    # in, floor(x / w) + k * ncx, differ by rounding of a few ulps of the period (period / w is
+    # ncx only to rounding); a margin far above that covers both
+    x_margin = 1e-9 * (1.0 + abs(reach) + abs(px) + ncx * w)
+    if 2.0 * (reach + x_margin + w) < ncx * w:  # also False for a NaN or infinite reach
+        kx0 = int(math.floor((px - reach - x_margin) / w))
+        kx1 = int(math.floor((px + reach + x_margin) / w))
     else:  # the reach spans the period: every column once
         kx0 = 0
         kx1 = ncx - 1
