@@ -142,6 +142,29 @@ def placement_case(bodies: int, resets: int = 3) -> str:
     return d.hex()
 
 
+def periodic_case(walkers: int, steps: int = 30) -> str:
+    """A periodic corridor of ``walkers`` (half learners, half each way) at 0.2 walkers a square
+    metre: above 64 slots, its neighbours come from the periodic grid."""
+    from crowdsteer.envs import CrowdConfig, make_batch
+
+    learners = walkers // 2
+    config = CrowdConfig.from_kwargs(
+        scenario="periodic_corridor",
+        scenario_params={"length": 5.0 * walkers / 20.0, "width": 20.0, "oncoming": 0.5},
+        n_learners=learners, n_pedestrians=walkers - learners,
+        pedestrian_behaviour="right_of_way", collision_ends=False, max_steps=10**9,
+    )  # fmt: skip
+    batch = make_batch(config, 1)
+    batch.seed(17)
+    d = Digest()
+    d.add(batch.reset(), batch.state.pos)
+    rng = np.random.default_rng(5)
+    for _ in range(steps):
+        obs, reward, term, trunc = batch.step(rng.uniform(-1, 1, (1, learners, 2)))
+        d.add(batch.state.pos, batch.state.vel, obs, reward, batch.sim.buffers.min_gap)
+    return d.hex()
+
+
 def cases() -> Iterator[tuple[str, Callable[[], str]]]:
     from crowdsteer.baselines.steering.registry import NAMES
     from crowdsteer.envs import scenario_names
@@ -167,6 +190,8 @@ def cases() -> Iterator[tuple[str, Callable[[], str]]]:
     yield "parallel:3_noped", lambda: parallel_case(n_learners=3, n_pedestrians=0, max_cycles=25)
     for bodies in (100, 1000):
         yield f"placement:{bodies}", lambda n=bodies: placement_case(n)
+    for walkers in (100, 1000, 10000):  # 10,000: more columns than a grid has along an axis
+        yield f"periodic:{walkers}", lambda n=walkers: periodic_case(n)
 
 
 def main(argv: list[str] | None = None) -> int:
