@@ -276,3 +276,65 @@ def test_a_long_periodic_world_keeps_its_columns_as_narrow_as_the_cell():
     # a sparse world gets no more columns than a few per body: empty cells cost every build
     sparse = build_periodic_grid(pos[:80], active[:80], cell, 1e5, grid_buffers(80))
     assert sparse[3] <= 320
+
+
+def test_the_periodic_grid_query_misses_nobody_over_random_worlds():
+    # periods from 0.3 m to 200 km, cells from a thousandth of the period to twice it, a third of
+    # the bodies on column edges and a sixth one ulp beside them: no body within reach is missed
+    from crowdsteer.envs.core.neighbours import (
+        build_periodic_grid,
+        grid_buffers,
+        query_periodic,
+    )
+
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        period = float(rng.choice([0.3, 1.0, 30.0, 2500.0, 1e5])) * rng.uniform(0.5, 2.0)
+        n = int(rng.integers(65, 300))
+        cell = period * float(rng.choice([0.001, 0.01, 0.2, 0.6, 2.0]))
+        columns = max(1, int(period / cell))
+        x = rng.uniform(-period / 2, period / 2, n)
+        x[: n // 3] = rng.integers(-columns // 2, columns // 2 + 1, n // 3) * (period / columns)
+        x[n // 3 : n // 2] = np.nextafter(x[: n // 2 - n // 3], rng.choice([-np.inf, np.inf]))
+        pos = np.stack([x, rng.uniform(-3.0, 3.0, n)], axis=1)
+        active = rng.random(n) < 0.95
+        cells = grid_buffers(n)
+        out = np.zeros(n, np.int64)
+        grid = build_periodic_grid(pos, active, cell, period, cells)
+        for i in range(0, n, 13):
+            dx = pos[:, 0] - pos[i, 0]
+            dx -= period * np.floor(dx / period + 0.5)
+            dist = np.hypot(dx, pos[:, 1] - pos[i, 1])
+            for reach in (0.5 * cell, cell, 1.7 * cell, 0.3 * period, 0.51 * period):
+                got = out[: query_periodic(grid, cells, pos[i, 0], pos[i, 1], reach, out)]
+                assert len(set(got.tolist())) == len(got)
+                assert set(np.flatnonzero(active & (dist <= reach)).tolist()) <= set(got.tolist())
+
+
+@pytest.mark.parametrize(
+    ("period", "columns", "xj", "px", "reach"),
+    [  # body j exactly at the reach of a query from px, filed one column off by rounding:
+        (8.52080734412636, 2438, -0.6675447919311465, 0.3502163260189599, 1.0177611179501063),
+        (3481.383767354107, 1067, 1282.271621902684, -1735.5043311373893, 463.6078143140335),
+    ],  # (the second across the seam); found by search, missed without the query's margin
+)
+def test_the_periodic_grid_query_finds_a_body_filed_one_column_off(period, columns, xj, px, reach):
+    from crowdsteer.envs.core.neighbours import (
+        build_periodic_grid,
+        grid_buffers,
+        query_periodic,
+    )
+
+    n = columns // 4 + 2  # enough slots for that many columns; the others far away, all on y = 0
+    pos = np.zeros((n, 2))
+    pos[0, 0], pos[1, 0] = xj, px
+    pos[2:, 0] = np.linspace(px + period / 4, px + period / 2, n - 2)  # > reach from both
+    pos[:, 0] -= period * np.floor(pos[:, 0] / period + 0.5)
+    assert pos[0, 0] == xj and pos[1, 0] == px
+    d = xj - px
+    assert abs(d - period * np.floor(d / period + 0.5)) <= reach  # within reach, as dense scans
+    cells = grid_buffers(n)
+    grid = build_periodic_grid(pos, np.ones(n, bool), period / (columns + 0.5), period, cells)
+    assert grid[3] == columns
+    out = np.zeros(n, np.int64)
+    assert 0 in out[: query_periodic(grid, cells, px, 0.0, reach, out)]
