@@ -133,6 +133,18 @@ def collisions_steps(lo, hi, state, buffers, buf, cells, swept):
     )  # fmt: skip
 
 
+@njit(cache=True, inline="always")
+def largest_move(b, pos, prev_pos, active):
+    """The longest displacement of an active body of world ``b`` over the step: a pair's closest
+    approach is at most twice it nearer than the pair's end distance."""
+    move = 0.0
+    for i in range(active.shape[1]):
+        if active[b, i]:
+            move = max(move, math.hypot(pos[b, i, 0] - prev_pos[b, i, 0],
+                                        pos[b, i, 1] - prev_pos[b, i, 1]))  # fmt: skip
+    return move
+
+
 @njit(cache=True)
 def _collisions_grid(
     b, pos, radius, active, hit_body, min_gap, buf, cells, prev_pos, swept, max_r
@@ -141,13 +153,7 @@ def _collisions_grid(
     first within ``NEAR_GAP``, then out to ``GAP_CAP`` for the bodies with nobody that close;
     ``max_r``: the largest radius of an active body."""
     nn = active.shape[1]
-    # a pair's closest approach is at most both displacements nearer than their end distance
-    move = 0.0
-    if swept:
-        for i in range(nn):
-            if active[b, i]:
-                move = max(move, math.hypot(pos[b, i, 0] - prev_pos[b, i, 0],
-                                            pos[b, i, 1] - prev_pos[b, i, 1]))  # fmt: skip
+    move = largest_move(b, pos, prev_pos, active) if swept else 0.0
     grid = build_grid(pos[b], active[b], NEAR_GAP + 2.0 * max_r + 2.0 * move, cells)
     for i in range(nn):
         if not active[b, i]:

@@ -25,7 +25,7 @@ import numpy as np
 from crowdsteer.baselines.steering.precompiled_kernels import njit
 from crowdsteer.baselines.steering.vec import EPS
 
-from .collisions import GAP_CAP, NEAR_GAP, _static_hits, approach_sq
+from .collisions import GAP_CAP, NEAR_GAP, _static_hits, approach_sq, largest_move
 from .neighbours import DENSE_MAX_BODIES, build_periodic_grid, query_periodic, sort_prefix
 from .state import LEARNER
 
@@ -101,9 +101,34 @@ def gather_bodies_periodic_grid(
     the bodies kept in increasing index, so the same neighbours in the same order."""
     px = pos[b, i, 0]
     py = pos[b, i, 1]
-    r = reach + radius[b, i] + 1.0
-    r2 = r * r
-    m = query_periodic(grid, cells, px, py, r, cand)
+    kept = periodic_candidates(
+        b, i, pos, active, grid, cells, reach + radius[b, i] + 1.0, period, cand
+    )
+    cap = nb_pos.shape[0]
+    n = np.int64(0)
+    for q in range(kept):
+        if n >= cap:
+            break
+        j = cand[q]
+        if kind[b, j] == LEARNER and not see_learners:
+            continue
+        dx = wrap_delta(pos[b, j, 0] - px, period)
+        dy = pos[b, j, 1] - py
+        _put_image(b, j, px + dx, py + dy, vel, radius, n, nb_pos, nb_vel, nb_radius, nb_index)
+        n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def periodic_candidates(b, i, pos, active, grid, cells, reach, period, cand):
+    """The active bodies other than ``i`` of a large periodic world ``b`` whose nearest image's
+    centre lies within ``reach`` of body ``i``'s, taken from the periodic grid's candidates
+    (``grid`` over ``cells``) and written to ``cand: (N,)`` in increasing index, the order of a
+    dense scan (which decides the order of sums and ties); returns how many."""
+    px = pos[b, i, 0]
+    py = pos[b, i, 1]
+    r2 = reach * reach
+    m = query_periodic(grid, cells, px, py, reach, cand)
     kept = np.int64(0)
     for q in range(m):
         j = cand[q]
@@ -111,21 +136,11 @@ def gather_bodies_periodic_grid(
             continue
         dx = wrap_delta(pos[b, j, 0] - px, period)
         dy = pos[b, j, 1] - py
-        if dx * dx + dy * dy > r2:
-            continue
-        if kind[b, j] == LEARNER and not see_learners:
-            continue
-        cand[kept] = j
-        kept += 1
+        if dx * dx + dy * dy <= r2:
+            cand[kept] = j
+            kept += 1
     sort_prefix(cand, kept)
-    n = np.int64(0)
-    for q in range(min(kept, nb_pos.shape[0])):
-        j = cand[q]
-        dx = wrap_delta(pos[b, j, 0] - px, period)
-        dy = pos[b, j, 1] - py
-        _put_image(b, j, px + dx, py + dy, vel, radius, n, nb_pos, nb_vel, nb_radius, nb_index)
-        n += 1
-    return n
+    return kept
 
 
 @njit(cache=True, inline="always")
@@ -210,13 +225,10 @@ def _collisions_periodic_grid(
     smallest gap of a set does not depend on the order it is taken in."""
     nn = active.shape[1]
     max_r = 0.0
-    move = 0.0  # a pair's closest approach is at most both displacements nearer than its end
     for i in range(nn):
         if active[b, i]:
             max_r = max(max_r, radius[b, i])
-            if swept:
-                move = max(move, math.hypot(pos[b, i, 0] - prev[b, i, 0],
-                                            pos[b, i, 1] - prev[b, i, 1]))  # fmt: skip
+    move = largest_move(b, pos, prev, active) if swept else 0.0
     grid = build_periodic_grid(pos[b], active[b], NEAR_GAP + 2.0 * max_r + 2.0 * move, period,
                                cells)  # fmt: skip
     for i in range(nn):

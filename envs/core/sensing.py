@@ -44,10 +44,8 @@ from .neighbours import (
     build_periodic_grid,
     grid_buffers,
     query_grid,
-    query_periodic,
-    sort_prefix,
 )
-from .periodic import wrap_delta
+from .periodic import periodic_candidates, wrap_delta
 
 POS_CLIP = 50.0
 VEL_CLIP = 10.0
@@ -219,30 +217,6 @@ def goal_frame(pos, goal, heading, frame, b, i):
     return theta, c, s
 
 
-@njit(cache=True, inline="always")
-def _periodic_candidates(b, i, pos, radius, active, grid, cells, reach, sensing_radius, period,
-                         cand):  # fmt: skip
-    """The bodies of a periodic world ``b`` whose nearest image lies within ``sensing_radius``
-    of body ``i``'s surface, from the periodic grid's candidates within ``reach``, written to
-    ``cand`` in increasing index (the dense scan's order, which decides ties among the nearest);
-    returns how many."""
-    px = pos[b, i, 0]
-    py = pos[b, i, 1]
-    m = query_periodic(grid, cells, px, py, reach, cand)
-    kept = np.int64(0)
-    for q in range(m):
-        j = cand[q]
-        if j == i or not active[b, j]:
-            continue
-        dx = wrap_delta(pos[b, j, 0] - px, period)
-        dy = pos[b, j, 1] - py
-        if math.sqrt(dx * dx + dy * dy) - radius[b, i] - radius[b, j] <= sensing_radius:
-            cand[kept] = j
-            kept += 1
-    sort_prefix(cand, kept)
-    return kept
-
-
 @njit(cache=True, nogil=True)
 def observe_worlds(lo, hi, state, which, settings, out, scratch):
     """Write the observation of every learner ``i`` of the worlds ``lo <= b < hi`` with
@@ -318,11 +292,10 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
                     n_cand = nn
                 else:  # a gap within the sensing radius means a centre within this reach
                     reach = sensing_radius + radius[b, i] + max_r + EPS
-                    if periodic:
-                        n_cand = _periodic_candidates(
-                            b, i, pos, radius, active, periodic_grid, cells, reach,
-                            sensing_radius, period, cand,
-                        )  # fmt: skip
+                    if periodic:  # in increasing index, the dense scan's order for ties
+                        n_cand = periodic_candidates(
+                            b, i, pos, active, periodic_grid, cells, reach, period, cand
+                        )
                     else:
                         n_cand = query_grid(grid, cells, pos[b], px, py, reach, i, cand)
                 for q in range(n_cand):
