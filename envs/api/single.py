@@ -89,11 +89,13 @@ class CrowdNavEnv(gym.Env):
             raise ActionError(f"action must have shape (2,), got {a.shape}")
         self.batch.advance(a.reshape(1, 1, 2))
         lb = self.batch.learners
-        reward, terminated, truncated = lb.reward[0, 0], lb.terminated[0, 0], lb.truncated[0, 0]
+        # ``item`` reads Python's float and bools straight from the arrays (no numpy scalars)
+        reward, terminated = lb.reward.item(0, 0), lb.terminated.item(0, 0)
+        truncated = lb.truncated.item(0, 0)
         info = self.batch.learner_info(0, 0)
         if self.render_mode == "human":
             self.render()
-        return self._obs(), float(reward), bool(terminated), bool(truncated), info
+        return self._obs(), reward, terminated, truncated, info
 
     def render(self):
         return self._renderer.render()
