@@ -1,6 +1,6 @@
 """Scripted baselines: steering behaviours of the source articles and policies built on them.
 
-``crowdsteer.baselines.steering`` holds the behaviours (numpy and numba only); the policies,
+``crowdsteer.envs.steering`` holds the behaviours (numpy and numba only); the policies,
 which read the environments' observation layout, load on first use so that the environments can
 import the steering library without a cycle.
 """

@@ -17,11 +17,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from crowdsteer.baselines.steering.arrays import bundle
-
-from .steering.path_follow import path_follow_projected_one
-from .steering.precompiled_kernels import njit
-from .steering.registry import Body, senses_buffers, steer_traced
+from crowdsteer.envs.kernels.bundle import bundle
+from crowdsteer.envs.kernels.jit import njit
+from crowdsteer.envs.steering.path_follow import path_follow_projected_one
+from crowdsteer.envs.steering.registry import Body, senses_buffers, steer_traced
 
 OWN_DIM = 8
 NEIGHBOUR_DIM = 9

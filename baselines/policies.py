@@ -23,10 +23,10 @@ from crowdsteer.envs.core.steering_params import (
     check_steering_field,
     steering_param_set,
 )
+from crowdsteer.envs.kernels.bundle import typed_params
+from crowdsteer.envs.steering.registry import BEHAVIOURS, NAMES, TRACE_FINAL, trace_rows
 
 from .observed import PolicySettings, act_from_observations, first_bad_entries
-from .steering.arrays import typed_params
-from .steering.registry import BEHAVIOURS, NAMES, TRACE_FINAL, trace_rows
 
 if TYPE_CHECKING:
     from .rllib_policy import RLlibPolicy

@@ -32,8 +32,7 @@ from crowdsteer.envs.core.collisions import approach_sq
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.dynamics import holonomic_velocity
 from crowdsteer.envs.core.sensing import NEIGHBOUR_DIM, OWN_DIM, ObservationLayout
-
-from .steering.precompiled_kernels import njit
+from crowdsteer.envs.kernels.jit import njit
 
 HEADINGS = 16
 SPEEDS = 5

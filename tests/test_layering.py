@@ -1,7 +1,9 @@
-"""The layers import in one direction only, checked on the source (absolute, relative and lazy
-imports alike) and at run time: the numpy core and the steering math know nothing of the
-frameworks, pygame loads only to render, torch only to train, and no two layers import each
-other."""
+"""The layers import in one direction only, checked on the source of every module (absolute,
+relative, lazy and ``importlib.import_module`` imports alike) and at run time. Bottom-up: the
+compiled primitives (``envs/kernels``), the steering math (``envs/steering``), the environment
+core, the scenarios and the renderer, the environment's API, the baselines (policies acting on
+observations), training and the command line. The numpy layers know nothing of the frameworks,
+pygame loads only to render, torch only to train, and no two layers import each other."""
 
 from __future__ import annotations
 
@@ -15,12 +17,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 FRAMEWORKS = {"gymnasium", "pettingzoo", "pygame", "torch", "stable_baselines3", "ray"}
 
-# The layers, by folder (files directly in it), and the layers each may import.
+# The layers, by folder, and the layers each may import. Every folder holding Python files is
+# named here (a new folder must be placed in a layer); a file belongs to its folder's layer.
 LAYERS = {
-    "baselines/steering": "steering",
+    "envs/kernels": "kernels",
+    "envs/steering": "steering",
     "envs/core": "core",
     "envs/scenarios": "scenarios",
     "baselines": "policies",
+    "baselines/steering": "policies",  # the deprecated alias of envs/steering
     "envs/render": "render",
     "envs": "envs",
     "envs/api": "envs",
@@ -34,16 +39,28 @@ LAYERS = {
     "training/cli": "cli",
 }
 ALLOWED = {
-    "steering": set(),
-    "core": {"steering"},
-    "scenarios": {"core", "steering"},
-    "policies": {"core", "steering"},
-    "render": {"core", "steering"},
-    "envs": {"core", "scenarios", "render", "policies", "steering"},
+    "kernels": set(),
+    "steering": {"kernels"},
+    "core": {"steering", "kernels"},
+    "scenarios": {"core", "steering", "kernels"},
+    "policies": {"core", "steering", "kernels"},
+    "render": {"core", "steering", "kernels"},
+    # the factory and the API adapters sit above the policies: the factory builds the shaping
+    # and residual baselines
+    "envs": {"core", "scenarios", "render", "policies", "steering", "kernels"},
     # training, by purpose: the command line on top, the scripts and tools below it, then the
     # evaluation library; ``support`` (option fields, preflight checks) under them all
     "support": set(),
-    "evaluation": {"support", "envs", "core", "scenarios", "render", "policies", "steering"},
+    "evaluation": {
+        "support",
+        "envs",
+        "core",
+        "scenarios",
+        "render",
+        "policies",
+        "steering",
+        "kernels",
+    },
     "rl": {"support", "evaluation", "envs", "core", "scenarios", "policies", "steering"},
     # perf also runs evaluation: ``crowdsteer compile`` exercises it, ``bench-speed`` times it
     "perf": {
@@ -55,9 +72,10 @@ ALLOWED = {
         "render",
         "policies",
         "steering",
+        "kernels",
     },
     "interactive": {"support", "evaluation", "envs", "core", "scenarios", "render", "policies"},
-    "realism": {"envs", "core", "scenarios", "steering"},
+    "realism": {"envs", "core", "scenarios", "steering", "kernels"},
     "cli": {
         "support",
         "evaluation",
@@ -111,8 +129,32 @@ def _layer_of_module(name: str) -> str | None:
     return best[1]
 
 
+def _imported_by_name(node: ast.Call, module: str) -> str | None:
+    """The module a call ``importlib.import_module("...")`` or ``__import__("...")`` names, when
+    its argument is a literal (an f-string's ``{__name__}`` is this module's name)."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name not in ("import_module", "__import__") or not node.args:
+        return None
+    arg = node.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr):
+        parts = []
+        for value in arg.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif isinstance(value.value, ast.Name) and value.value.id == "__name__":
+                parts.append(module)
+            else:
+                return None
+        return "".join(parts)
+    return None
+
+
 def imports_of(path: Path, root: Path) -> set[str]:
-    """Every module a file imports, relative imports resolved, lazy ones included."""
+    """Every module a file imports, relative imports resolved, lazy ones and literal
+    ``importlib.import_module`` calls included."""
     module = _module_of(path, root)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     names = set()
@@ -130,20 +172,32 @@ def imports_of(path: Path, root: Path) -> set[str]:
             names.add(base)
             # ``from . import x`` names modules too
             names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call) and (name := _imported_by_name(node, module)):
+            names.add(name)
     return names
+
+
+def source_files(root: Path) -> list[Path]:
+    """Every Python file of the package (``envs``, ``baselines``, ``training``, at any depth)."""
+    return sorted(
+        path
+        for top in ("envs", "baselines", "training")
+        for path in (root / top).rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
 
 
 def layer_graph(root: Path) -> dict[tuple[str, str], list[str]]:
     """Edges ``(layer, imported layer)`` between different layers, with the imports behind each."""
     edges: dict[tuple[str, str], list[str]] = {}
-    for folder, layer in LAYERS.items():
-        for path in sorted((root / folder).glob("*.py")):
-            for name in imports_of(path, root):
-                other = _layer_of_module(name)
-                if other is not None and other != layer:
-                    edges.setdefault((layer, other), []).append(
-                        f"{path.relative_to(root)} imports {name}"
-                    )
+    for path in source_files(root):
+        layer = _layer_of_module(_module_of(path, root))
+        for name in imports_of(path, root):
+            other = _layer_of_module(name)
+            if other is not None and other != layer:
+                edges.setdefault((layer, other), []).append(
+                    f"{path.relative_to(root)} imports {name}"
+                )
     return edges
 
 
@@ -185,14 +239,20 @@ def test_no_import_cycle_between_layers():
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN))
 def test_layers_import_no_framework_they_must_not(layer):
     bad = []
-    for folder, lay in LAYERS.items():
-        if lay != layer:
+    for path in source_files(ROOT):
+        if _layer_of_module(_module_of(path, ROOT)) != layer:
             continue
-        for path in sorted((ROOT / folder).glob("*.py")):
-            for name in imports_of(path, ROOT):
-                if name.split(".")[0] in FORBIDDEN[layer]:
-                    bad.append(f"{path.relative_to(ROOT)} imports {name}")
+        for name in imports_of(path, ROOT):
+            if name.split(".")[0] in FORBIDDEN[layer]:
+                bad.append(f"{path.relative_to(ROOT)} imports {name}")
     assert bad == []
+
+
+def test_every_folder_of_the_package_is_a_layer():
+    """A module in a folder no layer names would be checked as its parent's layer by accident:
+    each folder is placed deliberately."""
+    folders = {str(p.parent.relative_to(ROOT)) for p in source_files(ROOT)}
+    assert sorted(folders - set(LAYERS)) == []
 
 
 def test_only_the_command_line_parses_arguments():
@@ -230,6 +290,30 @@ def test_the_checks_see_relative_and_lazy_imports_and_cycles(tmp_path):
         ["scenarios", "core", "scenarios"],
     )
     assert find_cycle({("a", "b"): [], ("b", "c"): []}) is None
+
+
+def test_the_checks_see_sub_folders_and_import_module(tmp_path):
+    """A module in a new sub-folder of the core, and a literal ``importlib.import_module`` (plain
+    or as an f-string of ``__name__``), are seen too."""
+    for folder in LAYERS:
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+    (tmp_path / "envs/core/extra").mkdir()
+    (tmp_path / "envs/core/extra/policy_user.py").write_text("from crowdsteer.baselines import p\n")
+    (tmp_path / "envs/steering/lazy.py").write_text(
+        "import importlib\n"
+        "def f():\n    return importlib.import_module('crowdsteer.envs.scenarios')\n"
+    )
+    (tmp_path / "envs/kernels/named.py").write_text(
+        "from importlib import import_module\ndef g():\n    return import_module(f'{__name__}.x')\n"
+    )
+    edges = layer_graph(tmp_path)
+    assert ("core", "policies") in edges
+    assert ("steering", "scenarios") in edges
+    assert imports_of(tmp_path / "envs/kernels/named.py", tmp_path) >= {
+        "crowdsteer.envs.kernels.named.x"
+    }
+    folders = {str(p.parent.relative_to(tmp_path)) for p in source_files(tmp_path)}
+    assert folders - set(LAYERS) == {"envs/core/extra"}
 
 
 def test_envs_import_neither_pygame_nor_torch_until_needed():

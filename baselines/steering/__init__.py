@@ -1,114 +1,43 @@
-"""Steering behaviours of the source articles, as compiled pure functions over arrays.
-
-Each behaviour has a per-body core ``<name>_one`` (callable from other compiled code, neighbours
-in buffers with a count) and a batch function ``<name>`` over a leading batch dimension, with a
-``NamedTuple`` of parameters defaulting to the article's constants. Nothing here imports the
-environments.
+"""Deprecated alias of :mod:`crowdsteer.envs.steering` (the steering math moved beside the
+simulation that moves the crowd); kept for one release. ``crowdsteer.baselines.steering.<module>``
+imports resolve to the same module objects under ``crowdsteer.envs.steering`` (the compiled
+primitives that lived here, ``arrays``, ``vec``, ``precompiled_kernels``, ``compile_cache`` and
+``uncounted``, to ``crowdsteer.envs.kernels``' ``bundle``, ``geometry``, ``jit``, ``cache`` and
+``contract``).
 """
 
-from .compile_cache import ensure_writable_cache
+from __future__ import annotations
 
-ensure_writable_cache()  # before any kernel is defined
+import importlib
+import sys
+import warnings
 
-from .cardioid import CardioidParams, cardioid, cardioid_one, cardioid_pushes, cardioid_pushes_one
-from .detection_box import (
-    DetectionBoxParams,
-    detection_box,
-    detection_box_debug,
-    detection_box_direction,
-    detection_box_direction_one,
-    detection_box_one,
-)
-from .flocking import (
-    LIMITED,
-    NARROW,
-    WIDE,
-    FlockingParams,
-    flocking,
-    flocking_one,
-    flocking_turn_rate,
-    flocking_turn_rate_one,
-    flocking_view_cone,
-)
-from .orca import OrcaParams, orca, orca_half_planes, orca_one
-from .path_follow import (
-    PathFollowParams,
-    path_follow_predictive,
-    path_follow_predictive_one,
-    path_follow_projected,
-    path_follow_projected_one,
-)
-from .right_of_way import (
-    RightOfWayDebug,
-    RightOfWayParams,
-    mirror_vector,
-    right_of_way,
-    right_of_way_debug,
-    right_of_way_one,
-)
-from .seek import ArriveParams, arrive, arrive_one, seek, seek_one
-from .side_choice import (
-    SideChoiceDebug,
-    SideChoiceParams,
-    side_choice,
-    side_choice_debug,
-    side_choice_one,
-)
-from .social_force import (
-    SocialForceParams,
-    social_force,
-    social_force_acceleration,
-    social_force_one,
+from crowdsteer.envs.steering import *  # noqa: F403
+from crowdsteer.envs.steering import __all__  # noqa: F401
+
+warnings.warn(
+    "crowdsteer.baselines.steering is deprecated; import crowdsteer.envs.steering "
+    "(the steering math) or crowdsteer.envs.kernels (the compiled primitives)",
+    DeprecationWarning,
+    stacklevel=2,
 )
 
-__all__ = [
-    "LIMITED",
-    "NARROW",
-    "WIDE",
-    "ArriveParams",
-    "CardioidParams",
-    "DetectionBoxParams",
-    "FlockingParams",
-    "OrcaParams",
-    "PathFollowParams",
-    "RightOfWayDebug",
-    "RightOfWayParams",
-    "SideChoiceDebug",
-    "SideChoiceParams",
-    "SocialForceParams",
-    "arrive",
-    "arrive_one",
-    "cardioid",
-    "cardioid_one",
-    "cardioid_pushes",
-    "cardioid_pushes_one",
-    "detection_box",
-    "detection_box_debug",
-    "detection_box_direction",
-    "detection_box_direction_one",
-    "detection_box_one",
-    "flocking",
-    "flocking_one",
-    "flocking_turn_rate",
-    "flocking_turn_rate_one",
-    "flocking_view_cone",
-    "mirror_vector",
-    "orca",
-    "orca_half_planes",
-    "orca_one",
-    "path_follow_predictive",
-    "path_follow_predictive_one",
-    "path_follow_projected",
-    "path_follow_projected_one",
-    "right_of_way",
-    "right_of_way_debug",
-    "right_of_way_one",
-    "seek",
-    "seek_one",
-    "side_choice",
-    "side_choice_debug",
-    "side_choice_one",
-    "social_force",
-    "social_force_acceleration",
-    "social_force_one",
-]
+_MOVED = {
+    "cardioid": "crowdsteer.envs.steering.cardioid",
+    "detection_box": "crowdsteer.envs.steering.detection_box",
+    "flocking": "crowdsteer.envs.steering.flocking",
+    "orca": "crowdsteer.envs.steering.orca",
+    "path_follow": "crowdsteer.envs.steering.path_follow",
+    "registry": "crowdsteer.envs.steering.registry",
+    "right_of_way": "crowdsteer.envs.steering.right_of_way",
+    "seek": "crowdsteer.envs.steering.seek",
+    "side_choice": "crowdsteer.envs.steering.side_choice",
+    "social_force": "crowdsteer.envs.steering.social_force",
+    "arrays": "crowdsteer.envs.kernels.bundle",
+    "vec": "crowdsteer.envs.kernels.geometry",
+    "precompiled_kernels": "crowdsteer.envs.kernels.jit",
+    "compile_cache": "crowdsteer.envs.kernels.cache",
+    "uncounted": "crowdsteer.envs.kernels.contract",
+}
+for _old, _new in _MOVED.items():
+    sys.modules[f"{__name__}.{_old}"] = importlib.import_module(_new)

@@ -30,8 +30,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from crowdsteer.baselines.steering.arrays import bundle
-from crowdsteer.baselines.steering.precompiled_kernels import njit
+from crowdsteer.envs.kernels.bundle import bundle
+from crowdsteer.envs.kernels.jit import njit
 
 from .config import CrowdConfig
 from .priors import (

@@ -1,13 +1,13 @@
 """Names of the options that choose how scripted bodies move.
 
-The pedestrian behaviours are the steering registry's (``crowdsteer.baselines.steering.registry``):
+The pedestrian behaviours are the steering registry's (``crowdsteer.envs.steering.registry``):
 the index of a name is the behaviour id stored in ``WorldState.behaviour``. A pedestrian with a
 waypoint path follows it (projected path following) and steers around others with its behaviour.
 """
 
 from __future__ import annotations
 
-from crowdsteer.baselines.steering.registry import NAMES, behaviour_id
+from crowdsteer.envs.steering.registry import NAMES, behaviour_id
 
 PEDESTRIAN_BEHAVIOURS = NAMES
 

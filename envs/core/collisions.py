@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-from crowdsteer.baselines.steering.precompiled_kernels import njit
-from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
+from crowdsteer.envs.kernels.geometry import EPS, closest_point_on_segment
+from crowdsteer.envs.kernels.jit import njit
 
 from .neighbours import DENSE_MAX_BODIES, build_grid, grid_buffers, query_grid
 

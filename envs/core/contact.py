@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from crowdsteer.baselines.steering.precompiled_kernels import njit
+from crowdsteer.envs.kernels.jit import njit
 
 SKIN = 1e-6
 """Clearance (m) kept between a body's disc and a surface it touches, so rounding never tips it

@@ -3,7 +3,7 @@
 Every scripted pedestrian gathers what it senses (other active bodies within ``sensing_radius``,
 learners only when ``learners_visible``; disc obstacles; the closest point of each nearby wall
 as a zero-radius obstacle) into neighbour buffers and steers through the behaviour registry
-(``crowdsteer.baselines.steering.registry.steer``), the same dispatch the baseline policies use,
+(``crowdsteer.envs.steering.registry.steer``), the same dispatch the baseline policies use,
 recording its steering vectors when the step keeps a trace. A pedestrian with a waypoint path
 aims at the projected path-following target instead of its goal. On reaching its goal a
 pedestrian turns back: start and goal swap (and its path reverses), so the crowd keeps moving
@@ -18,11 +18,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from crowdsteer.baselines.steering.arrays import bundle
-from crowdsteer.baselines.steering.flocking import flocking_one, flocking_turn_rate_one
-from crowdsteer.baselines.steering.path_follow import path_follow_projected_one
-from crowdsteer.baselines.steering.precompiled_kernels import njit
-from crowdsteer.baselines.steering.registry import (
+from crowdsteer.envs.kernels.bundle import bundle
+from crowdsteer.envs.kernels.geometry import closest_point_on_segment, normalize
+from crowdsteer.envs.kernels.jit import njit
+from crowdsteer.envs.steering.flocking import flocking_one, flocking_turn_rate_one
+from crowdsteer.envs.steering.path_follow import path_follow_projected_one
+from crowdsteer.envs.steering.registry import (
     CARDIOID,
     DETECTION_BOX,
     GOAL_SEEK,
@@ -42,7 +43,6 @@ from crowdsteer.baselines.steering.registry import (
     steer_social_force,
     steer_traced,
 )
-from crowdsteer.baselines.steering.vec import closest_point_on_segment, normalize
 
 from .neighbours import (
     DENSE_MAX_BODIES,
@@ -392,7 +392,7 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
                     wx, wy = steer_traced(beh, me, nb, params.steering)
                 # The registry's dispatch (``steer``), written out: a call to ``steer`` here makes
                 # the crowd's loop slower than this chain (the target form steps 15 % slower);
-                # tests/baselines/test_registry.py runs every behaviour of the registry through
+                # tests/envs/steering/test_registry.py runs every behaviour of the registry through
                 # this chain and the baselines' and checks that they agree.
                 elif beh == RIGHT_OF_WAY:
                     wx, wy = steer_right_of_way(me, nb, params.steering[RIGHT_OF_WAY])

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 
-from crowdsteer.baselines.steering.precompiled_kernels import njit
-from crowdsteer.baselines.steering.vec import EPS, wrap_angle
+from crowdsteer.envs.kernels.geometry import EPS, wrap_angle
+from crowdsteer.envs.kernels.jit import njit
 
 from .contact import sweep_body
 from .state import FLOCK, UNICYCLE

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from crowdsteer.baselines.steering.precompiled_kernels import njit
+from crowdsteer.envs.kernels.jit import njit
 
 from .state import FLOCK, HOLONOMIC, LEARNER, UNICYCLE
 

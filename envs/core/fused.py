@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from crowdsteer.baselines.steering.precompiled_kernels import njit
+from crowdsteer.envs.kernels.jit import njit
 
 from .batch import clip_actions, finish_step, learner_desired_velocity
 from .sensing import observe_worlds

@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from crowdsteer.baselines.steering.arrays import bundle
-from crowdsteer.baselines.steering.precompiled_kernels import njit
+from crowdsteer.envs.kernels.bundle import bundle
+from crowdsteer.envs.kernels.jit import njit
 
 DENSE_MAX_BODIES = 64
 """Worlds with at most this many body slots are scanned densely; larger ones use the grid."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from crowdsteer.baselines.steering.arrays import bundle
-from crowdsteer.baselines.steering.flocking import FlockingParams
-from crowdsteer.baselines.steering.path_follow import PathFollowParams
-from crowdsteer.baselines.steering.registry import NAMES
+from crowdsteer.envs.kernels.bundle import bundle
+from crowdsteer.envs.steering.flocking import FlockingParams
+from crowdsteer.envs.steering.path_follow import PathFollowParams
+from crowdsteer.envs.steering.registry import NAMES
 
 from .behaviours import FLOCK_TARGETS, FLOCK_VIEWS
 from .steering_params import steering_param_set

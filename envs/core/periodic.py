@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 
-from crowdsteer.baselines.steering.precompiled_kernels import njit
-from crowdsteer.baselines.steering.vec import EPS
+from crowdsteer.envs.kernels.geometry import EPS
+from crowdsteer.envs.kernels.jit import njit
 
 from .collisions import GAP_CAP, NEAR_GAP, _static_hits, approach_sq, largest_move
 from .neighbours import DENSE_MAX_BODIES, build_periodic_grid, query_periodic, sort_prefix

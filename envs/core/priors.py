@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from crowdsteer.baselines.steering.precompiled_kernels import njit
+from crowdsteer.envs.kernels.jit import njit
 
 ACTION_MODES = ("direct", "residual")
 GOAL_DISTANCE = "goal_distance"

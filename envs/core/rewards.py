@@ -18,7 +18,7 @@ The reward is the sum of the terms. Learners that had already left the episode g
 
 from __future__ import annotations
 
-from crowdsteer.baselines.steering.precompiled_kernels import njit
+from crowdsteer.envs.kernels.jit import njit
 
 REWARD_TERMS = ("progress", "arrival", "collision", "discomfort", "time", "shaping", "potential")
 PROGRESS, ARRIVAL, COLLISION, DISCOMFORT, TIME, SHAPING, POTENTIAL = range(7)

@@ -33,9 +33,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from crowdsteer.baselines.steering.arrays import bundle
-from crowdsteer.baselines.steering.precompiled_kernels import njit
-from crowdsteer.baselines.steering.vec import EPS, closest_point_on_segment
+from crowdsteer.envs.kernels.bundle import bundle
+from crowdsteer.envs.kernels.geometry import EPS, closest_point_on_segment
+from crowdsteer.envs.kernels.jit import njit
 
 from .neighbours import (
     DENSE_MAX_BODIES,

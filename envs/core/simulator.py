@@ -17,7 +17,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from crowdsteer.baselines.steering.registry import NAMES, trace_rows
+from crowdsteer.envs.steering.registry import NAMES, trace_rows
 
 from .behaviours import behaviour_id
 from .config import CrowdConfig

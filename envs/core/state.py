@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from crowdsteer.baselines.steering.arrays import bundle
+from crowdsteer.envs.kernels.bundle import bundle
 
 # Body kinds.
 LEARNER = 0
@@ -137,7 +137,7 @@ class StepBuffers(NamedTuple):
     move (the swept collision test reads them); ``fault: (B,) int`` the first body of each world
     whose motion became non-finite this step, -1 if none; ``trace: (B, N, T, 2)`` the steering
     debug vectors of every body (``T = 0``, no memory, when not recorded; layout in
-    ``crowdsteer.baselines.steering.registry``).
+    ``crowdsteer.envs.steering.registry``).
     """
 
     desired: np.ndarray

@@ -1,7 +1,7 @@
 """Parameters of every steering behaviour for one configuration, from one place.
 
 Defaults are the source articles' constants (the ``NamedTuple`` defaults in
-``crowdsteer.baselines.steering``), then what the configuration fixes (the time step of the social
+``crowdsteer.envs.steering``), then what the configuration fixes (the time step of the social
 force and ORCA, the flock's unit length and turn rate), then the user's ``steering_params``
 overrides, e.g. ``steering_params={"right_of_way": {"side": -1.0}}``. The crowd's pedestrians and
 the baseline policies of the same configuration use the same values. ``STEERING_RANGES`` documents
@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from crowdsteer.baselines.steering.arrays import typed_params
-from crowdsteer.baselines.steering.registry import BEHAVIOURS, SUPPORT_PARAMS
+from crowdsteer.envs.kernels.bundle import typed_params
+from crowdsteer.envs.steering.registry import BEHAVIOURS, SUPPORT_PARAMS
 
 from .checks import ConfigError, check_bool, check_mapping, check_real, is_real
 

@@ -30,7 +30,7 @@ same result bit for bit.
 
 from __future__ import annotations
 
-from crowdsteer.baselines.steering.precompiled_kernels import njit
+from crowdsteer.envs.kernels.jit import njit
 
 from .collisions import collisions_steps
 from .crowd import crowd_worlds

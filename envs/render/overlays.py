@@ -19,8 +19,9 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from crowdsteer.baselines.steering.detection_box import DetectionBoxParams, detection_box_debug
-from crowdsteer.baselines.steering.registry import (
+from crowdsteer.envs.core.state import FLOCK, LEARNER, PEDESTRIAN, WorldState
+from crowdsteer.envs.steering.detection_box import DetectionBoxParams, detection_box_debug
+from crowdsteer.envs.steering.registry import (
     DETECTION_BOX,
     RIGHT_OF_WAY,
     TRACE_BLUE,
@@ -29,8 +30,7 @@ from crowdsteer.baselines.steering.registry import (
     TRACE_ROWS,
     TRACE_YELLOW,
 )
-from crowdsteer.baselines.steering.right_of_way import RightOfWayParams, right_of_way_debug
-from crowdsteer.envs.core.state import FLOCK, LEARNER, PEDESTRIAN, WorldState
+from crowdsteer.envs.steering.right_of_way import RightOfWayParams, right_of_way_debug
 
 from . import primitives as pr
 from ._pygame import pygame

@@ -9,7 +9,7 @@ pair forms one barrier (centres closer than the obstacles' diameter leave no gap
 the walker has to pick a side. Plain cardioid anti-gravity cannot, and brakes in front of the pair;
 side choice goes around. The default separations, 0.3 to 0.45 m for 0.3 m discs, make the discs
 overlap by a good part of their radius, the case that side choice as published goes around (a pair
-that barely touches draws it into the gap instead; see ``baselines.steering.side_choice``).
+that barely touches draws it into the gap instead; see ``envs.steering.side_choice``).
 Per episode the seed draws each lane's obstacle distance and separation from their ranges; the
 geometry stays axis-aligned so the symmetry is bitwise exact in the learner's goal frame.
 

@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crowdsteer.baselines.policies import SteeringPolicy, list_policies, make_policy
-from crowdsteer.baselines.steering import cardioid, right_of_way, side_choice
 from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.steering_params import PARAM_TYPES, SIDES, STEERING_RANGES
+from crowdsteer.envs.steering import cardioid, right_of_way, side_choice
 from crowdsteer.training.evaluation.benchmark import benchmark_config
 from crowdsteer.training.evaluation.evaluate import evaluate
 

@@ -27,7 +27,7 @@ env.step(np.zeros(2, np.float32))
 print(json.dumps(compiled))
 """
 
-KNOWN = {"crowdsteer.baselines.steering.registry._record"}
+KNOWN = {"crowdsteer.envs.steering.registry._record"}
 """Two-line trace writer called with the trace rows' named constants (one small specialisation
 per row; it runs only when the steering is recorded)."""
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from crowdsteer.baselines import make_policy
-from crowdsteer.baselines.steering.registry import RIGHT_OF_WAY
 from crowdsteer.envs import CrowdConfig
 from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.params import step_params
 from crowdsteer.envs.core.steering_params import steering_param_set
+from crowdsteer.envs.steering.registry import RIGHT_OF_WAY
 
 
 def test_defaults_are_the_articles_and_the_config_fixes_time_step_and_unit_length():

@@ -166,8 +166,8 @@ def periodic_case(walkers: int, steps: int = 30) -> str:
 
 
 def cases() -> Iterator[tuple[str, Callable[[], str]]]:
-    from crowdsteer.baselines.steering.registry import NAMES
     from crowdsteer.envs import scenario_names
+    from crowdsteer.envs.steering.registry import NAMES
 
     for name in scenario_names():
         yield f"scenario:{name}", lambda n=name: batch_case(scenario=n)

@@ -24,8 +24,8 @@ import time
 
 import numpy as np
 
-from crowdsteer.baselines.steering.precompiled_kernels import loaded_kernels
 from crowdsteer.envs import CrowdConfig, make_batch
+from crowdsteer.envs.kernels.jit import loaded_kernels
 
 SECONDS = 8.0
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from crowdsteer.baselines.steering.precompiled_kernels import folder_is_current, precompiled_dir
+from crowdsteer.envs.kernels.jit import folder_is_current, precompiled_dir
 from crowdsteer.training.cli import main
 from crowdsteer.training.perf.precompile import build
 

@@ -40,7 +40,7 @@ def add_setup_commands(commands: Commands) -> None:
         "use, as on another CPU. CROWDSTEER_PRECOMPILED_DIR names another folder. The build\n"
         "runs in a folder beside the target and replaces it only when it succeeds. It fails\n"
         "when a kernel compiled without reference counting returns arrays or receives them from\n"
-        "a kernel that counts (crowdsteer.baselines.steering.uncounted).",
+        "a kernel that counts (crowdsteer.envs.kernels.contract).",
     )
     p.add_argument(
         "--to",

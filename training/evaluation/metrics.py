@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from crowdsteer.baselines.steering.arrays import bundle
+from crowdsteer.envs.kernels.bundle import bundle
 
 EPS = 1e-9
 """Lengths below this (metres) count as zero."""

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdsteer.baselines.steering.precompiled_kernels import PRECOMPILED_DIR_ENV
+from crowdsteer.envs.kernels.jit import PRECOMPILED_DIR_ENV
 
 from .presence import tally_present
 

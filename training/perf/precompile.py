@@ -4,7 +4,7 @@ numba compiles a kernel the first time it is called, so without this every fresh
 container or empty ``NUMBA_CACHE_DIR`` spends about half a minute in its first step. This module
 runs the environments' and baselines' code paths once in a fresh interpreter that writes every
 compiled kernel into the install's precompiled folder (see
-:mod:`crowdsteer.baselines.steering.precompiled_kernels`); every later process, in any numba cache
+:mod:`crowdsteer.envs.kernels.jit`); every later process, in any numba cache
 directory, loads them from there. What the workload does not reach (a signature or a
 kernel only a rare option calls) still compiles on first use, into numba's own cache.
 """
@@ -20,7 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from crowdsteer.baselines.steering.precompiled_kernels import (
+from crowdsteer.envs.kernels.contract import contract_faults
+from crowdsteer.envs.kernels.jit import (
     BUILDING_ENV,
     MANIFEST,
     PRECOMPILED_DIR_ENV,
@@ -28,7 +29,6 @@ from crowdsteer.baselines.steering.precompiled_kernels import (
     precompiled_dir,
     write_manifest,
 )
-from crowdsteer.baselines.steering.uncounted import contract_faults
 
 STEPS = 3
 """Steps of each configuration the workload runs: enough to reach every stage of the step."""
@@ -193,7 +193,7 @@ def build(folder: Path | None = None) -> BuildReport:
 
 def main() -> None:
     """The build's child: run the workload, check the kernels compiled without reference
-    counting (``baselines.steering.uncounted``), then write the folder's manifest."""
+    counting (``envs.kernels.contract``), then write the folder's manifest."""
     parts = exercise()
     faults, checked = contract_faults(loaded_kernels())
     if faults or not checked:

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from crowdsteer.baselines.steering.precompiled_kernels import njit
 from crowdsteer.envs.core.crowd import reverse_trip
+from crowdsteer.envs.kernels.jit import njit
 
 BODY_STEPS = 0  # bodies present at each step, summed over steps
 LEARNER_STEPS = 1  # learners present at each step, summed

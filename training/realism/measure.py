@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from crowdsteer.baselines.steering.precompiled_kernels import njit
+from crowdsteer.envs.kernels.jit import njit
 
 
 @dataclass(frozen=True)

@@ -40,11 +40,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import broadcast, bundle, typed_params
+from ..kernels.bundle import broadcast, bundle, typed_params
+from ..kernels.geometry import EPS, normalize, segment_intersection
+from ..kernels.jit import njit
 from .cardioid import _check_batch, _n_valid, cardioid_push
-from .precompiled_kernels import njit
 from .side_choice import adjusted_push, combine_sums
-from .vec import EPS, normalize, segment_intersection
 
 
 @bundle

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.baselines.steering.right_of_way import (
+from crowdsteer.envs.steering.right_of_way import (
     MODE_FIRST,
     MODE_NO_CROSSING,
     MODE_YIELD,
@@ -17,7 +17,7 @@ from crowdsteer.baselines.steering.right_of_way import (
     right_of_way_debug,
     right_of_way_one,
 )
-from crowdsteer.baselines.steering.side_choice import SideChoiceParams, side_choice
+from crowdsteer.envs.steering.side_choice import SideChoiceParams, side_choice
 
 EPS = 1e-9
 P = RightOfWayParams()

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.baselines.steering.flocking import (
+from crowdsteer.envs.steering.flocking import (
     LIMITED,
     NARROW,
     WIDE,

@@ -20,20 +20,20 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .arrays import bundle, typed_params
+from ..kernels.bundle import bundle, typed_params
+from ..kernels.geometry import normalize
+from ..kernels.jit import njit
 from .cardioid import CardioidParams, cardioid_push
 from .detection_box import DetectionBoxParams, detection_box_direction_one, detection_box_one
 from .flocking import FlockingParams
 from .orca import OrcaParams, orca_one
 from .path_follow import PathFollowParams
-from .precompiled_kernels import njit
 from .right_of_way import N_NB_DEBUG as ROW_NB_DEBUG
 from .right_of_way import N_SUM_DEBUG as ROW_SUM_DEBUG
 from .right_of_way import RightOfWayParams, _right_of_way_core
 from .seek import ArriveParams
 from .side_choice import SideChoiceParams, _side_choice_core
 from .social_force import SocialForceParams, social_force_one
-from .vec import normalize
 
 
 @bundle

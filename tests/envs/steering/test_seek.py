@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.baselines.steering.seek import ArriveParams, arrive, arrive_one, seek, seek_one
+from crowdsteer.envs.steering.seek import ArriveParams, arrive, arrive_one, seek, seek_one
 
 
 def ref_seek(pos, target, v_pref):

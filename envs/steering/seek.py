@@ -10,9 +10,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import broadcast, bundle, typed_params
-from .precompiled_kernels import njit
-from .vec import EPS
+from ..kernels.bundle import broadcast, bundle, typed_params
+from ..kernels.geometry import EPS
+from ..kernels.jit import njit
 
 
 @bundle

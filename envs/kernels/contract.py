@@ -1,6 +1,6 @@
 """The contract of kernels compiled without numba's reference counting, and its check.
 
-``precompiled_kernels.njit`` compiles a kernel without counting unless it ``allocates``. Such a
+``jit.njit`` compiles a kernel without counting unless it ``allocates``. Such a
 kernel passes arrays around without touching their counts, which is safe while every array it
 sees belongs to a caller that outlives the call. Two things would break that:
 

@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from crowdsteer.baselines.steering.precompiled_kernels import MANIFEST
+from crowdsteer.envs.kernels.jit import MANIFEST
 
 KERNEL = """
-from crowdsteer.baselines.steering.precompiled_kernels import njit
+from crowdsteer.envs.kernels.jit import njit
 from helper import combine
 
 
@@ -22,7 +22,7 @@ def add(a, b):
 """
 
 HELPER = """
-from crowdsteer.baselines.steering.precompiled_kernels import njit
+from crowdsteer.envs.kernels.jit import njit
 
 
 @njit(cache=True)
@@ -41,7 +41,7 @@ CHILD = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import kern
-from crowdsteer.baselines.steering.precompiled_kernels import (
+from crowdsteer.envs.kernels.jit import (
     building, precompiled_dir, write_manifest,
 )
 
@@ -133,7 +133,7 @@ def test_every_cached_kernel_of_the_package_reads_the_precompiled_folder():
 
     import crowdsteer.baselines
     import crowdsteer.envs
-    from crowdsteer.baselines.steering.precompiled_kernels import TieredCache, loaded_kernels
+    from crowdsteer.envs.kernels.jit import TieredCache, loaded_kernels
 
     for package in (crowdsteer.envs, crowdsteer.baselines):
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
@@ -151,4 +151,4 @@ def test_every_cached_kernel_of_the_package_reads_the_precompiled_folder():
         for name, k in kernels.items()
         if name not in yardstick and not isinstance(k._cache, TieredCache)
     )
-    assert plain == [], "define kernels with precompiled_kernels.njit, not numba's"
+    assert plain == [], "define kernels with crowdsteer.envs.kernels.jit.njit, not numba's"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from .precompiled_kernels import njit
+from .jit import njit
 
 EPS = 1e-9
 """Length / denominator below which a quantity is treated as zero."""

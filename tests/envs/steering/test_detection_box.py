@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.baselines.steering.detection_box import (
+from crowdsteer.envs.steering.detection_box import (
     DetectionBoxParams,
     detection_box,
     detection_box_debug,

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.baselines.steering.cardioid import (
+from crowdsteer.envs.steering.cardioid import (
     CardioidParams,
     cardioid,
     cardioid_one,

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.baselines.steering.social_force import (
+from crowdsteer.envs.steering.social_force import (
     SocialForceParams,
     social_force,
     social_force_acceleration,

@@ -37,10 +37,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import bundle, typed_params
+from ..kernels.bundle import bundle, typed_params
+from ..kernels.geometry import EPS, normalize, rotate
+from ..kernels.jit import njit
 from .cardioid import _check_batch, _n_valid, cardioid_push
-from .precompiled_kernels import njit
-from .vec import EPS, normalize, rotate
 
 
 @bundle

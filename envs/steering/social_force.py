@@ -23,9 +23,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import body_points, broadcast, bundle, row_counts, row_points, typed_params
-from .precompiled_kernels import njit
-from .vec import EPS, closest_point_on_segment
+from ..kernels.bundle import body_points, broadcast, bundle, row_counts, row_points, typed_params
+from ..kernels.geometry import EPS, closest_point_on_segment
+from ..kernels.jit import njit
 
 MAX_EXPONENT = 50.0
 """Cap of ``(r_ij - d_ij) / B``: deep overlaps push hard but finitely (exp(50) ~ 5e21)."""

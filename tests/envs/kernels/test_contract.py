@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from crowdsteer.baselines.steering.precompiled_kernels import njit
-from crowdsteer.baselines.steering.uncounted import contract_faults, counts_references
+from crowdsteer.envs.kernels.contract import contract_faults, counts_references
+from crowdsteer.envs.kernels.jit import njit
 
 
 @njit

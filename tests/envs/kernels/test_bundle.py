@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crowdsteer.baselines.steering import PathFollowParams, orca, path_follow_projected
-from crowdsteer.baselines.steering.arrays import row_counts, typed_params
+from crowdsteer.envs.kernels.bundle import row_counts, typed_params
+from crowdsteer.envs.steering import PathFollowParams, orca, path_follow_projected
 
 
 def test_typed_params_keeps_every_field_and_its_type():
@@ -35,7 +35,7 @@ def test_counts_and_shapes_are_checked_with_the_argument_named():
 
 
 def test_compile_cache_falls_back_to_a_temporary_folder_only_when_needed(tmp_path):
-    from crowdsteer.baselines.steering.compile_cache import choose_cache_dir
+    from crowdsteer.envs.kernels.cache import choose_cache_dir
 
     ro = {tmp_path / "pkg" / "__pycache__", tmp_path / "home"}
     assert choose_cache_dir(tmp_path / "pkg", tmp_path / "home", lambda p: True) is None
@@ -52,7 +52,7 @@ def test_bundles_are_typed_as_the_tuples_they_are_without_a_lookup():
     import numba
     from numba.extending import typeof_impl
 
-    from crowdsteer.baselines.steering.arrays import bundle
+    from crowdsteer.envs.kernels.bundle import bundle
 
     class Plain(NamedTuple):
         a: np.ndarray

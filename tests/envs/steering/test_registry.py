@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from crowdsteer.baselines import make_policy
-from crowdsteer.baselines.steering.registry import NAMES, TRACE_FINAL
 from crowdsteer.envs import CrowdConfig, make_batch
 from crowdsteer.envs.core.sensing import goal_frame_angle
 from crowdsteer.envs.render import OverlayOptions, OverlaySettings, overlay_data_from_state
+from crowdsteer.envs.steering.registry import NAMES, TRACE_FINAL
 
 # Non-default constants for every behaviour, so that a path that ignored the config would show.
 STEERING = {

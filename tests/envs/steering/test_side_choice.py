@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.baselines.steering.cardioid import cardioid
-from crowdsteer.baselines.steering.side_choice import (
+from crowdsteer.envs.steering.cardioid import cardioid
+from crowdsteer.envs.steering.side_choice import (
     SideChoiceParams,
     side_choice,
     side_choice_debug,

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.baselines.steering.path_follow import (
+from crowdsteer.envs.steering.path_follow import (
     PathFollowParams,
     path_follow_predictive,
     path_follow_projected,

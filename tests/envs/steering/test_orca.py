@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.baselines.steering.orca import (
+from crowdsteer.envs.steering.orca import (
     OrcaParams,
     orca,
     orca_half_planes,

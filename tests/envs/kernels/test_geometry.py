@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.baselines.steering.vec import (
+from crowdsteer.envs.kernels.geometry import (
     EPS,
     closest_point_on_segment,
     norm2,

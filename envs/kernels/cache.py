@@ -1,7 +1,7 @@
 """Where numba keeps the compiled kernels: beside the sources, else the user's cache, else a
 temporary directory (a read-only install with a read-only home would otherwise fail to import:
 every kernel is compiled with ``cache=True``, and numba refuses a cache it cannot write). The
-install's precompiled kernels, read before this cache, are in :mod:`.precompiled_kernels`."""
+install's precompiled kernels, read before this cache, are in :mod:`.jit`."""
 
 from __future__ import annotations
 

@@ -13,9 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .arrays import body_points, broadcast, bundle, row_points, typed_params
-from .precompiled_kernels import njit
-from .vec import EPS, normalize
+from ..kernels.bundle import body_points, broadcast, bundle, row_points, typed_params
+from ..kernels.geometry import EPS, normalize
+from ..kernels.jit import njit
 
 
 @bundle

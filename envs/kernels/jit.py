@@ -230,7 +230,7 @@ def njit(
     each time one is passed to a callee, viewed or taken out of a bundle (about 600 updates per
     step of one 11-body world, a fifth of its time). Without it a kernel cannot create an array
     (numba refuses to compile it) and must not return one, nor receive one from a callee that
-    counts (``uncounted.contract_faults`` checks both; ``crowdsteer compile`` fails on either).
+    counts (``contract.contract_faults`` checks both; ``crowdsteer compile`` fails on either).
     ``allocates=True`` keeps the counting, for the kernels that create or return arrays.
     """
     if function is None:

@@ -1,0 +1,110 @@
+"""Steering behaviours of the source articles, as compiled pure functions over arrays.
+
+Each behaviour has a per-body core ``<name>_one`` (callable from other compiled code, neighbours
+in buffers with a count) and a batch function ``<name>`` over a leading batch dimension, with a
+``NamedTuple`` of parameters defaulting to the article's constants. Nothing here imports the
+environment core. Below it: the compiled primitives (``crowdsteer.envs.kernels``).
+"""
+
+from .cardioid import CardioidParams, cardioid, cardioid_one, cardioid_pushes, cardioid_pushes_one
+from .detection_box import (
+    DetectionBoxParams,
+    detection_box,
+    detection_box_debug,
+    detection_box_direction,
+    detection_box_direction_one,
+    detection_box_one,
+)
+from .flocking import (
+    LIMITED,
+    NARROW,
+    WIDE,
+    FlockingParams,
+    flocking,
+    flocking_one,
+    flocking_turn_rate,
+    flocking_turn_rate_one,
+    flocking_view_cone,
+)
+from .orca import OrcaParams, orca, orca_half_planes, orca_one
+from .path_follow import (
+    PathFollowParams,
+    path_follow_predictive,
+    path_follow_predictive_one,
+    path_follow_projected,
+    path_follow_projected_one,
+)
+from .right_of_way import (
+    RightOfWayDebug,
+    RightOfWayParams,
+    mirror_vector,
+    right_of_way,
+    right_of_way_debug,
+    right_of_way_one,
+)
+from .seek import ArriveParams, arrive, arrive_one, seek, seek_one
+from .side_choice import (
+    SideChoiceDebug,
+    SideChoiceParams,
+    side_choice,
+    side_choice_debug,
+    side_choice_one,
+)
+from .social_force import (
+    SocialForceParams,
+    social_force,
+    social_force_acceleration,
+    social_force_one,
+)
+
+__all__ = [
+    "LIMITED",
+    "NARROW",
+    "WIDE",
+    "ArriveParams",
+    "CardioidParams",
+    "DetectionBoxParams",
+    "FlockingParams",
+    "OrcaParams",
+    "PathFollowParams",
+    "RightOfWayDebug",
+    "RightOfWayParams",
+    "SideChoiceDebug",
+    "SideChoiceParams",
+    "SocialForceParams",
+    "arrive",
+    "arrive_one",
+    "cardioid",
+    "cardioid_one",
+    "cardioid_pushes",
+    "cardioid_pushes_one",
+    "detection_box",
+    "detection_box_debug",
+    "detection_box_direction",
+    "detection_box_direction_one",
+    "detection_box_one",
+    "flocking",
+    "flocking_one",
+    "flocking_turn_rate",
+    "flocking_turn_rate_one",
+    "flocking_view_cone",
+    "mirror_vector",
+    "orca",
+    "orca_half_planes",
+    "orca_one",
+    "path_follow_predictive",
+    "path_follow_predictive_one",
+    "path_follow_projected",
+    "path_follow_projected_one",
+    "right_of_way",
+    "right_of_way_debug",
+    "right_of_way_one",
+    "seek",
+    "seek_one",
+    "side_choice",
+    "side_choice_debug",
+    "side_choice_one",
+    "social_force",
+    "social_force_acceleration",
+    "social_force_one",
+]
