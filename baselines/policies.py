@@ -128,10 +128,15 @@ class SteeringPolicy:
         self._path = chosen["path_params"]
         self._entry = None
         self._settings = PolicySettings(
-            c.obs_neighbours, c.obs_obstacles, c.obs_walls, c.obs_waypoints,
-            NAMES.index(self.behaviour), float(c.dt), c.kinematics == "unicycle",
+            c.obs_neighbours,
+            c.obs_obstacles,
+            c.obs_walls,
+            c.obs_waypoints,
+            NAMES.index(self.behaviour),
+            float(c.dt),
+            c.kinematics == "unicycle",
             float(c.max_turn_rate),
-        )  # fmt: skip
+        )
 
     def check_observation(self, obs: Any) -> np.ndarray:
         """``obs`` as a float64 ``(K, dim)`` array; ``ValueError`` for a wrong shape, NaN/inf or
@@ -312,12 +317,29 @@ def _training_config(model_path: Any) -> dict[str, Any]:
     return {}
 
 
-_RESIDUAL_KEYS = ("obs_neighbours", "obs_obstacles", "obs_walls", "obs_waypoints", "dt",
-                  "kinematics", "max_turn_rate", "steering_params", "radius", "v_pref")  # fmt: skip
+_RESIDUAL_KEYS = (
+    "obs_neighbours",
+    "obs_obstacles",
+    "obs_walls",
+    "obs_waypoints",
+    "dt",
+    "kinematics",
+    "max_turn_rate",
+    "steering_params",
+    "radius",
+    "v_pref",
+)
 """What a residual model's reference baseline reads of the training configuration."""
 
-_STEP_CHECK_KEYS = ("obs_neighbours", "obs_obstacles", "obs_walls", "obs_waypoints", "dt",
-                   "kinematics", "max_accel")  # fmt: skip
+_STEP_CHECK_KEYS = (
+    "obs_neighbours",
+    "obs_obstacles",
+    "obs_walls",
+    "obs_waypoints",
+    "dt",
+    "kinematics",
+    "max_accel",
+)
 """What the step check reads of the training configuration."""
 
 

@@ -157,9 +157,15 @@ class StepCheckPolicy:
         actions = np.asarray(self.policy.act(rows), dtype=np.float64).reshape(len(rows), 2)
         out = np.empty_like(actions)
         self.replaced += checked_actions(
-            np.ascontiguousarray(rows, dtype=np.float64), actions, self.layout.neighbours,
-            self.velocities, self.max_dv, self.horizon, self.margin, out,
-        )  # fmt: skip
+            np.ascontiguousarray(rows, dtype=np.float64),
+            actions,
+            self.layout.neighbours,
+            self.velocities,
+            self.max_dv,
+            self.horizon,
+            self.margin,
+            out,
+        )
         self.acted += len(rows)
         out = out.astype(np.float32)
         return out[0] if single else out

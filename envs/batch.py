@@ -29,6 +29,12 @@ def make_batch(
     residual = baseline(config.residual_reference) if config.action_mode == "residual" else None
     potential = config.potential if config.potential != GOAL_DISTANCE else None
     return CrowdBatch(
-        config, scenario_source(config), num_worlds, parallel=parallel, reference=shaping,
-        trace=trace, residual_reference=residual, potential_reference=baseline(potential),
-    )  # fmt: skip
+        config,
+        scenario_source(config),
+        num_worlds,
+        parallel=parallel,
+        reference=shaping,
+        trace=trace,
+        residual_reference=residual,
+        potential_reference=baseline(potential),
+    )

@@ -129,8 +129,9 @@ class CrowdParallelEnv(ParallelEnv):
         truncs = dict(zip(live, truncated, strict=False))
         infos = dict(zip(live, self.batch.learner_infos(0, idx), strict=False))
         if True in terminated or True in truncated:  # else every agent stays, in order
-            self.agents = [x for x, te, tr in zip(live, terminated, truncated, strict=True)
-                           if not (te or tr)]  # fmt: skip
+            self.agents = [
+                x for x, te, tr in zip(live, terminated, truncated, strict=True) if not (te or tr)
+            ]
         if self.render_mode == "human":
             self.render()
         return obs, rewards, terms, truncs, infos

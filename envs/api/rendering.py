@@ -51,10 +51,16 @@ class RenderHandle:
             overlays = OverlayOptions(**{name: True for name in c.render_overlays})
             settings = OverlaySettings.from_config(c)
             viewer = Viewer(
-                c.render_size, c.render_size, c.render_fps, self.render_mode,
-                overlay_options=overlays, overlay_body=c.render_body, flock_view=c.flock_view,
-                flock_view_radius=settings.view_radius, overlay_settings=settings,
-            )  # fmt: skip
+                c.render_size,
+                c.render_size,
+                c.render_fps,
+                self.render_mode,
+                overlay_options=overlays,
+                overlay_body=c.render_body,
+                flock_view=c.flock_view,
+                flock_view_radius=settings.view_radius,
+                overlay_settings=settings,
+            )
             self.viewers[b] = viewer
         return viewer
 
@@ -82,9 +88,13 @@ class RenderHandle:
             "collisions": int(s.collided[b, sl].sum()),
         }
         return self._viewer(b).draw(
-            s, world=b, bounds=sim.bounds[b], info=info, inspect=lambda i: self.inspect(b, i),
+            s,
+            world=b,
+            bounds=sim.bounds[b],
+            info=info,
+            inspect=lambda i: self.inspect(b, i),
             trace=sim.buffers.trace,
-        )  # fmt: skip
+        )
 
     def render_all(self) -> tuple[np.ndarray | None, ...]:
         """One frame per world (rgb_array); in human mode the displayed world is drawn."""

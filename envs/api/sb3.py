@@ -92,7 +92,7 @@ class CrowdSB3VecEnv(VecEnv):
                     "r": float(self._returns[b, i]),
                     "l": int(self._lengths[b, i]),
                     "t": elapsed,
-                },  # fmt: skip
+                },
             }
             self._returns[b, i] = 0.0
             self._lengths[b, i] = 0

@@ -143,9 +143,20 @@ def finish_step(learners, events, step_count, shaping, settings):
     alive, terms = lb.alive, lb.terms
     nb, nl = alive.shape
     reward_terms(
-        alive, e.progress, e.arrived_now, e.collided_now, e.min_gap, c.dt, c.progress, c.arrival,
-        c.collision, c.discomfort, c.discomfort_distance, c.time, terms,
-    )  # fmt: skip
+        alive,
+        e.progress,
+        e.arrived_now,
+        e.collided_now,
+        e.min_gap,
+        c.dt,
+        c.progress,
+        c.arrival,
+        c.collision,
+        c.discomfort,
+        c.discomfort_distance,
+        c.time,
+        terms,
+    )
     for b in range(nb):
         out_of_time = step_count[b] >= c.max_steps
         for i in range(nl):
@@ -208,14 +219,25 @@ class CrowdBatch:
         )
         c = config
         self.rewards = RewardSettings(
-            float(c.dt), float(c.reward_progress), float(c.reward_arrival),
-            float(c.reward_collision), float(c.reward_discomfort), float(c.discomfort_distance),
-            float(c.reward_time), int(c.max_steps), bool(c.collision_ends),
-        )  # fmt: skip
+            float(c.dt),
+            float(c.reward_progress),
+            float(c.reward_arrival),
+            float(c.reward_collision),
+            float(c.reward_discomfort),
+            float(c.discomfort_distance),
+            float(c.reward_time),
+            int(c.max_steps),
+            bool(c.collision_ends),
+        )
         self.observe_settings = ObserveSettings(
-            int(c.max_steps), int(c.obs_neighbours), int(c.obs_obstacles), int(c.obs_walls),
-            int(c.obs_waypoints), float(c.sensing_radius), float(self.sim.params.period),
-        )  # fmt: skip
+            int(c.max_steps),
+            int(c.obs_neighbours),
+            int(c.obs_obstacles),
+            int(c.obs_walls),
+            int(c.obs_waypoints),
+            float(c.sensing_radius),
+            float(self.sim.params.period),
+        )
         # one set of observation work buffers per chunk of worlds the simulator steps on a thread
         self._observe_scratch = [
             observe_scratch(self.sim.counts.total, c.obs_neighbours, c.obs_obstacles, c.obs_walls)
@@ -247,10 +269,20 @@ class CrowdBatch:
         ``sim.params`` may be replaced (``_replace``), and the step checks it."""
         sim, c = self.sim, self.config
         return (
-            self._clipped, sim.state, sim.buffers, sim.params, sim._scratch[0], self.learners,
-            self._no_shaping, self.rewards, self.observe_settings, self._observe_scratch[0],
-            self.obs, c.kinematics == "unicycle", float(c.max_turn_rate),
-        )  # fmt: skip
+            self._clipped,
+            sim.state,
+            sim.buffers,
+            sim.params,
+            sim._scratch[0],
+            self.learners,
+            self._no_shaping,
+            self.rewards,
+            self.observe_settings,
+            self._observe_scratch[0],
+            self.obs,
+            c.kinematics == "unicycle",
+            float(c.max_turn_rate),
+        )
 
     @property
     def state(self):
@@ -314,9 +346,13 @@ class CrowdBatch:
         if out is None:
             out = np.empty((self.num_worlds, self.num_learners, 2))
         args = (
-            np.ascontiguousarray(actions, dtype=np.float64), self.sim.state,
-            c.kinematics == "unicycle", float(c.max_turn_rate), float(c.dt), out,
-        )  # fmt: skip
+            np.ascontiguousarray(actions, dtype=np.float64),
+            self.sim.state,
+            c.kinematics == "unicycle",
+            float(c.max_turn_rate),
+            float(c.dt),
+            out,
+        )
         # typing the state bundle on every call would cost more than the kernel itself
         if self._desired_entry is None:
             self._desired_entry = compiled_entry(learner_desired_velocity, *args)
@@ -357,9 +393,15 @@ class CrowdBatch:
         lb = self.learners
         if self.config.potential is not None:  # 5. potential-based shaping, on the new state
             add_potential_term(
-                lb.alive_before, lb.terminated, self.potential, self.potential_of_state(),
-                float(self.config.potential_gamma), POTENTIAL, lb.terms, lb.reward,
-            )  # fmt: skip
+                lb.alive_before,
+                lb.terminated,
+                self.potential,
+                self.potential_of_state(),
+                float(self.config.potential_gamma),
+                POTENTIAL,
+                lb.terms,
+                lb.reward,
+            )
 
     def _advance_fused(self, actions: np.ndarray) -> None:
         a = self._checked_dtype(actions)
@@ -445,9 +487,12 @@ class CrowdBatch:
         read element by element: for one learner, cheaper than the block reads)."""
         s = self.sim.state
         return _info(
-            s.pos[b, i].copy(), s.vel[b, i].copy(), s.reached.item(b, i),
-            self.sim.buffers.collided_now.item(b, i), self.learners.terms[b, i].tolist(),
-        )  # fmt: skip
+            s.pos[b, i].copy(),
+            s.vel[b, i].copy(),
+            s.reached.item(b, i),
+            self.sim.buffers.collided_now.item(b, i),
+            self.learners.terms[b, i].tolist(),
+        )
 
     def learner_infos(self, b: int, learners: list[int]) -> list[dict]:
         """The info dicts of the learners ``learners`` of world ``b`` after a step, built from a

@@ -31,8 +31,9 @@ that close search out to ``GAP_CAP``. Results are the same either way."""
 
 
 @njit(cache=True)
-def _static_hits(b, i, px, py, ri, obstacle_pos, obstacle_radius, obstacle_active, walls,
-                 wall_active):  # fmt: skip
+def _static_hits(
+    b, i, px, py, ri, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active
+):
     """Whether body ``i`` of world ``b`` (at ``(px, py)``, radius ``ri``) overlaps an obstacle or
     a wall."""
     for m in range(obstacle_pos.shape[1]):
@@ -45,9 +46,13 @@ def _static_hits(b, i, px, py, ri, obstacle_pos, obstacle_radius, obstacle_activ
     for w in range(walls.shape[1]):
         if wall_active[b, w]:
             qx, qy = closest_point_on_segment(
-                px, py, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0],
+                px,
+                py,
+                walls[b, w, 0, 0],
+                walls[b, w, 0, 1],
+                walls[b, w, 1, 0],
                 walls[b, w, 1, 1],
-            )  # fmt: skip
+            )
             if (qx - px) ** 2 + (qy - py) ** 2 < ri * ri:
                 return True
     return False
@@ -59,9 +64,11 @@ def closest_approach_sq(b, i, j, pos, prev_pos):
     in straight lines from ``prev_pos`` to ``pos`` over the step (exactly the end distance when
     the closest point is the end)."""
     return approach_sq(
-        pos[b, j, 0] - pos[b, i, 0], pos[b, j, 1] - pos[b, i, 1],
-        prev_pos[b, j, 0] - prev_pos[b, i, 0], prev_pos[b, j, 1] - prev_pos[b, i, 1],
-    )  # fmt: skip
+        pos[b, j, 0] - pos[b, i, 0],
+        pos[b, j, 1] - pos[b, i, 1],
+        prev_pos[b, j, 0] - prev_pos[b, i, 0],
+        prev_pos[b, j, 1] - prev_pos[b, i, 1],
+    )
 
 
 @njit(cache=True, inline="always")
@@ -128,9 +135,25 @@ def collisions_steps(lo, hi, state, buffers, buf, cells, swept):
     walls, wall_active = s.walls, s.wall_active
     hit_body, hit_static, min_gap, prev_pos = e.hit_body, e.hit_static, e.min_gap, e.prev_pos
     collisions_worlds(
-        lo, hi, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
-        wall_active, hit_body, hit_static, min_gap, buf, cells, True, prev_pos, swept,
-    )  # fmt: skip
+        lo,
+        hi,
+        pos,
+        radius,
+        active,
+        obstacle_pos,
+        obstacle_radius,
+        obstacle_active,
+        walls,
+        wall_active,
+        hit_body,
+        hit_static,
+        min_gap,
+        buf,
+        cells,
+        True,
+        prev_pos,
+        swept,
+    )
 
 
 @njit(cache=True, inline="always")
@@ -140,15 +163,14 @@ def largest_move(b, pos, prev_pos, active):
     move = 0.0
     for i in range(active.shape[1]):
         if active[b, i]:
-            move = max(move, math.hypot(pos[b, i, 0] - prev_pos[b, i, 0],
-                                        pos[b, i, 1] - prev_pos[b, i, 1]))  # fmt: skip
+            move = max(
+                move, math.hypot(pos[b, i, 0] - prev_pos[b, i, 0], pos[b, i, 1] - prev_pos[b, i, 1])
+            )
     return move
 
 
 @njit(cache=True)
-def _collisions_grid(
-    b, pos, radius, active, hit_body, min_gap, buf, cells, prev_pos, swept, max_r
-):  # fmt: skip
+def _collisions_grid(b, pos, radius, active, hit_body, min_gap, buf, cells, prev_pos, swept, max_r):
     """``hit_body`` and ``min_gap`` of the bodies of a large world ``b`` from a uniform grid:
     first within ``NEAR_GAP``, then out to ``GAP_CAP`` for the bodies with nobody that close;
     ``max_r``: the largest radius of an active body."""
@@ -176,9 +198,25 @@ def _collisions_grid(
 
 @njit(cache=True, inline="always")
 def collisions_worlds(
-    lo, hi, pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
-    hit_body, hit_static, min_gap, buf, cells, keep_contacts, prev_pos, swept,
-):  # fmt: skip
+    lo,
+    hi,
+    pos,
+    radius,
+    active,
+    obstacle_pos,
+    obstacle_radius,
+    obstacle_active,
+    walls,
+    wall_active,
+    hit_body,
+    hit_static,
+    min_gap,
+    buf,
+    cells,
+    keep_contacts,
+    prev_pos,
+    swept,
+):
     """``detect_collisions`` for worlds ``lo <= b < hi``; buf: (N,) int scratch;
     ``keep_contacts``: OR the overlaps into ``hit_static`` instead of overwriting it; ``swept``:
     body pairs are measured at their closest approach between ``prev_pos: (B, N, 2)`` and
@@ -216,9 +254,11 @@ def collisions_worlds(
                     d2 = dx * dx + dy * dy
                     if swept:
                         d2 = approach_sq(
-                            dx, dy, prev_pos[b, j, 0] - prev_pos[b, i, 0],
+                            dx,
+                            dy,
+                            prev_pos[b, j, 0] - prev_pos[b, i, 0],
                             prev_pos[b, j, 1] - prev_pos[b, i, 1],
-                        )  # fmt: skip
+                        )
                     d = math.sqrt(d2)
                     rj = radius[b, j]
                     gap_i = d - ri - rj
@@ -246,9 +286,17 @@ def collisions_worlds(
         for i in range(nn if statics else 0):
             if active[b, i] and not hit_static[b, i]:
                 hit_static[b, i] = _static_hits(
-                    b, i, pos[b, i, 0], pos[b, i, 1], radius[b, i], obstacle_pos, obstacle_radius,
-                    obstacle_active, walls, wall_active,
-                )  # fmt: skip
+                    b,
+                    i,
+                    pos[b, i, 0],
+                    pos[b, i, 1],
+                    radius[b, i],
+                    obstacle_pos,
+                    obstacle_radius,
+                    obstacle_active,
+                    walls,
+                    wall_active,
+                )
 
 
 def detect_collisions(
@@ -274,17 +322,55 @@ def detect_collisions(
     """
     n = active.shape[1]
     _detect_collisions(
-        pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
-        hit_body, hit_static, min_gap, np.zeros(n, np.int64), grid_buffers(n),
-    )  # fmt: skip
+        pos,
+        radius,
+        active,
+        obstacle_pos,
+        obstacle_radius,
+        obstacle_active,
+        walls,
+        wall_active,
+        hit_body,
+        hit_static,
+        min_gap,
+        np.zeros(n, np.int64),
+        grid_buffers(n),
+    )
 
 
 @njit(cache=True)
 def _detect_collisions(
-    pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
-    hit_body, hit_static, min_gap, buf, cells,
-):  # fmt: skip
+    pos,
+    radius,
+    active,
+    obstacle_pos,
+    obstacle_radius,
+    obstacle_active,
+    walls,
+    wall_active,
+    hit_body,
+    hit_static,
+    min_gap,
+    buf,
+    cells,
+):
     collisions_worlds(
-        0, active.shape[0], pos, radius, active, obstacle_pos, obstacle_radius, obstacle_active,
-        walls, wall_active, hit_body, hit_static, min_gap, buf, cells, False, pos, False,
-    )  # fmt: skip
+        0,
+        active.shape[0],
+        pos,
+        radius,
+        active,
+        obstacle_pos,
+        obstacle_radius,
+        obstacle_active,
+        walls,
+        wall_active,
+        hit_body,
+        hit_static,
+        min_gap,
+        buf,
+        cells,
+        False,
+        pos,
+        False,
+    )

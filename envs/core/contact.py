@@ -105,9 +105,21 @@ def _normal_from_segment(px, py, ax, ay, bx, by):
 
 @njit(cache=True, inline="always")
 def sweep_body(
-    b, px, py, dx, dy, r, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active,
-    bounds, in_bounds, slide,
-):  # fmt: skip
+    b,
+    px,
+    py,
+    dx,
+    dy,
+    r,
+    obstacle_pos,
+    obstacle_radius,
+    obstacle_active,
+    walls,
+    wall_active,
+    bounds,
+    in_bounds,
+    slide,
+):
     """End point of a body of radius ``r`` at ``(px, py)`` asked to move by ``(dx, dy)`` in world
     ``b``, stopped at contacts and, when ``slide``, slid along them; returns ``(x, y, contact)``,
     ``contact`` when the requested move would have overlapped a surface.
@@ -186,18 +198,32 @@ def sweep_body(
             m = hit_obstacle
             contact |= (
                 _sweep_circle(
-                    px, py, dx, dy, obstacle_pos[b, m, 0], obstacle_pos[b, m, 1],
+                    px,
+                    py,
+                    dx,
+                    dy,
+                    obstacle_pos[b, m, 0],
+                    obstacle_pos[b, m, 1],
                     r + obstacle_radius[b, m],
-                ) < NO_HIT
-            )  # fmt: skip
+                )
+                < NO_HIT
+            )
         elif hit_wall >= 0:
             w = hit_wall
             contact |= (
                 _sweep_segment(
-                    px, py, dx, dy, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0],
-                    walls[b, w, 1, 1], r,
-                ) < NO_HIT
-            )  # fmt: skip
+                    px,
+                    py,
+                    dx,
+                    dy,
+                    walls[b, w, 0, 0],
+                    walls[b, w, 0, 1],
+                    walls[b, w, 1, 0],
+                    walls[b, w, 1, 1],
+                    r,
+                )
+                < NO_HIT
+            )
         else:
             contact = True
         px += t_hit * dx

@@ -58,9 +58,21 @@ from .state import FLOCK, LEARNER, PEDESTRIAN
 
 @njit(cache=True, inline="always")
 def _gather_static(
-    b, px, py, n, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, reach,
-    nb_pos, nb_vel, nb_radius, nb_index,
-):  # fmt: skip
+    b,
+    px,
+    py,
+    n,
+    obstacle_pos,
+    obstacle_radius,
+    obstacle_active,
+    walls,
+    wall_active,
+    reach,
+    nb_pos,
+    nb_vel,
+    nb_radius,
+    nb_index,
+):
     """Append the disc obstacles (``nb_index`` -1) and the closest point of each wall (-2) within
     ``reach`` of ``(px, py)`` to the neighbour buffers after row ``n``; returns the new count."""
     for m in range(obstacle_pos.shape[1]):
@@ -110,9 +122,28 @@ def _copy_body(b, j, n, pos, vel, radius, nb_pos, nb_vel, nb_radius, nb_index):
 
 @njit(cache=True)
 def gather_neighbours(
-    b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
-    wall_active, grid, cells, reach, see_learners, idx_buf, nb_pos, nb_vel, nb_radius, nb_index,
-):  # fmt: skip
+    b,
+    i,
+    pos,
+    vel,
+    radius,
+    kind,
+    active,
+    obstacle_pos,
+    obstacle_radius,
+    obstacle_active,
+    walls,
+    wall_active,
+    grid,
+    cells,
+    reach,
+    see_learners,
+    idx_buf,
+    nb_pos,
+    nb_vel,
+    nb_radius,
+    nb_index,
+):
     """Fill the neighbour buffers of body ``i`` of a large world ``b`` from its uniform ``grid``
     (``build_grid``'s tuple over ``cells``); returns ``(count, n_bodies)``.
 
@@ -132,17 +163,45 @@ def gather_neighbours(
         n += 1
     n_bodies = n
     n = _gather_static(
-        b, px, py, n, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, reach,
-        nb_pos, nb_vel, nb_radius, nb_index,
-    )  # fmt: skip
+        b,
+        px,
+        py,
+        n,
+        obstacle_pos,
+        obstacle_radius,
+        obstacle_active,
+        walls,
+        wall_active,
+        reach,
+        nb_pos,
+        nb_vel,
+        nb_radius,
+        nb_index,
+    )
     return n, n_bodies
 
 
 @njit(cache=True, inline="always")
 def gather_neighbours_dense(
-    b, i, pos, vel, radius, kind, active, obstacle_pos, obstacle_radius, obstacle_active, walls,
-    wall_active, reach, see_learners, nb_pos, nb_vel, nb_radius, nb_index,
-):  # fmt: skip
+    b,
+    i,
+    pos,
+    vel,
+    radius,
+    kind,
+    active,
+    obstacle_pos,
+    obstacle_radius,
+    obstacle_active,
+    walls,
+    wall_active,
+    reach,
+    see_learners,
+    nb_pos,
+    nb_vel,
+    nb_radius,
+    nb_index,
+):
     """``gather_neighbours`` for a small world: one scan over every body (the same bodies in the
     same order as a full scan, without the index buffer)."""
     px = pos[b, i, 0]
@@ -164,17 +223,48 @@ def gather_neighbours_dense(
         n += 1
     n_bodies = n
     n = _gather_static(
-        b, px, py, n, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active, reach,
-        nb_pos, nb_vel, nb_radius, nb_index,
-    )  # fmt: skip
+        b,
+        px,
+        py,
+        n,
+        obstacle_pos,
+        obstacle_radius,
+        obstacle_active,
+        walls,
+        wall_active,
+        reach,
+        nb_pos,
+        nb_vel,
+        nb_radius,
+        nb_index,
+    )
     return n, n_bodies
 
 
 @njit(cache=True)
 def flock_velocity(
-    b, i, pos, vel, heading, behaviour, v_pref, nb_pos, nb_vel, nb_radius, nb_index, n,
-    n_bodies, kind, fl_pos, fl_vel, fl_int, target_pos, target_vel, params, trace,
-):  # fmt: skip
+    b,
+    i,
+    pos,
+    vel,
+    heading,
+    behaviour,
+    v_pref,
+    nb_pos,
+    nb_vel,
+    nb_radius,
+    nb_index,
+    n,
+    n_bodies,
+    kind,
+    fl_pos,
+    fl_vel,
+    fl_int,
+    target_pos,
+    target_vel,
+    params,
+    trace,
+):
     """Desired velocity of flock unit ``i``: cruise along the heading, turned by the flocking
     lateral force (Bourg & Seemann). Flock mates are the other flock units in the buffers;
     ``behaviour`` 1 marks interceptors. Static obstacles are avoided as in the book."""
@@ -189,11 +279,27 @@ def flock_velocity(
             fl_int[m] = behaviour[b, j] == 1
             m += 1
     force, _ = flocking_one(
-        pos[b, i, 0], pos[b, i, 1], heading[b, i], vel[b, i, 0], vel[b, i, 1],
-        behaviour[b, i] == 1, fl_pos, fl_vel, fl_int, m, nb_pos[n_bodies:],
-        nb_radius[n_bodies:], n - n_bodies, target_pos[b, 0], target_pos[b, 1],
-        target_vel[b, 0], target_vel[b, 1], params.flock_view, np.bool_(True), params.flocking,
-    )  # fmt: skip
+        pos[b, i, 0],
+        pos[b, i, 1],
+        heading[b, i],
+        vel[b, i, 0],
+        vel[b, i, 1],
+        behaviour[b, i] == 1,
+        fl_pos,
+        fl_vel,
+        fl_int,
+        m,
+        nb_pos[n_bodies:],
+        nb_radius[n_bodies:],
+        n - n_bodies,
+        target_pos[b, 0],
+        target_pos[b, 1],
+        target_vel[b, 0],
+        target_vel[b, 1],
+        params.flock_view,
+        np.bool_(True),
+        params.flocking,
+    )
     turn = flocking_turn_rate_one(force, params.flocking)
     h = heading[b, i] + turn * params.dt
     if trace.shape[0] > 0:  # the lateral force, across the heading
@@ -322,9 +428,13 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
             if kind[b, i] == LEARNER or not active[b, i]:
                 if active[b, i] and path_len[b, i] >= 2:  # learners' path progress (observed)
                     _, _, seg = path_follow_projected_one(
-                        pos[b, i, 0], pos[b, i, 1], path[b, i], path_len[b, i],
-                        path_index[b, i], params.path,
-                    )  # fmt: skip
+                        pos[b, i, 0],
+                        pos[b, i, 1],
+                        path[b, i],
+                        path_len[b, i],
+                        path_index[b, i],
+                        params.path,
+                    )
                     path_index[b, i] = seg
                 if not active[b, i]:
                     desired[b, i, 0] = 0.0
@@ -339,42 +449,116 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
             if periodic:
                 if dense:
                     n_bodies = gather_bodies_periodic(
-                        b, i, pos, vel, radius, kind, active, params.sensing_radius,
-                        params.learners_visible, params.period, nb_pos, nb_vel, nb_radius,
+                        b,
+                        i,
+                        pos,
+                        vel,
+                        radius,
+                        kind,
+                        active,
+                        params.sensing_radius,
+                        params.learners_visible,
+                        params.period,
+                        nb_pos,
+                        nb_vel,
+                        nb_radius,
                         nb_index,
-                    )  # fmt: skip
+                    )
                 else:
                     n_bodies = gather_bodies_periodic_grid(
-                        b, i, pos, vel, radius, kind, active, params.sensing_radius,
-                        params.learners_visible, params.period, periodic_grid, cells, idx_buf,
-                        nb_pos, nb_vel, nb_radius, nb_index,
-                    )  # fmt: skip
+                        b,
+                        i,
+                        pos,
+                        vel,
+                        radius,
+                        kind,
+                        active,
+                        params.sensing_radius,
+                        params.learners_visible,
+                        params.period,
+                        periodic_grid,
+                        cells,
+                        idx_buf,
+                        nb_pos,
+                        nb_vel,
+                        nb_radius,
+                        nb_index,
+                    )
                 n = _gather_static(
-                    b, pos[b, i, 0], pos[b, i, 1], n_bodies, obstacle_pos, obstacle_radius,
-                    obstacle_active, walls, wall_active, params.sensing_radius, nb_pos, nb_vel,
-                    nb_radius, nb_index,
-                )  # fmt: skip
+                    b,
+                    pos[b, i, 0],
+                    pos[b, i, 1],
+                    n_bodies,
+                    obstacle_pos,
+                    obstacle_radius,
+                    obstacle_active,
+                    walls,
+                    wall_active,
+                    params.sensing_radius,
+                    nb_pos,
+                    nb_vel,
+                    nb_radius,
+                    nb_index,
+                )
             elif dense:
                 n, n_bodies = gather_neighbours_dense(
-                    b, i, pos, vel, radius, kind, active, obstacle_pos,
-                    obstacle_radius, obstacle_active, walls, wall_active,
-                    params.sensing_radius, params.learners_visible, nb_pos, nb_vel, nb_radius,
+                    b,
+                    i,
+                    pos,
+                    vel,
+                    radius,
+                    kind,
+                    active,
+                    obstacle_pos,
+                    obstacle_radius,
+                    obstacle_active,
+                    walls,
+                    wall_active,
+                    params.sensing_radius,
+                    params.learners_visible,
+                    nb_pos,
+                    nb_vel,
+                    nb_radius,
                     nb_index,
-                )  # fmt: skip
+                )
             else:
                 n, n_bodies = gather_neighbours(
-                    b, i, pos, vel, radius, kind, active, obstacle_pos,
-                    obstacle_radius, obstacle_active, walls, wall_active, grid,
-                    cells, params.sensing_radius, params.learners_visible, idx_buf, nb_pos, nb_vel,
-                    nb_radius, nb_index,
-                )  # fmt: skip
+                    b,
+                    i,
+                    pos,
+                    vel,
+                    radius,
+                    kind,
+                    active,
+                    obstacle_pos,
+                    obstacle_radius,
+                    obstacle_active,
+                    walls,
+                    wall_active,
+                    grid,
+                    cells,
+                    params.sensing_radius,
+                    params.learners_visible,
+                    idx_buf,
+                    nb_pos,
+                    nb_vel,
+                    nb_radius,
+                    nb_index,
+                )
             px = pos[b, i, 0]
             py = pos[b, i, 1]
             if kind[b, i] == PEDESTRIAN and not params.pedestrians_stop:
                 _renew_goal(
-                    b, i, pos, goal, start, path, path_len, path_index,
+                    b,
+                    i,
+                    pos,
+                    goal,
+                    start,
+                    path,
+                    path_len,
+                    path_index,
                     params.goal_tolerance,
-                )  # fmt: skip
+                )
             if kind[b, i] == PEDESTRIAN:
                 tx = goal[b, i, 0]
                 ty = goal[b, i, 1]
@@ -384,9 +568,19 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
                     )
                     path_index[b, i] = seg
                 me = Body(
-                    px, py, vel[b, i, 0], vel[b, i, 1], heading[b, i], tx, ty, radius[b, i],
-                    v_pref[b, i], params.dt, n, n_bodies,
-                )  # fmt: skip
+                    px,
+                    py,
+                    vel[b, i, 0],
+                    vel[b, i, 1],
+                    heading[b, i],
+                    tx,
+                    ty,
+                    radius[b, i],
+                    v_pref[b, i],
+                    params.dt,
+                    n,
+                    n_bodies,
+                )
                 beh = behaviour[b, i]
                 if recording:
                     wx, wy = steer_traced(beh, me, nb, params.steering)
@@ -414,10 +608,28 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
                 if recording:
                     nb_trace[:, :] = 0.0
                 wx, wy = flock_velocity(
-                    b, i, pos, vel, heading, behaviour, v_pref, nb_pos, nb_vel, nb_radius,
-                    nb_index, n, n_bodies, kind, fl_pos, fl_vel, fl_int, target_pos,
-                    target_vel, params, nb_trace,
-                )  # fmt: skip
+                    b,
+                    i,
+                    pos,
+                    vel,
+                    heading,
+                    behaviour,
+                    v_pref,
+                    nb_pos,
+                    nb_vel,
+                    nb_radius,
+                    nb_index,
+                    n,
+                    n_bodies,
+                    kind,
+                    fl_pos,
+                    fl_vel,
+                    fl_int,
+                    target_pos,
+                    target_vel,
+                    params,
+                    nb_trace,
+                )
                 desired[b, i, 0] = wx
                 desired[b, i, 1] = wy
                 if recording:

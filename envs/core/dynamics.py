@@ -75,9 +75,15 @@ def kinematics_worlds(
             dvy = desired_vel[b, i, 1]
             if kinematics[b, i] == UNICYCLE:
                 nx, ny, h = _unicycle_velocity(
-                    vel[b, i, 0], vel[b, i, 1], heading[b, i], dvx, dvy, v_max[b, i], max_dv,
+                    vel[b, i, 0],
+                    vel[b, i, 1],
+                    heading[b, i],
+                    dvx,
+                    dvy,
+                    v_max[b, i],
+                    max_dv,
                     max_dtheta,
-                )  # fmt: skip
+                )
                 heading[b, i] = h
             else:
                 nx, ny = holonomic_velocity(
@@ -126,10 +132,21 @@ def move_worlds(lo, hi, state, buffers, dt):
             x, y, contact = px + vx * dt, py + vy * dt, False
             if statics or kind[b, i] == FLOCK:
                 x, y, contact = sweep_body(
-                    b, px, py, vx * dt, vy * dt, radius[b, i], obstacle_pos, obstacle_radius,
-                    obstacle_active, walls, wall_active, bounds, kind[b, i] == FLOCK,
+                    b,
+                    px,
+                    py,
+                    vx * dt,
+                    vy * dt,
+                    radius[b, i],
+                    obstacle_pos,
+                    obstacle_radius,
+                    obstacle_active,
+                    walls,
+                    wall_active,
+                    bounds,
+                    kind[b, i] == FLOCK,
                     kinematics[b, i] != UNICYCLE,
-                )  # fmt: skip
+                )
             d = desired[b, i, 0] + desired[b, i, 1]
             ok = math.isfinite(x) and math.isfinite(y) and math.isfinite(d)
             if not ok:

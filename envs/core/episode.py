@@ -20,10 +20,32 @@ FLOCK_LEADERS = ("chase", "intercept", "mixed")
 
 @njit(cache=True)
 def write_world(
-    b, state, buffers, n_learners, n_pedestrians, n_flock, learner_slots, pedestrian_slots,
-    start, goal, radius, v_pref, kind, behaviour, heading, vel, path, path_len, obstacle_pos,
-    obstacle_radius, walls, bounds, default_behaviour, leader_mode, learner_kinematics,
-):  # fmt: skip
+    b,
+    state,
+    buffers,
+    n_learners,
+    n_pedestrians,
+    n_flock,
+    learner_slots,
+    pedestrian_slots,
+    start,
+    goal,
+    radius,
+    v_pref,
+    kind,
+    behaviour,
+    heading,
+    vel,
+    path,
+    path_len,
+    obstacle_pos,
+    obstacle_radius,
+    walls,
+    bounds,
+    default_behaviour,
+    leader_mode,
+    learner_kinematics,
+):
     """Clear world ``b`` of ``state`` and ``buffers`` and write a drawn episode into it.
 
     The draw's ``n = n_learners + n_pedestrians + n_flock`` bodies go to slots ``[0, n_learners)``,

@@ -19,16 +19,44 @@ def learner_events_steps(lo, hi, state, buffers, goal_tolerance, collision_ends)
     hit_body, hit_static, goal_dist, progress = e.hit_body, e.hit_static, e.goal_dist, e.progress
     arrived_now, collided_now = e.arrived_now, e.collided_now
     learner_events_worlds(
-        lo, hi, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist,
-        progress, arrived_now, collided_now, goal_tolerance, collision_ends,
-    )  # fmt: skip
+        lo,
+        hi,
+        pos,
+        goal,
+        kind,
+        active,
+        reached,
+        collided,
+        hit_body,
+        hit_static,
+        goal_dist,
+        progress,
+        arrived_now,
+        collided_now,
+        goal_tolerance,
+        collision_ends,
+    )
 
 
 @njit(cache=True, inline="always")
 def learner_events_worlds(
-    lo, hi, pos, goal, kind, active, reached, collided, hit_body, hit_static, goal_dist, progress,
-    arrived_now, collided_now, goal_tolerance, collision_ends,
-):  # fmt: skip
+    lo,
+    hi,
+    pos,
+    goal,
+    kind,
+    active,
+    reached,
+    collided,
+    hit_body,
+    hit_static,
+    goal_dist,
+    progress,
+    arrived_now,
+    collided_now,
+    goal_tolerance,
+    collision_ends,
+):
     """Detect arrivals and collisions of the active learners of worlds ``lo <= b < hi`` after
     integration.
 

@@ -20,9 +20,21 @@ from .step import world_step
 
 @njit(cache=True, nogil=True)
 def fused_step(
-    actions, clipped, state, buffers, params, scratch, learners, shaping, rewards, observe,
-    observe_scratch, obs, unicycle, max_turn_rate,
-):  # fmt: skip
+    actions,
+    clipped,
+    state,
+    buffers,
+    params,
+    scratch,
+    learners,
+    shaping,
+    rewards,
+    observe,
+    observe_scratch,
+    obs,
+    unicycle,
+    max_turn_rate,
+):
     """One step of every world: ``actions: (B, L, 2)`` are checked and clipped into ``clipped``,
     turned into desired velocities, the worlds step, then rewards, flags and observations.
 
@@ -32,9 +44,7 @@ def fused_step(
     """
     if not clip_actions(actions, clipped):
         return -1
-    learner_desired_velocity(
-        clipped, state, unicycle, max_turn_rate, params.dt, buffers.desired
-    )  # fmt: skip
+    learner_desired_velocity(clipped, state, unicycle, max_turn_rate, params.dt, buffers.desired)
     nb = state.pos.shape[0]
     # np.int64(0), not 0: numba compiles a callee once per argument type, and a literal 0 is a
     # type of its own (Literal[int](0)); the staged step's calls pass an int64

@@ -64,9 +64,21 @@ def wrap_world(b, state, buffers, period, origin):
 
 @njit(cache=True)
 def gather_bodies_periodic(
-    b, i, pos, vel, radius, kind, active, reach, see_learners, period, nb_pos, nb_vel,
-    nb_radius, nb_index,
-):  # fmt: skip
+    b,
+    i,
+    pos,
+    vel,
+    radius,
+    kind,
+    active,
+    reach,
+    see_learners,
+    period,
+    nb_pos,
+    nb_vel,
+    nb_radius,
+    nb_index,
+):
     """Write the nearest image of every active body within ``reach + radius_i + 1`` of body
     ``i`` of world ``b`` (learners only when ``see_learners``) into the neighbour buffers
     ``nb_pos, nb_vel: (K, 2)``, ``nb_radius, nb_index: (K,)``, in increasing index, the first K
@@ -93,9 +105,24 @@ def gather_bodies_periodic(
 
 @njit(cache=True)
 def gather_bodies_periodic_grid(
-    b, i, pos, vel, radius, kind, active, reach, see_learners, period, grid, cells, cand,
-    nb_pos, nb_vel, nb_radius, nb_index,
-):  # fmt: skip
+    b,
+    i,
+    pos,
+    vel,
+    radius,
+    kind,
+    active,
+    reach,
+    see_learners,
+    period,
+    grid,
+    cells,
+    cand,
+    nb_pos,
+    nb_vel,
+    nb_radius,
+    nb_index,
+):
     """``gather_bodies_periodic`` over the candidates of a periodic grid (``grid`` over
     ``cells``, ``neighbours.build_periodic_grid``; cand: (N,) int scratch): the same test, and
     the bodies kept in increasing index, so the same neighbours in the same order."""
@@ -193,9 +220,17 @@ def collisions_periodic(b, state, buffers, swept, period, buf, cells):
     for i in range(nn):
         if active[b, i] and not e.hit_static[b, i]:
             e.hit_static[b, i] = _static_hits(
-                b, i, pos[b, i, 0], pos[b, i, 1], radius[b, i], s.obstacle_pos,
-                s.obstacle_radius, s.obstacle_active, s.walls, s.wall_active,
-            )  # fmt: skip
+                b,
+                i,
+                pos[b, i, 0],
+                pos[b, i, 1],
+                radius[b, i],
+                s.obstacle_pos,
+                s.obstacle_radius,
+                s.obstacle_active,
+                s.walls,
+                s.wall_active,
+            )
 
 
 @njit(cache=True, inline="always")
@@ -217,7 +252,7 @@ def _pair_gap(b, i, j, pos, prev, radius, swept, period):
 @njit(cache=True)
 def _collisions_periodic_grid(
     b, pos, prev, radius, active, hit_body, min_gap, swept, period, buf, cells
-):  # fmt: skip
+):
     """``hit_body`` and ``min_gap`` of the bodies of a large periodic world ``b`` from a periodic
     grid, as ``collisions._collisions_grid`` does on open ground: first the bodies whose centres
     may lie within ``NEAR_GAP`` of a gap, then out to ``GAP_CAP`` for the bodies with nobody that
@@ -229,18 +264,21 @@ def _collisions_periodic_grid(
         if active[b, i]:
             max_r = max(max_r, radius[b, i])
     move = largest_move(b, pos, prev, active) if swept else 0.0
-    grid = build_periodic_grid(pos[b], active[b], NEAR_GAP + 2.0 * max_r + 2.0 * move, period,
-                               cells)  # fmt: skip
+    grid = build_periodic_grid(
+        pos[b], active[b], NEAR_GAP + 2.0 * max_r + 2.0 * move, period, cells
+    )
     for i in range(nn):
         if not active[b, i]:
             continue
         near = NEAR_GAP + radius[b, i] + max_r + 2.0 * move
-        gap, hit = _periodic_gap_from(b, i, grid, cells, near, pos, prev, radius, active, swept,
-                                      period, buf)  # fmt: skip
+        gap, hit = _periodic_gap_from(
+            b, i, grid, cells, near, pos, prev, radius, active, swept, period, buf
+        )
         if gap >= NEAR_GAP - EPS:
             far = GAP_CAP + radius[b, i] + max_r + 2.0 * move
-            gap, hit = _periodic_gap_from(b, i, grid, cells, far, pos, prev, radius, active,
-                                          swept, period, buf)  # fmt: skip
+            gap, hit = _periodic_gap_from(
+                b, i, grid, cells, far, pos, prev, radius, active, swept, period, buf
+            )
         min_gap[b, i] = gap
         hit_body[b, i] = hit
 

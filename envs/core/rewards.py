@@ -26,9 +26,20 @@ PROGRESS, ARRIVAL, COLLISION, DISCOMFORT, TIME, SHAPING, POTENTIAL = range(7)
 
 @njit(cache=True)
 def reward_terms(
-    alive, progress, arrived_now, collided_now, min_gap, dt, w_progress, w_arrival, w_collision,
-    w_discomfort, discomfort_distance, w_time, out,
-):  # fmt: skip
+    alive,
+    progress,
+    arrived_now,
+    collided_now,
+    min_gap,
+    dt,
+    w_progress,
+    w_arrival,
+    w_collision,
+    w_discomfort,
+    discomfort_distance,
+    w_time,
+    out,
+):
     """Fill ``out: (B, L, 7)`` with the terms of ``REWARD_TERMS`` (shaping and potential left
     at 0).
 

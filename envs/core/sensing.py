@@ -176,10 +176,15 @@ def observe_scratch(
     ko = max(n_obstacles, 1)
     kw = max(n_walls, 1)
     return ObserveScratch(
-        np.zeros(kn), np.zeros(kn, np.int64), np.zeros(ko), np.zeros(ko, np.int64),
-        np.zeros(kw), np.zeros(kw, np.int64), np.zeros(n_bodies, np.int64),
+        np.zeros(kn),
+        np.zeros(kn, np.int64),
+        np.zeros(ko),
+        np.zeros(ko, np.int64),
+        np.zeros(kw),
+        np.zeros(kw, np.int64),
+        np.zeros(n_bodies, np.int64),
         grid_buffers(n_bodies),
-    )  # fmt: skip
+    )
 
 
 @njit(cache=True, inline="always")
@@ -350,9 +355,13 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
                     if not wall_active[b, w]:
                         continue
                     qx, qy = closest_point_on_segment(
-                        px, py, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0],
+                        px,
+                        py,
+                        walls[b, w, 0, 0],
+                        walls[b, w, 0, 1],
+                        walls[b, w, 1, 0],
                         walls[b, w, 1, 1],
-                    )  # fmt: skip
+                    )
                     d = math.hypot(qx - px, qy - py) - radius[b, i]
                     if d <= sensing_radius:
                         count = _insert_nearest(wkeys, widx, count, n_walls, d, w)

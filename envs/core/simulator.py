@@ -152,18 +152,32 @@ class Simulator:
             vel[flock, 0] = v_pref[flock] * np.cos(heading[flock])
             vel[flock, 1] = v_pref[flock] * np.sin(heading[flock])
         args = (
-            b, self.state, self.buffers, counts.learners, counts.pedestrians, counts.flock,
-            self.counts.learners, self.max_pedestrians, start, goal,
-            np.ascontiguousarray(spec.radius, np.float64), v_pref, kind,
-            np.ascontiguousarray(spec.behaviour, np.int64), heading, vel,
+            b,
+            self.state,
+            self.buffers,
+            counts.learners,
+            counts.pedestrians,
+            counts.flock,
+            self.counts.learners,
+            self.max_pedestrians,
+            start,
+            goal,
+            np.ascontiguousarray(spec.radius, np.float64),
+            v_pref,
+            kind,
+            np.ascontiguousarray(spec.behaviour, np.int64),
+            heading,
+            vel,
             np.ascontiguousarray(spec.path, np.float64),
             np.ascontiguousarray(spec.path_len, np.int64),
             np.ascontiguousarray(spec.obstacle_pos, np.float64).reshape(-1, 2),
             np.ascontiguousarray(spec.obstacle_radius, np.float64).reshape(-1),
             np.ascontiguousarray(spec.walls, np.float64).reshape(-1, 2, 2),
-            np.asarray(spec.bounds, np.float64), behaviour_id(c.pedestrian_behaviour),
-            FLOCK_LEADERS.index(c.flock_leader), KINEMATICS_NAMES.index(c.kinematics),
-        )  # fmt: skip
+            np.asarray(spec.bounds, np.float64),
+            behaviour_id(c.pedestrian_behaviour),
+            FLOCK_LEADERS.index(c.flock_leader),
+            KINEMATICS_NAMES.index(c.kinematics),
+        )
         if self._write_entry is None:
             self._write_entry = compiled_entry(write_world, *args)
         self._write_entry(*args)

@@ -68,9 +68,14 @@ def world_step(lo, hi, state, buffers, params, scratch):
             wrap_world(b, state, buffers, params.period, params.period_origin)
         for b in range(lo, hi):  # c. collide
             collisions_periodic(
-                b, state, buffers, params.swept_collisions, params.period, scratch.idx_buf,
+                b,
+                state,
+                buffers,
+                params.swept_collisions,
+                params.period,
+                scratch.idx_buf,
                 scratch.cells,
-            )  # fmt: skip
+            )
     else:
         collisions_steps(
             lo, hi, state, buffers, scratch.idx_buf, scratch.cells, params.swept_collisions

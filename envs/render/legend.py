@@ -92,8 +92,14 @@ def _path(surf, x, y, s, st):
 
 def _arrow(colour: str, width: int) -> Icon:
     def icon(surf, x, y, s, st):
-        pr.arrow(surf, getattr(st, colour), (x - s // 2, y + s // 4), (x + s // 2, y - s // 4),
-                 width, head=max(s / 3, 4))  # fmt: skip
+        pr.arrow(
+            surf,
+            getattr(st, colour),
+            (x - s // 2, y + s // 4),
+            (x + s // 2, y - s // 4),
+            width,
+            head=max(s / 3, 4),
+        )
 
     return icon
 

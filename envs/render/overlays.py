@@ -141,10 +141,13 @@ class OverlaySettings:
         # sensing radius beyond which no neighbour is gathered
         book = FLOCK_VIEW_RADIUS_FACTORS[config.flock_view] * 2.0 * float(config.flock_radius)
         return cls(
-            float(config.sensing_radius), steer["detection_box"], steer["right_of_way"],
-            config.flock_view, min(book, float(config.sensing_radius)),
+            float(config.sensing_radius),
+            steer["detection_box"],
+            steer["right_of_way"],
+            config.flock_view,
+            min(book, float(config.sensing_radius)),
             float(config.discomfort_distance),
-        )  # fmt: skip
+        )
 
 
 def _neighbours(
@@ -232,9 +235,15 @@ def overlay_data_from_state(
             nb_pos, _, nb_rad = _neighbours(view, b, cfg.sensing_radius, True)
             speed = float(np.hypot(*view.vel[b]))
             _, chosen, c = detection_box_debug(
-                view.pos[b][None], float(view.heading[b]), speed, float(view.v_pref[b]),
-                float(view.radius[b]), nb_pos[None], nb_rad[None], params=cfg.detection_box,
-            )  # fmt: skip
+                view.pos[b][None],
+                float(view.heading[b]),
+                speed,
+                float(view.v_pref[b]),
+                float(view.radius[b]),
+                nb_pos[None],
+                nb_rad[None],
+                params=cfg.detection_box,
+            )
             corners.append(c[0])
             hits.append(chosen[0] >= 0)
         data.box_corners = np.stack(corners)
@@ -246,9 +255,16 @@ def overlay_data_from_state(
         for b in walkers:
             nb_pos, nb_vel, nb_rad = _neighbours(view, b, cfg.sensing_radius, False)
             dbg = right_of_way_debug(
-                view.pos[b], view.goal[b], view.vel[b], float(view.radius[b]),
-                float(view.v_pref[b]), nb_pos, nb_vel, nb_rad, params=cfg.right_of_way,
-            )  # fmt: skip
+                view.pos[b],
+                view.goal[b],
+                view.vel[b],
+                float(view.radius[b]),
+                float(view.v_pref[b]),
+                nb_pos,
+                nb_vel,
+                nb_rad,
+                params=cfg.right_of_way,
+            )
             checked = np.asarray(dbg.mode) > 0  # the neighbours the right-of-way check looked at
             segs += [dbg.desired_segment[None], dbg.current_segment[None]]
             segs.append(dbg.other_segment[checked])
@@ -295,9 +311,14 @@ def body_vectors(
     the rows the step recorded for it (``trace``), nothing without them. The state is only read.
     """
     return overlay_data_from_state(
-        state, world, OverlayOptions(steering_vectors=True), int(body), trace=trace,
-        settings=settings, vector_scale=vector_scale,
-    )  # fmt: skip
+        state,
+        world,
+        OverlayOptions(steering_vectors=True),
+        int(body),
+        trace=trace,
+        settings=settings,
+        vector_scale=vector_scale,
+    )
 
 
 # --------------------------------------------------------------------------------------------------

@@ -416,9 +416,13 @@ class Viewer:
         data = overlays
         if data is None and opts.any():
             data = ov.overlay_data_from_state(
-                state, world, opts, self.overlay_body, trace=self._trace,
+                state,
+                world,
+                opts,
+                self.overlay_body,
+                trace=self._trace,
                 settings=self.overlay_settings,
-            )  # fmt: skip
+            )
         if data is not None and (opts.personal_space or opts.view_cones):
             if self._layer is None:
                 self._layer = pygame.Surface((self.width, self.height), pygame.SRCALPHA)
@@ -481,8 +485,15 @@ class Viewer:
             zoom, center = c.zoom, c.center
             if c.follow and selected is not None:
                 center = tuple(float(v) for v in view.pos[selected])
-        cam = Camera(rect, self.width, self.height, self.style.margin, insets=insets, zoom=zoom,
-                     center=center)  # fmt: skip
+        cam = Camera(
+            rect,
+            self.width,
+            self.height,
+            self.style.margin,
+            insets=insets,
+            zoom=zoom,
+            center=center,
+        )
         self.camera = cam
         return cam, world_rect
 
@@ -751,8 +762,13 @@ class Viewer:
         elif self.card is not None:
             card = tx.help_card(fonts.main, self.card[1], st, self.card[0])
         if card is not None:
-            surf.blit(card, ((self.width - card.get_width()) // 2,
-                             max((self.height - card.get_height()) // 2, 0)))  # fmt: skip
+            surf.blit(
+                card,
+                (
+                    (self.width - card.get_width()) // 2,
+                    max((self.height - card.get_height()) // 2, 0),
+                ),
+            )
         if self._toast is not None:
             message, until = self._toast
             if time.monotonic() > until:

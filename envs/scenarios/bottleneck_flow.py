@@ -91,9 +91,12 @@ def check(counts: Counts, body: BodyDefaults, p: BottleneckFlowParams) -> None:
 
 
 @register(
-    NAME, BottleneckFlowParams, "a crowd leaving a room through a doorway", check=check,
+    NAME,
+    BottleneckFlowParams,
+    "a crowd leaving a room through a doorway",
+    check=check,
     measurement=True,
-)  # fmt: skip
+)
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: BottleneckFlowParams):
     n = counts.learners + counts.pedestrians
     hw, hd = p.room_width / 2, p.door_width / 2

@@ -118,9 +118,15 @@ def _scene(
     r = p.circle_radius
     robot_start, robot_goal = (0.0, -r), (0.0, r)
     humans = human_starts(
-        uniform, counts.pedestrians, r, robot_start, robot_goal, body.radius, body.v_pref,
+        uniform,
+        counts.pedestrians,
+        r,
+        robot_start,
+        robot_goal,
+        body.radius,
+        body.v_pref,
         p.spawn_gap,
-    )  # fmt: skip
+    )
     robots = np.array([robot_start] * counts.learners, float).reshape(-1, 2)
     goals = np.array([robot_goal] * counts.learners, float).reshape(-1, 2)
     starts = np.concatenate([robots, humans])

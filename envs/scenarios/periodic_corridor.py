@@ -81,9 +81,12 @@ def check(counts: Counts, body: BodyDefaults, p: PeriodicCorridorParams) -> None
 
 
 @register(
-    NAME, PeriodicCorridorParams, "a corridor repeating along its axis", check=check,
+    NAME,
+    PeriodicCorridorParams,
+    "a corridor repeating along its axis",
+    check=check,
     measurement=True,
-)  # fmt: skip
+)
 def generate(
     rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: PeriodicCorridorParams
 ):

@@ -90,9 +90,12 @@ def close_pairs(
         return none
     if len(a) * len(b) <= _DENSE_PAIRS:  # few points: every pair, no grid
         return _close_pairs_dense(
-            np.ascontiguousarray(a, np.float64), np.ascontiguousarray(ra, np.float64),
-            np.ascontiguousarray(b, np.float64), np.ascontiguousarray(rb, np.float64), same,
-        )  # fmt: skip
+            np.ascontiguousarray(a, np.float64),
+            np.ascontiguousarray(ra, np.float64),
+            np.ascontiguousarray(b, np.float64),
+            np.ascontiguousarray(rb, np.float64),
+            same,
+        )
     cell = float(np.max(ra)) + float(np.max(rb))
     if not cell > 0:
         return none

@@ -249,9 +249,12 @@ def generate(
     goals = np.concatenate([goals_l, goals_p])
     area = _area(counts, p, lane_y)
     flock = flock_start(
-        rng, flocks, body, np.concatenate([starts, centres]),
+        rng,
+        flocks,
+        body,
+        np.concatenate([starts, centres]),
         np.concatenate([np.full(len(starts), body.radius + 0.05), radii]),
-    )  # fmt: skip
+    )
     return assemble(
         counts,
         body,

@@ -142,9 +142,12 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Tw
 
     area = _area(counts, p)
     flock = flock_start(
-        rng, _flock_plan(counts, body, p), body, np.concatenate([starts, goals]),
+        rng,
+        _flock_plan(counts, body, p),
+        body,
+        np.concatenate([starts, goals]),
         np.full(2 * walkers, body.radius + 0.3),
-    )  # fmt: skip
+    )
     return assemble(
         counts,
         body,

@@ -97,10 +97,16 @@ def senses_buffers(capacity, record):
     """Empty ``Senses`` with room for ``capacity`` neighbour rows; ``record``: keep a trace."""
     c = max(capacity, 1)
     return Senses(
-        np.zeros((c, 2)), np.zeros((c, 2)), np.zeros(c), np.zeros((c, 4)), np.zeros((c, 4)),
-        np.zeros((c if record else 0, ROW_NB_DEBUG)), np.zeros(ROW_SUM_DEBUG if record else 0),
-        np.zeros((TRACE_ROWS + 2 * c if record else 0, 2)), np.zeros((0, 2, 2)),
-    )  # fmt: skip
+        np.zeros((c, 2)),
+        np.zeros((c, 2)),
+        np.zeros(c),
+        np.zeros((c, 4)),
+        np.zeros((c, 4)),
+        np.zeros((c if record else 0, ROW_NB_DEBUG)),
+        np.zeros(ROW_SUM_DEBUG if record else 0),
+        np.zeros((TRACE_ROWS + 2 * c if record else 0, 2)),
+        np.zeros((0, 2, 2)),
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -159,9 +165,17 @@ def steer_cardioid(me, sense, params):
     sy = 0.0
     for k in range(me.n):
         vx, vy, _, r = cardioid_push(
-            me.px, me.py, me.radius, sense.pos[k, 0], sense.pos[k, 1], sense.radius[k], dirx,
-            diry, params.personal_space, params.power,
-        )  # fmt: skip
+            me.px,
+            me.py,
+            me.radius,
+            sense.pos[k, 0],
+            sense.pos[k, 1],
+            sense.radius[k],
+            dirx,
+            diry,
+            params.personal_space,
+            params.power,
+        )
         sx += vx * r
         sy += vy * r
         _record(sense.trace, TRACE_ROWS + 2 * k, vx * r, vy * r)
@@ -175,9 +189,18 @@ def steer_side_choice(me, sense, params):
     """Cardioid with adjusted pushes and a chosen side for symmetric obstacles (Gast 2-3)."""
     # the kernel's debug rows (empty when nothing is recorded: the kernel skips them)
     fx, fy = _side_choice_core(
-        me.px, me.py, me.tx, me.ty, me.radius, sense.pos, sense.radius, me.n, params,
-        sense.dbg_nb, sense.dbg,
-    )  # fmt: skip
+        me.px,
+        me.py,
+        me.tx,
+        me.ty,
+        me.radius,
+        sense.pos,
+        sense.radius,
+        me.n,
+        params,
+        sense.dbg_nb,
+        sense.dbg,
+    )
     _record_kernel_debug(sense, me.n)
     return me.v_pref * fx, me.v_pref * fy
 
@@ -186,9 +209,22 @@ def steer_side_choice(me, sense, params):
 def steer_right_of_way(me, sense, params):
     """Side choice plus right of way between crossing walkers (Gast 4)."""
     fx, fy = _right_of_way_core(
-        me.px, me.py, me.tx, me.ty, me.vx, me.vy, me.radius, me.v_pref, sense.pos, sense.vel,
-        sense.radius, me.n, params, sense.dbg_nb, sense.dbg,
-    )  # fmt: skip
+        me.px,
+        me.py,
+        me.tx,
+        me.ty,
+        me.vx,
+        me.vy,
+        me.radius,
+        me.v_pref,
+        sense.pos,
+        sense.vel,
+        sense.radius,
+        me.n,
+        params,
+        sense.dbg_nb,
+        sense.dbg,
+    )
     _record_kernel_debug(sense, me.n)
     return me.v_pref * fx, me.v_pref * fy
 
@@ -199,9 +235,21 @@ def steer_social_force(me, sense, params):
     velocity, speed capped at the preferred speed. Walls arrive as zero-radius points."""
     ex, ey = normalize(me.tx - me.px, me.ty - me.py)
     ax, ay = social_force_one(
-        me.px, me.py, me.vx, me.vy, me.radius, ex, ey, me.v_pref, sense.pos, sense.radius,
-        me.n, sense.no_walls, np.int64(0), params,  # int64: one specialisation for all callers
-    )  # fmt: skip
+        me.px,
+        me.py,
+        me.vx,
+        me.vy,
+        me.radius,
+        ex,
+        ey,
+        me.v_pref,
+        sense.pos,
+        sense.radius,
+        me.n,
+        sense.no_walls,
+        np.int64(0),
+        params,  # int64: one specialisation for all callers
+    )
     _record(sense.trace, TRACE_FORCE, ax, ay)
     wx = me.vx + ax * me.dt
     wy = me.vy + ay * me.dt
@@ -226,10 +274,25 @@ def steer_orca(me, sense, params):
     _record(sense.trace, TRACE_FORCE, ux * speed, uy * speed)
     nb = me.n_bodies
     return orca_one(
-        me.px, me.py, me.vx, me.vy, me.radius, ux * speed, uy * speed, me.v_pref, sense.pos,
-        sense.vel, sense.radius, nb, sense.pos[nb:], sense.radius[nb:], me.n - nb, params,
-        sense.lines, sense.proj,
-    )  # fmt: skip
+        me.px,
+        me.py,
+        me.vx,
+        me.vy,
+        me.radius,
+        ux * speed,
+        uy * speed,
+        me.v_pref,
+        sense.pos,
+        sense.vel,
+        sense.radius,
+        nb,
+        sense.pos[nb:],
+        sense.radius[nb:],
+        me.n - nb,
+        params,
+        sense.lines,
+        sense.proj,
+    )
 
 
 @njit(cache=True, inline="always")
@@ -237,9 +300,17 @@ def steer_detection_box(me, sense, params):
     """Buckland's detection box ahead along the heading; its force bends the target direction."""
     speed = math.sqrt(me.vx * me.vx + me.vy * me.vy)
     fx, fy = detection_box_one(
-        me.px, me.py, me.heading, speed, me.v_pref, me.radius, sense.pos, sense.radius, me.n,
+        me.px,
+        me.py,
+        me.heading,
+        speed,
+        me.v_pref,
+        me.radius,
+        sense.pos,
+        sense.radius,
+        me.n,
         params,
-    )  # fmt: skip
+    )
     _record(sense.trace, TRACE_FORCE, fx, fy)
     dx, dy = detection_box_direction_one(
         me.tx - me.px, me.ty - me.py, fx, fy, params.direction_gain

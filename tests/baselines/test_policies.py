@@ -44,8 +44,16 @@ def _batch_after(config: CrowdConfig, steps: int, seed: int = 0, worlds: int = 3
 
 def test_list_policies_names_the_baselines_with_a_line_each():
     names = list_policies()
-    for required in ("goal_seek", "cardioid", "side_choice", "right_of_way", "detection_box",
-                     "path_follow", "social_force", "orca"):  # fmt: skip
+    for required in (
+        "goal_seek",
+        "cardioid",
+        "side_choice",
+        "right_of_way",
+        "detection_box",
+        "path_follow",
+        "social_force",
+        "orca",
+    ):
         assert required in names
         assert isinstance(names[required], str) and names[required].strip()
         assert "\n" not in names[required]
@@ -105,11 +113,11 @@ def test_make_policy_rejects_mismatched_spaces():
     ok_act = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
     assert make_policy("cardioid", ok_obs, ok_act, config=config).act(np.zeros(dim)).shape == (2,)
     with pytest.raises(ValueError, match="observation_space"):
-        make_policy("cardioid", gym.spaces.Box(-1.0, 1.0, (dim + 1,), np.float32), ok_act,
-                    config=config)  # fmt: skip
+        make_policy(
+            "cardioid", gym.spaces.Box(-1.0, 1.0, (dim + 1,), np.float32), ok_act, config=config
+        )
     with pytest.raises(ValueError, match="action_space"):
-        make_policy("cardioid", ok_obs, gym.spaces.Box(-1.0, 1.0, (3,), np.float32),
-                    config=config)  # fmt: skip
+        make_policy("cardioid", ok_obs, gym.spaces.Box(-1.0, 1.0, (3,), np.float32), config=config)
     # An observation of another layout is refused when acting, too.
     with pytest.raises(ValueError, match="shape"):
         make_policy("cardioid", config=config).act(np.zeros((4, dim + 9)))
@@ -136,8 +144,17 @@ def _world_frame(config: CrowdConfig, batch: CrowdBatch, name: str) -> tuple[flo
             elif name == "cardioid":
                 ref = cardioid(p, g, s.radius[w, i : i + 1], nb_pos, nb_r, n)[0]
             else:
-                ref = right_of_way(p, g, s.vel[w, i : i + 1], s.radius[w, i : i + 1],
-                                   s.v_pref[w, i : i + 1], nb_pos, nb_vel, nb_r, n)[0]  # fmt: skip
+                ref = right_of_way(
+                    p,
+                    g,
+                    s.vel[w, i : i + 1],
+                    s.radius[w, i : i + 1],
+                    s.v_pref[w, i : i + 1],
+                    nb_pos,
+                    nb_vel,
+                    nb_r,
+                    n,
+                )[0]
             th = np.arctan2(g[0, 1] - p[0, 1], g[0, 0] - p[0, 0])
             rot = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
             got = rot @ policy.desired_velocity(batch.obs[w, i][None])[0] / s.v_pref[w, i]
@@ -169,8 +186,14 @@ def test_symmetric_obstacles_side_choice_goes_around_where_cardioid_stalls():
     """Gast part 3: two obstacles exactly symmetric about the path cancel each other's sideways
     pushes. Plain cardioid anti-gravity brakes in front of them and never arrives; side choice
     turns the summed push to one side and walks around."""
-    kw = {"scenario": "symmetric_obstacles", "episodes": 6, "seed": 0, "n_learners": 3,
-          "n_pedestrians": 0, "return_records": True}  # fmt: skip
+    kw = {
+        "scenario": "symmetric_obstacles",
+        "episodes": 6,
+        "seed": 0,
+        "n_learners": 3,
+        "n_pedestrians": 0,
+        "return_records": True,
+    }
     sc = evaluate("side_choice", **kw)
     card = evaluate("cardioid", **kw)
     assert sc["learner_episodes"] == card["learner_episodes"] == 18
@@ -196,8 +219,14 @@ def test_crossing_walkers_right_of_way_resolves_what_side_choice_locks():
     hair earlier. Both steering by side choice push each other the same way and walk off
     together ("after you"), colliding when the arrival is nearly simultaneous; with right of way
     the first keeps its course and the other passes behind it."""
-    kw = {"scenario": "two_walkers", "episodes": 16, "seed": 0, "n_learners": 2,
-          "n_pedestrians": 0, "scenario_params": {"lead_min": 0.005, "lead_max": 0.04}}  # fmt: skip
+    kw = {
+        "scenario": "two_walkers",
+        "episodes": 16,
+        "seed": 0,
+        "n_learners": 2,
+        "n_pedestrians": 0,
+        "scenario_params": {"lead_min": 0.005, "lead_max": 0.04},
+    }
     sc = evaluate("side_choice", **kw)
     row = evaluate("right_of_way", **kw)
     assert row["collision_rate"].mean < sc["collision_rate"].mean
@@ -301,9 +330,17 @@ def test_two_walkers_scene_crosses_at_right_angles_one_first():
 # every baseline follows the waypoints it observes, so every one takes path_params too
 POLICY_PARAMS = {
     name: {"params": "side_choice" if name == "path_follow" else name, "path_params": "path_follow"}
-    for name in ("goal_seek", "cardioid", "side_choice", "right_of_way", "detection_box",
-                 "path_follow", "social_force", "orca")
-}  # fmt: skip
+    for name in (
+        "goal_seek",
+        "cardioid",
+        "side_choice",
+        "right_of_way",
+        "detection_box",
+        "path_follow",
+        "social_force",
+        "orca",
+    )
+}
 NASTY = [math.nan, math.inf, -1.0, 0.0, 1e300, "x", None, True, [1.0]]
 
 

@@ -110,8 +110,9 @@ def test_with_no_safe_action_it_takes_the_most_clearance():
     actions = np.array([[1.0, 0.0]])
     out = np.empty_like(actions)
     velocities = crowdnav_velocities()
-    replaced = checked_actions(obs[None], actions, LAYOUT.neighbours, velocities, 25.0, 0.25,
-                                 0.5, out)  # fmt: skip
+    replaced = checked_actions(
+        obs[None], actions, LAYOUT.neighbours, velocities, 25.0, 0.25, 0.5, out
+    )
     assert replaced == 1
     gaps = [_closest_gap(obs, v, 0.25) for v in velocities]
     assert max(gaps) <= 0.5

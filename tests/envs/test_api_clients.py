@@ -104,8 +104,7 @@ def test_sb3_ppo_trains_on_the_batched_vec_env():
     try:
         venv = ce.make_sb3_vec_env(num_worlds=4, n_learners=3, max_steps=50)
         assert venv.num_envs == 12
-        model = PPO("MlpPolicy", venv, n_steps=64, batch_size=128, n_epochs=1, seed=0,
-                    device="cpu")  # fmt: skip
+        model = PPO("MlpPolicy", venv, n_steps=64, batch_size=128, n_epochs=1, seed=0, device="cpu")
         model.learn(total_timesteps=2048)
         assert model.num_timesteps >= 2048
         assert len(model.ep_info_buffer) > 0  # the env's own episode records reach the logger
@@ -151,8 +150,9 @@ def test_make_vec_vector_entry_point_steps_with_random_actions():
 
 @needs_viewer
 def test_vector_env_renders_one_frame_per_sub_env():
-    venv = gym.make_vec(ENV_ID, num_envs=3, vectorization_mode="vector_entry_point",
-                        render_mode="rgb_array")  # fmt: skip
+    venv = gym.make_vec(
+        ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", render_mode="rgb_array"
+    )
     venv.reset(seed=0)
     frames = venv.render()
     assert len(frames) == 3
@@ -177,8 +177,9 @@ def test_sb3_vec_env_images_per_slot():
 def test_render_overlays_from_config():
     frames = []
     for overlays in ((), ("view_cones", "personal_space", "steering_vectors")):
-        env = gym.make(ENV_ID, render_mode="rgb_array", n_flock=3, render_overlays=overlays,
-                       render_body=2)  # fmt: skip
+        env = gym.make(
+            ENV_ID, render_mode="rgb_array", n_flock=3, render_overlays=overlays, render_body=2
+        )
         env.reset(seed=0)
         env.step(np.zeros(2, np.float32))
         frames.append(env.render())

@@ -216,8 +216,14 @@ def test_actions_in_any_order_width_or_form_give_the_same_episode():
     # (checked one by one), float16 to float64: the same values step the same episode
     rng = np.random.default_rng(3)
     moves = rng.uniform(-1, 1, (12, 4, 2)).astype(np.float16).astype(np.float64)  # exact in all
-    forms = [("in order", np.float32), ("reversed", np.float32), ("in order", np.float64),
-             ("reversed", np.float16), ("in order", np.float16), ("in order", list)]  # fmt: skip
+    forms = [
+        ("in order", np.float32),
+        ("reversed", np.float32),
+        ("in order", np.float64),
+        ("reversed", np.float16),
+        ("in order", np.float16),
+        ("in order", list),
+    ]
     runs = []
     for order, kind in forms:
         env = crowd_v0.parallel_env(n_learners=4, n_pedestrians=3, scenario="crossing_flows")

@@ -10,8 +10,9 @@ ENV_ID = "crowdsteer/CrowdNav-v0"
 
 
 def _vec_pair(num_envs: int, **config):
-    native = gym.make_vec(ENV_ID, num_envs=num_envs, vectorization_mode="vector_entry_point",
-                          **config)  # fmt: skip
+    native = gym.make_vec(
+        ENV_ID, num_envs=num_envs, vectorization_mode="vector_entry_point", **config
+    )
     sync = gym.make_vec(ENV_ID, num_envs=num_envs, vectorization_mode="sync", **config)
     return native, sync
 
@@ -62,8 +63,9 @@ def test_vector_entry_point_equals_sync(config):
     ],
 )
 def test_vector_observations_inside_their_space(config):
-    venv = gym.make_vec(ENV_ID, num_envs=4, vectorization_mode="vector_entry_point",
-                        max_steps=40, **config)  # fmt: skip
+    venv = gym.make_vec(
+        ENV_ID, num_envs=4, vectorization_mode="vector_entry_point", max_steps=40, **config
+    )
     obs, _ = venv.reset(seed=0)
     rng = np.random.default_rng(0)
     for _ in range(120):
@@ -194,8 +196,9 @@ def test_sb3_rollouts_are_seeded():
 
 
 def test_sb3_vec_env_observations_inside_space_and_bad_actions():
-    venv = ce.make_sb3_vec_env(num_worlds=3, n_learners=2, scenario="bottleneck", n_flock=2,
-                               max_steps=30)  # fmt: skip
+    venv = ce.make_sb3_vec_env(
+        num_worlds=3, n_learners=2, scenario="bottleneck", n_flock=2, max_steps=30
+    )
     venv.seed(0)
     obs = venv.reset()
     rng = np.random.default_rng(0)
@@ -219,7 +222,8 @@ def test_sb3_evaluate_policy_counts_real_episodes():
 
     venv = ce.make_sb3_vec_env(num_worlds=1, scenario=_near_goal_world(n_far=1), max_steps=5)
     venv.seed(0)
-    rewards, lengths = evaluate_policy(Forward(), venv, n_eval_episodes=4, warn=True,
-                                       return_episode_rewards=True)  # fmt: skip
+    rewards, lengths = evaluate_policy(
+        Forward(), venv, n_eval_episodes=4, warn=True, return_episode_rewards=True
+    )
     # slot 0 arrives in 1 step each world episode; slot 1 walks until the 5-step limit
     assert sorted(lengths) == [1, 1, 5, 5]

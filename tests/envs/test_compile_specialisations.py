@@ -42,9 +42,12 @@ def test_the_first_step_compiles_each_kernel_once(tmp_path, record_compiles):
     }
     out = subprocess.run(
         [sys.executable, "-c", record_compiles + CHILD],
-        env=env, capture_output=True, text=True, check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
         timeout=600,
-    )  # fmt: skip
+    )
     compiled = json.loads(out.stdout.strip().splitlines()[-1])
     names = [name for name, _ in compiled]
     assert "crowdsteer.envs.core.fused.fused_step" in names  # it did compile from scratch

@@ -112,10 +112,11 @@ def test_bad_configs_raise_clear_errors(kwargs, error, match, form):
     makers = {
         "single": lambda kw: gym.make(ENV_ID, **kw),
         "parallel": lambda kw: crowd_v0.parallel_env(**kw),
-        "vector": lambda kw: gym.make_vec(ENV_ID, num_envs=2,
-                                          vectorization_mode="vector_entry_point", **kw),
+        "vector": lambda kw: gym.make_vec(
+            ENV_ID, num_envs=2, vectorization_mode="vector_entry_point", **kw
+        ),
         "sb3": lambda kw: ce.make_sb3_vec_env(num_worlds=2, **kw),
-    }  # fmt: skip
+    }
     with pytest.raises(error, match=match):
         makers[form](kwargs)
 
@@ -131,18 +132,22 @@ def test_impossible_scenario_is_reported():
     "scenario, match",
     [
         ({"agents": [{"start": (0, 0), "goal": (1, 0), "role": "robot"}]}, r"role='robot'"),
-        (_scene(agents=[{"start": (0, 0), "goal": (1, 0), "role": "learner", "radius": -0.2}]),
-         r"radius=-0.2.*> 0"),
+        (
+            _scene(agents=[{"start": (0, 0), "goal": (1, 0), "role": "learner", "radius": -0.2}]),
+            r"radius=-0.2.*> 0",
+        ),
         (_scene(obstacles=[{"center": (1, 1), "radius": -1.0}]), r"obstacles\[0\].radius"),
         (_scene(walls=[((0, 0),)]), r"walls\[0\]"),
         (_scene(paths={5: [(0, 0), (1, 1)]}), r"paths key 5"),
         (_scene(doors=[]), r"doors"),
         ({"agents": []}, r"at least one body"),
         ({"agents": [{"start": (0, float("nan")), "role": "learner"}]}, r"start.*finite"),
-        (_scene(agents=[{"start": (0, 0), "role": "learner", "policy": "orca"}]),
-         r"pedestrians only"),
+        (
+            _scene(agents=[{"start": (0, 0), "role": "learner", "policy": "orca"}]),
+            r"pedestrians only",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_explicit_scenarios(scenario, match):
     with pytest.raises(ScenarioError, match=match):
         gym.make(ENV_ID, scenario=scenario)
@@ -153,8 +158,12 @@ def test_learner_counts_per_form():
         gym.make(ENV_ID, n_learners=2)
     with pytest.raises(ValueError, match="n_learners=0"):
         crowd_v0.parallel_env(n_learners=0)
-    two = {"agents": [{"start": (0, 0), "goal": (1, 0), "role": "learner"},
-                      {"start": (0, 2), "goal": (1, 2), "role": "learner"}]}  # fmt: skip
+    two = {
+        "agents": [
+            {"start": (0, 0), "goal": (1, 0), "role": "learner"},
+            {"start": (0, 2), "goal": (1, 2), "role": "learner"},
+        ]
+    }
     with pytest.raises(ValueError, match="exactly one 'learner'"):
         gym.make(ENV_ID, scenario=two)
     env = crowd_v0.parallel_env(scenario=two)
@@ -205,8 +214,13 @@ def _pedestrian_path(learners_visible: bool, learner_y: float = 0.05) -> np.ndar
             {"start": (-4.0, 0.0), "goal": (4.0, 0.0), "role": "pedestrian"},
         ]
     }
-    env = gym.make(ENV_ID, preset="crowdnav", scenario=scenario, learners_visible=learners_visible,
-                   collision_ends=False)  # fmt: skip
+    env = gym.make(
+        ENV_ID,
+        preset="crowdnav",
+        scenario=scenario,
+        learners_visible=learners_visible,
+        collision_ends=False,
+    )
     env.reset(seed=0)
     ys = []
     for _ in range(30):
@@ -222,8 +236,13 @@ def test_crowdnav_pedestrians_walk_through_invisible_learners():
 
 
 def test_pedestrian_count_drawn_per_episode_and_masked():
-    env = gym.make(ENV_ID, n_pedestrians=(3, 12), obs_neighbours=16, sensing_radius=40.0,
-                   scenario_params={"circle_radius": 6.0})  # fmt: skip
+    env = gym.make(
+        ENV_ID,
+        n_pedestrians=(3, 12),
+        obs_neighbours=16,
+        sensing_radius=40.0,
+        scenario_params={"circle_radius": 6.0},
+    )
     layout = env.unwrapped.batch.layout
     counts = set()
     obs, _ = env.reset(seed=0)
@@ -267,18 +286,29 @@ def test_pedestrian_count_drawn_per_episode_and_masked():
         ({"scenario_params": {"circle_radius": "4"}}, r"circle_radius='4'.*finite number"),
         ({"scenario_params": {"circle_radius": 1e200}}, r"circle_radius=1e\+200.*\[0.1, 10000\]"),
         ({"scenario": "path_course", "scenario_params": {"n_waypoints": 6.0}}, r"n_waypoints"),
-        ({"scenario": "path_course", "scenario_params": {"obstacle_radius": float("inf")}},
-         r"obstacle_radius=inf"),
-        ({"scenario": "obstacle_field", "scenario_params": {"n_obstacles": 100_000}},
-         r"n_obstacles=100000"),
-        ({"scenario": "obstacle_field", "scenario_params": {"start_depth": -1}},
-         r"start_depth=-1"),
-        ({"scenario": "symmetric_obstacles", "n_learners": 3,
-          "scenario_params": {"lane_spacing": 1e308}}, r"lane_spacing=1e\+308"),
-        ({"scenario": "two_walkers", "scenario_params": {"cell_spacing": 1e308}},
-         r"cell_spacing=1e\+308"),
+        (
+            {"scenario": "path_course", "scenario_params": {"obstacle_radius": float("inf")}},
+            r"obstacle_radius=inf",
+        ),
+        (
+            {"scenario": "obstacle_field", "scenario_params": {"n_obstacles": 100_000}},
+            r"n_obstacles=100000",
+        ),
+        ({"scenario": "obstacle_field", "scenario_params": {"start_depth": -1}}, r"start_depth=-1"),
+        (
+            {
+                "scenario": "symmetric_obstacles",
+                "n_learners": 3,
+                "scenario_params": {"lane_spacing": 1e308},
+            },
+            r"lane_spacing=1e\+308",
+        ),
+        (
+            {"scenario": "two_walkers", "scenario_params": {"cell_spacing": 1e308}},
+            r"cell_spacing=1e\+308",
+        ),
     ],
-)  # fmt: skip
+)
 def test_out_of_range_inputs_are_refused_by_name(kwargs, match):
     with pytest.raises(ValueError, match=match):
         CrowdConfig.from_kwargs(**kwargs)
@@ -306,8 +336,15 @@ def test_counts_and_scenario_params_do_not_apply_to_an_explicit_scene():
 @pytest.mark.parametrize(
     "agents_extra, match",
     [
-        ({"agents": [{"start": (0, 0), "goal": (6, 0), "role": "learner"},
-                     {"start": (0, 0), "goal": (-5, 0)}]}, r"agents\[0\] and agents\[1\] start"),
+        (
+            {
+                "agents": [
+                    {"start": (0, 0), "goal": (6, 0), "role": "learner"},
+                    {"start": (0, 0), "goal": (-5, 0)},
+                ]
+            },
+            r"agents\[0\] and agents\[1\] start",
+        ),
         ({"obstacles": [{"center": (0, 0), "radius": 1.0}]}, r"agents\[0\]\.start.*obstacles\[0\]"),
         ({"obstacles": [{"center": (6, 0), "radius": 1.0}]}, r"agents\[0\]\.goal.*obstacles\[0\]"),
         ({"obstacles": [{"center": (20, 20), "radius": float("inf")}]}, r"obstacles\[0\]\.radius"),
@@ -318,13 +355,15 @@ def test_counts_and_scenario_params_do_not_apply_to_an_explicit_scene():
         ({"bounds": (10, 10, -10, -10)}, r"bounds"),
         ({"paths": {1: [(3, 2), (3, 2)]}}, r"paths\[1\] has zero length"),
         ({"agents": [{"start": (0, 0), "role": "learner"}]}, r"agents\[0\].*within goal_tolerance"),
-        ({"agents": [{"start": (1e300, 0), "goal": (0, 0), "role": "learner"}]},
-         r"agents\[0\]\.start.*1e\+06"),
+        (
+            {"agents": [{"start": (1e300, 0), "goal": (0, 0), "role": "learner"}]},
+            r"agents\[0\]\.start.*1e\+06",
+        ),
         ({"agents": [((0, 0), (5, 0))]}, r"agents\[0\]=.*must be a mapping"),
         ({"agents": None}, r"scenario\['agents'\]=None must be a list"),
         ({"agents": [{"start": (0, 0), "goal": (5, 0)}]}, r"no agent with role 'learner'"),
     ],
-)  # fmt: skip
+)
 def test_explicit_scene_entries_are_checked(agents_extra, match):
     with pytest.raises(ValueError, match=match):
         CrowdConfig.from_kwargs(scenario=_scene(**agents_extra))

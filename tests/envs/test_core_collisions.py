@@ -63,9 +63,18 @@ def test_collisions_match_brute_force(world):
     hit_static = np.zeros((1, n), bool)
     min_gap = np.zeros((1, n))
     detect_collisions(
-        pos[None], radius[None], active[None], obs_pos[None], obs_r[None], obs_active[None],
-        walls[None], wall_active[None], hit_body, hit_static, min_gap,
-    )  # fmt: skip
+        pos[None],
+        radius[None],
+        active[None],
+        obs_pos[None],
+        obs_r[None],
+        obs_active[None],
+        walls[None],
+        wall_active[None],
+        hit_body,
+        hit_static,
+        min_gap,
+    )
     ref_body, ref_static, ref_gap = _brute_force(*world)
     assert np.array_equal(hit_body[0], ref_body)
     assert np.array_equal(hit_static[0], ref_static)
@@ -85,8 +94,16 @@ def test_several_worlds_are_independent():
     empty_walls = (np.zeros((b, 1, 2, 2)), np.zeros((b, 1), bool))
     detect_collisions(pos, radius, active, *empty_obs, *empty_walls, *out)
     for k in (0, 2):
-        ref = _brute_force(pos[k], radius[k], active[k], empty_obs[0][k], empty_obs[1][k],
-                           empty_obs[2][k], empty_walls[0][k], empty_walls[1][k])  # fmt: skip
+        ref = _brute_force(
+            pos[k],
+            radius[k],
+            active[k],
+            empty_obs[0][k],
+            empty_obs[1][k],
+            empty_obs[2][k],
+            empty_walls[0][k],
+            empty_walls[1][k],
+        )
         assert np.array_equal(out[0][k], ref[0])
         np.testing.assert_allclose(out[2][k], ref[2], atol=1e-12)
     assert not out[0][1].any() and (out[2][1] == GAP_CAP).all()

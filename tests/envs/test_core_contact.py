@@ -14,8 +14,9 @@ from crowdsteer.envs.scenarios import scenario_source
 from crowdsteer.training.perf.bench_penetration import count_violations
 
 
-def _sweep(p, d, r, obstacles=(), walls=(), bounds=(-1e3, -1e3, 1e3, 1e3), in_bounds=False,
-           slide=True):  # fmt: skip
+def _sweep(
+    p, d, r, obstacles=(), walls=(), bounds=(-1e3, -1e3, 1e3, 1e3), in_bounds=False, slide=True
+):
     m = max(len(obstacles), 1)
     obs_pos = np.zeros((1, m, 2))
     obs_r = np.zeros((1, m))
@@ -28,9 +29,21 @@ def _sweep(p, d, r, obstacles=(), walls=(), bounds=(-1e3, -1e3, 1e3, 1e3), in_bo
     for k, seg in enumerate(walls):
         wall[0, k], wall_on[0, k] = seg, True
     return sweep_body(
-        0, float(p[0]), float(p[1]), float(d[0]), float(d[1]), r, obs_pos, obs_r, obs_on, wall,
-        wall_on, np.array([bounds], float), in_bounds, slide,
-    )  # fmt: skip
+        0,
+        float(p[0]),
+        float(p[1]),
+        float(d[0]),
+        float(d[1]),
+        r,
+        obs_pos,
+        obs_r,
+        obs_on,
+        wall,
+        wall_on,
+        np.array([bounds], float),
+        in_bounds,
+        slide,
+    )
 
 
 def _crosses(p, q, a, b) -> bool:
@@ -49,11 +62,16 @@ def test_fast_body_stops_at_a_thin_wall_at_dt_quarter_second():
     scene = {
         "agents": [
             {"start": (0.0, 0.0), "goal": (20.0, 0.0), "role": "learner", "v_pref": 10.0},
-            {"start": (0.0, 3.0), "goal": (20.0, 3.0), "role": "pedestrian", "v_pref": 10.0,
-             "policy": "goal_seek"},
+            {
+                "start": (0.0, 3.0),
+                "goal": (20.0, 3.0),
+                "role": "pedestrian",
+                "v_pref": 10.0,
+                "policy": "goal_seek",
+            },
         ],
         "walls": [((5.0, -5.0), (5.0, 5.0))],
-    }  # fmt: skip
+    }
     config = CrowdConfig.from_kwargs(
         scenario=scene, dt=0.25, max_accel=100.0, collision_ends=False, max_steps=20
     )
@@ -98,10 +116,17 @@ def test_moving_away_from_a_touching_wall_is_free():
 
 @settings(max_examples=300, deadline=None)
 @given(
-    px=st.floats(-4, 4), py=st.floats(-4, 4), dx=st.floats(-30, 30), dy=st.floats(-30, 30),
-    r=st.floats(0.05, 1.0), ax=st.floats(-5, 5), ay=st.floats(-5, 5), bx=st.floats(-5, 5),
-    by=st.floats(-5, 5), slide=st.booleans(),
-)  # fmt: skip
+    px=st.floats(-4, 4),
+    py=st.floats(-4, 4),
+    dx=st.floats(-30, 30),
+    dy=st.floats(-30, 30),
+    r=st.floats(0.05, 1.0),
+    ax=st.floats(-5, 5),
+    ay=st.floats(-5, 5),
+    bx=st.floats(-5, 5),
+    by=st.floats(-5, 5),
+    slide=st.booleans(),
+)
 def test_no_sweep_ever_crosses_a_wall(px, py, dx, dy, r, ax, ay, bx, by, slide):
     a, b = (ax, ay), (bx, by)
     seg = np.array([b[0] - a[0], b[1] - a[1]])
@@ -133,9 +158,14 @@ def _count_violations(config: CrowdConfig, worlds: int, steps: int, seed: int) -
 @pytest.mark.parametrize("scenario", ["corridor", "bottleneck", "obstacle_field"])
 def test_crowd_never_crosses_walls_enters_obstacles_or_leaves_the_scene(scenario, behaviour):
     config = CrowdConfig.from_kwargs(
-        scenario=scenario, n_learners=2, n_pedestrians=8, n_flock=6, max_steps=10**6,
-        pedestrian_behaviour=behaviour, collision_ends=False,
-    )  # fmt: skip
+        scenario=scenario,
+        n_learners=2,
+        n_pedestrians=8,
+        n_flock=6,
+        max_steps=10**6,
+        pedestrian_behaviour=behaviour,
+        collision_ends=False,
+    )
     counts = _count_violations(config, worlds=4, steps=150, seed=1)
     assert counts["body_steps"] > 4 * 150 * 10 and counts["flock_body_steps"] > 0
     bad = ("wall_crossings", "inside_obstacle", "overlapping_static", "flock_out_of_bounds")

@@ -17,11 +17,13 @@ def _written_with_numpy(sim, b, spec, counts, rng):
     s = sim.state._replace(**{f: a.copy() for f, a in sim.state._asdict().items()})
     e = sim.buffers._replace(**{f: a.copy() for f, a in sim.buffers._asdict().items()})
     c = sim.config
-    slots = np.concatenate([
-        np.arange(counts.learners),
-        sim.counts.learners + np.arange(counts.pedestrians),
-        sim.counts.learners + sim.max_pedestrians + np.arange(counts.flock),
-    ])  # fmt: skip
+    slots = np.concatenate(
+        [
+            np.arange(counts.learners),
+            sim.counts.learners + np.arange(counts.pedestrians),
+            sim.counts.learners + sim.max_pedestrians + np.arange(counts.flock),
+        ]
+    )
     for arr in (s.active, s.reached, s.collided):
         arr[b] = False
     s.pos[b] = s.vel[b] = s.path[b] = 0.0

@@ -16,10 +16,15 @@ LENGTH = 6.0
 
 def corridor_sim(n=2, behaviour="orca", seed=0, **kw):
     kwargs = dict(
-        scenario="periodic_corridor", n_learners=0, n_pedestrians=n, radius=0.2,
-        pedestrian_behaviour=behaviour, dt=0.1, max_steps=10**6,
+        scenario="periodic_corridor",
+        n_learners=0,
+        n_pedestrians=n,
+        radius=0.2,
+        pedestrian_behaviour=behaviour,
+        dt=0.1,
+        max_steps=10**6,
         scenario_params={"length": LENGTH, "width": 2.0, "oncoming": 0.5},
-    )  # fmt: skip
+    )
     kwargs.update(kw)
     config = CrowdConfig.from_kwargs(**kwargs)
     sim = Simulator(config, scenario_source(config), num_worlds=1)
@@ -97,9 +102,11 @@ def test_walkers_avoid_each_other_across_the_seam(behaviour):
     sim = corridor_sim(n=2, behaviour=behaviour, pedestrians_at_goal="stop")
     h = LENGTH / 2
     place(
-        sim, np.array([[h - 1.5, 0.0], [-h + 0.3, 0.0]]),
-        np.array([[h + 20.0, 0.0], [-h + 0.3, 0.0]]), np.array([1.3, 0.5]),
-    )  # fmt: skip
+        sim,
+        np.array([[h - 1.5, 0.0], [-h + 0.3, 0.0]]),
+        np.array([[h + 20.0, 0.0], [-h + 0.3, 0.0]]),
+        np.array([1.3, 0.5]),
+    )
     gaps = []
     for _ in range(80):
         sim.step()
@@ -144,9 +151,13 @@ def test_too_many_walkers_is_a_clear_error():
 
 def test_a_learner_sees_across_the_seam():
     config = CrowdConfig.from_kwargs(
-        scenario="periodic_corridor", n_learners=1, n_pedestrians=1, radius=0.2,
-        obs_neighbours=1, scenario_params={"length": LENGTH, "width": 2.0, "trip": 5.0},
-    )  # fmt: skip
+        scenario="periodic_corridor",
+        n_learners=1,
+        n_pedestrians=1,
+        radius=0.2,
+        obs_neighbours=1,
+        scenario_params={"length": LENGTH, "width": 2.0, "trip": 5.0},
+    )
     batch = make_batch(config)
     batch.seed(0)
     batch.reset()
@@ -161,10 +172,16 @@ def test_a_learner_sees_across_the_seam():
 
 def _corridor_batch(n_pedestrians, behaviour):
     config = CrowdConfig.from_kwargs(
-        scenario="periodic_corridor", n_learners=4, n_pedestrians=n_pedestrians, radius=0.2,
-        pedestrian_behaviour=behaviour, max_steps=10**6, obs_neighbours=6, collision_ends=False,
+        scenario="periodic_corridor",
+        n_learners=4,
+        n_pedestrians=n_pedestrians,
+        radius=0.2,
+        pedestrian_behaviour=behaviour,
+        max_steps=10**6,
+        obs_neighbours=6,
+        collision_ends=False,
         scenario_params={"length": 24.0, "width": 4.0, "oncoming": 0.5, "trip": 20.0},
-    )  # fmt: skip
+    )
     batch = make_batch(config)
     batch.seed(3)
     batch.reset()
@@ -175,8 +192,10 @@ def _copy_into_leading_slots(small, large):
     """Give ``large`` (more body slots) the world of ``small`` in its leading slots, the others
     inactive: the same bodies, the same episode."""
     n = small.sim.state.pos.shape[1]
-    for bundle_small, bundle_large in ((small.sim.state, large.sim.state),
-                                       (small.sim.buffers, large.sim.buffers)):  # fmt: skip
+    for bundle_small, bundle_large in (
+        (small.sim.state, large.sim.state),
+        (small.sim.buffers, large.sim.buffers),
+    ):
         for name in bundle_small._fields:
             a, z = getattr(bundle_small, name), getattr(bundle_large, name)
             if not isinstance(a, np.ndarray):

@@ -41,8 +41,13 @@ def _run(sim: Simulator, seed: int, steps: int, action_seed: int = 0) -> list[np
 
 @pytest.mark.parametrize("scenario", ["circle_crossing", "obstacle_field", "path_course"])
 def test_same_seed_bit_identical_different_seed_differs(scenario):
-    kw = {"scenario": scenario, "n_learners": 2, "n_pedestrians": (2, 6), "n_flock": 3,
-          "collision_ends": False}  # fmt: skip
+    kw = {
+        "scenario": scenario,
+        "n_learners": 2,
+        "n_pedestrians": (2, 6),
+        "n_flock": 3,
+        "collision_ends": False,
+    }
     if scenario == "path_course":
         kw.update(n_learners=1, n_pedestrians=(2, 4))
     a = _run(_sim(3, **kw), seed=7, steps=60)
@@ -104,8 +109,9 @@ CROWDED = {name: (3, 8, 4) for name in SCENARIOS} | {
 )
 def test_initial_placements_never_overlap(scenario, counts):
     learners, pedestrians, flock = counts
-    sim = _sim(40, scenario=scenario, n_learners=learners, n_pedestrians=(0, pedestrians),
-               n_flock=flock)  # fmt: skip
+    sim = _sim(
+        40, scenario=scenario, n_learners=learners, n_pedestrians=(0, pedestrians), n_flock=flock
+    )
     for rep in range(3):
         sim.seed(1000 * rep)
         sim.reset_worlds()
@@ -115,8 +121,16 @@ def test_initial_placements_never_overlap(scenario, counts):
 
 @pytest.mark.parametrize("kinematics", ["holonomic", "unicycle"])
 def test_speed_and_turn_limits(kinematics):
-    cfg = dict(scenario="crossing_flows", n_learners=3, n_pedestrians=8, n_flock=4,
-               kinematics=kinematics, collision_ends=False, max_turn_rate=2.0, dt=0.1)  # fmt: skip
+    cfg = dict(
+        scenario="crossing_flows",
+        n_learners=3,
+        n_pedestrians=8,
+        n_flock=4,
+        kinematics=kinematics,
+        collision_ends=False,
+        max_turn_rate=2.0,
+        dt=0.1,
+    )
     sim = _sim(6, **cfg)
     sim.seed(3)
     sim.reset_worlds()
@@ -162,9 +176,11 @@ def _degenerate_scene() -> dict:
         ],
         "obstacles": [{"center": (0.0, 0.0), "radius": 0.4}, {"center": (1.0, 1.0), "radius": 0.3}],
         "walls": [((0.5, 0.5), (0.5, 0.5)), ((0.0, 0.0), (0.0, 0.0)), ((-1, -1), (1, -1))],
-        "paths": {1: [(0.0, 0.0), (0.0, 0.0), (3.0, 0.0), (3.0, 0.0)],
-                  4: [(1.0, 1.0), (1.0, 1.0), (-2.0, 1.0)]},
-    }  # fmt: skip
+        "paths": {
+            1: [(0.0, 0.0), (0.0, 0.0), (3.0, 0.0), (3.0, 0.0)],
+            4: [(1.0, 1.0), (1.0, 1.0), (-2.0, 1.0)],
+        },
+    }
 
 
 def _same_shape_valid_scene() -> dict:
@@ -182,9 +198,11 @@ def _same_shape_valid_scene() -> dict:
         ],
         "obstacles": [{"center": (5, -5), "radius": 0.4}, {"center": (7, -5), "radius": 0.3}],
         "walls": [((-9, -9), (-8, -9)), ((-9, -8), (-8, -8)), ((-9, -7), (-8, -7))],
-        "paths": {1: [(-9.0, 7.0), (-8.0, 7.0), (-6.0, 7.0), (-5.0, 7.0)],
-                  4: [(-9.0, 1.0), (-7.0, 1.0), (-5.0, 1.0)]},
-    }  # fmt: skip
+        "paths": {
+            1: [(-9.0, 7.0), (-8.0, 7.0), (-6.0, 7.0), (-5.0, 7.0)],
+            4: [(-9.0, 1.0), (-7.0, 1.0), (-5.0, 1.0)],
+        },
+    }
 
 
 def _degenerate_batch(**kw) -> CrowdBatch:
@@ -230,10 +248,15 @@ def test_degenerate_scenes_are_refused_as_input():
 @pytest.mark.parametrize("kinematics", ["holonomic", "unicycle"])
 def test_degenerate_geometry_never_produces_nan(behaviour, kinematics):
     batch = _degenerate_batch(
-        collision_ends=False, kinematics=kinematics, pedestrian_behaviour=behaviour,
-        shaping_reference="side_choice", shaping_weight=0.5, reward_time=-0.1,
-        flock_target="learner", max_steps=30,
-    )  # fmt: skip
+        collision_ends=False,
+        kinematics=kinematics,
+        pedestrian_behaviour=behaviour,
+        shaping_reference="side_choice",
+        shaping_weight=0.5,
+        reward_time=-0.1,
+        flock_target="learner",
+        max_steps=30,
+    )
     batch.seed(0)
     obs = batch.reset()
     s = batch.state
@@ -276,8 +299,9 @@ def test_numba_disabled_runs_the_parallel_env():
         """
     )
     env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=120)  # fmt: skip
+    res = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     assert "ok ['learner_0', 'learner_1']" in res.stdout
 

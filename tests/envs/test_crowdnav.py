@@ -127,9 +127,13 @@ def test_swept_collision_catches_bodies_passing_through_each_other():
 def test_orca_reproduces_the_papers_row_on_crowdnav_test_cases():
     """Chen et al. 2019, invisible robot: ORCA 0.43 success, 0.57 collision, 10.86 s."""
     r = evaluate(
-        "orca", scenario="crowdnav_circle", preset="crowdnav", episodes=500, seed=0,
+        "orca",
+        scenario="crowdnav_circle",
+        preset="crowdnav",
+        episodes=500,
+        seed=0,
         scenario_params={"test_cases": 1},
-    )  # fmt: skip
+    )
     assert r["success_rate"].low <= 0.43 <= r["success_rate"].high
     assert r["collision_rate"].low <= 0.57 <= r["collision_rate"].high
     assert abs(r["time_to_goal"].mean - 10.86) < 0.3

@@ -43,9 +43,29 @@ SETTINGS = settings(
 )
 
 NASTY = st.sampled_from(
-    [math.nan, math.inf, -math.inf, 1e300, -1e300, 1e12, -1.0, 0.0, -0.0, 1e-300, True, False,
-     None, "1", "false", [], [1.0], {}, (1, 2, 3), object()]
-)  # fmt: skip
+    [
+        math.nan,
+        math.inf,
+        -math.inf,
+        1e300,
+        -1e300,
+        1e12,
+        -1.0,
+        0.0,
+        -0.0,
+        1e-300,
+        True,
+        False,
+        None,
+        "1",
+        "false",
+        [],
+        [1.0],
+        {},
+        (1, 2, 3),
+        object(),
+    ]
+)
 
 CHOICES = {
     "pedestrian_behaviour": PEDESTRIAN_BEHAVIOURS,

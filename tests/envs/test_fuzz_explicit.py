@@ -182,9 +182,14 @@ def reference_problems(s, extra, goal_tolerance=0.3) -> list[str]:
             problems.append(where)
             continue
         bodies.append((i, role, start, goal, float(r)))
-    counts = {k: sum(1 for a in agents if isinstance(a, dict) and a.get("role", "pedestrian") == v)
-              for k, v in (("n_learners", "learner"), ("n_pedestrians", "pedestrian"),
-                           ("n_flock", "flock"))}  # fmt: skip
+    counts = {
+        k: sum(1 for a in agents if isinstance(a, dict) and a.get("role", "pedestrian") == v)
+        for k, v in (
+            ("n_learners", "learner"),
+            ("n_pedestrians", "pedestrian"),
+            ("n_flock", "flock"),
+        )
+    }
     obstacles = []
     for m, o in enumerate(s.get("obstacles", [])):
         where = f"obstacles[{m}]"
@@ -279,8 +284,10 @@ def test_a_huge_body_in_a_large_scene_is_refused_and_a_valid_one_runs(finite_run
         {"start": (0.0, 0.0), "goal": (10.0, 0.0), "role": "learner"},
         {"start": (4.0, 3.0), "goal": (4.0, -3.0), "radius": 1e200, "policy": "cardioid"},
     ]
-    agents += [{"start": (i % 10 * 2.0 - 20, i // 10 * 2.0 + 5), "goal": (i % 10 * 2.0 - 20, -20.0)}
-               for i in range(70)]  # fmt: skip
+    agents += [
+        {"start": (i % 10 * 2.0 - 20, i // 10 * 2.0 + 5), "goal": (i % 10 * 2.0 - 20, -20.0)}
+        for i in range(70)
+    ]
     with pytest.raises(ValueError, match=r"agents\[1\]\.radius=1e\+200"):
         CrowdConfig.from_kwargs(scenario={"agents": agents})
     agents[1]["radius"] = 0.4

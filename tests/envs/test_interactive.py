@@ -146,12 +146,18 @@ def test_single_step_advances_exactly_one_step_and_the_episode_is_unchanged(env)
 def test_speed_keys_change_the_pace_within_limits():
     c = ViewControls()
     for _ in range(20):
-        c.handle(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_RIGHTBRACKET, mod=0), None,
-                 lambda p: None)  # fmt: skip
+        c.handle(
+            pygame.event.Event(pygame.KEYDOWN, key=pygame.K_RIGHTBRACKET, mod=0),
+            None,
+            lambda p: None,
+        )
     assert c.speed == SPEEDS[-1]
     for _ in range(20):
-        c.handle(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_LEFTBRACKET, mod=0), None,
-                 lambda p: None)  # fmt: skip
+        c.handle(
+            pygame.event.Event(pygame.KEYDOWN, key=pygame.K_LEFTBRACKET, mod=0),
+            None,
+            lambda p: None,
+        )
     assert c.speed == SPEEDS[0]
 
 

@@ -29,7 +29,7 @@ def _scene() -> dict:
         "obstacles": [{"center": (3.3, 0.9), "radius": 0.5}],
         "walls": [((-1.0, -1.6), (9.0, -1.2))],
         "paths": {0: [(0.0, 0.0), (2.5, 1.8), (5.5, 1.9), (8.0, 1.0)]},
-    }  # fmt: skip
+    }
 
 
 def _transform(scene: dict, angle: float, shift: tuple[float, float]) -> dict:
@@ -164,8 +164,17 @@ def test_finished_learner_keeps_its_terminal_observation():
         assert np.array_equal(batch.obs[0, 0], terminal)
 
 
-@pytest.mark.parametrize("scenario", ["circle_crossing", "corridor", "obstacle_field",
-                                      "bottleneck", "path_course", "crossing_flows"])  # fmt: skip
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        "circle_crossing",
+        "corridor",
+        "obstacle_field",
+        "bottleneck",
+        "path_course",
+        "crossing_flows",
+    ],
+)
 def test_observations_finite_and_bounded_in_crowded_worlds(scenario):
     from crowdsteer.envs.batch import make_batch
     from crowdsteer.envs.core.config import CrowdConfig
@@ -173,8 +182,9 @@ def test_observations_finite_and_bounded_in_crowded_worlds(scenario):
     counts = {"n_learners": 2, "n_pedestrians": (0, 8)}
     if scenario == "path_course":
         counts = {"n_learners": 1, "n_pedestrians": (0, 5)}
-    cfg = CrowdConfig.from_kwargs(scenario=scenario, n_flock=3, collision_ends=False,
-                                  max_steps=40, **counts)  # fmt: skip
+    cfg = CrowdConfig.from_kwargs(
+        scenario=scenario, n_flock=3, collision_ends=False, max_steps=40, **counts
+    )
     batch = make_batch(cfg, num_worlds=8)
     batch.seed(0)
     batch.reset()

@@ -23,8 +23,18 @@ def _run(batch, act, steps: int, seed: int):
     for _ in range(steps):
         obs, reward, term, trunc = batch.step(act(obs))
         s = batch.state
-        record.append((obs.copy(), reward, term, trunc, s.pos.copy(), s.vel.copy(),
-                       s.heading.copy(), batch.terms.copy()))  # fmt: skip
+        record.append(
+            (
+                obs.copy(),
+                reward,
+                term,
+                trunc,
+                s.pos.copy(),
+                s.vel.copy(),
+                s.heading.copy(),
+                batch.terms.copy(),
+            )
+        )
         done = batch.world_done()
         if done.any():
             obs = batch.reset(done)
@@ -87,20 +97,28 @@ def test_residual_actions_change_the_motion():
         ({"residual_reference": "orca"}, "action_mode"),
         ({"action_mode": "sideways"}, "action_mode"),
         ({"action_mode": "residual", "residual_reference": "nobody"}, "residual_reference"),
-        ({"action_mode": "residual", "residual_reference": "orca", "residual_scale": 0.0},
-         "residual_scale"),
-        ({"action_mode": "residual", "residual_reference": "orca", "residual_scale": 3.0},
-         "residual_scale"),
+        (
+            {"action_mode": "residual", "residual_reference": "orca", "residual_scale": 0.0},
+            "residual_scale",
+        ),
+        (
+            {"action_mode": "residual", "residual_reference": "orca", "residual_scale": 3.0},
+            "residual_scale",
+        ),
         ({"potential": "goal_distance"}, "potential_weight"),
         ({"potential_weight": 1.0}, "potential"),
         ({"potential": "far_away", "potential_weight": 1.0}, "potential"),
         ({"potential": "goal_distance", "potential_weight": -1.0}, "potential_weight"),
-        ({"potential": "goal_distance", "potential_weight": 1.0, "potential_gamma": 0.0},
-         "potential_gamma"),
-        ({"potential": "goal_distance", "potential_weight": 1.0, "potential_gamma": 1.5},
-         "potential_gamma"),
+        (
+            {"potential": "goal_distance", "potential_weight": 1.0, "potential_gamma": 0.0},
+            "potential_gamma",
+        ),
+        (
+            {"potential": "goal_distance", "potential_weight": 1.0, "potential_gamma": 1.5},
+            "potential_gamma",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_prior_parameters_are_named(kw, match):
     with pytest.raises(ConfigError, match=match):
         CrowdConfig.from_kwargs(**kw)
@@ -121,8 +139,9 @@ def _potential_episodes(config, seed, policy_name="cardioid", steps=200):
     ended = 0
     for _ in range(steps):
         alive = batch.alive.copy()
-        obs, reward, term, trunc = batch.step(policy.act(obs.reshape(-1, obs.shape[-1])).reshape(
-            shape + (2,)))  # fmt: skip
+        obs, reward, term, trunc = batch.step(
+            policy.act(obs.reshape(-1, obs.shape[-1])).reshape(shape + (2,))
+        )
         f = batch.terms[..., POTENTIAL]
         assert np.all(f[~alive] == 0.0)
         np.testing.assert_allclose(reward, batch.terms.sum(-1), atol=1e-12)
@@ -147,9 +166,14 @@ def _potential_episodes(config, seed, policy_name="cardioid", steps=200):
 @pytest.mark.parametrize("potential", ["goal_distance", "right_of_way"])
 def test_potential_shaping_telescopes_over_each_episode(potential):
     cfg = CrowdConfig.from_kwargs(
-        scenario="obstacle_field", n_learners=3, n_pedestrians=4, max_steps=60,
-        potential=potential, potential_weight=0.7, potential_gamma=0.95,
-    )  # fmt: skip
+        scenario="obstacle_field",
+        n_learners=3,
+        n_pedestrians=4,
+        max_steps=60,
+        potential=potential,
+        potential_weight=0.7,
+        potential_gamma=0.95,
+    )
     assert _potential_episodes(cfg, seed=3) >= 6
 
 

@@ -253,20 +253,34 @@ def busy_batch():
     scene = {
         "agents": [
             {"start": (-3.0, -2.0), "goal": (4.0, -2.0), "role": "learner"},
-            {"start": (-3.0, 0.0), "goal": (4.0, 0.0), "role": "pedestrian",
-             "policy": "side_choice"},
-            {"start": (-3.0, 2.2), "goal": (4.0, 2.2), "role": "pedestrian",
-             "policy": "detection_box"},
-            {"start": (0.5, -4.0), "goal": (0.5, 4.0), "role": "pedestrian",
-             "policy": "right_of_way"},
+            {
+                "start": (-3.0, 0.0),
+                "goal": (4.0, 0.0),
+                "role": "pedestrian",
+                "policy": "side_choice",
+            },
+            {
+                "start": (-3.0, 2.2),
+                "goal": (4.0, 2.2),
+                "role": "pedestrian",
+                "policy": "detection_box",
+            },
+            {
+                "start": (0.5, -4.0),
+                "goal": (0.5, 4.0),
+                "role": "pedestrian",
+                "policy": "right_of_way",
+            },
             {"start": (3.0, 3.0), "goal": (3.0, 3.0), "role": "flock"},
             {"start": (3.5, 3.5), "goal": (3.5, 3.5), "role": "flock"},
         ],
-        "obstacles": [{"center": (-1.5, 0.6), "radius": 0.4},
-                      {"center": (-1.5, -0.6), "radius": 0.4},
-                      {"center": (-1.0, 2.2), "radius": 0.4}],
+        "obstacles": [
+            {"center": (-1.5, 0.6), "radius": 0.4},
+            {"center": (-1.5, -0.6), "radius": 0.4},
+            {"center": (-1.0, 2.2), "radius": 0.4},
+        ],
         "walls": [((-4.5, -4.5), (4.5, -4.5))],
-    }  # fmt: skip
+    }
     config = CrowdConfig.from_kwargs(scenario=scene, max_steps=50, collision_ends=False)
     batch = make_batch(config, 1, trace=True)
     batch.seed(0)
@@ -592,8 +606,9 @@ def _first_collision(seed_range=range(40)):
     from crowdsteer.envs.batch import make_batch
     from crowdsteer.envs.core.config import CrowdConfig
 
-    config = CrowdConfig.from_kwargs(scenario="circle_crossing", n_learners=2, n_pedestrians=5,
-                                     max_steps=80)  # fmt: skip
+    config = CrowdConfig.from_kwargs(
+        scenario="circle_crossing", n_learners=2, n_pedestrians=5, max_steps=80
+    )
     policy = make_policy("goal_seek", config=config)
     for seed in seed_range:
         batch = make_batch(config, 1)
@@ -681,8 +696,9 @@ def test_overlays_are_clipped_to_the_world():
     s = busy_state()
     s.pos[0, 3] = (4.6, 4.6)  # a flock unit at the corner: its view cone reaches far outside
     opts = OverlayOptions(view_cones=True)
-    frame = Viewer(300, 300, show_hud=False, show_legend=False, overlay_options=opts,
-                   flock_view_radius=6.0).draw(s, bounds=BOUNDS)  # fmt: skip
+    frame = Viewer(
+        300, 300, show_hud=False, show_legend=False, overlay_options=opts, flock_view_radius=6.0
+    ).draw(s, bounds=BOUNDS)
     cam = Camera(BOUNDS, 300, 300, STYLE.margin)
     (x0, y0), (x1, y1) = cam.world_to_screen(np.array([[-5.0, 5.0], [5.0, -5.0]]))
     outside = np.ones(frame.shape[:2], bool)
@@ -696,8 +712,19 @@ def test_legend_lists_every_mark_and_stays_the_same_through_an_episode():
 
     s = busy_state()
     keys = legend_entries(world_view(s), OverlayOptions())
-    for k in ("learner", "pedestrian", "flock", "learner_goal", "pedestrian_goal",
-              "flock_target", "arrived", "collided", "obstacle", "wall", "path"):  # fmt: skip
+    for k in (
+        "learner",
+        "pedestrian",
+        "flock",
+        "learner_goal",
+        "pedestrian_goal",
+        "flock_target",
+        "arrived",
+        "collided",
+        "obstacle",
+        "wall",
+        "path",
+    ):
         assert k in keys
     all_on = legend_entries(world_view(s), OverlayOptions.all())
     assert set(ENTRIES) == set(all_on)
@@ -740,7 +767,8 @@ def test_camera_insets_zoom_and_centre():
     z = Camera((0.0, 0.0, 10.0, 10.0), 200, 200, margin=0, zoom=2.0, center=(2.0, 3.0))
     assert z.scale == pytest.approx(40.0) and z.fit_scale == pytest.approx(20.0)
     np.testing.assert_allclose(z.world_to_screen_f(np.array([2.0, 3.0])), [100.0, 100.0])
-    np.testing.assert_allclose(z.screen_to_world(z.world_to_screen_f(np.array([7.0, -1.0]))),
-                               [7.0, -1.0])  # fmt: skip
+    np.testing.assert_allclose(
+        z.screen_to_world(z.world_to_screen_f(np.array([7.0, -1.0]))), [7.0, -1.0]
+    )
     with pytest.raises(ValueError, match="zoom"):
         Camera((0, 0, 1, 1), 10, 10, zoom=0.0)

@@ -25,8 +25,12 @@ def _standing_pedestrian(x: float, y: float = 0.0) -> dict:
 
 
 def test_crowdnav_arrival_reward():
-    scene = {"agents": [{"start": (0.0, 0.0), "goal": (0.5, 0.0), "role": "learner"},
-                        _standing_pedestrian(-4.0)]}  # fmt: skip
+    scene = {
+        "agents": [
+            {"start": (0.0, 0.0), "goal": (0.5, 0.0), "role": "learner"},
+            _standing_pedestrian(-4.0),
+        ]
+    }
     env = _crowdnav(scene)
     _, reward, term, trunc, info = env.step(np.array([1.0, 0.0], np.float32))
     assert term and not trunc and info["reached_goal"] and not info["collision"]
@@ -35,8 +39,12 @@ def test_crowdnav_arrival_reward():
 
 
 def test_crowdnav_collision_reward():
-    scene = {"agents": [{"start": (0.0, 0.0), "goal": (6.0, 0.0), "role": "learner"},
-                        _standing_pedestrian(0.7)]}  # fmt: skip
+    scene = {
+        "agents": [
+            {"start": (0.0, 0.0), "goal": (6.0, 0.0), "role": "learner"},
+            _standing_pedestrian(0.7),
+        ]
+    }
     env = _crowdnav(scene)
     _, reward, term, _, info = env.step(np.array([1.0, 0.0], np.float32))
     assert info["collision"] and term and not info["reached_goal"]
@@ -46,8 +54,10 @@ def test_crowdnav_collision_reward():
 
 
 def test_collision_with_a_wall_and_an_obstacle():
-    for extra in ({"walls": [((0.5, -1.0), (0.5, 1.0))]},
-                  {"obstacles": [{"center": (0.9, 0.0), "radius": 0.5}]}):  # fmt: skip
+    for extra in (
+        {"walls": [((0.5, -1.0), (0.5, 1.0))]},
+        {"obstacles": [{"center": (0.9, 0.0), "radius": 0.5}]},
+    ):
         scene = {"agents": [{"start": (0.0, 0.0), "goal": (6.0, 0.0), "role": "learner"}], **extra}
         env = _crowdnav(scene)
         _, reward, term, _, info = env.step(np.array([1.0, 0.0], np.float32))
@@ -57,8 +67,12 @@ def test_collision_with_a_wall_and_an_obstacle():
 @pytest.mark.parametrize("gap", [0.05, 0.1, 0.19])
 def test_crowdnav_discomfort_formula(gap):
     x = 0.6 + gap  # surface gap to a standing pedestrian directly ahead
-    scene = {"agents": [{"start": (0.0, 0.0), "goal": (0.0, 6.0), "role": "learner"},
-                        _standing_pedestrian(x)]}  # fmt: skip
+    scene = {
+        "agents": [
+            {"start": (0.0, 0.0), "goal": (0.0, 6.0), "role": "learner"},
+            _standing_pedestrian(x),
+        ]
+    }
     env = _crowdnav(scene)
     _, reward, term, _, info = env.step(np.zeros(2, np.float32))  # stand still
     assert not term and not info["collision"]
@@ -69,16 +83,24 @@ def test_crowdnav_discomfort_formula(gap):
 
 
 def test_no_discomfort_beyond_the_distance():
-    scene = {"agents": [{"start": (0.0, 0.0), "goal": (0.0, 6.0), "role": "learner"},
-                        _standing_pedestrian(0.85)]}  # fmt: skip
+    scene = {
+        "agents": [
+            {"start": (0.0, 0.0), "goal": (0.0, 6.0), "role": "learner"},
+            _standing_pedestrian(0.85),
+        ]
+    }
     env = _crowdnav(scene)
     _, reward, *_ = env.step(np.zeros(2, np.float32))
     assert reward == 0.0
 
 
 def test_progress_and_time_terms():
-    scene = {"agents": [{"start": (0.0, 0.0), "goal": (9.0, 0.0), "role": "learner"},
-                        _standing_pedestrian(0.0, -5.0)]}  # fmt: skip
+    scene = {
+        "agents": [
+            {"start": (0.0, 0.0), "goal": (9.0, 0.0), "role": "learner"},
+            _standing_pedestrian(0.0, -5.0),
+        ]
+    }
     env = gym.make(ENV_ID, scenario=scene, reward_progress=0.5, reward_time=-0.2, dt=0.2)
     env.reset(seed=0)
     _, reward, _, _, info = env.step(np.array([1.0, 0.0], np.float32))
@@ -92,8 +114,12 @@ def test_progress_and_time_terms():
 
 
 def test_terminal_rewards_then_zero():
-    scene = {"agents": [{"start": (0.0, 0.0), "goal": (0.5, 0.0), "role": "learner"},
-                        {"start": (0.0, 3.0), "goal": (9.0, 3.0), "role": "learner"}]}  # fmt: skip
+    scene = {
+        "agents": [
+            {"start": (0.0, 0.0), "goal": (0.5, 0.0), "role": "learner"},
+            {"start": (0.0, 3.0), "goal": (9.0, 3.0), "role": "learner"},
+        ]
+    }
     env = crowd_v0.parallel_env(scenario=scene, reward_time=-0.1)
     env.reset(seed=0)
     go = np.array([1.0, 0.0], np.float32)
@@ -108,9 +134,16 @@ def test_terminal_rewards_then_zero():
 
 @pytest.mark.parametrize(
     "config",
-    [{"n_flock": 2}, {"scenario": "obstacle_field", "shaping_reference": "side_choice",
-                      "shaping_weight": 0.2, "reward_time": -0.1}],
-)  # fmt: skip
+    [
+        {"n_flock": 2},
+        {
+            "scenario": "obstacle_field",
+            "shaping_reference": "side_choice",
+            "shaping_weight": 0.2,
+            "reward_time": -0.1,
+        },
+    ],
+)
 def test_info_for_analysis_and_reward_is_sum_of_terms(config):
     env = crowd_v0.parallel_env(n_learners=3, collision_ends=False, **config)
     obs, infos = env.reset(seed=0)
@@ -156,8 +189,14 @@ def _shaping_after(env, seed: int, action: np.ndarray) -> tuple[float, dict]:
 @pytest.mark.parametrize("kinematics", ["holonomic", "unicycle"])
 def test_shaping_is_largest_on_the_reference_direction(seed, kinematics):
     w = 0.3
-    env = gym.make(ENV_ID, shaping_reference="side_choice", shaping_weight=w, n_pedestrians=8,
-                   scenario_params={"circle_radius": 2.5}, kinematics=kinematics)  # fmt: skip
+    env = gym.make(
+        ENV_ID,
+        shaping_reference="side_choice",
+        shaping_weight=w,
+        n_pedestrians=8,
+        scenario_params={"circle_radius": 2.5},
+        kinematics=kinematics,
+    )
     obs, _ = env.reset(seed=seed)
     reference = make_policy("side_choice", config=env.unwrapped.config).act(obs)
     ref_shaping = _shaping_after(env, seed, reference)[1]["reward_shaping"]

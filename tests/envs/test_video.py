@@ -17,9 +17,12 @@ from crowdsteer.training.cli import main as cli_main
 
 def _rollout(render_mode, steps=30):
     env = gym.make(
-        "crowdsteer/CrowdNav-v0", n_pedestrians=4, n_flock=3, render_mode=render_mode,
+        "crowdsteer/CrowdNav-v0",
+        n_pedestrians=4,
+        n_flock=3,
+        render_mode=render_mode,
         render_overlays=("steering_vectors", "lookahead") if render_mode else (),
-    )  # fmt: skip
+    )
     obs, _ = env.reset(seed=3)
     rng = np.random.default_rng(0)
     out = [obs]
@@ -69,9 +72,12 @@ def test_record_video_on_the_single_agent_env(tmp_path):
 def test_vector_record_video_first_world_only(tmp_path):
     pytest.importorskip("moviepy")
     venv = gym.make_vec(
-        "crowdsteer/CrowdNav-v0", num_envs=3, vectorization_mode="vector_entry_point",
-        render_mode="rgb_array", max_steps=10,
-    )  # fmt: skip
+        "crowdsteer/CrowdNav-v0",
+        num_envs=3,
+        vectorization_mode="vector_entry_point",
+        render_mode="rgb_array",
+        max_steps=10,
+    )
     venv = gym.wrappers.vector.RecordVideo(
         venv, str(tmp_path), episode_trigger=lambda e: e == 0, record_first_only=True
     )
@@ -85,12 +91,39 @@ def test_vector_record_video_first_world_only(tmp_path):
 
 def test_render_cli_writes_a_gif_and_a_png(tmp_path):
     gif = tmp_path / "ep.gif"
-    assert cli_main(["render", "--scenario", "corridor", "--policy", "side_choice",
-                     "--steps", "12", "--out", str(gif)]) == 0  # fmt: skip
+    assert (
+        cli_main(
+            [
+                "render",
+                "--scenario",
+                "corridor",
+                "--policy",
+                "side_choice",
+                "--steps",
+                "12",
+                "--out",
+                str(gif),
+            ]
+        )
+        == 0
+    )
     assert gif.stat().st_size > 1000
     png = tmp_path / "snap.png"
-    assert cli_main(["render", "--scenario", "obstacle_field", "--overlays", "--frame", "5",
-                     "--out", str(png)]) == 0  # fmt: skip
+    assert (
+        cli_main(
+            [
+                "render",
+                "--scenario",
+                "obstacle_field",
+                "--overlays",
+                "--frame",
+                "5",
+                "--out",
+                str(png),
+            ]
+        )
+        == 0
+    )
     import imageio.v2 as imageio
 
     frame = imageio.imread(png)

@@ -140,10 +140,16 @@ def batch_step(form: str) -> tuple[Callable[[int], None], int, float]:
     b, n_l, n_p, n_f = BATCH_FORMS[form]
     n = n_l + n_p + n_f
     config = CrowdConfig.from_kwargs(
-        scenario="square_crossing", scenario_params={"width": 10 * (max(n, 20) / 20) ** 0.5},
-        n_learners=n_l, n_pedestrians=n_p, n_flock=n_f, pedestrian_behaviour="right_of_way",
-        collision_ends=False, max_steps=10**9, goal_tolerance=1e-3,
-    )  # fmt: skip
+        scenario="square_crossing",
+        scenario_params={"width": 10 * (max(n, 20) / 20) ** 0.5},
+        n_learners=n_l,
+        n_pedestrians=n_p,
+        n_flock=n_f,
+        pedestrian_behaviour="right_of_way",
+        collision_ends=False,
+        max_steps=10**9,
+        goal_tolerance=1e-3,
+    )
     step, setup = seeded_steps(make_batch, config, b, n_l)
     return step, b * n, setup
 
@@ -156,9 +162,13 @@ def corridor_step(n: int) -> tuple[Callable[[int], None], int, float]:
     config = CrowdConfig.from_kwargs(
         scenario="periodic_corridor",
         scenario_params={"length": n / 4, "width": 20.0, "oncoming": 0.5},
-        n_learners=n // 2, n_pedestrians=n - n // 2, pedestrian_behaviour="right_of_way",
-        collision_ends=False, max_steps=10**9, goal_tolerance=1e-3,
-    )  # fmt: skip
+        n_learners=n // 2,
+        n_pedestrians=n - n // 2,
+        pedestrian_behaviour="right_of_way",
+        collision_ends=False,
+        max_steps=10**9,
+        goal_tolerance=1e-3,
+    )
     step, setup = seeded_steps(make_batch, config, 1, n // 2)
     return step, n, setup
 
@@ -181,8 +191,13 @@ def main() -> None:
         sys.path.insert(0, tree)
     seconds = float(os.environ.get("AB_SECONDS", "1.0"))
     bodies = {"ceiling": 256 * 20, "single": 11, "parallel": 15, "closed": 6, "sb3": 16 * 6}
-    makers = {"ceiling": ceiling_step, "single": single_step, "parallel": parallel_step,
-              "closed": closed_step, "sb3": sb3_step}  # fmt: skip
+    makers = {
+        "ceiling": ceiling_step,
+        "single": single_step,
+        "parallel": parallel_step,
+        "closed": closed_step,
+        "sb3": sb3_step,
+    }
     out = {}
     for form in forms:
         if form in makers:

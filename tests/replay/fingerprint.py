@@ -126,10 +126,15 @@ def placement_case(bodies: int, resets: int = 3) -> str:
     peds = round(0.4 * bodies)
     side = 10.0 * (bodies / 20.0) ** 0.5
     config = CrowdConfig.from_kwargs(
-        scenario="square_crossing", scenario_params={"width": side}, n_learners=learners,
-        n_pedestrians=peds, n_flock=bodies - learners - peds,
-        pedestrian_behaviour="right_of_way", collision_ends=False, max_steps=10**9,
-    )  # fmt: skip
+        scenario="square_crossing",
+        scenario_params={"width": side},
+        n_learners=learners,
+        n_pedestrians=peds,
+        n_flock=bodies - learners - peds,
+        pedestrian_behaviour="right_of_way",
+        collision_ends=False,
+        max_steps=10**9,
+    )
     batch = make_batch(config, 1)
     batch.seed(13)
     d = Digest()
@@ -151,9 +156,12 @@ def periodic_case(walkers: int, steps: int = 30) -> str:
     config = CrowdConfig.from_kwargs(
         scenario="periodic_corridor",
         scenario_params={"length": 5.0 * walkers / 20.0, "width": 20.0, "oncoming": 0.5},
-        n_learners=learners, n_pedestrians=walkers - learners,
-        pedestrian_behaviour="right_of_way", collision_ends=False, max_steps=10**9,
-    )  # fmt: skip
+        n_learners=learners,
+        n_pedestrians=walkers - learners,
+        pedestrian_behaviour="right_of_way",
+        collision_ends=False,
+        max_steps=10**9,
+    )
     batch = make_batch(config, 1)
     batch.seed(17)
     d = Digest()

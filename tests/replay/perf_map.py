@@ -63,10 +63,15 @@ FORMS = {  # worlds, learners, pedestrians, square side (m), as bench_speed size
 def main(form: str) -> None:
     worlds, learners, pedestrians, width = FORMS[form]
     config = CrowdConfig.from_kwargs(
-        scenario="square_crossing", scenario_params={"width": width}, n_learners=learners,
-        n_pedestrians=pedestrians, pedestrian_behaviour="right_of_way", collision_ends=False,
-        max_steps=10**9, goal_tolerance=1e-3,
-    )  # fmt: skip
+        scenario="square_crossing",
+        scenario_params={"width": width},
+        n_learners=learners,
+        n_pedestrians=pedestrians,
+        pedestrian_behaviour="right_of_way",
+        collision_ends=False,
+        max_steps=10**9,
+        goal_tolerance=1e-3,
+    )
     batch = make_batch(config, worlds)
     batch.seed(0)
     batch.reset()

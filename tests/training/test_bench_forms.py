@@ -20,16 +20,27 @@ TINY = ["--seconds", "0.02", "--repeats", "1", "--warmup", "0.01"]
 
 
 def _args(**kw) -> argparse.Namespace:
-    base = dict(seconds=1.0, warmup=0.0, repeats=1, num_worlds=None, bodies=None, forms=None,
-                threads=None, ceiling=False, policies="orca")  # fmt: skip
+    base = dict(
+        seconds=1.0,
+        warmup=0.0,
+        repeats=1,
+        num_worlds=None,
+        bodies=None,
+        forms=None,
+        threads=None,
+        ceiling=False,
+        policies="orca",
+    )
     base.update(kw)
     return argparse.Namespace(**base)
 
 
 def test_plan_holds_the_new_forms_at_their_sizes():
     cases = bench_speed.plan(_args(forms="closed,nocrowd,xlarge", policies="orca,goal_seek"))
-    got = [(c.form, c.num_worlds, c.bodies, c.learners, c.pedestrians, c.flock, c.policy)
-           for c in cases]  # fmt: skip
+    got = [
+        (c.form, c.num_worlds, c.bodies, c.learners, c.pedestrians, c.flock, c.policy)
+        for c in cases
+    ]
     assert got == [
         ("closed", 1, 6, 1, 5, 0, "orca"),
         ("closed", 1, 6, 1, 5, 0, "goal_seek"),
@@ -85,8 +96,12 @@ def test_peers_are_skipped_with_the_reason_when_they_are_not_there(capsys, tmp_p
     assert "VMAS: skipped" in capsys.readouterr().out
     assert cli_main(["bench-peers", "--crowdnav-python", sys.executable]) == 0
     assert "--crowdnav-root, a checkout of CrowdNav, is needed too" in capsys.readouterr().out
-    assert cli_main(["bench-peers", "--crowdnav-python", sys.executable,
-                     "--crowdnav-root", str(tmp_path)]) == 0  # fmt: skip
+    assert (
+        cli_main(
+            ["bench-peers", "--crowdnav-python", sys.executable, "--crowdnav-root", str(tmp_path)]
+        )
+        == 0
+    )
     assert "CrowdNav: skipped (CrowdNav did not start" in capsys.readouterr().out
 
 

@@ -27,8 +27,14 @@ from crowdsteer.envs.core.sensing import NEIGHBOUR_DIM, OWN_DIM
 from crowdsteer.training.cli import main as cli_main
 from crowdsteer.training.perf import bench_speed, presence
 
-REQUIRED = ("form", "num_worlds", "bodies_per_world", "agent_steps_per_s", "env_steps_per_s",
-            "peak_rss_mb")  # fmt: skip
+REQUIRED = (
+    "form",
+    "num_worlds",
+    "bodies_per_world",
+    "agent_steps_per_s",
+    "env_steps_per_s",
+    "peak_rss_mb",
+)
 TINY = ["--seconds", "0.02", "--repeats", "1", "--warmup", "0.01"]
 
 
@@ -54,8 +60,10 @@ def test_tiny_batch_run_emits_one_json_object_per_case(capsys):
         assert r["learner_steps_per_s"] == pytest.approx(r["env_steps_per_s"] * 5)
         assert r["peak_rss_mb"] > 10
         assert (r["learners_per_world"], r["pedestrians_per_world"], r["flock_per_world"]) == (
-            5, 4, 1,
-        )  # fmt: skip
+            5,
+            4,
+            1,
+        )
 
 
 def test_ceiling_and_env_forms_report_ratios(capsys):
@@ -90,8 +98,9 @@ ARRIVING = bench_speed.Case("batch", 8, 6, 3, 3, 0, overrides=TINY_WORLD)
 
 
 def _tiny_args(learners_leave: bool) -> argparse.Namespace:
-    return argparse.Namespace(seconds=0.05, repeats=2, warmup=0.0, seed=3,
-                              learners_leave=learners_leave)  # fmt: skip
+    return argparse.Namespace(
+        seconds=0.05, repeats=2, warmup=0.0, seed=3, learners_leave=learners_leave
+    )
 
 
 def _replay_presence(case: bench_speed.Case, seed: int, calls: int) -> np.ndarray:
@@ -150,8 +159,19 @@ def test_renewal_swaps_start_and_goal_of_arrived_learners_only():
     s.active[1, 2], s.collided[1, 2], batch.alive[1, 2] = False, True, False  # left on a collision
     goal, start = s.goal[0, 1].copy(), s.start[0, 1].copy()
     totals = presence.new_totals()
-    args = (s.active, s.reached, batch.alive, s.pos, s.goal, s.start, sim.goal_dist, s.path,
-            s.path_len, s.path_index, totals)  # fmt: skip
+    args = (
+        s.active,
+        s.reached,
+        batch.alive,
+        s.pos,
+        s.goal,
+        s.start,
+        sim.goal_dist,
+        s.path,
+        s.path_len,
+        s.path_index,
+        totals,
+    )
     presence.renew_and_tally(*args)
     assert totals.tolist() == [2 * 6 - 1, 2 * 3 - 1, 1, 2 * 6 - 1]  # bodies, learners, renewed
     assert s.active[0, 1] and batch.alive[0, 1] and not s.reached[0, 1]
@@ -214,7 +234,7 @@ def _batch(parallel: bool, num_worlds: int, **kw) -> CrowdBatch:
             n_learners=30,
             n_pedestrians=30,
             n_flock=10,
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_parallel_kernels_replay_the_serial_step_exactly(kw):
@@ -236,9 +256,16 @@ def test_parallel_kernels_replay_the_serial_step_exactly(kw):
 
 def test_large_world_grid_searches_match_brute_force():
     n_l, n_p = 40, 40
-    batch = _batch(False, 2, scenario="square_crossing", scenario_params={"width": 16.0},
-                   n_learners=n_l, n_pedestrians=n_p, obs_neighbours=8,
-                   collision_ends=False)  # fmt: skip
+    batch = _batch(
+        False,
+        2,
+        scenario="square_crossing",
+        scenario_params={"width": 16.0},
+        n_learners=n_l,
+        n_pedestrians=n_p,
+        obs_neighbours=8,
+        collision_ends=False,
+    )
     assert n_l + n_p > DENSE_MAX_BODIES  # the grid paths run
     rng = np.random.default_rng(1)
     for _ in range(6):

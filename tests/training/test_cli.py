@@ -18,8 +18,22 @@ evaluate_module = importlib.import_module("crowdsteer.training.evaluation.evalua
 
 
 def test_bench_speed_flags_pass_through_to_the_script(capsys):
-    argv = ["bench-speed", "--num-worlds", "1", "--bodies", "10", "--forms", "batch", "--json",
-            "--seconds", "0.05", "--repeats", "1", "--warmup", "0.01"]  # fmt: skip
+    argv = [
+        "bench-speed",
+        "--num-worlds",
+        "1",
+        "--bodies",
+        "10",
+        "--forms",
+        "batch",
+        "--json",
+        "--seconds",
+        "0.05",
+        "--repeats",
+        "1",
+        "--warmup",
+        "0.01",
+    ]
     assert main(argv) == 0
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("{")]
     record = json.loads(lines[0])
@@ -98,8 +112,17 @@ def _no_work(monkeypatch):
 
 def test_benchmark_without_matplotlib_skips_the_plots_with_a_message(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(preflight, "has_module", lambda name: name != "matplotlib")
-    argv = ["benchmark", "--out", str(tmp_path / "b"), "--episodes", "2",
-            "--scenarios", "two_walkers", "--policies", "cardioid"]  # fmt: skip
+    argv = [
+        "benchmark",
+        "--out",
+        str(tmp_path / "b"),
+        "--episodes",
+        "2",
+        "--scenarios",
+        "two_walkers",
+        "--policies",
+        "cardioid",
+    ]
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert "plots skipped" in err and "crowdsteer[train]" in err
@@ -183,29 +206,68 @@ def _not_int_at_least(low: int):
 
 
 BAD_VALUES = st.one_of(
-    st.tuples(st.sampled_from([("benchmark",), ("evaluate", "--policy", "cardioid"),
-                               ("render",)]), st.just("--episodes"), _not_int_at_least(1)),
+    st.tuples(
+        st.sampled_from([("benchmark",), ("evaluate", "--policy", "cardioid"), ("render",)]),
+        st.just("--episodes"),
+        _not_int_at_least(1),
+    ),
     st.tuples(st.sampled_from([("demo",), ("render",)]), st.just("--steps"), _not_int_at_least(1)),
-    st.tuples(st.sampled_from([("demo",), ("render",), ("benchmark",), ("play",),
-                               ("evaluate", "--policy", "cardioid")]),
-              st.just("--seed"), _not_int_at_least(0)),
+    st.tuples(
+        st.sampled_from(
+            [
+                ("demo",),
+                ("render",),
+                ("benchmark",),
+                ("play",),
+                ("evaluate", "--policy", "cardioid"),
+            ]
+        ),
+        st.just("--seed"),
+        _not_int_at_least(0),
+    ),
     st.tuples(st.just(("render",)), st.just("--frame"), _not_int_at_least(0)),
-    st.tuples(st.sampled_from([("demo",), ("render",), ("play",),
-                               ("evaluate", "--policy", "cardioid")]),
-              st.just("--scenario"), _not_in(SCENARIOS + ("bottleneck", "crossing_flows",
-                                                          "obstacle_field", "path_course",
-                                                          "square_crossing", "two_walkers",
-                                                          "symmetric_obstacles"))),
-    st.tuples(st.sampled_from([("demo",), ("render",), ("evaluate",)]), st.just("--policy"),
-              _not_in(("goal_seek", "cardioid", "side_choice", "right_of_way", "detection_box",
-                       "path_follow", "social_force", "orca"))),
+    st.tuples(
+        st.sampled_from([("demo",), ("render",), ("play",), ("evaluate", "--policy", "cardioid")]),
+        st.just("--scenario"),
+        _not_in(
+            SCENARIOS
+            + (
+                "bottleneck",
+                "crossing_flows",
+                "obstacle_field",
+                "path_course",
+                "square_crossing",
+                "two_walkers",
+                "symmetric_obstacles",
+            )
+        ),
+    ),
+    st.tuples(
+        st.sampled_from([("demo",), ("render",), ("evaluate",)]),
+        st.just("--policy"),
+        _not_in(
+            (
+                "goal_seek",
+                "cardioid",
+                "side_choice",
+                "right_of_way",
+                "detection_box",
+                "path_follow",
+                "social_force",
+                "orca",
+            )
+        ),
+    ),
     st.tuples(st.just(("play",)), st.just("--others"), st.sampled_from(["x", "nope.zip"])),
-    st.tuples(st.sampled_from([("render",), ("demo", "--window", "no")]), st.just("--out"),
-              st.sampled_from([".webm", ".avi", ".jpg", ".txt", ""]).map(lambda s: "clip" + s)),
+    st.tuples(
+        st.sampled_from([("render",), ("demo", "--window", "no")]),
+        st.just("--out"),
+        st.sampled_from([".webm", ".avi", ".jpg", ".txt", ""]).map(lambda s: "clip" + s),
+    ),
     st.tuples(st.just(("demo",)), st.just("--window"), _not_in(("auto", "yes", "no"))),
     st.tuples(st.just(("play",)), st.just("--speed"), st.sampled_from(["0", "3", "fast", "-1"])),
     st.tuples(st.just(("benchmark",)), st.just("--policies"), _not_in(("cardioid", "orca"))),
-)  # fmt: skip
+)
 
 
 @settings(
@@ -256,7 +318,18 @@ def test_render_takes_every_policy_the_cli_accepts(tmp_path, monkeypatch):
     pytest.importorskip("stable_baselines3")
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     out = tmp_path / "frame.png"
-    argv = ["render", "--policy", "circle_crossing", "--scenario", "circle_crossing", "--steps",
-            "3", "--frame", "2", "--out", str(out)]  # fmt: skip
+    argv = [
+        "render",
+        "--policy",
+        "circle_crossing",
+        "--scenario",
+        "circle_crossing",
+        "--steps",
+        "3",
+        "--frame",
+        "2",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 0
     assert out.stat().st_size > 0

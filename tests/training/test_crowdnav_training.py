@@ -92,23 +92,55 @@ def test_shipped_crowdnav_checked_is_safe_and_quick_on_the_first_test_cases():
 
 def test_evaluate_cli_step_check_wraps_any_policy_and_counts_its_changes(capsys):
     code = cli_main(
-        ["evaluate", "--policy", "orca", "--preset", "crowdnav", "--test-cases", "--episodes",
-         "6", "--step-check", "--json"]
-    )  # fmt: skip
+        [
+            "evaluate",
+            "--policy",
+            "orca",
+            "--preset",
+            "crowdnav",
+            "--test-cases",
+            "--episodes",
+            "6",
+            "--step-check",
+            "--json",
+        ]
+    )
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     assert data["policy"] == "orca+step_check"
     assert 0 < data["step_check_replaced"] < data["step_check_acted"]
-    assert cli_main(["evaluate", "--policy", "orca", "--preset", "crowdnav", "--episodes", "2",
-                     "--step-check"]) == 0  # fmt: skip
+    assert (
+        cli_main(
+            [
+                "evaluate",
+                "--policy",
+                "orca",
+                "--preset",
+                "crowdnav",
+                "--episodes",
+                "2",
+                "--step-check",
+            ]
+        )
+        == 0
+    )
     assert "step check: replaced" in capsys.readouterr().out
 
 
 def test_evaluate_cli_plays_test_cases_and_says_what_it_ran(capsys):
     code = cli_main(
-        ["evaluate", "--policy", "orca", "--preset", "crowdnav", "--test-cases", "--episodes",
-         "4", "--json"]
-    )  # fmt: skip
+        [
+            "evaluate",
+            "--policy",
+            "orca",
+            "--preset",
+            "crowdnav",
+            "--test-cases",
+            "--episodes",
+            "4",
+            "--json",
+        ]
+    )
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     assert data["preset"] == "crowdnav" and data["scenario"] == "crowdnav_circle"
@@ -122,9 +154,14 @@ def test_benchmark_runs_crowdnavs_test_and_leaves_out_models_that_cannot_read_it
     from crowdsteer.training.evaluation.benchmark import run_benchmark
 
     rows = run_benchmark(
-        tmp_path, episodes=3, scenarios=["crowdnav_circle"], policies=["orca"],
-        extra_policies=[shipped_model("circle_crossing")], plots=False, progress=False,
-    )  # fmt: skip
+        tmp_path,
+        episodes=3,
+        scenarios=["crowdnav_circle"],
+        policies=["orca"],
+        extra_policies=[shipped_model("circle_crossing")],
+        plots=False,
+        progress=False,
+    )
     assert [(r["scenario"], r["policy"]) for r in rows] == [("crowdnav_circle", "orca")]
     assert np.isfinite(rows[0]["discounted_return"])
     text = (tmp_path / "results.md").read_text()
@@ -135,13 +172,20 @@ def test_benchmark_takes_shipped_names_and_says_once_where_a_model_cannot_read(t
     from crowdsteer.training.evaluation.benchmark import run_benchmark
 
     rows = run_benchmark(
-        tmp_path, episodes=2, scenarios=["crowdnav_circle", "two_walkers", "circle_crossing"],
-        policies=["orca"], extra_policies=["crowdnav_checked"], plots=False, progress=False,
-    )  # fmt: skip
+        tmp_path,
+        episodes=2,
+        scenarios=["crowdnav_circle", "two_walkers", "circle_crossing"],
+        policies=["orca"],
+        extra_policies=["crowdnav_checked"],
+        plots=False,
+        progress=False,
+    )
     assert [(r["scenario"], r["policy"]) for r in rows] == [
-        ("crowdnav_circle", "orca"), ("crowdnav_circle", "crowdnav_checked"),
-        ("two_walkers", "orca"), ("circle_crossing", "orca"),
-    ]  # fmt: skip
+        ("crowdnav_circle", "orca"),
+        ("crowdnav_circle", "crowdnav_checked"),
+        ("two_walkers", "orca"),
+        ("circle_crossing", "orca"),
+    ]
     lines = [x for x in (tmp_path / "results.md").read_text().splitlines() if "Not run" in x]
     assert len(lines) == 1
     assert lines[0].startswith("Not run: crowdnav_checked on two_walkers, circle_crossing: ")

@@ -13,11 +13,26 @@ from crowdsteer.training.cli import main  # noqa: E402
 
 def test_dataset_command_writes_what_minari_reads_back(tmp_path, monkeypatch):
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
-    rc = main([
-        "dataset", "--dataset-id", "crowdsteer/obstacle_field/mix-v0", "--policies", "social_force",
-        "cardioid", "--episodes", "4", "--seed", "5", "--scenario", "obstacle_field",
-        "--n-pedestrians", "3", "--out", str(tmp_path),
-    ])  # fmt: skip
+    rc = main(
+        [
+            "dataset",
+            "--dataset-id",
+            "crowdsteer/obstacle_field/mix-v0",
+            "--policies",
+            "social_force",
+            "cardioid",
+            "--episodes",
+            "4",
+            "--seed",
+            "5",
+            "--scenario",
+            "obstacle_field",
+            "--n-pedestrians",
+            "3",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert rc == 0
     ds = minari.load_dataset("crowdsteer/obstacle_field/mix-v0")
     assert ds.total_episodes == 4

@@ -36,8 +36,17 @@ SMALL = {"scenario": "circle_crossing", "n_learners": 2, "n_pedestrians": 3}
 def _same_records(a, b) -> None:
     assert len(a) == len(b)
     for ra, rb in zip(a, b, strict=True):
-        for name in ("pos", "vel", "active", "reached_step", "collision_step", "start", "goal",
-                     "radius", "is_learner"):  # fmt: skip
+        for name in (
+            "pos",
+            "vel",
+            "active",
+            "reached_step",
+            "collision_step",
+            "start",
+            "goal",
+            "radius",
+            "is_learner",
+        ):
             np.testing.assert_array_equal(getattr(ra, name), getattr(rb, name), err_msg=name)
 
 
@@ -63,8 +72,9 @@ def test_evaluation_is_identical_when_repeated(policy):
 def test_results_do_not_depend_on_how_episodes_are_batched():
     ref = evaluate("side_choice", episodes=5, seed=3, num_worlds=1, return_records=True, **SMALL)
     for nw in (2, 5, 64):
-        got = evaluate("side_choice", episodes=5, seed=3, num_worlds=nw, return_records=True,
-                       **SMALL)  # fmt: skip
+        got = evaluate(
+            "side_choice", episodes=5, seed=3, num_worlds=nw, return_records=True, **SMALL
+        )
         _same_metrics(ref, got)
         _same_records(ref["records"], got["records"])
 
@@ -87,9 +97,17 @@ def test_episode_e_is_world_seed_plus_e_and_policies_meet_the_same_episodes():
 
 
 def test_records_follow_the_metric_conventions():
-    res = evaluate("goal_seek", scenario="two_walkers", episodes=3, seed=0, n_learners=2,
-                   n_pedestrians=1, return_records=True, max_steps=60,
-                   scenario_params={"lead_min": 0.0, "lead_max": 0.05})  # fmt: skip
+    res = evaluate(
+        "goal_seek",
+        scenario="two_walkers",
+        episodes=3,
+        seed=0,
+        n_learners=2,
+        n_pedestrians=1,
+        return_records=True,
+        max_steps=60,
+        scenario_params={"lead_min": 0.0, "lead_max": 0.05},
+    )
     assert res["episodes"] == 3 and res["learner_episodes"] == 6
     for rec, m in zip(res["records"], res["per_episode"], strict=True):
         assert rec.is_learner.tolist() == [True, True, False]
@@ -109,8 +127,12 @@ def test_records_follow_the_metric_conventions():
 
 
 def test_arrivals_are_recorded_and_end_the_episode():
-    scene = {"agents": [{"start": (0, 0), "goal": (3, 0), "role": "learner"},
-                        {"start": (0, 2), "goal": (5, 2), "role": "learner"}]}  # fmt: skip
+    scene = {
+        "agents": [
+            {"start": (0, 0), "goal": (3, 0), "role": "learner"},
+            {"start": (0, 2), "goal": (5, 2), "role": "learner"},
+        ]
+    }
     res = evaluate("goal_seek", scenario=scene, episodes=2, seed=0, return_records=True)
     rec = res["records"][0]
     assert res["success_rate"].mean == 1.0
@@ -224,8 +246,21 @@ def test_preset_evaluates():
 
 
 def test_evaluate_command_prints_table_and_json(capsys):
-    args = ["evaluate", "--policy", "cardioid", "--scenario", "square_crossing", "--episodes", "3",
-            "--seed", "4", "--n-learners", "2", "--n-pedestrians", "2"]  # fmt: skip
+    args = [
+        "evaluate",
+        "--policy",
+        "cardioid",
+        "--scenario",
+        "square_crossing",
+        "--episodes",
+        "3",
+        "--seed",
+        "4",
+        "--n-learners",
+        "2",
+        "--n-pedestrians",
+        "2",
+    ]
     assert main(args) == 0
     table = capsys.readouterr().out
     assert "cardioid on square_crossing" in table
@@ -233,35 +268,58 @@ def test_evaluate_command_prints_table_and_json(capsys):
         assert key in table
     assert main([*args, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    ref = evaluate("cardioid", scenario="square_crossing", episodes=3, seed=4, n_learners=2,
-                   n_pedestrians=2)  # fmt: skip
+    ref = evaluate(
+        "cardioid", scenario="square_crossing", episodes=3, seed=4, n_learners=2, n_pedestrians=2
+    )
     assert data["success_rate"]["mean"] == ref["success_rate"].mean
     assert data["episodes"] == 3 and data["learner_episodes"] == 6
 
 
 def test_benchmark_writes_csv_markdown_and_plots(tmp_path):
     rows = run_benchmark(
-        tmp_path, episodes=2, seed=1, scenarios=["two_walkers", "symmetric_obstacles"],
-        policies=["goal_seek", "right_of_way"], progress=False,
-    )  # fmt: skip
+        tmp_path,
+        episodes=2,
+        seed=1,
+        scenarios=["two_walkers", "symmetric_obstacles"],
+        policies=["goal_seek", "right_of_way"],
+        progress=False,
+    )
     assert [(r["scenario"], r["policy"]) for r in rows] == [
-        ("two_walkers", "goal_seek"), ("two_walkers", "right_of_way"),
-        ("symmetric_obstacles", "goal_seek"), ("symmetric_obstacles", "right_of_way"),
-    ]  # fmt: skip
+        ("two_walkers", "goal_seek"),
+        ("two_walkers", "right_of_way"),
+        ("symmetric_obstacles", "goal_seek"),
+        ("symmetric_obstacles", "right_of_way"),
+    ]
     with open(tmp_path / "results.csv", newline="") as f:
         reader = csv.reader(f)
         header = next(reader)
         body = list(reader)
     assert tuple(header[: len(CSV_COLUMNS)]) == CSV_COLUMNS
     assert tuple(header[len(CSV_COLUMNS) :]) == CI_COLUMNS
-    assert CSV_COLUMNS == ("scenario", "policy", "episodes", "success_rate", "collision_rate",
-                           "timeout_rate", "time_to_goal", "path_efficiency", "min_separation",
-                           "discomfort_rate", "smoothness", "deadlock_rate",
-                           "discounted_return")  # fmt: skip
+    assert CSV_COLUMNS == (
+        "scenario",
+        "policy",
+        "episodes",
+        "success_rate",
+        "collision_rate",
+        "timeout_rate",
+        "time_to_goal",
+        "path_efficiency",
+        "min_separation",
+        "discomfort_rate",
+        "smoothness",
+        "deadlock_rate",
+        "discounted_return",
+    )
     assert len(body) == 4 and all(len(r) == len(header) for r in body)
     # The rows are the evaluation of the same seeded episodes with the benchmark's settings.
-    ref = evaluate("right_of_way", scenario="two_walkers", episodes=2, seed=1,
-                   **benchmark_config("two_walkers"))  # fmt: skip
+    ref = evaluate(
+        "right_of_way",
+        scenario="two_walkers",
+        episodes=2,
+        seed=1,
+        **benchmark_config("two_walkers"),
+    )
     assert float(body[1][header.index("success_rate")]) == pytest.approx(
         ref["success_rate"].mean, abs=1e-4
     )
@@ -278,8 +336,19 @@ def test_benchmark_writes_csv_markdown_and_plots(tmp_path):
 
 def test_benchmark_command_and_its_errors(tmp_path, capsys):
     out = tmp_path / "bench"
-    args = ["benchmark", "--out", str(out), "--episodes", "1", "--scenarios", "two_walkers",
-            "--policies", "goal_seek", "cardioid", "--no-plots"]  # fmt: skip
+    args = [
+        "benchmark",
+        "--out",
+        str(out),
+        "--episodes",
+        "1",
+        "--scenarios",
+        "two_walkers",
+        "--policies",
+        "goal_seek",
+        "cardioid",
+        "--no-plots",
+    ]
     assert main(args) == 0
     assert "| cardioid |" in capsys.readouterr().out
     assert (out / "results.csv").exists() and not (out / "plots").exists()

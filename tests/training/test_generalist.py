@@ -22,8 +22,10 @@ from crowdsteer.training.rl.mix import (  # noqa: E402
     make_mixed_env,
 )
 
-SMALL_MIX = (MixEntry("obstacle_field", 2, (1, 3), ("right_of_way", "orca")),
-             MixEntry("two_walkers", 2, (0, 0), ("right_of_way",)))  # fmt: skip
+SMALL_MIX = (
+    MixEntry("obstacle_field", 2, (1, 3), ("right_of_way", "orca")),
+    MixEntry("two_walkers", 2, (0, 0), ("right_of_way",)),
+)
 
 
 def test_mix_covers_every_benchmark_scene_but_crowdnav():
@@ -69,8 +71,9 @@ def test_behaviour_cloning_from_a_mix_gives_each_slot_its_teacher():
     config = CrowdConfig()
     for k, name in enumerate(names):
         rows = raw[k :: venv.num_envs]
-        np.testing.assert_array_equal(actions[k :: venv.num_envs],
-                                      make_policy(name, config=config).act(rows))  # fmt: skip
+        np.testing.assert_array_equal(
+            actions[k :: venv.num_envs], make_policy(name, config=config).act(rows)
+        )
 
 
 class _Zero:
@@ -90,19 +93,32 @@ def test_residual_policy_with_zero_correction_is_its_reference():
 def test_generalist_trains_saves_and_loads_as_a_residual_policy(tmp_path, monkeypatch):
     monkeypatch.setattr(generalist, "SCENARIO_MIX", SMALL_MIX)
     monkeypatch.setattr(
-        generalist, "make_mixed_env",
+        generalist,
+        "make_mixed_env",
         lambda worlds, **config: make_mixed_env(worlds, mix=SMALL_MIX, **config),
-    )  # fmt: skip
+    )
     monkeypatch.setattr(
-        generalist, "mix_evaluation",
-        lambda policy, episodes, seed: study.mix_evaluation(policy, episodes, seed,
-                                                            ["two_walkers"]),
-    )  # fmt: skip
+        generalist,
+        "mix_evaluation",
+        lambda policy, episodes, seed: study.mix_evaluation(
+            policy, episodes, seed, ["two_walkers"]
+        ),
+    )
     args = generalist.Args(
-        action_mode="residual", residual_reference="right_of_way", potential="goal_distance",
-        potential_weight=0.5, worlds_per_env=1, total_steps=600, n_steps=32, batch_size=64,
-        eval_every=300, eval_episodes=2, out=str(tmp_path), name="g", gamma=0.95,
-    )  # fmt: skip
+        action_mode="residual",
+        residual_reference="right_of_way",
+        potential="goal_distance",
+        potential_weight=0.5,
+        worlds_per_env=1,
+        total_steps=600,
+        n_steps=32,
+        batch_size=64,
+        eval_every=300,
+        eval_episodes=2,
+        out=str(tmp_path),
+        name="g",
+        gamma=0.95,
+    )
     assert generalist.train(args) == 0
     saved = json.loads((tmp_path / "g" / "args.json").read_text())["effective_config"]
     assert saved["action_mode"] == "residual" and saved["potential_gamma"] == 0.95
@@ -114,8 +130,11 @@ def test_generalist_trains_saves_and_loads_as_a_residual_policy(tmp_path, monkey
     obs[:, 0], obs[:, 4] = 2.0, 1.0
     assert policy.act(obs).shape == (4, 2)
     with pytest.raises(ValueError, match="bc_from"):
-        generalist.train(generalist.Args(action_mode="residual", residual_reference="orca",
-                                         bc_from="best", out=str(tmp_path)))  # fmt: skip
+        generalist.train(
+            generalist.Args(
+                action_mode="residual", residual_reference="orca", bc_from="best", out=str(tmp_path)
+            )
+        )
 
 
 def test_study_summary_counts_the_steps_to_the_target():
@@ -135,12 +154,22 @@ def test_benchmark_sets_learned_policies_against_the_best_baseline():
     from crowdsteer.training.evaluation.benchmark import against_best_baseline
 
     def row(scenario, policy, success, collision):
-        return {"scenario": scenario, "policy": policy, "success_rate": success,
-                "collision_rate": collision}  # fmt: skip
+        return {
+            "scenario": scenario,
+            "policy": policy,
+            "success_rate": success,
+            "collision_rate": collision,
+        }
 
-    rows = [row("a", "cardioid", 0.8, 0.2), row("a", "orca", 0.5, 0.1), row("a", "g", 0.9, 0.1),
-            row("b", "cardioid", 0.6, 0.1), row("b", "g", 0.4, 0.5),
-            row("c", "orca", 0.7, 0.1), row("c", "g", 0.7, 0.2)]  # fmt: skip
+    rows = [
+        row("a", "cardioid", 0.8, 0.2),
+        row("a", "orca", 0.5, 0.1),
+        row("a", "g", 0.9, 0.1),
+        row("b", "cardioid", 0.6, 0.1),
+        row("b", "g", 0.4, 0.5),
+        row("c", "orca", 0.7, 0.1),
+        row("c", "g", 0.7, 0.2),
+    ]
     table = against_best_baseline(rows, ["g"])
     lines = table.splitlines()
     assert lines[2] == "| a | cardioid: 0.80 / 0.20 | 0.90 / 0.10, reaches it |"

@@ -53,8 +53,9 @@ def test_rows_count_neighbours_at_their_window_ends_and_derive_the_pair_ratio():
         ends = []
         for k in range(stop):
             if k == start:
-                ends.append([per_body.neighbours_per_body(s.pos[0], s.active[0], r)
-                             for r in (2.0, 6.0)])  # fmt: skip
+                ends.append(
+                    [per_body.neighbours_per_body(s.pos[0], s.active[0], r) for r in (2.0, 6.0)]
+                )
             batch.step(pool[k % 16])
         ends.append([per_body.neighbours_per_body(s.pos[0], s.active[0], r) for r in (2.0, 6.0)])
         assert got == pytest.approx([(a + b) / 2 for a, b in zip(*ends, strict=True)], abs=0)

@@ -28,9 +28,15 @@ def hold(k: int) -> None:
 def play_track(steps: int = 8, **kwargs):
     """Positions of learner 0 after each step of a short played episode, and the results."""
     track = []
-    results = run_play("circle_crossing", "right_of_way", 0, max_steps=steps,
-                       on_step=lambda b: track.append(b.state.pos[0, 0].copy()), **RUN,
-                       **kwargs)  # fmt: skip
+    results = run_play(
+        "circle_crossing",
+        "right_of_way",
+        0,
+        max_steps=steps,
+        on_step=lambda b: track.append(b.state.pos[0, 0].copy()),
+        **RUN,
+        **kwargs,
+    )
     return np.array(track), results
 
 
@@ -86,8 +92,9 @@ def test_human_action_is_the_action_of_the_wished_world_velocity():
     batch.reset()
     s = batch.state
     for direction in ([1.0, 0.0], [0.0, -1.0], [np.sqrt(0.5), np.sqrt(0.5)]):
-        a = human_action(np.array(direction), 0.7, s.pos[0, 0], s.goal[0, 0], s.heading[0, 0],
-                         config)  # fmt: skip
+        a = human_action(
+            np.array(direction), 0.7, s.pos[0, 0], s.goal[0, 0], s.heading[0, 0], config
+        )
         desired = batch.desired_velocity(a.reshape(1, 1, 2))[0, 0]
         np.testing.assert_allclose(desired, 0.7 * config.v_pref * np.array(direction), atol=1e-12)
     np.testing.assert_array_equal(

@@ -56,9 +56,12 @@ def test_first_uses_compile_nothing_after_crowdsteer_compile(tmp_path, record_co
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "SDL_VIDEODRIVER": "dummy"}
     out = subprocess.run(
         [sys.executable, "-c", record_compiles + FIRST_USES],
-        env=env, capture_output=True, text=True, check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
         timeout=300,
-    )  # fmt: skip
+    )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
     assert "compiling" not in out.stderr
 

@@ -280,9 +280,13 @@ def test_crowdsteer_evaluate_and_benchmark_take_an_rllib_checkpoint(local_run, c
     rates = [result[k]["mean"] for k in ("success_rate", "collision_rate", "timeout_rate")]
     assert sum(rates) == pytest.approx(1.0)
     rows = run_benchmark(
-        episodes=4, scenarios=["corridor"], policies=["goal_seek"], extra_policies=[ck],
-        plots=False, progress=False,
-    )  # fmt: skip
+        episodes=4,
+        scenarios=["corridor"],
+        policies=["goal_seek"],
+        extra_policies=[ck],
+        plots=False,
+        progress=False,
+    )
     assert [r["policy"] for r in rows] == ["goal_seek", "ck"]
     assert rows[1]["episodes"] == 4
 
@@ -321,12 +325,20 @@ def ray_cluster():
     with open(log_path, "w") as log:
         head = subprocess.Popen(
             [
-                str(Path(sys.executable).with_name("ray")), "start", "--head", "--block", *ports,
-                "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats",
+                str(Path(sys.executable).with_name("ray")),
+                "start",
+                "--head",
+                "--block",
+                *ports,
+                "--num-cpus=2",
+                "--include-dashboard=false",
+                "--disable-usage-stats",
                 f"--temp-dir={temp_dir}",
             ],
-            env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            env={**os.environ, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 120
         address = None
@@ -371,10 +383,24 @@ def test_runners_the_cluster_cannot_hold_are_refused_at_once(ray_cluster, tmp_pa
     address, env = ray_cluster
     t0 = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "crowdsteer.training.cli", "train-rllib", "--address", address,
-         "--num-env-runners", "3", "--iterations", "1"],
-        cwd=tmp_path, env={**os.environ, **env}, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "crowdsteer.training.cli",
+            "train-rllib",
+            "--address",
+            address,
+            "--num-env-runners",
+            "3",
+            "--iterations",
+            "1",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "--num-env-runners=3 at --cpus-per-runner=1 needs 3 CPUs" in proc.stdout
     assert "has 2" in proc.stdout

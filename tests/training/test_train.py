@@ -23,9 +23,21 @@ from crowdsteer.training.rl import (  # noqa: E402
     runs,  # noqa: E402
 )
 
-SMALL = ["--scenario", "circle_crossing", "--n-learners", "2", "--n-pedestrians", "2",
-         "--num-worlds", "2", "--eval-episodes", "2", "--no-progress-bar",
-         "--threads", "1"]  # fmt: skip
+SMALL = [
+    "--scenario",
+    "circle_crossing",
+    "--n-learners",
+    "2",
+    "--n-pedestrians",
+    "2",
+    "--num-worlds",
+    "2",
+    "--eval-episodes",
+    "2",
+    "--no-progress-bar",
+    "--threads",
+    "1",
+]
 
 
 def _summary(run_dir) -> dict:
@@ -33,12 +45,31 @@ def _summary(run_dir) -> dict:
 
 
 def test_ppo_trains_saves_and_reloads(tmp_path):
-    argv = SMALL + ["--total-steps", "3000", "--n-steps", "64", "--batch-size", "128",
-                    "--eval-every", "1000", "--out", str(tmp_path), "--name", "ppo"]  # fmt: skip
+    argv = SMALL + [
+        "--total-steps",
+        "3000",
+        "--n-steps",
+        "64",
+        "--batch-size",
+        "128",
+        "--eval-every",
+        "1000",
+        "--out",
+        str(tmp_path),
+        "--name",
+        "ppo",
+    ]
     assert cli_main(["train", "--algo", "ppo", *argv]) == 0
     run = tmp_path / "ppo"
-    for name in ("model.zip", "vecnormalize.pkl", "progress.csv", "evals.json", "args.json",
-                 "best/model.zip", "best/vecnormalize.pkl"):  # fmt: skip
+    for name in (
+        "model.zip",
+        "vecnormalize.pkl",
+        "progress.csv",
+        "evals.json",
+        "args.json",
+        "best/model.zip",
+        "best/vecnormalize.pkl",
+    ):
         assert (run / name).is_file(), name
     assert list((run / "tb").rglob("events.out.tfevents.*"))
     summary = _summary(run)
@@ -77,9 +108,27 @@ def test_ppo_trains_saves_and_reloads(tmp_path):
 
 
 def test_sac_smoke(tmp_path):
-    argv = SMALL + ["--total-steps", "400", "--learning-starts", "100", "--batch-size", "64",
-                    "--gradient-steps", "1", "--eval-every", "10000", "--buffer-size", "2000",
-                    "--net-arch", "32", "32", "--out", str(tmp_path), "--name", "sac"]  # fmt: skip
+    argv = SMALL + [
+        "--total-steps",
+        "400",
+        "--learning-starts",
+        "100",
+        "--batch-size",
+        "64",
+        "--gradient-steps",
+        "1",
+        "--eval-every",
+        "10000",
+        "--buffer-size",
+        "2000",
+        "--net-arch",
+        "32",
+        "32",
+        "--out",
+        str(tmp_path),
+        "--name",
+        "sac",
+    ]
     assert cli_main(["train", "--algo", "sac", *argv]) == 0
     summary = _summary(tmp_path / "sac")
     assert summary["losses_finite"]
@@ -106,9 +155,21 @@ def test_behaviour_cloning_fits_the_teacher(tmp_path):
 
 
 def test_parse_args_flags():
-    argv = ["--num-worlds", "8", "--shaping-reference", "right_of_way", "--no-norm-reward",
-            "--net-arch", "32", "16", "--bc-from", "none",
-            "--env", "reward_collision=-1.0", "dt=0.2"]  # fmt: skip
+    argv = [
+        "--num-worlds",
+        "8",
+        "--shaping-reference",
+        "right_of_way",
+        "--no-norm-reward",
+        "--net-arch",
+        "32",
+        "16",
+        "--bc-from",
+        "none",
+        "--env",
+        "reward_collision=-1.0",
+        "dt=0.2",
+    ]
     args = parse_dataclass(ppo.Args, argv)
     assert args.num_worlds == 8 and args.shaping_reference == "right_of_way"
     assert args.norm_reward is False and args.norm_obs is True
@@ -130,6 +191,7 @@ def test_shipped_model_loads_and_navigates():
     path = Path(ppo.__file__).parent / "models" / "ppo_circle_crossing" / "model.zip"
     policy = load_policy(str(path))
     assert policy.obs_rms is not None
-    result = evaluate(policy, scenario="circle_crossing", episodes=40, seed=20_000,
-                      n_learners=5, n_pedestrians=5)  # fmt: skip
+    result = evaluate(
+        policy, scenario="circle_crossing", episodes=40, seed=20_000, n_learners=5, n_pedestrians=5
+    )
     assert result["success_rate"].mean >= 0.85

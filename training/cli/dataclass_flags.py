@@ -36,8 +36,9 @@ def parse_dataclass(cls: type, argv: Sequence[str] | None = None, prog: str | No
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         help_text = f"{f.metadata.get('help', '')} (default: {default!r})"
         if tp is bool:
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default,
-                                help=help_text)  # fmt: skip
+            parser.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=default, help=help_text
+            )
         elif typing.get_origin(tp) in (list, tuple):
             parser.add_argument(
                 flag, nargs="*", default=default, type=literal_value, help=help_text

@@ -155,9 +155,10 @@ def add_perf_commands(commands: Commands) -> None:
     )
     p.add_argument("--vmas-python", default=None, help="Python of a venv with vmas and torch")
     p.add_argument(
-        "--crowdnav-python", default=None,
+        "--crowdnav-python",
+        default=None,
         help="Python of a venv with Python-RVO2, gym and matplotlib (CrowdNav's requirements)",
-    )  # fmt: skip
+    )
     p.add_argument("--crowdnav-root", default=None, help="a checkout of CrowdNav (its sources)")
     p.add_argument("--mpe2-python", default=None, help="Python of a venv with mpe2")
     p.add_argument("--seconds", type=seconds(False), default=3.0, help="one timed window")

@@ -118,8 +118,9 @@ def policy_help() -> str:
     )
 
 
-def add_scenario_option(parser: argparse.ArgumentParser, default: str | None = "circle_crossing",
-                        note: str = "") -> None:  # fmt: skip
+def add_scenario_option(
+    parser: argparse.ArgumentParser, default: str | None = "circle_crossing", note: str = ""
+) -> None:
     """``--scenario NAME``, one of the registered scenarios (``note`` ends its help)."""
     scenarios = scenario_choices()
     parser.add_argument(

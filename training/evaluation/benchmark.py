@@ -209,9 +209,14 @@ def run_benchmark(
             bar.set_postfix_str(f"{scenario} / {label}")
             try:
                 result = evaluate(
-                    policy, scenario=scenario, episodes=episodes, seed=seed,
-                    num_worlds=num_worlds, return_records=plots, **kwargs,
-                )  # fmt: skip
+                    policy,
+                    scenario=scenario,
+                    episodes=episodes,
+                    seed=seed,
+                    num_worlds=num_worlds,
+                    return_records=plots,
+                    **kwargs,
+                )
             except ObservationSizeError as err:  # a model trained on other observation sizes
                 not_run.setdefault((label, str(err)), []).append(scenario)
                 bar.update(1)

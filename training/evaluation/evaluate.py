@@ -349,9 +349,13 @@ def evaluate_cli(args: Any) -> int:
         policy, label = StepCheckPolicy(policy, cfg), f"{label}+step_check"
     checker = policy if isinstance(policy, StepCheckPolicy) else None
     result = evaluate(
-        policy, scenario=args.scenario, episodes=args.episodes, seed=args.seed,
-        preset=preset, **config,
-    )  # fmt: skip
+        policy,
+        scenario=args.scenario,
+        episodes=args.episodes,
+        seed=args.seed,
+        preset=preset,
+        **config,
+    )
     if checker is not None:  # how often the check changed the policy's action
         result["step_check_replaced"] = checker.replaced
         result["step_check_acted"] = checker.acted

@@ -660,9 +660,11 @@ def aggregate(
     unit = (0.0, 1.0)
     # results without rewards (or from before they were recorded) count as NaN: left out
     returns_parts = [
-        np.asarray(res.get("discounted_return", np.full(np.size(res["success"]), np.nan)), float)
-        .ravel() for res in per_learner_results
-    ]  # fmt: skip
+        np.asarray(
+            res.get("discounted_return", np.full(np.size(res["success"]), np.nan)), float
+        ).ravel()
+        for res in per_learner_results
+    ]
     returns = np.concatenate(returns_parts) if returns_parts else np.zeros(0)
     out: dict[str, Estimate | int] = {
         "success_rate": rate_estimate(success, confidence),

@@ -71,8 +71,12 @@ def plot_metric_bars(
         mean = np.array([_num(table.get((s, pol), {}).get(metric)) for s in scenarios])
         low = np.array([_num(table.get((s, pol), {}).get(f"{metric}_ci_low")) for s in scenarios])
         high = np.array([_num(table.get((s, pol), {}).get(f"{metric}_ci_high")) for s in scenarios])
-        err = np.stack([np.where(np.isfinite(low), mean - low, 0.0),
-                        np.where(np.isfinite(high), high - mean, 0.0)])  # fmt: skip
+        err = np.stack(
+            [
+                np.where(np.isfinite(low), mean - low, 0.0),
+                np.where(np.isfinite(high), high - mean, 0.0),
+            ]
+        )
         err = np.where(np.isfinite(err) & (err >= 0), err, 0.0)
         ax.bar(
             x + (k - 0.5 * (n_p - 1)) * width,
@@ -142,17 +146,19 @@ def draw_episode(ax: Any, record: EpisodeRecord, scene: EpisodeScene, title: str
         ax.plot(*record.start[i], marker="o", ms=3.5, color=colour, zorder=5)
         ax.plot(*record.goal[i], marker="*", ms=9, color=colour, mec="k", mew=0.4, zorder=5)
         ax.add_patch(
-            Circle(p[-1], record.radius[i], facecolor=colour, alpha=0.35, edgecolor=colour,
-                   zorder=4)
-        )  # fmt: skip
+            Circle(
+                p[-1], record.radius[i], facecolor=colour, alpha=0.35, edgecolor=colour, zorder=4
+            )
+        )
         if record.collision_step[i] >= 0 and not (
             0 <= record.reached_step[i] < record.collision_step[i]
         ):
             c = record.pos[record.collision_step[i], i]
             ax.plot(*c, marker="x", ms=8, mew=2.0, color="red", zorder=6)
         elif record.reached_step[i] >= 0:
-            ax.add_patch(Circle(p[-1], record.radius[i], facecolor="none", edgecolor="k",
-                                lw=0.8, zorder=5))  # fmt: skip
+            ax.add_patch(
+                Circle(p[-1], record.radius[i], facecolor="none", edgecolor="k", lw=0.8, zorder=5)
+            )
     x0, y0, x1, y1 = scene.bounds
     pts = record.pos[valid]
     if pts.size:

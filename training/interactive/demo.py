@@ -111,12 +111,16 @@ def run_clip(
     handle = RenderHandle(batch, None, driver=policy)
     settings = OverlaySettings.from_config(config)
     viewer = Viewer(
-        config.render_size, config.render_size, config.render_fps, mode,
+        config.render_size,
+        config.render_size,
+        config.render_fps,
+        mode,
         overlay_options=OverlayOptions.all() if overlays else OverlayOptions(),
-        flock_view=config.flock_view, flock_view_radius=settings.view_radius,
+        flock_view=config.flock_view,
+        flock_view_radius=settings.view_radius,
         overlay_settings=settings,
         title=f"crowdsteer demo: {scenario}, learners driven by {policy}",
-    )  # fmt: skip
+    )
     # What the overlays draw: the crowd's vectors recorded by the step, and the learners' from
     # their baseline when it acted (a trained model has none: only what it asked for is drawn).
     shown = batch.sim.buffers.trace.copy()
@@ -234,9 +238,15 @@ def render_cli(args) -> int:
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     if png:
         clip = run_clip(
-            args.scenario, args.policy, args.seed, "rgb_array", episodes=1,
-            max_steps=args.frame, end_when_done=False, overlays=args.overlays,
-        )  # fmt: skip
+            args.scenario,
+            args.policy,
+            args.seed,
+            "rgb_array",
+            episodes=1,
+            max_steps=args.frame,
+            end_when_done=False,
+            overlays=args.overlays,
+        )
         import imageio.v2 as imageio
 
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -244,9 +254,14 @@ def render_cli(args) -> int:
         print(f"wrote step {args.frame} to {out}")
         return 0
     clip = run_clip(
-        args.scenario, args.policy, args.seed, "rgb_array", episodes=args.episodes,
-        max_steps=args.steps, overlays=args.overlays,
-    )  # fmt: skip
+        args.scenario,
+        args.policy,
+        args.seed,
+        "rgb_array",
+        episodes=args.episodes,
+        max_steps=args.steps,
+        overlays=args.overlays,
+    )
     path = write_video(clip.frames, out)
     share = clip.with_learner / max(clip.drawn, 1)
     print(

@@ -104,11 +104,19 @@ class EpisodeRecorder:
     def record(self) -> EpisodeRecord:
         c = self.batch.config
         return EpisodeRecord(
-            pos=np.stack(self.pos), vel=np.stack(self.vel), radius=self.radius,
-            is_learner=self.is_learner, start=self.start, goal=self.goal,
-            reached_step=self.reached, collision_step=self.collided, active=np.stack(self.valid),
-            dt=c.dt, max_steps=c.max_steps, personal_space=c.discomfort_distance,
-        )  # fmt: skip
+            pos=np.stack(self.pos),
+            vel=np.stack(self.vel),
+            radius=self.radius,
+            is_learner=self.is_learner,
+            start=self.start,
+            goal=self.goal,
+            reached_step=self.reached,
+            collision_step=self.collided,
+            active=np.stack(self.valid),
+            dt=c.dt,
+            max_steps=c.max_steps,
+            personal_space=c.discomfort_distance,
+        )
 
 
 @dataclass
@@ -186,10 +194,15 @@ def run_play(
     policy = resolve_policy(others, config) if n_l > 1 else None
     handle = RenderHandle(batch, None, driver=others)
     viewer = Viewer(
-        config.render_size, config.render_size, config.render_fps, "human", play=True,
-        flock_view=config.flock_view, overlay_settings=OverlaySettings.from_config(config),
+        config.render_size,
+        config.render_size,
+        config.render_fps,
+        "human",
+        play=True,
+        flock_view=config.flock_view,
+        overlay_settings=OverlaySettings.from_config(config),
         title=f"crowdsteer play: {scenario} (you are learner 0)",
-    )  # fmt: skip
+    )
     c = viewer.controls
     c.speed_index = int(np.argmin([abs(s - speed) for s in SPEEDS]))
     c.selected = PLAYER
@@ -237,9 +250,13 @@ def run_play(
                         policy.act(batch.obs.reshape(-1, batch.layout.dim)), np.float64
                     ).reshape(n_l, 2)
                 actions[0, PLAYER] = human_action(
-                    direction, fraction, s.pos[0, PLAYER], s.goal[0, PLAYER],
-                    float(s.heading[0, PLAYER]), config,
-                )  # fmt: skip
+                    direction,
+                    fraction,
+                    s.pos[0, PLAYER],
+                    s.goal[0, PLAYER],
+                    float(s.heading[0, PLAYER]),
+                    config,
+                )
                 alive_before = batch.alive[0].copy()
                 batch.step(actions)
                 recorder.after_step(alive_before)
@@ -253,8 +270,10 @@ def run_play(
             result = PlayResult(learner_metrics(recorder.record()), int(s.step_count[0]))
             results.append(result)
             rows = result.summary_rows(others)
-            print(f"episode {len(results)} ({result.steps} steps): " + "; ".join(
-                f"{k} {v}" for k, v in rows))  # fmt: skip
+            print(
+                f"episode {len(results)} ({result.steps} steps): "
+                + "; ".join(f"{k} {v}" for k, v in rows)
+            )
             if wait_at_end:
                 viewer.card = (f"episode {len(results)} over: R next episode, Q quit", rows)
                 c.restart_requested = False
@@ -284,9 +303,14 @@ def play_cli(args) -> int:
 
     try:
         results = run_play(
-            args.scenario, args.others, args.seed, episodes=args.episodes, max_steps=args.steps,
-            speed=args.speed, **overrides,
-        )  # fmt: skip
+            args.scenario,
+            args.others,
+            args.seed,
+            episodes=args.episodes,
+            max_steps=args.steps,
+            speed=args.speed,
+            **overrides,
+        )
     except pygame.error as err:
         raise window_error(err, "crowdsteer play needs a display") from err
     won = sum(bool(r.metrics["success"][0]) for r in results)

@@ -68,8 +68,10 @@ def _parallel(seed: int) -> Form:
     env = CrowdParallelEnv(n_learners=10)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    pool = [{a: rng.uniform(-1, 1, 2).astype(np.float32) for a in env.possible_agents}
-            for _ in range(64)]  # fmt: skip
+    pool = [
+        {a: rng.uniform(-1, 1, 2).astype(np.float32) for a in env.possible_agents}
+        for _ in range(64)
+    ]
     totals = new_totals()
 
     def step(k: int) -> None:
@@ -149,8 +151,10 @@ def report(args: Any) -> int:
     if args.json:
         print(json.dumps(res))
         return 0
-    print(f"{res['form']}: {res['env_steps']:,} env steps ({res['body_steps']:,} body-steps "
-          f"simulated) in {res['seconds']:.1f} s")  # fmt: skip
+    print(
+        f"{res['form']}: {res['env_steps']:,} env steps ({res['body_steps']:,} body-steps "
+        f"simulated) in {res['seconds']:.1f} s"
+    )
     print(f"RSS before set-up {res['rss_before_mb']:.1f} MiB")
     print(f"RSS start  {res['rss_start_mb']:.1f} MiB (after warm-up)")
     print(f"RSS middle {res['rss_middle_mb']:.1f} MiB (step {res['middle_at_step']:,})")

@@ -30,9 +30,14 @@ from ..support.options import arg
 
 SCENARIOS = ("corridor", "bottleneck", "obstacle_field", "path_course", "symmetric_obstacles")
 BEHAVIOURS = (
-    "goal_seek", "cardioid", "side_choice", "right_of_way", "social_force", "orca",
+    "goal_seek",
+    "cardioid",
+    "side_choice",
+    "right_of_way",
+    "social_force",
+    "orca",
     "detection_box",
-)  # fmt: skip
+)
 
 
 @dataclass
@@ -96,9 +101,14 @@ def count_violations(state, before: np.ndarray) -> dict[str, int]:
 
 def run(scenario: str, behaviour: str, body_steps: float, args: Args) -> dict:
     config = CrowdConfig.from_kwargs(
-        scenario=scenario, n_learners=2, n_pedestrians=args.pedestrians, n_flock=args.flock,
-        pedestrian_behaviour=behaviour, collision_ends=False, max_steps=400,
-    )  # fmt: skip
+        scenario=scenario,
+        n_learners=2,
+        n_pedestrians=args.pedestrians,
+        n_flock=args.flock,
+        pedestrian_behaviour=behaviour,
+        collision_ends=False,
+        max_steps=400,
+    )
     batch = make_batch(config, args.worlds)
     batch.seed(args.seed)
     batch.reset()
@@ -122,10 +132,21 @@ def report(args: Args) -> int:
     rows, start = [], time.perf_counter()
     for scenario in SCENARIOS:
         for behaviour in BEHAVIOURS:
-            rows.append({"scenario": scenario, "behaviour": behaviour,
-                         **run(scenario, behaviour, share, args)})  # fmt: skip
-    keys = ["body_steps", "flock_body_steps", "wall_crossings", "inside_obstacle",
-            "overlapping_static", "flock_out_of_bounds"]  # fmt: skip
+            rows.append(
+                {
+                    "scenario": scenario,
+                    "behaviour": behaviour,
+                    **run(scenario, behaviour, share, args),
+                }
+            )
+    keys = [
+        "body_steps",
+        "flock_body_steps",
+        "wall_crossings",
+        "inside_obstacle",
+        "overlapping_static",
+        "flock_out_of_bounds",
+    ]
     total = {k: sum(r[k] for r in rows) for k in keys}
     if args.json:
         print(json.dumps({"rows": rows, "total": total}, indent=1))

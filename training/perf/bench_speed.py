@@ -88,9 +88,17 @@ if TYPE_CHECKING:
 GRID_WORLDS = (1, 16, 256, 1024)
 GRID_BODIES = (10, 50, 200)
 ALL_FORMS = (
-    "batch", "target", "large", "single", "parallel", "closed", "nocrowd", "xlarge", "perbody",
+    "batch",
+    "target",
+    "large",
+    "single",
+    "parallel",
+    "closed",
+    "nocrowd",
+    "xlarge",
+    "perbody",
     "coldstart",
-)  # fmt: skip
+)
 ACTION_POOL = 16
 DENSITY_SIDE = 10.0  # m: square side at N = 20 bodies (CrowdNav's square_crossing)
 CEILING_WORLDS = 256
@@ -239,8 +247,9 @@ class CeilingStepper(Stepper):
 
     def __call__(self, k: int) -> None:
         self.totals[BODY_STEPS] += self.slots
-        minimal_step(self.pos, self.vel, self.goal, self.start, self.radius, self.v_pref, 0.25,
-                     self.hit)  # fmt: skip
+        minimal_step(
+            self.pos, self.vel, self.goal, self.start, self.radius, self.v_pref, 0.25, self.hit
+        )
 
 
 def action_pool(seed: int, num_worlds: int, learners: int) -> list[np.ndarray]:
@@ -289,9 +298,18 @@ class BatchStepper(Stepper):
         s, sim = self.batch.state, self.batch.sim
         if renew:
             self._args = (
-                s.active, s.reached, self.batch.alive, s.pos, s.goal, s.start,
-                sim.buffers.goal_dist, s.path, s.path_len, s.path_index, self.totals,
-            )  # fmt: skip
+                s.active,
+                s.reached,
+                self.batch.alive,
+                s.pos,
+                s.goal,
+                s.start,
+                sim.buffers.goal_dist,
+                s.path,
+                s.path_len,
+                s.path_index,
+                self.totals,
+            )
             self._tally = compiled_entry(renew_and_tally, *self._args)
         else:
             self._args = (s.active, self.batch.num_learners, self.totals)
@@ -336,8 +354,9 @@ class ParallelStepper(Stepper):
         from crowdsteer.envs.api.parallel import CrowdParallelEnv
         from crowdsteer.envs.core.simulator import compiled_entry
 
-        self.env = CrowdParallelEnv(n_learners=case.learners, n_pedestrians=case.pedestrians,
-                                    collision_ends=False)  # fmt: skip
+        self.env = CrowdParallelEnv(
+            n_learners=case.learners, n_pedestrians=case.pedestrians, collision_ends=False
+        )
         self.env.reset(seed=seed)
         rng = np.random.default_rng(seed)
         self.pool = [
@@ -558,8 +577,18 @@ def plan(args: Any) -> list[Case]:
     batch_like.sort(key=lambda c: c.num_worlds * c.bodies)
     for c in batch_like:
         for threads, parallel in variants:
-            cases.append(Case(c.form, c.num_worlds, c.bodies, c.learners, c.pedestrians, c.flock,
-                              threads, parallel))  # fmt: skip
+            cases.append(
+                Case(
+                    c.form,
+                    c.num_worlds,
+                    c.bodies,
+                    c.learners,
+                    c.pedestrians,
+                    c.flock,
+                    threads,
+                    parallel,
+                )
+            )
     if args.ceiling:
         n = CEILING_BODIES
         cases.insert(0, Case("ceiling", CEILING_WORLDS, n, 0, n, 0))
@@ -620,13 +649,25 @@ def format_markdown(rows: Sequence[dict]) -> str:
     for r in rows:
         counts = (r["learners_per_world"], r["pedestrians_per_world"], r["flock_per_world"])
         split_text = "/".join(str(c) for c in counts)
-        body = (f"{_mega(r['agent_steps_per_s'])} ({_mega(r['agent_steps_per_s_min'])}-"
-                f"{_mega(r['agent_steps_per_s_max'])})")  # fmt: skip
+        body = (
+            f"{_mega(r['agent_steps_per_s'])} ({_mega(r['agent_steps_per_s_min'])}-"
+            f"{_mega(r['agent_steps_per_s_max'])})"
+        )
         ratio = f"{r['ratio_to_ceiling']:.3f}" if "ratio_to_ceiling" in r else "-"
-        cells = (_form(r), r["num_worlds"], r["bodies_per_world"], split_text, _kernels(r),
-                 f"{r['env_steps_per_s']:,.0f}", body, f"{100 * r['present_share']:.1f} %", ratio,
-                 f"{r['cpu_fraction']:.2f}", f"{r['setup_s']:.2f}",
-                 f"{r['peak_rss_mb']:.0f}")  # fmt: skip
+        cells = (
+            _form(r),
+            r["num_worlds"],
+            r["bodies_per_world"],
+            split_text,
+            _kernels(r),
+            f"{r['env_steps_per_s']:,.0f}",
+            body,
+            f"{100 * r['present_share']:.1f} %",
+            ratio,
+            f"{r['cpu_fraction']:.2f}",
+            f"{r['setup_s']:.2f}",
+            f"{r['peak_rss_mb']:.0f}",
+        )
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
 

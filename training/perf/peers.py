@@ -144,8 +144,10 @@ sides use it."""
 
 
 def _single_thread_env() -> dict[str, str]:
-    one = {k: "1" for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                            "NUMBA_NUM_THREADS")}  # fmt: skip
+    one = {
+        k: "1"
+        for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS")
+    }
     return {**os.environ, **one}
 
 
@@ -157,9 +159,13 @@ class PeerWorker:
         # a file, not a pipe, so that it never fills up; closed with the worker
         self.errors = tempfile.TemporaryFile("w+")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [python, "-c", script, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=self.errors, text=True, env=_single_thread_env(),
-        )  # fmt: skip
+            [python, "-c", script, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errors,
+            text=True,
+            env=_single_thread_env(),
+        )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line:
@@ -219,8 +225,10 @@ class ParallelSide(LocalSide):
         env = CrowdParallelEnv(n_learners=learners, n_pedestrians=0)
         env.reset(seed=seed)
         rng = np.random.default_rng(seed)
-        pool = [{a: rng.uniform(-1, 1, 2).astype(np.float32) for a in env.possible_agents}
-                for _ in range(16)]  # fmt: skip
+        pool = [
+            {a: rng.uniform(-1, 1, 2).astype(np.float32) for a in env.possible_agents}
+            for _ in range(16)
+        ]
 
         def step(k: int) -> None:
             acts = pool[k % 16]
@@ -334,10 +342,8 @@ def run(args: Any) -> int:
     if vmas is not None:
         row = _interleaved(NoCrowdSide(), vmas, args, WORLDS * AGENTS)
         row["comparison"] = f"VMAS simple_spread vs crowdsteer nocrowd, {AGENTS} agents, B={WORLDS}"
-        print(json.dumps(row) if args.json else _row(
-            f"VMAS simple_spread, {AGENTS} agents, B = {WORLDS} (vmas {vmas.versions['ready']}), "
-            "body-steps/s", row, 1e6, " M",
-        ))  # fmt: skip
+        label = f"VMAS simple_spread, {AGENTS} agents, B = {WORLDS} (vmas {vmas.versions['ready']})"
+        print(json.dumps(row) if args.json else _row(f"{label}, body-steps/s", row, 1e6, " M"))
     for n in MPE2_AGENTS:
         mpe2 = _start("MPE2", args.mpe2_python, _MPE2_WORKER, str(n))
         if mpe2 is None:
@@ -352,17 +358,27 @@ def run(args: Any) -> int:
         return 0
     for mode, humans, radius in CROWDNAV_CASES:
         crowdnav = _start(
-            "CrowdNav", args.crowdnav_python, _CROWDNAV_WORKER, str(root),
-            mode, str(humans), str(radius),
-        )  # fmt: skip
+            "CrowdNav",
+            args.crowdnav_python,
+            _CROWDNAV_WORKER,
+            str(root),
+            mode,
+            str(humans),
+            str(radius),
+        )
         if crowdnav is None:
             break
         row = _interleaved(CrowdNavSide(mode, humans, radius), crowdnav, args, 1)
-        what = ("in closed loop (its ORCA robot against the ORCA baseline)" if mode == "closed"
-                else "env.step with random actions")  # fmt: skip
+        what = (
+            "in closed loop (its ORCA robot against the ORCA baseline)"
+            if mode == "closed"
+            else "env.step with random actions"
+        )
         case = f"CrowdNav's test, {humans} ORCA humans on a {radius:g} m circle, {what}"
         row["comparison"] = f"{case}, vs crowdsteer"
-        print(json.dumps(row) if args.json else _row(
-            f"{case}, resets included, steps/s", row, 1.0, ""
-        ))  # fmt: skip
+        print(
+            json.dumps(row)
+            if args.json
+            else _row(f"{case}, resets included, steps/s", row, 1.0, "")
+        )
     return 0

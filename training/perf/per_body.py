@@ -63,10 +63,16 @@ def crossing_world(counts: tuple[int, int, int], seed: int):
     n_l, n_p, n_f = counts
     n = n_l + n_p + n_f
     config = CrowdConfig.from_kwargs(
-        scenario="square_crossing", scenario_params={"width": 10 * (max(n, 20) / 20) ** 0.5},
-        n_learners=n_l, n_pedestrians=n_p, n_flock=n_f, pedestrian_behaviour="right_of_way",
-        collision_ends=False, max_steps=10**9, goal_tolerance=1e-3,
-    )  # fmt: skip
+        scenario="square_crossing",
+        scenario_params={"width": 10 * (max(n, 20) / 20) ** 0.5},
+        n_learners=n_l,
+        n_pedestrians=n_p,
+        n_flock=n_f,
+        pedestrian_behaviour="right_of_way",
+        collision_ends=False,
+        max_steps=10**9,
+        goal_tolerance=1e-3,
+    )
     return seeded_world(config, seed)
 
 
@@ -82,9 +88,13 @@ def corridor_world(counts: tuple[int, int, int], seed: int):
     config = CrowdConfig.from_kwargs(
         scenario="periodic_corridor",
         scenario_params={"length": length, "width": CORRIDOR_WIDTH, "oncoming": 0.5},
-        n_learners=n_l, n_pedestrians=n_p, pedestrian_behaviour="right_of_way",
-        collision_ends=False, max_steps=10**9, goal_tolerance=1e-3,
-    )  # fmt: skip
+        n_learners=n_l,
+        n_pedestrians=n_p,
+        pedestrian_behaviour="right_of_way",
+        collision_ends=False,
+        max_steps=10**9,
+        goal_tolerance=1e-3,
+    )
     return seeded_world(config, seed)
 
 
@@ -150,19 +160,24 @@ def per_body_rows(
             a = timed_stretch(*worlds[0], *span_small, radii=radii)
             b = timed_stretch(*worlds[1], *span_large, radii=radii)
             per_body = b["body_steps_per_cpu_s"] / a["body_steps_per_cpu_s"]
-            rows.append({
-                "form": "perbody", "scene": scene, "seed": seed, "window": name,
-                "bodies": [sum(small), sum(large)],
-                "steps": [list(span_small), list(span_large)],
-                "body_steps_per_cpu_s": [a["body_steps_per_cpu_s"], b["body_steps_per_cpu_s"]],
-                "ratio_per_body": per_body,
-                "radii_m": list(radii),
-                "neighbours_per_body": [a["neighbours"], b["neighbours"]],
-                "ratio_per_pair": [
-                    per_body * y / x if x > 0 else float("nan")
-                    for x, y in zip(a["neighbours"], b["neighbours"], strict=True)
-                ],
-            })  # fmt: skip
+            rows.append(
+                {
+                    "form": "perbody",
+                    "scene": scene,
+                    "seed": seed,
+                    "window": name,
+                    "bodies": [sum(small), sum(large)],
+                    "steps": [list(span_small), list(span_large)],
+                    "body_steps_per_cpu_s": [a["body_steps_per_cpu_s"], b["body_steps_per_cpu_s"]],
+                    "ratio_per_body": per_body,
+                    "radii_m": list(radii),
+                    "neighbours_per_body": [a["neighbours"], b["neighbours"]],
+                    "ratio_per_pair": [
+                        per_body * y / x if x > 0 else float("nan")
+                        for x, y in zip(a["neighbours"], b["neighbours"], strict=True)
+                    ],
+                }
+            )
     return rows
 
 

@@ -58,7 +58,7 @@ def tally_present(active, num_learners, totals):
 @njit(cache=True)
 def renew_and_tally(
     active, reached, alive, pos, goal, start, goal_dist, path, path_len, path_index, totals
-):  # fmt: skip
+):
     """Bring back the learners that arrived, heading for their start, then ``tally_present``.
 
     active, reached: (B, N) bool; alive: (B, L) bool, the batch's learners in the episode, with

@@ -129,10 +129,13 @@ def fundamental_diagram(
         n = max(int(round(rho * c.length * c.width)), 1)
         try:
             config = crowd_config(
-                behaviour, overrides, scenario="periodic_corridor", n_pedestrians=n,
+                behaviour,
+                overrides,
+                scenario="periodic_corridor",
+                n_pedestrians=n,
                 scenario_params={"length": c.length, "width": c.width, "oncoming": oncoming},
                 max_steps=10**9,
-            )  # fmt: skip
+            )
         except ScenarioError:  # bodies too large for this density: no point
             continue
         sim = _simulator(config, seeds)
@@ -155,16 +158,25 @@ def fundamental_diagram(
             speed[f] = walking_speed(s.vel, direction)
         for b in range(len(seeds)):
             rho_v, v_v = voronoi_density_speed(
-                pos[:, b], speed[:, b], area, domain, s.active[None, b].repeat(frames, 0),
+                pos[:, b],
+                speed[:, b],
+                area,
+                domain,
+                s.active[None, b].repeat(frames, 0),
                 period=c.length,
-            )  # fmt: skip
+            )
             out["density"][b, k] = np.mean(rho_v)
             out["speed"][b, k] = np.mean(v_v)
         out["overlap"][:, k] = overlaps / (frames * every * n)
     return DiagramResult(
-        label or behaviour, oncoming, np.asarray(densities, float), out["density"], out["speed"],
-        out["density"] * out["speed"], out["overlap"],
-    )  # fmt: skip
+        label or behaviour,
+        oncoming,
+        np.asarray(densities, float),
+        out["density"],
+        out["speed"],
+        out["density"] * out["speed"],
+        out["overlap"],
+    )
 
 
 def bottleneck(
@@ -184,11 +196,18 @@ def bottleneck(
     overlap = np.full(shape, np.nan)
     for k, width in enumerate(widths):
         config = crowd_config(
-            behaviour, overrides, scenario="bottleneck_flow", n_pedestrians=d.walkers,
-            scenario_params={"room_width": max(d.room_width, width), "door_width": width,
-                             "start_density": d.start_density},
-            pedestrians_at_goal="stop", max_steps=10**9,
-        )  # fmt: skip
+            behaviour,
+            overrides,
+            scenario="bottleneck_flow",
+            n_pedestrians=d.walkers,
+            scenario_params={
+                "room_width": max(d.room_width, width),
+                "door_width": width,
+                "start_density": d.start_density,
+            },
+            pedestrians_at_goal="stop",
+            max_steps=10**9,
+        )
         sim = _simulator(config, seeds)
         steps = int(round(d.time_limit / config.dt))
         s = sim.state

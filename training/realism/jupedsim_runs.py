@@ -79,13 +79,20 @@ def _agent(name: str, position, heading, speed: float, journey: int, stage: int)
         )
     if name == "generalized_centrifugal_force":
         return jps.GeneralizedCentrifugalForceModelAgentParameters(
-            position=pos, orientation=heading, desired_speed=speed, journey_id=journey,
+            position=pos,
+            orientation=heading,
+            desired_speed=speed,
+            journey_id=journey,
             stage_id=stage,
-        )  # fmt: skip
+        )
     return jps.SocialForceModelAgentParameters(
-        position=pos, orientation=heading, desired_speed=speed, radius=0.2, journey_id=journey,
+        position=pos,
+        orientation=heading,
+        desired_speed=speed,
+        radius=0.2,
+        journey_id=journey,
         stage_id=stage,
-    )  # fmt: skip
+    )
 
 
 def _speeds(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -108,8 +115,11 @@ def _ring_starts(rng: np.random.Generator, n: int, ring: Ring) -> np.ndarray:
         if spacing <= 0.42:
             raise ValueError(f"{n} walkers do not fit in the ring of {ring.area:.1f} m^2")
         spacing *= 0.97
-    slots = [(r, 2 * np.pi * (k + 0.5) / m) for r, m in zip(radii, per_row, strict=True)
-             for k in range(m)]  # fmt: skip
+    slots = [
+        (r, 2 * np.pi * (k + 0.5) / m)
+        for r, m in zip(radii, per_row, strict=True)
+        for k in range(m)
+    ]
     pick = rng.permutation(len(slots))[:n]
     pts = np.array([slots[i] for i in pick])
     return np.stack([pts[:, 0] * np.cos(pts[:, 1]), pts[:, 0] * np.sin(pts[:, 1])], axis=1)
@@ -138,9 +148,14 @@ def fundamental_diagram(
             except (RuntimeError, ValueError) as err:  # the model lost a walker, or no room
                 print(f"jupedsim {model} at {rho:g} /m^2: no point ({err})")
     return DiagramResult(
-        model, oncoming, np.asarray(densities, float), density, speed, density * speed,
+        model,
+        oncoming,
+        np.asarray(densities, float),
+        density,
+        speed,
+        density * speed,
         np.zeros(shape),
-    )  # fmt: skip
+    )
 
 
 def _ring_speed(model: str, rho: float, oncoming: float, seed: int, ring: Ring, geometry) -> float:
@@ -205,10 +220,16 @@ def bottleneck(
     for k, width in enumerate(widths):
         room = max(d.room_width, width)
         config = crowd_config(
-            "goal_seek", None, scenario="bottleneck_flow", n_pedestrians=d.walkers,
-            scenario_params={"room_width": room, "door_width": width,
-                             "start_density": d.start_density},
-        )  # fmt: skip
+            "goal_seek",
+            None,
+            scenario="bottleneck_flow",
+            n_pedestrians=d.walkers,
+            scenario_params={
+                "room_width": room,
+                "door_width": width,
+                "start_density": d.start_density,
+            },
+        )
         source = scenario_source(config)
         for s, seed in enumerate(seeds):
             spec, _ = source.draw(np.random.default_rng(seed))

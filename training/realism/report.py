@@ -218,8 +218,15 @@ def _plots(crowds: list[Crowd], out: Path) -> None:
                     marker = "o" if d.oncoming == 0 else "^"
                     tag = "one way" if d.oncoming == 0 else "two ways"
                     label = c.label.replace("JuPedSim ", "") + f", {tag}"
-                    ax.plot(d.density.ravel(), y.ravel(), marker, ms=4, color=colour,
-                            mfc="none" if d.oncoming else colour, label=label)  # fmt: skip
+                    ax.plot(
+                        d.density.ravel(),
+                        y.ravel(),
+                        marker,
+                        ms=4,
+                        color=colour,
+                        mfc="none" if d.oncoming else colour,
+                        label=label,
+                    )
             ax.set_title(name)
             ax.set_xlabel("density (/m^2)")
             ax.set_ylabel(ylabel)
@@ -239,8 +246,12 @@ def _plots(crowds: list[Crowd], out: Path) -> None:
         ("calibrated", [c for c in crowds if c.calibrated]),
     )
     for ax, (title, members) in zip(axes, panels, strict=True):
-        ax.axhspan(ref * (1 - BOTTLENECK_TOLERANCE), ref * (1 + BOTTLENECK_TOLERANCE),
-                   color="0.88", label="+- 20 %")  # fmt: skip
+        ax.axhspan(
+            ref * (1 - BOTTLENECK_TOLERANCE),
+            ref * (1 + BOTTLENECK_TOLERANCE),
+            color="0.88",
+            label="+- 20 %",
+        )
         ax.axhline(ref, color="k", lw=1.5, label="experiments (Seyfried, Kretz): 1.9 /m/s")
         for m, c in enumerate(members + jps):
             bn = c.bottleneck
@@ -329,8 +340,10 @@ def write_calibration(behaviours: list[str], path: Path, log=_say) -> None:
     for behaviour in behaviours:
         t = time.perf_counter()
         found = calibrate(behaviour)
-        log(f"{behaviour}: {len(found)} candidates, {time.perf_counter() - t:.0f} s; best "
-            f"{found[0].values}")  # fmt: skip
+        log(
+            f"{behaviour}: {len(found)} candidates, {time.perf_counter() - t:.0f} s; best "
+            f"{found[0].values}"
+        )
         rows[behaviour] = []
         for c in found[:3]:
             values = ", ".join(f"{k}={v:g}" for k, v in c.values.items())

@@ -73,9 +73,14 @@ def _deterministic_action(model: Any, obs: torch.Tensor) -> torch.Tensor:
 
 
 def pretrain_actor(
-    model: Any, obs: np.ndarray, actions: np.ndarray, epochs: int = 20, batch_size: int = 256,
-    learning_rate: float = 1e-3, seed: int = 0,
-) -> list[float]:  # fmt: skip
+    model: Any,
+    obs: np.ndarray,
+    actions: np.ndarray,
+    epochs: int = 20,
+    batch_size: int = 256,
+    learning_rate: float = 1e-3,
+    seed: int = 0,
+) -> list[float]:
     """Fit the model's deterministic action to ``actions`` on (normalised) ``obs``; returns the
     mean loss of each epoch."""
     target_t = torch.as_tensor(np.clip(actions, -1.0, 1.0), dtype=torch.float32)
@@ -83,8 +88,12 @@ def pretrain_actor(
     if getattr(model, "actor", None) is not None:
         params = list(model.actor.parameters())
     else:
-        actor_parts = ("features_extractor", "pi_features_extractor", "mlp_extractor.policy_net",
-                       "action_net")  # fmt: skip
+        actor_parts = (
+            "features_extractor",
+            "pi_features_extractor",
+            "mlp_extractor.policy_net",
+            "action_net",
+        )
         params = [p for n, p in model.policy.named_parameters() if n.startswith(actor_parts)]
     optimiser = torch.optim.Adam(params, lr=learning_rate)
     gen = torch.Generator().manual_seed(seed)
@@ -109,14 +118,23 @@ def pretrain_actor(
 
 
 def behaviour_clone(
-    model: Any, env: VecNormalize, policy_name: str | Sequence[str], steps: int = 20_000,
-    epochs: int = 20, batch_size: int = 256, learning_rate: float = 1e-3,
-) -> dict[str, Any]:  # fmt: skip
+    model: Any,
+    env: VecNormalize,
+    policy_name: str | Sequence[str],
+    steps: int = 20_000,
+    epochs: int = 20,
+    batch_size: int = 256,
+    learning_rate: float = 1e-3,
+) -> dict[str, Any]:
     """Collect ``steps`` of ``policy_name`` (a baseline or a mix, see ``teacher_names``) on
     ``env`` and pre-train ``model``'s actor on them."""
     raw, actions = collect_demonstrations(env, policy_name, steps)
     obs = env.normalize_obs(raw) if isinstance(env, VecNormalize) else raw
     losses = pretrain_actor(model, obs, actions, epochs, batch_size, learning_rate)
     model._last_obs = None  # the next learn() resets the env
-    return {"policy": policy_name, "samples": len(raw), "losses": losses,
-            "final_loss": losses[-1] if losses else float("nan")}  # fmt: skip
+    return {
+        "policy": policy_name,
+        "samples": len(raw),
+        "losses": losses,
+        "final_loss": losses[-1] if losses else float("nan"),
+    }

@@ -34,8 +34,9 @@ def evaluate_model(
     clip = vecnorm.clip_obs if vecnorm is not None else 10.0
     scenario = config.get("scenario")
     rest = {k: v for k, v in config.items() if k != "scenario"}
-    result = evaluate(SB3Policy(model, obs_rms, clip), scenario=scenario, episodes=episodes,
-                      seed=seed, **rest)  # fmt: skip
+    result = evaluate(
+        SB3Policy(model, obs_rms, clip), scenario=scenario, episodes=episodes, seed=seed, **rest
+    )
     return metric_means(result)
 
 
@@ -47,8 +48,9 @@ class EvalCallback(BaseCallback):
     def __init__(self, run_dir: Path, config: dict[str, Any], every: int, episodes: int, seed: int):
         super().__init__()
         self.run_dir = Path(run_dir)
-        self.config = {k: v for k, v in config.items() if k not in ("shaping_reference",
-                                                                    "shaping_weight")}  # fmt: skip
+        self.config = {
+            k: v for k, v in config.items() if k not in ("shaping_reference", "shaping_weight")
+        }
         self.every = max(1, int(every))
         self.episodes = episodes
         self.seed = seed

@@ -30,8 +30,9 @@ from .runs import env_config
 class Args:
     """Write a Minari dataset of baseline episodes."""
 
-    dataset_id: str = arg("crowdsteer/circle_crossing/right_of_way-v0",
-                             "Minari id: namespace/name-vN")  # fmt: skip
+    dataset_id: str = arg(
+        "crowdsteer/circle_crossing/right_of_way-v0", "Minari id: namespace/name-vN"
+    )
     policies: list[str] = arg(["right_of_way"], "baselines driving the learner, in turn")
     episodes: int = arg(100, "episodes to record")
     seed: int = arg(0, "episode e is seeded with seed + e")
@@ -88,10 +89,17 @@ def write_dataset(
             terms.append(bool(terminated))
             truncs.append(bool(truncated))
             done = terminated or truncated
-        buffers.append(EpisodeBuffer(
-            id=e, seed=seed + e, observations=np.stack(observations),
-            actions=np.stack(actions), rewards=rewards, terminations=terms, truncations=truncs,
-        ))  # fmt: skip
+        buffers.append(
+            EpisodeBuffer(
+                id=e,
+                seed=seed + e,
+                observations=np.stack(observations),
+                actions=np.stack(actions),
+                rewards=rewards,
+                terminations=terms,
+                truncations=truncs,
+            )
+        )
     scenario = base.scenario if isinstance(base.scenario, str) else "explicit"
     dataset = minari.create_dataset_from_buffers(
         dataset_id=dataset_id,
@@ -114,8 +122,9 @@ def write_dataset(
 def write(args: Args) -> int:
     """``crowdsteer dataset``: write the dataset of ``args``; returns the exit status."""
     config = env_config(args)
-    dataset = write_dataset(args.dataset_id, args.policies, args.episodes, args.seed, args.out,
-                            **config)  # fmt: skip
+    dataset = write_dataset(
+        args.dataset_id, args.policies, args.episodes, args.seed, args.out, **config
+    )
     print(
         f"wrote {dataset.total_episodes} episodes, {dataset.total_steps} steps to Minari dataset "
         f"{args.dataset_id!r}"

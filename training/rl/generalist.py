@@ -84,13 +84,19 @@ def mix_config(args: Args) -> dict[str, Any]:
     """The ``CrowdConfig`` keywords every scene of the run shares: the priors and ``--env``."""
     config: dict[str, Any] = {}
     if args.action_mode != "direct" or args.residual_reference is not None:
-        config.update(action_mode=args.action_mode, residual_reference=args.residual_reference,
-                      residual_scale=args.residual_scale)  # fmt: skip
+        config.update(
+            action_mode=args.action_mode,
+            residual_reference=args.residual_reference,
+            residual_scale=args.residual_scale,
+        )
     if args.shaping_reference is not None or args.shaping_weight:
         config.update(shaping_reference=args.shaping_reference, shaping_weight=args.shaping_weight)
     if args.potential is not None or args.potential_weight:
-        config.update(potential=args.potential, potential_weight=args.potential_weight,
-                      potential_gamma=args.gamma)  # fmt: skip
+        config.update(
+            potential=args.potential,
+            potential_weight=args.potential_weight,
+            potential_gamma=args.gamma,
+        )
     for item in args.env:
         key, _, value = str(item).partition("=")
         config[key.strip()] = literal_value(value.strip())
@@ -138,10 +144,16 @@ def train(args: Args) -> int:
     run_dir = Path(args.out) / name
     run_dir.mkdir(parents=True, exist_ok=True)
     effective = CrowdConfig.from_kwargs(**config).as_dict()
-    write_json(run_dir / "args.json", {
-        "algo": "ppo", **asdict(args), "config": config, "effective_config": effective,
-        "mix": [asdict(m) for m in SCENARIO_MIX],
-    })  # fmt: skip
+    write_json(
+        run_dir / "args.json",
+        {
+            "algo": "ppo",
+            **asdict(args),
+            "config": config,
+            "effective_config": effective,
+            "mix": [asdict(m) for m in SCENARIO_MIX],
+        },
+    )
 
     random.seed(args.seed)
     np.random.seed(args.seed)  # noqa: NPY002  (SB3 samples from the global generators)
@@ -150,19 +162,29 @@ def train(args: Args) -> int:
 
     venv = make_mixed_env(args.worlds_per_env, **config)
     venv.seed(args.seed)
-    env = VecNormalize(venv, norm_obs=args.norm_obs, norm_reward=args.norm_reward,
-                       clip_obs=10.0, gamma=args.gamma)  # fmt: skip
+    env = VecNormalize(
+        venv, norm_obs=args.norm_obs, norm_reward=args.norm_reward, clip_obs=10.0, gamma=args.gamma
+    )
     lr = args.learning_rate
     model = PPO(
-        "MlpPolicy", env,
+        "MlpPolicy",
+        env,
         learning_rate=(lambda f: f * lr) if args.lr_anneal else get_schedule_fn(lr),
-        n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs,
-        gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        n_epochs=args.n_epochs,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        clip_range=args.clip_range,
         ent_coef=args.ent_coef,
-        policy_kwargs={"net_arch": {"pi": list(args.net_arch), "vf": list(args.net_arch)},
-                       "log_std_init": args.log_std_init},
-        seed=args.seed, device="cpu", verbose=0,
-    )  # fmt: skip
+        policy_kwargs={
+            "net_arch": {"pi": list(args.net_arch), "vf": list(args.net_arch)},
+            "log_std_init": args.log_std_init,
+        },
+        seed=args.seed,
+        device="cpu",
+        verbose=0,
+    )
 
     t_start = time.time()
     if args.bc_from:
@@ -187,15 +209,23 @@ def train(args: Args) -> int:
     wall = time.time() - t0
     save_run(model, run_dir)
     final = evaluator.history[-1] if evaluator.history else {}
-    write_json(run_dir / "summary.json", {
-        "algo": "ppo", "timesteps": int(model.num_timesteps), "wall_s": round(wall, 1),
-        "total_wall_s": round(time.time() - t_start, 1),
-        "cpu_s": round(time.process_time() - cpu0, 1),
-        "steps_per_s": round(model.num_timesteps / max(wall, 1e-9), 1),
-        "final_eval": final, "best_success_rate": evaluator.best,
-        "losses_finite": losses.finite,
-    })  # fmt: skip
-    print(f"done: {model.num_timesteps} steps in {wall:.0f} s; final success "
-          f"{final.get('success_rate', float('nan')):.3f}; saved {run_dir}/model.zip")  # fmt: skip
+    write_json(
+        run_dir / "summary.json",
+        {
+            "algo": "ppo",
+            "timesteps": int(model.num_timesteps),
+            "wall_s": round(wall, 1),
+            "total_wall_s": round(time.time() - t_start, 1),
+            "cpu_s": round(time.process_time() - cpu0, 1),
+            "steps_per_s": round(model.num_timesteps / max(wall, 1e-9), 1),
+            "final_eval": final,
+            "best_success_rate": evaluator.best,
+            "losses_finite": losses.finite,
+        },
+    )
+    print(
+        f"done: {model.num_timesteps} steps in {wall:.0f} s; final success "
+        f"{final.get('success_rate', float('nan')):.3f}; saved {run_dir}/model.zip"
+    )
     env.close()
     return 0 if losses.finite else 1

@@ -54,7 +54,7 @@ SCENARIO_MIX: tuple[MixEntry, ...] = (
                 "obstacle_field",
                 "path_course",
                 "square_crossing",
-            )  # fmt: skip
+            )
         )
     ),
     MixEntry("symmetric_obstacles", 3, (0, 2), ("right_of_way",)),
@@ -151,7 +151,7 @@ def make_mixed_env(
             n_pedestrians=m.n_pedestrians,
             pedestrian_behaviour=b,
             **config,
-        )  # fmt: skip
+        )
         for m in mix
         for b in m.behaviours
     ]
@@ -171,8 +171,9 @@ def mix_evaluation(
     names = list(scenarios or [m.scenario for m in SCENARIO_MIX])
     out: dict[str, float] = {}
     for name in names:
-        result = evaluate(policy, scenario=name, episodes=episodes, seed=seed,
-                          **benchmark_config(name))  # fmt: skip
+        result = evaluate(
+            policy, scenario=name, episodes=episodes, seed=seed, **benchmark_config(name)
+        )
         out[f"success/{name}"] = float(result["success_rate"].mean)
         out[f"collision/{name}"] = float(result["collision_rate"].mean)
     out["success_rate"] = float(np.mean([out[f"success/{n}"] for n in names]))

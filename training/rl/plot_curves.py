@@ -51,12 +51,19 @@ def plot_curves(
         xs = data[x] if x != "timesteps" else [v / 1e6 for v in data[x]]
         colour = colours[k % len(colours)]
         ax.plot(xs, data["success_rate"], "-o", ms=3, color=colour, label=f"{label}: success")
-        ax.plot(xs, data["collision_rate"], "--", color=colour, alpha=0.6,
-                label=f"{label}: collision")  # fmt: skip
+        ax.plot(
+            xs, data["collision_rate"], "--", color=colour, alpha=0.6, label=f"{label}: collision"
+        )
     for k, (name, value) in enumerate((baselines or {}).items()):
         ax.axhline(value, color="grey", lw=1, ls=":" if k % 2 else "-.", alpha=0.8)
-        ax.annotate(f"{name} (success)", (0.01, value), xycoords=("axes fraction", "data"),
-                    fontsize=7, color="grey", va="bottom")  # fmt: skip
+        ax.annotate(
+            f"{name} (success)",
+            (0.01, value),
+            xycoords=("axes fraction", "data"),
+            fontsize=7,
+            color="grey",
+            va="bottom",
+        )
     ax.axhline(0.9, color="black", lw=0.6, alpha=0.4)
     ax.set_xlabel("environment steps (millions, all learners)" if x == "timesteps" else x)
     ax.set_ylabel("rate over evaluation episodes")

@@ -104,8 +104,13 @@ def make_vec_env(
 
 
 # --------------------------------------------------------------------------- saving
-RESUME_STATE = ("_last_obs", "_last_original_obs", "_last_episode_starts", "ep_info_buffer",
-                "ep_success_buffer")  # fmt: skip
+RESUME_STATE = (
+    "_last_obs",
+    "_last_original_obs",
+    "_last_episode_starts",
+    "ep_info_buffer",
+    "ep_success_buffer",
+)
 
 
 def save_run(model: Any, directory: Path) -> Path:

@@ -126,13 +126,19 @@ def markdown(summary: dict[str, dict[str, Any]], target: float, label: str, budg
     for variant, s in summary.items():
         per_seed = ", ".join("-" if r is None else f"{r / 1e6:.2f} M" for r in s["steps_to_target"])
         if s["median_steps"] is not None:
-            med = (f"{s['median_steps'] / 1e6:.2f} M [{s['min_steps'] / 1e6:.2f}, "
-                   f"{s['max_steps'] / 1e6:.2f}]")  # fmt: skip
+            med = (
+                f"{s['median_steps'] / 1e6:.2f} M [{s['min_steps'] / 1e6:.2f}, "
+                f"{s['max_steps'] / 1e6:.2f}]"
+            )
         else:
-            med = (f"not reached by {len(s['steps_to_target']) - s['seeds_reached']} of "
-                   f"{len(s['steps_to_target'])} seeds within {budget / 1e6:.2f} M")  # fmt: skip
-        final = (f"{s['final_success_median']:.3f} [{s['final_success_min']:.3f}, "
-                 f"{s['final_success_max']:.3f}]")  # fmt: skip
+            med = (
+                f"not reached by {len(s['steps_to_target']) - s['seeds_reached']} of "
+                f"{len(s['steps_to_target'])} seeds within {budget / 1e6:.2f} M"
+            )
+        final = (
+            f"{s['final_success_median']:.3f} [{s['final_success_min']:.3f}, "
+            f"{s['final_success_max']:.3f}]"
+        )
         lines.append(f"| {variant} | {per_seed} | {med} | {final} |")
     return "\n".join(lines) + "\n"
 
@@ -147,8 +153,10 @@ def run(args: Args) -> int:
     t0, cpu0 = time.time(), time.process_time()
     from crowdsteer.baselines.policies import make_policy
 
-    baselines = {b: mix_evaluation(make_policy(b), args.eval_episodes, seed=EVAL_SEED)
-                 for b in args.baselines}  # fmt: skip
+    baselines = {
+        b: mix_evaluation(make_policy(b), args.eval_episodes, seed=EVAL_SEED)
+        for b in args.baselines
+    }
     best = max(baselines, key=lambda b: baselines[b]["success_rate"])
     target = baselines[best]["success_rate"]
     label = f"best baseline ({best})"
@@ -158,11 +166,15 @@ def run(args: Args) -> int:
     for variant in args.variants:
         for seed in args.seeds:
             options = generalist.Args(
-                total_steps=args.total_steps, eval_every=args.eval_every,
-                eval_episodes=args.eval_episodes, worlds_per_env=args.worlds_per_env,
+                total_steps=args.total_steps,
+                eval_every=args.eval_every,
+                eval_episodes=args.eval_episodes,
+                worlds_per_env=args.worlds_per_env,
                 eval_seed=EVAL_SEED,  # every run meets the baselines' evaluation episodes
-                seed=seed, out=str(out), name=f"{variant}_s{seed}",
-            )  # fmt: skip
+                seed=seed,
+                out=str(out),
+                name=f"{variant}_s{seed}",
+            )
             for key, value in VARIANTS[variant].items():
                 assert key in names
                 setattr(options, key, value)
@@ -171,11 +183,17 @@ def run(args: Args) -> int:
             curves.setdefault(variant, []).append(history)
     summary = summarise(curves, target)
     result = {
-        "total_steps": args.total_steps, "seeds": args.seeds, "eval_episodes": args.eval_episodes,
-        "baselines": baselines, "best_baseline": best, "target": target, "summary": summary,
-        "curves": curves, "wall_s": round(time.time() - t0, 1),
+        "total_steps": args.total_steps,
+        "seeds": args.seeds,
+        "eval_episodes": args.eval_episodes,
+        "baselines": baselines,
+        "best_baseline": best,
+        "target": target,
+        "summary": summary,
+        "curves": curves,
+        "wall_s": round(time.time() - t0, 1),
         "cpu_s": round(time.process_time() - cpu0, 1),
-    }  # fmt: skip
+    }
     (out / "study.json").write_text(json.dumps(result, indent=1))
     table = markdown(summary, target, label, args.total_steps)
     (out / "study.md").write_text(table)

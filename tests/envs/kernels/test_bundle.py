@@ -30,8 +30,17 @@ def test_counts_and_shapes_are_checked_with_the_argument_named():
     with pytest.raises(ValueError, match=r"n_nb must lie in \[0, K\]"):
         row_counts("n_nb", [1, 5, 0], 3, 4)
     with pytest.raises(ValueError, match=r"nb_pos must be \(A, K, 2\) with A = 2"):
-        orca(np.zeros((2, 2)), np.zeros((2, 2)), 0.3, np.zeros((2, 2)), 1.0,
-             np.zeros((3, 1, 2)), np.zeros((3, 1, 2)), np.zeros((3, 1)), 1)  # fmt: skip
+        orca(
+            np.zeros((2, 2)),
+            np.zeros((2, 2)),
+            0.3,
+            np.zeros((2, 2)),
+            1.0,
+            np.zeros((3, 1, 2)),
+            np.zeros((3, 1, 2)),
+            np.zeros((3, 1)),
+            1,
+        )
 
 
 def test_compile_cache_falls_back_to_a_temporary_folder_only_when_needed(tmp_path):
@@ -76,8 +85,18 @@ def test_every_bundle_the_step_takes_is_registered():
 
     batch = make_batch(CrowdConfig(), 1)
     sim = batch.sim
-    bundles = [sim.state, sim.buffers, sim.params, sim._scratch[0], sim._scratch[0].sense,
-               sim._scratch[0].cells, batch.learners, batch.rewards, batch.observe_settings,
-               batch._observe_scratch[0], *sim.params.steering]  # fmt: skip
+    bundles = [
+        sim.state,
+        sim.buffers,
+        sim.params,
+        sim._scratch[0],
+        sim._scratch[0].sense,
+        sim._scratch[0].cells,
+        batch.learners,
+        batch.rewards,
+        batch.observe_settings,
+        batch._observe_scratch[0],
+        *sim.params.steering,
+    ]
     missing = [type(b).__name__ for b in bundles if type(b) not in typeof_impl.registry]
     assert missing == []

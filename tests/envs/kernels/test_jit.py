@@ -63,8 +63,12 @@ def _run(tmp: Path, numba_cache: Path, *args: str, build: bool = False) -> dict:
     }
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(tmp / "src"), *args],
-        env=env, capture_output=True, text=True, check=True, timeout=120,
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["stderr"] = out.stderr
     return result

@@ -38,8 +38,14 @@ def _scene(behaviour: str) -> dict:
             subject["policy"] = behaviour
         agents.append(subject)
         for (sx, sy), (gx, gy) in around:
-            agents.append({"start": (dx + sx, sy), "goal": (dx + gx, gy), "role": "pedestrian",
-                           "policy": "goal_seek"})  # fmt: skip
+            agents.append(
+                {
+                    "start": (dx + sx, sy),
+                    "goal": (dx + gx, gy),
+                    "role": "pedestrian",
+                    "policy": "goal_seek",
+                }
+            )
         obstacles.append({"center": (dx + 2.6, -0.9), "radius": 0.4})
         walls.append(((dx - 2.0, -2.5), (dx + 6.0, -2.2)))
     # learners first: the learner of copy 0, then everyone else
@@ -48,9 +54,15 @@ def _scene(behaviour: str) -> dict:
 
 def _batch(behaviour: str, trace: bool = False):
     config = CrowdConfig.from_kwargs(
-        scenario=_scene(behaviour), steering_params=STEERING, learners_visible=True,
-        obs_neighbours=6, obs_obstacles=2, obs_walls=2, max_steps=100, collision_ends=False,
-    )  # fmt: skip
+        scenario=_scene(behaviour),
+        steering_params=STEERING,
+        learners_visible=True,
+        obs_neighbours=6,
+        obs_obstacles=2,
+        obs_walls=2,
+        max_steps=100,
+        collision_ends=False,
+    )
     batch = make_batch(config, 1, trace=trace)
     batch.seed(0)
     batch.reset()
@@ -106,9 +118,13 @@ def test_overlay_final_vector_is_the_desired_velocity_of_that_step(behaviour):
         s = batch.state
         bodies = np.flatnonzero(s.active[0])
         data = overlay_data_from_state(
-            s, 0, OverlayOptions(steering_vectors=True), bodies,
-            trace=batch.sim.buffers.trace, settings=OverlaySettings.from_config(config),
-        )  # fmt: skip
+            s,
+            0,
+            OverlayOptions(steering_vectors=True),
+            bodies,
+            trace=batch.sim.buffers.trace,
+            settings=OverlaySettings.from_config(config),
+        )
         desired = batch.sim.buffers.desired[0, bodies]
         speed = np.hypot(*desired.T)
         moving = speed > 1e-9

@@ -136,5 +136,10 @@ def test_bad_input_is_named():
     with pytest.raises(ValueError, match=r"\(T, N, 2\)"):
         classical_density(np.zeros((3, 2)), Area(0, 0, 1, 1))
     with pytest.raises(ValueError, match="resolution"):
-        voronoi_density_speed(np.zeros((1, 1, 2)), np.zeros((1, 1)), Area(0, 0, 1, 1),
-                              Area(0, 0, 1, 1), resolution=0.0)  # fmt: skip
+        voronoi_density_speed(
+            np.zeros((1, 1, 2)),
+            np.zeros((1, 1)),
+            Area(0, 0, 1, 1),
+            Area(0, 0, 1, 1),
+            resolution=0.0,
+        )

@@ -47,8 +47,11 @@ def test_run_realism_writes_plots_table_and_numbers(tmp_path):
     )
     crowds = run_realism(args, log=lambda *_: None)
     assert [c.label for c in crowds] == [
-        "goal_seek", "goal_seek (calibrated)", "social_force", "social_force (calibrated)",
-    ]  # fmt: skip
+        "goal_seek",
+        "goal_seek (calibrated)",
+        "social_force",
+        "social_force (calibrated)",
+    ]
     for name in ("speed_density.png", "flow_density.png", "bottleneck.png", "table.md"):
         assert (tmp_path / name).stat().st_size > 0
     table = (tmp_path / "table.md").read_text()
@@ -63,8 +66,18 @@ def test_run_realism_rejects_unknown_behaviours(tmp_path):
 
 
 def test_the_command(tmp_path, capsys):
-    code = main(["realism", "--quick", "--behaviours", "goal_seek", "--no-calibrated",
-                 "--no-jupedsim", "--out", str(tmp_path)])  # fmt: skip
+    code = main(
+        [
+            "realism",
+            "--quick",
+            "--behaviours",
+            "goal_seek",
+            "--no-calibrated",
+            "--no-jupedsim",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert code == 0
     assert "goal_seek" in (tmp_path / "table.md").read_text()
     assert "table.md" in capsys.readouterr().out
@@ -72,9 +85,12 @@ def test_the_command(tmp_path, capsys):
 
 def test_realistic_crowd_preset_draws_weidmanns_free_speeds():
     config = CrowdConfig.from_kwargs(
-        preset="realistic_crowd", scenario="periodic_corridor", n_learners=0, n_pedestrians=200,
+        preset="realistic_crowd",
+        scenario="periodic_corridor",
+        n_learners=0,
+        n_pedestrians=200,
         scenario_params={"length": 30.0},
-    )  # fmt: skip
+    )
     assert config.pedestrian_behaviour == "social_force" and config.radius == 0.18
     sim = Simulator(config, scenario_source(config), num_worlds=2)
     sim.seed(0)
