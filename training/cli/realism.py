@@ -24,7 +24,7 @@ def add_realism_commands(commands: Commands) -> None:
         "fundamental diagrams and bottleneck flow of every pedestrian behaviour",
         "Measures every pedestrian behaviour (and JuPedSim's models, when installed) in a\n"
         "periodic corridor against Weidmann's speed-density relation and through a doorway\n"
-        "against the bottleneck experiments, and writes plots and a table to docs/realism;\n"
+        "against the bottleneck experiments, and writes plots and a table to out/realism;\n"
         "--help lists the options.",
         pass_through=True,
         add_help=False,

@@ -67,7 +67,10 @@ class RealismArgs:
     """Measure every pedestrian behaviour against Weidmann's fundamental diagram and the
     bottleneck experiments; write plots and a table."""
 
-    out: str = arg("docs/realism", "folder for the plots, table.md and results.json")
+    out: str = arg(
+        "out/realism",
+        "folder for the plots, table.md and results.json (docs/realism: the shipped ones)",
+    )
     behaviours: list[str] = arg(list(PEDESTRIAN_BEHAVIOURS), "pedestrian behaviours to measure")
     densities: list[float] = arg(
         [0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5], "corridor densities (/m^2)"
