@@ -42,12 +42,32 @@ class Counts:
 
 @dataclass(frozen=True)
 class BodyDefaults:
-    """Default physical properties of bodies that a scenario does not set itself."""
+    """Default physical properties of bodies that a scenario does not set itself.
+
+    ``max_step``: the longest distance (m) any body can move in one step, its top speed times
+    ``dt`` (``body_defaults``); scenarios whose walls must cover every move read it (0: unknown,
+    steps are short)."""
 
     radius: float = 0.3
     v_pref: float = 1.0
     flock_radius: float = 0.2
     flock_speed: float = 1.2
+    max_step: float = 0.0
+
+
+def body_defaults(config: Any) -> BodyDefaults:
+    """The ``BodyDefaults`` of a ``CrowdConfig``. A body's speed never exceeds its preferred
+    speed (the dynamics clip it there), and a pedestrian's own preferred speed is cut at two
+    standard deviations above ``v_pref``: the top speed is the larger of that and
+    ``flock_speed``."""
+    top_speed = max(config.v_pref + 2.0 * config.v_pref_sd, config.flock_speed)
+    return BodyDefaults(
+        config.radius,
+        config.v_pref,
+        config.flock_radius,
+        config.flock_speed,
+        max_step=top_speed * config.dt,
+    )
 
 
 @dataclass
@@ -135,10 +155,11 @@ def make_params(name: str, overrides: Any) -> Any:
     """
     if not isinstance(name, str) or name not in SCENARIOS:
         raise ScenarioError(f"scenario={name!r} is unknown; choose one of {sorted(SCENARIOS)}")
-    if overrides is None:
-        overrides = {}
     if not isinstance(overrides, Mapping):
-        raise ScenarioError(f"scenario_params={overrides!r} must be a mapping of name -> value")
+        raise ScenarioError(
+            f"scenario_params={overrides!r} is invalid: must be a mapping of parameter name -> "
+            "value ({} or left out: the scenario's defaults)"
+        )
     ptype = SCENARIOS[name].params_type
     allowed = {f.name: f for f in fields(ptype)}
     unknown = [k for k in overrides if k not in allowed]

@@ -61,7 +61,8 @@ def _flock_plan(counts: Counts, body: BodyDefaults, p: CircleCrossingParams):
     walkers = counts.learners + counts.pedestrians
     ring = p.circle_radius + p.noise
     keep = keep_clear(walkers, body.radius + 0.05, body, Box(-ring, -ring, ring, ring))
-    return flock_plan(counts, body, _flock_area(p), [keep])
+    # centres kept a flock radius inside the scene's bounds: the whole disc starts inside
+    return flock_plan(counts, body, _flock_area(p).grow(-body.flock_radius), [keep])
 
 
 def check(counts: Counts, body: BodyDefaults, p: CircleCrossingParams) -> None:

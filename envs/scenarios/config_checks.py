@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.checks import ConfigError
 from ..core.config import SCENARIO_HOOKS
-from .base import BodyDefaults, Counts, check_scenario, make_params
+from .base import Counts, body_defaults, check_scenario, make_params
 from .explicit import check_against_config, explicit_counts, from_dict
 
 
@@ -20,7 +20,7 @@ def _count_items(counts: Counts) -> list[tuple[str, int]]:
 def validate_scenario(c: Any) -> None:
     """The scenario: a registered name whose parameters and counts can always be placed, or an
     explicit scene consistent with the configuration."""
-    body = BodyDefaults(c.radius, c.v_pref, c.flock_radius, c.flock_speed)
+    body = body_defaults(c)
     if isinstance(c.scenario, str):
         params = make_params(c.scenario, c.scenario_params)
         counts = Counts(c.n_learners, c.pedestrian_range[1], c.n_flock)

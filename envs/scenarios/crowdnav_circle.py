@@ -69,7 +69,8 @@ def _flock_plan(counts: Counts, body: BodyDefaults, p: CrowdnavCircleParams):
     ring = _walker_reach(p, body)
     walkers = counts.learners + counts.pedestrians
     keep = keep_clear(walkers, body.radius + 0.05, body, Box(-ring, -ring, ring, ring))
-    return flock_plan(counts, body, _flock_area(p, body), [keep])
+    # centres kept a flock radius inside the scene's bounds: the whole disc starts inside
+    return flock_plan(counts, body, _flock_area(p, body).grow(-body.flock_radius), [keep])
 
 
 def human_starts(

@@ -24,6 +24,12 @@ NAME = "periodic_corridor"
 GAP = 0.02
 """Smallest surface gap (m) between two walkers, or a walker and a wall, at the start."""
 
+WALL_OVERHANG = 2.0
+"""m: the walls run at least this far past each end of the period."""
+
+OVERHANG_MARGIN = 0.5
+"""m: beyond the farthest a body's edge can reach in one step from inside the period."""
+
 
 @dataclass(frozen=True)
 class PeriodicCorridorParams:
@@ -55,9 +61,22 @@ def _max_rows(body: BodyDefaults, p: PeriodicCorridorParams) -> int:
     return int((p.width - 2.0 * GAP) // (2.0 * body.radius + GAP))
 
 
+def wall_overhang(body: BodyDefaults) -> float:
+    """How far (m) the walls run past each end of the period.
+
+    Walls are not imaged across the seam (``envs.core.periodic``): every body starts a step
+    inside the period and is wrapped back into it after, so the walls need only cover the
+    farthest its swept disc can go in one step, ``max_step + radius``. Within that reach a move
+    meets the flat part of a wall, never its end, and no step can carry a body round a wall's
+    end and out of the corridor, whatever the speed and ``dt``. At least ``WALL_OVERHANG``: the
+    usual short steps keep the walls they always had."""
+    return max(WALL_OVERHANG, body.max_step + body.radius + OVERHANG_MARGIN)
+
+
 def check(counts: Counts, body: BodyDefaults, p: PeriodicCorridorParams) -> None:
     hl, hw = p.length / 2, p.width / 2
-    require_extent(NAME, (-hl - p.trip, -hw - 1, hl + p.trip, hw + 1), "reduce length or trip")
+    reach = max(p.trip, wall_overhang(body))
+    require_extent(NAME, (-hl - reach, -hw - 1, hl + reach, hw + 1), "reduce length or trip")
     require(
         counts.flock == 0,
         f"scenario={NAME!r} holds walkers only: n_flock={counts.flock} must be 0",
@@ -106,7 +125,7 @@ def generate(
         direction[counts.learners + rng.permutation(counts.pedestrians)[:oncoming]] = -1.0
     starts = np.stack([x, y], axis=1)
     goals = np.stack([x + direction * p.trip, y], axis=1)
-    reach = hl + 2.0  # the walls run past the seam, beyond where a step can take a walker
+    reach = hl + wall_overhang(body)  # past the seam, beyond where a step can take a body
     walls = np.array([[[-reach, hw], [reach, hw]], [[-reach, -hw], [reach, -hw]]], float)
     return assemble(
         counts,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.state import PEDESTRIAN
-from .base import SCENARIOS, BodyDefaults, Counts, ScenarioSpec, make_params
+from .base import SCENARIOS, Counts, ScenarioSpec, body_defaults, make_params
 from .explicit import explicit_counts, from_dict
 
 
@@ -53,14 +53,14 @@ def draw_pedestrian_speeds(
 
 def scenario_source(config) -> ScenarioSource:
     """The ``ScenarioSource`` of a ``CrowdConfig``."""
-    body = BodyDefaults(config.radius, config.v_pref, config.flock_radius, config.flock_speed)
+    body = body_defaults(config)
     if not isinstance(config.scenario, str):
         spec = from_dict(config.scenario, body)
         counts = explicit_counts(config.scenario)
         return ScenarioSource(
             counts, spec, (counts.pedestrians,) * 2, True, lambda rng, counts: spec
         )
-    params = make_params(config.scenario, dict(config.scenario_params))
+    params = make_params(config.scenario, config.scenario_params)
     entry = SCENARIOS[config.scenario]
     lo, hi = config.pedestrian_range
     counts = Counts(config.n_learners, hi, config.n_flock)

@@ -143,7 +143,8 @@ def _plans(counts: Counts, body: BodyDefaults, p: SymmetricObstaclesParams):
         *(keep_clear(len(m), c, body, plan.groups[0].start) for m, plan, _ in plans),
         keep_clear(2 * len(lane_y), p.obstacle_radius, body, pair),
     ]
-    return plans, flock_plan(counts, body, area, keep)
+    # centres kept a flock radius inside the scene's bounds: the whole disc starts inside
+    return plans, flock_plan(counts, body, area.grow(-body.flock_radius), keep)
 
 
 def _shift(box: Box, dy: float) -> Box:

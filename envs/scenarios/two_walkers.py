@@ -85,7 +85,9 @@ def _area(counts: Counts, p: TwoWalkersParams) -> Box:
 def _flock_plan(counts: Counts, body: BodyDefaults, p: TwoWalkersParams):
     walkers = counts.learners + counts.pedestrians
     area = _area(counts, p)
-    return flock_plan(counts, body, area, [keep_clear(2 * walkers, body.radius + 0.3, body, area)])
+    keep = keep_clear(2 * walkers, body.radius + 0.3, body, area)
+    # centres kept a flock radius inside the scene's bounds: the whole disc starts inside
+    return flock_plan(counts, body, area.grow(-body.flock_radius), [keep])
 
 
 def check(counts: Counts, body: BodyDefaults, p: TwoWalkersParams) -> None:
