@@ -208,6 +208,27 @@ def test_saved_sb3_model_evaluates_by_path(tmp_path):
 # ---------------------------------------------------------------------------- outputs
 
 
+def test_discomfort_is_recorded_apart_from_the_rest_of_the_reward():
+    """On CrowdNav's preset the reward is arrival, collision and discomfort only: without the
+    recorded discomfort term, what is left on each step is 0, +1 or -0.25."""
+    res = evaluate(
+        "orca",
+        preset="crowdnav",
+        scenario_params={"test_cases": 1},
+        episodes=40,
+        seed=0,
+        return_records=True,
+    )
+    charged = 0
+    for rec in res["records"]:
+        assert (rec.discomfort <= 0.0).all()
+        rest = rec.rewards[:, 0] - rec.discomfort[:, 0]
+        assert np.isin(np.round(rest, 12), [0.0, 1.0, -0.25]).all()
+        charged += int((rec.discomfort[:, 0] < 0).any())
+    assert charged > 0  # ORCA's robot is passed close by in some of these cases
+    assert res["return_without_discomfort"].mean > res["discounted_return"].mean
+
+
 def test_result_helpers():
     res = evaluate("goal_seek", episodes=3, seed=0, **SMALL)
     means = metric_means(res)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -106,6 +107,32 @@ def test_straight_walk_exact_values():
     assert math.isnan(m["min_separation"][0])
     assert m["discomfort_rate"][0] == 0.0
     assert m["body_index"].tolist() == [0]
+
+
+def test_returns_with_and_without_the_discomfort_penalty():
+    """CrowdNav's return sums every reward; the paper's leaves the discomfort penalty out."""
+    pos = straight_walk(4, speed=1.0)
+    rewards = np.array([[-0.01], [0.0], [-0.02], [1.0]])
+    discomfort = np.array([[-0.01], [0.0], [-0.02], [0.0]])
+    rec = dataclasses.replace(
+        make_record(pos, reached_step=np.array([4])),
+        rewards=rewards,
+        v_pref=np.ones(1),
+        discomfort=discomfort,
+    )
+    m = learner_metrics(rec)
+    gamma = 0.9 ** (np.arange(4) * DT)
+    assert m["discounted_return"][0] == pytest.approx(float(gamma @ rewards[:, 0]), abs=1e-12)
+    assert m["return_without_discomfort"][0] == pytest.approx(gamma[3] * 1.0, abs=1e-12)
+    agg = aggregate([m])
+    assert agg["return_without_discomfort"].mean == pytest.approx(gamma[3], abs=1e-12)
+    # without the terms recorded the paper's return is unknown, not the full one
+    bare = dataclasses.replace(rec, discomfort=None)
+    assert math.isnan(learner_metrics(bare)["return_without_discomfort"][0])
+    with pytest.raises(ValueError, match="discomfort"):
+        dataclasses.replace(rec, rewards=None, v_pref=None)
+    with pytest.raises(ValueError, match="discomfort must have shape"):
+        dataclasses.replace(rec, discomfort=discomfort[:2])
 
 
 def test_right_angle_detour_efficiency():

@@ -33,6 +33,7 @@ import numpy as np
 
 from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.core.rewards import DISCOMFORT
 
 from .metrics import (
     DEFAULT_DEADLOCK_PARAMS,
@@ -155,6 +156,7 @@ def _run_chunk(
     radius, kind = s.radius.copy(), s.kind.copy()
     v_pref = s.v_pref.copy()
     rewards = np.zeros((t_max, b, n))  # each learner's reward per step (0 once it has left)
+    discomfort = np.zeros((t_max, b, n))  # the discomfort term within it
     reached = np.full((b, n), -1, np.int64)
     collided = np.full((b, n), -1, np.int64)
     end = np.full(b, -1, np.int64)  # step at which each world's episode ended
@@ -189,6 +191,7 @@ def _run_chunk(
         seconds["acting_s"] += t1 - t0
         seconds["stepping_s"] += time.perf_counter() - t1
         rewards[t, :, :n_l] = np.where(rows, reward, 0.0)
+        discomfort[t, :, :n_l] = np.where(rows, batch.terms[..., DISCOMFORT], 0.0)
         t += 1
         pos[t], vel[t] = s.pos, s.vel
         valid[t] = s.active
@@ -221,6 +224,7 @@ def _run_chunk(
                 max_steps=config.max_steps,
                 personal_space=config.discomfort_distance,
                 rewards=rewards[: int(end[w]), w],
+                discomfort=discomfort[: int(end[w]), w],
                 v_pref=v_pref[w],
             )
         )

@@ -55,6 +55,7 @@ METRIC_KEYS: tuple[str, ...] = (
     "smoothness",
     "deadlock_rate",
     "discounted_return",
+    "return_without_discomfort",
 )
 """Metric keys of :func:`aggregate` in table order (it adds ``episodes``, ``learner_episodes``)."""
 
@@ -96,6 +97,8 @@ class EpisodeRecord:
         rewards: (T, N) the reward each learner received on each step (0 when it was out of the
             episode or for other bodies), or None when not recorded.
         v_pref: (N,) preferred speeds [m/s] (the discounted return's time unit), or None.
+        discomfort: (T, N) the discomfort term (<= 0) within each learner's reward on each step,
+            or None when not recorded (it needs ``rewards``).
 
     The arrays are copied on construction and made read-only.
     """
@@ -114,6 +117,7 @@ class EpisodeRecord:
     personal_space: float
     rewards: np.ndarray | None = None
     v_pref: np.ndarray | None = None
+    discomfort: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         def freeze(name: str, dtype: type) -> np.ndarray:
@@ -139,6 +143,10 @@ class EpisodeRecord:
         if self.rewards is not None or self.v_pref is not None:
             expected["rewards"] = ((rows - 1, n), np.float64)
             expected["v_pref"] = ((n,), np.float64)
+        if self.discomfort is not None:
+            if self.rewards is None:
+                raise ValueError("discomfort needs the rewards it is part of")
+            expected["discomfort"] = ((rows - 1, n), np.float64)
         for name, (shape, dtype) in expected.items():
             arr = freeze(name, dtype)
             if arr.shape != shape:
@@ -347,7 +355,11 @@ def learner_metrics(
     - ``smoothness`` [m/s per step]: mean over steps of ``|v_t - v_{t-1}|``; NaN without steps;
     - ``discounted_return``: CrowdNav's cumulative discounted reward, ``sum_t gamma^(t dt v_pref)
       r_t`` over the learner's steps ``t = 0, 1, ...`` with ``gamma = RETURN_GAMMA`` (0.9); NaN
-      when the record holds no rewards.
+      when the record holds no rewards;
+    - ``return_without_discomfort``: the same sum without the discomfort penalty, as the
+      CrowdNav paper's returns are computed (Chen et al. 2019: its ORCA row's 0.054 is
+      CrowdNav's code's return of -0.022 without the penalty); NaN when the record holds no
+      discomfort terms.
     """
     idx = np.flatnonzero(record.is_learner)
     n_l, n, n_steps = idx.size, record.n_bodies, record.n_steps
@@ -370,6 +382,7 @@ def learner_metrics(
                     "discomfort_rate",
                     "smoothness",
                     "discounted_return",
+                    "return_without_discomfort",
                 )
             },
         }
@@ -423,9 +436,14 @@ def learner_metrics(
 
     deadlock = deadlocked_bodies(record, deadlock_params)[idx]
     discounted = np.full(n_l, np.nan)
+    without_discomfort = np.full(n_l, np.nan)
     if record.rewards is not None and n_steps > 0:
         exponent = np.arange(n_steps)[:, None] * record.dt * record.v_pref[idx][None, :]
-        discounted = (RETURN_GAMMA**exponent * record.rewards[:, idx]).sum(axis=0)
+        weight = RETURN_GAMMA**exponent
+        discounted = (weight * record.rewards[:, idx]).sum(axis=0)
+        if record.discomfort is not None:
+            rest = record.rewards[:, idx] - record.discomfort[:, idx]
+            without_discomfort = (weight * rest).sum(axis=0)
     return {
         "body_index": idx.astype(np.int64),
         "success": success,
@@ -439,6 +457,7 @@ def learner_metrics(
         "discomfort_rate": discomfort_rate,
         "smoothness": smoothness,
         "discounted_return": discounted,
+        "return_without_discomfort": without_discomfort,
     }
 
 
@@ -666,6 +685,13 @@ def aggregate(
         for res in per_learner_results
     ]
     returns = np.concatenate(returns_parts) if returns_parts else np.zeros(0)
+    plain_parts = [
+        np.asarray(
+            res.get("return_without_discomfort", np.full(np.size(res["success"]), np.nan)), float
+        ).ravel()
+        for res in per_learner_results
+    ]
+    plain = np.concatenate(plain_parts) if plain_parts else np.zeros(0)
     out: dict[str, Estimate | int] = {
         "success_rate": rate_estimate(success, confidence),
         "collision_rate": rate_estimate(cat("collision", bool), confidence),
@@ -678,6 +704,7 @@ def aggregate(
         "smoothness": mean_estimate(cat("smoothness", np.float64), confidence),
         "deadlock_rate": rate_estimate(episode_deadlocks, confidence),
         "discounted_return": mean_estimate(returns, confidence),
+        "return_without_discomfort": mean_estimate(plain, confidence),
         "episodes": len(per_learner_results),
         "learner_episodes": int(success.size),
     }
