@@ -43,18 +43,6 @@ def test_counts_and_shapes_are_checked_with_the_argument_named():
         )
 
 
-def test_compile_cache_falls_back_to_a_temporary_folder_only_when_needed(tmp_path):
-    from crowdsteer.envs.kernels.cache import choose_cache_dir
-
-    ro = {tmp_path / "pkg" / "__pycache__", tmp_path / "home"}
-    assert choose_cache_dir(tmp_path / "pkg", tmp_path / "home", lambda p: True) is None
-    # a read-only install with a writable home: numba's own user-wide cache is used
-    pkg_cache = tmp_path / "pkg" / "__pycache__"
-    assert choose_cache_dir(tmp_path / "pkg", tmp_path / "home", lambda p: p != pkg_cache) is None
-    folder = choose_cache_dir(tmp_path / "pkg", tmp_path / "home", lambda p: p not in ro)
-    assert folder is not None and folder.name == "crowdsteer-numba-cache"
-
-
 def test_bundles_are_typed_as_the_tuples_they_are_without_a_lookup():
     from typing import NamedTuple
 
