@@ -1,10 +1,10 @@
 """Baselines acting from observations: the registry's behaviours driven by what a learner sees.
 
-A learner's observation (``crowdsteer.envs.core.sensing``) is in its goal frame: the learner at
-the origin, its goal at ``(goal_distance, 0)``. Each row is decoded into the registry's ``Body``
-and ``Senses`` (bodies first, then disc obstacles, then the closest points of walls as radius-0
-discs, as a crowd member gathers them) and steered by the same compiled dispatch that moves the
-crowd's pedestrians, so a behaviour's name is one controller everywhere. A baseline differs from
+A learner's observation (laid out in ``crowdsteer.envs.core.layout``) is in its goal frame: the
+learner at the origin, its goal at ``(goal_distance, 0)``. Each row is decoded into the
+registry's ``Body`` and ``Senses`` (bodies first, then disc obstacles, then the closest points of
+walls as radius-0 discs, as a crowd member gathers them) and steered by the same compiled
+dispatch that moves the crowd's pedestrians, so a behaviour's name is one controller everywhere. A baseline differs from
 the crowd member only where the observation holds less than the world: the K nearest bodies,
 the O nearest obstacles, the W nearest walls and P waypoints within the sensing radius, ordered
 by distance (sums in another order round differently, in the last bits).
@@ -17,16 +17,40 @@ from typing import NamedTuple
 
 import numpy as np
 
+from crowdsteer.envs.core.layout import (
+    GOAL_DISTANCE,
+    HEADING_COS,
+    HEADING_SIN,
+    NB_PRESENT,
+    NB_RADIUS,
+    NB_VX,
+    NB_VY,
+    NB_X,
+    NB_Y,
+    NEIGHBOUR_DIM,
+    OB_PRESENT,
+    OB_RADIUS,
+    OB_X,
+    OB_Y,
+    OBSTACLE_DIM,
+    OWN_DIM,
+    OWN_RADIUS,
+    OWN_V_PREF,
+    OWN_VX,
+    OWN_VY,
+    WALL_DIM,
+    WALL_PRESENT,
+    WALL_X,
+    WALL_Y,
+    WAYPOINT_DIM,
+    WP_PRESENT,
+    WP_X,
+    WP_Y,
+)
 from crowdsteer.envs.kernels.bundle import bundle
 from crowdsteer.envs.kernels.jit import njit
 from crowdsteer.envs.steering.path_follow import path_follow_projected_one
 from crowdsteer.envs.steering.registry import Body, senses_buffers, steer_traced
-
-OWN_DIM = 8
-NEIGHBOUR_DIM = 9
-OBSTACLE_DIM = 4
-WALL_DIM = 5
-WAYPOINT_DIM = 3
 
 
 @bundle
@@ -45,54 +69,55 @@ class PolicySettings(NamedTuple):
 
 
 @njit(cache=True, inline="always")
+def _put_static(sense, n, x, y, radius):
+    """A static disc at ``(x, y)`` in row ``n`` of ``sense``; returns the new count."""
+    sense.pos[n, 0] = x
+    sense.pos[n, 1] = y
+    sense.vel[n, 0] = 0.0
+    sense.vel[n, 1] = 0.0
+    sense.radius[n] = radius
+    return n + 1
+
+
+@njit(cache=True, inline="always")
 def _decode(row, c, sense, path):
     """Fill ``sense`` and ``path`` from one observation ``row``; returns ``(Body fields..., n,
     n_bodies, n_path)`` as a tuple."""
-    goal_dist = row[0]
-    vx = row[1]
-    vy = row[2]
-    radius = row[3]
-    v_pref = max(row[4], 1e-6)
-    heading = math.atan2(row[6], row[5])
+    goal_dist = row[GOAL_DISTANCE]
+    vx = row[OWN_VX]
+    vy = row[OWN_VY]
+    radius = row[OWN_RADIUS]
+    v_pref = max(row[OWN_V_PREF], 1e-6)
+    heading = math.atan2(row[HEADING_SIN], row[HEADING_COS])
     n = 0
     base = OWN_DIM
     for k in range(c.n_neighbours):
         e = base + k * NEIGHBOUR_DIM
-        if row[e + 8] > 0.5:
-            sense.pos[n, 0] = row[e]
-            sense.pos[n, 1] = row[e + 1]
-            sense.vel[n, 0] = row[e + 2] + vx
-            sense.vel[n, 1] = row[e + 3] + vy
-            sense.radius[n] = row[e + 4]
+        if row[e + NB_PRESENT] > 0.5:
+            sense.pos[n, 0] = row[e + NB_X]
+            sense.pos[n, 1] = row[e + NB_Y]
+            sense.vel[n, 0] = row[e + NB_VX] + vx
+            sense.vel[n, 1] = row[e + NB_VY] + vy
+            sense.radius[n] = row[e + NB_RADIUS]
             n += 1
     n_bodies = n
     base += c.n_neighbours * NEIGHBOUR_DIM
     for k in range(c.n_obstacles):
         e = base + k * OBSTACLE_DIM
-        if row[e + 3] > 0.5:
-            sense.pos[n, 0] = row[e]
-            sense.pos[n, 1] = row[e + 1]
-            sense.vel[n, 0] = 0.0
-            sense.vel[n, 1] = 0.0
-            sense.radius[n] = row[e + 2]
-            n += 1
+        if row[e + OB_PRESENT] > 0.5:
+            n = _put_static(sense, n, row[e + OB_X], row[e + OB_Y], row[e + OB_RADIUS])
     base += c.n_obstacles * OBSTACLE_DIM
-    for k in range(c.n_walls):
+    for k in range(c.n_walls):  # the closest point of a wall, as a disc of radius 0
         e = base + k * WALL_DIM
-        if row[e + 4] > 0.5:
-            sense.pos[n, 0] = row[e]
-            sense.pos[n, 1] = row[e + 1]
-            sense.vel[n, 0] = 0.0
-            sense.vel[n, 1] = 0.0
-            sense.radius[n] = 0.0
-            n += 1
+        if row[e + WALL_PRESENT] > 0.5:
+            n = _put_static(sense, n, row[e + WALL_X], row[e + WALL_Y], 0.0)
     base += c.n_walls * WALL_DIM
     n_path = 0
     for k in range(c.n_waypoints + 1):
         e = base + k * WAYPOINT_DIM
-        if row[e + 2] > 0.5:
-            path[n_path, 0] = row[e]
-            path[n_path, 1] = row[e + 1]
+        if row[e + WP_PRESENT] > 0.5:
+            path[n_path, 0] = row[e + WP_X]
+            path[n_path, 1] = row[e + WP_Y]
             n_path += 1
     return goal_dist, vx, vy, radius, v_pref, heading, n, n_bodies, n_path
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
-from crowdsteer.envs.core.sensing import ObservationLayout
+from crowdsteer.envs.core.layout import ObservationLayout
 from crowdsteer.envs.core.simulator import compiled_entry
 from crowdsteer.envs.core.steering_params import (
     PARAM_TYPES,

@@ -31,7 +31,21 @@ from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.collisions import approach_sq
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.dynamics import holonomic_velocity
-from crowdsteer.envs.core.sensing import NEIGHBOUR_DIM, OWN_DIM, ObservationLayout
+from crowdsteer.envs.core.layout import (
+    NB_PRESENT,
+    NB_RADIUS,
+    NB_VX,
+    NB_VY,
+    NB_X,
+    NB_Y,
+    NEIGHBOUR_DIM,
+    OWN_DIM,
+    OWN_RADIUS,
+    OWN_V_PREF,
+    OWN_VX,
+    OWN_VY,
+    ObservationLayout,
+)
 from crowdsteer.envs.kernels.jit import njit
 
 HEADINGS = 16
@@ -52,23 +66,23 @@ def crowdnav_velocities(speeds: int = SPEEDS, headings: int = HEADINGS) -> np.nd
 def _clearance(obs_row, n_neighbours, ux, uy, horizon):
     """Least predicted surface gap to the observed neighbours within ``horizon`` when moving at
     ``(ux, uy)`` (goal frame), each neighbour at its observed velocity; inf with none."""
-    own_vx = obs_row[1]
-    own_vy = obs_row[2]
-    own_r = obs_row[3]
+    own_vx = obs_row[OWN_VX]
+    own_vy = obs_row[OWN_VY]
+    own_r = obs_row[OWN_RADIUS]
     least = np.inf
     for k in range(n_neighbours):
         e = OWN_DIM + k * NEIGHBOUR_DIM
-        if obs_row[e + 8] < 0.5:  # absent slot
+        if obs_row[e + NB_PRESENT] < 0.5:  # absent slot
             continue
-        px = obs_row[e]
-        py = obs_row[e + 1]
+        px = obs_row[e + NB_X]
+        py = obs_row[e + NB_Y]
         # the neighbour's velocity relative to the predicted own one: its observed relative
         # velocity is taken against the current own velocity
-        rvx = obs_row[e + 2] + own_vx - ux
-        rvy = obs_row[e + 3] + own_vy - uy
+        rvx = obs_row[e + NB_VX] + own_vx - ux
+        rvy = obs_row[e + NB_VY] + own_vy - uy
         # the swept collision test's own closest approach, from the offsets now and at the end
         d2 = approach_sq(px + horizon * rvx, py + horizon * rvy, px, py)
-        least = min(least, math.sqrt(d2) - own_r - obs_row[e + 4])
+        least = min(least, math.sqrt(d2) - own_r - obs_row[e + NB_RADIUS])
     return least
 
 
@@ -80,9 +94,9 @@ def checked_actions(obs, actions, n_neighbours, velocities, max_dv, horizon, mar
     changed = 0
     for k in range(obs.shape[0]):
         row = obs[k]
-        vx = row[1]
-        vy = row[2]
-        vp = row[4]
+        vx = row[OWN_VX]
+        vy = row[OWN_VY]
+        vp = row[OWN_V_PREF]
         ax = min(max(actions[k, 0], -1.0), 1.0)
         ay = min(max(actions[k, 1], -1.0), 1.0)
         # the environment sets the desired velocity to the action times v_pref, and its speed

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from ..core.sensing import ObservationLayout
+from ..core.layout import ObservationLayout
 
 
 def observation_space(layout: ObservationLayout, as_dict: bool) -> spaces.Space:

@@ -2,38 +2,31 @@
 
 ``CrowdBatch`` is what every adapter wraps (single-agent, parallel, Gymnasium vector, SB3): B
 worlds of L learners, arrays ``(B, L, ...)`` in and out, no framework types. It owns the
-``Simulator`` (the physical worlds) and adds the learners' side: actions to desired velocities,
-reward terms, episode flags and observations, each a compiled kernel. The order of one step is
-mapped in ``step.py``. Build one with ``crowdsteer.envs.make_batch``, which hands it the
-configuration's scenario and shaping reference.
+``Simulator`` (the physical worlds) and adds the learners' side (``learners``: actions to
+desired velocities, reward terms, episode flags) and their observations (``sensing``), each a
+compiled kernel. The order of one step is mapped in ``step.py``. Build one with
+``crowdsteer.envs.make_batch``, which hands it the configuration's scenario and shaping reference.
 
-Actions (``Box(-1, 1, (2,))`` per learner, out-of-range values clipped):
-
-- holonomic: a desired velocity in the learner's goal frame (x toward the goal, y to its left),
-  scaled by its preferred speed;
-- unicycle: ``(speed, turn)``: forward speed ``(a0 + 1) / 2 x v_pref`` and turn rate
-  ``a1 x max_turn_rate``.
-
-With ``action_mode="residual"`` the action corrects the reference baseline's action on the same
-observation before it is read as above (``envs.core.priors``).
-
-Episode flags per learner: ``terminated`` on arrival, or on a collision when ``collision_ends``;
-``truncated`` when the world's clock reaches ``max_steps`` first. A learner that has finished is no
-longer ``alive``: it has left its world, gets zero reward and keeps its terminal observation until
-the world resets. A world is done when no learner is alive or its clock runs out.
+The actions and episode flags are described in ``learners``. With ``action_mode="residual"`` the
+action corrects the reference baseline's action on the same observation before it is read
+(``envs.core.priors``). A world is done when no learner is alive or its clock runs out.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from crowdsteer.envs.kernels.bundle import bundle
-from crowdsteer.envs.kernels.jit import njit
-
 from .config import CrowdConfig
+from .layout import ObservationLayout
+from .learners import (
+    ActionError,
+    LearnerBuffers,
+    clip_actions,
+    finish_step,
+    learner_desired_velocity,
+)
 from .priors import (
     GOAL_DISTANCE,
     add_potential_term,
@@ -41,138 +34,12 @@ from .priors import (
     compose_residual,
     goal_distance_potential,
 )
-from .rewards import POTENTIAL, REWARD_TERMS, SHAPING, reward_terms
-from .sensing import (
-    ObservationLayout,
-    ObserveSettings,
-    goal_frame,
-    observe_scratch,
-    observe_worlds,
-)
+from .rewards import INFO_KEYS, POTENTIAL, REWARD_TERMS
+from .sensing import observe_scratch, observe_worlds
 from .simulator import Simulator, compiled_entry
+from .step import fused_step
 
-EPS = 1e-9
-
-
-class ActionError(ValueError):
-    """An action of the wrong shape or dtype, or holding NaN or inf."""
-
-
-@njit(cache=True)
-def clip_actions(actions, out):
-    """Copy ``actions: (B, L, 2)`` clipped to [-1, 1] into ``out`` (float64); False (and ``out``
-    unspecified) when one of them is NaN or inf."""
-    nb, nl, _ = actions.shape
-    for b in range(nb):
-        for i in range(nl):
-            for c in range(2):
-                v = actions[b, i, c]
-                if not math.isfinite(v):
-                    return False
-                out[b, i, c] = min(max(v, -1.0), 1.0)
-    return True
-
-
-@njit(cache=True)
-def learner_desired_velocity(actions, state, unicycle, max_turn_rate, dt, out):
-    """World-frame desired velocities ``out[:, :L]`` (``out: (B, N, 2)``) of clipped ``actions:
-    (B, L, 2)``; ``state``: the ``WorldState`` (learners in slots ``[0, L)``).
-
-    Holonomic: the action is a velocity in the learner's goal frame (x toward the goal, or along
-    the heading when on it; the frame of its observation) in units of ``v_pref``. Unicycle:
-    ``(a0 + 1) / 2 x v_pref`` along the heading turned by ``a1 x max_turn_rate x dt``.
-    """
-    pos, goal, heading, v_pref = state.pos, state.goal, state.heading, state.v_pref
-    frame = state.goal_frame
-    nb, nl, _ = actions.shape
-    for b in range(nb):
-        for i in range(nl):
-            vp = v_pref[b, i]
-            if unicycle:
-                speed = 0.5 * (actions[b, i, 0] + 1.0) * vp
-                h = heading[b, i] + actions[b, i, 1] * max_turn_rate * dt
-                out[b, i, 0] = speed * math.cos(h)
-                out[b, i, 1] = speed * math.sin(h)
-            else:
-                # the frame of the observation this action answers (kept by the observation)
-                _, c, s = goal_frame(pos, goal, heading, frame, b, i)
-                ax = actions[b, i, 0] * vp
-                ay = actions[b, i, 1] * vp
-                out[b, i, 0] = c * ax - s * ay
-                out[b, i, 1] = s * ax + c * ay
-
-
-@bundle
-class RewardSettings(NamedTuple):
-    """The reward weights and episode rules of a config (see ``rewards``)."""
-
-    dt: float
-    progress: float
-    arrival: float
-    collision: float
-    discomfort: float
-    discomfort_distance: float
-    time: float
-    max_steps: int
-    collision_ends: bool
-
-
-@bundle
-class LearnerBuffers(NamedTuple):
-    """The learners' side of a step, (B, L) each: ``alive`` (updated), ``alive_before`` (its value
-    before the step), ``terms`` (B, L, 7), ``reward``, ``terminated``, ``truncated``."""
-
-    alive: np.ndarray
-    alive_before: np.ndarray
-    terms: np.ndarray
-    reward: np.ndarray
-    terminated: np.ndarray
-    truncated: np.ndarray
-
-
-@njit(cache=True)
-def finish_step(learners, events, step_count, shaping, settings):
-    """Reward terms, their sum and the episode flags of every learner after the physical step.
-
-    learners: ``LearnerBuffers`` (filled); events: the step's ``StepBuffers``; step_count: (B,);
-    shaping: (B, L) shaping term of the learners alive before the step, or an empty array;
-    settings: ``RewardSettings``. Terminated: arrival, or a collision when ``collision_ends``;
-    truncated: the world's clock reached ``max_steps`` first.
-    """
-    lb, e, c = learners, events, settings
-    alive, terms = lb.alive, lb.terms
-    nb, nl = alive.shape
-    reward_terms(
-        alive,
-        e.progress,
-        e.arrived_now,
-        e.collided_now,
-        e.min_gap,
-        c.dt,
-        c.progress,
-        c.arrival,
-        c.collision,
-        c.discomfort,
-        c.discomfort_distance,
-        c.time,
-        terms,
-    )
-    for b in range(nb):
-        out_of_time = step_count[b] >= c.max_steps
-        for i in range(nl):
-            was = alive[b, i]
-            lb.alive_before[b, i] = was
-            if shaping.shape[0] > 0:
-                terms[b, i, SHAPING] = shaping[b, i] if was else 0.0
-            done = was and (e.arrived_now[b, i] or (e.collided_now[b, i] and c.collision_ends))
-            cut = was and not done and out_of_time
-            lb.terminated[b, i] = done
-            lb.truncated[b, i] = cut
-            alive[b, i] = was and not done and not cut
-            total = terms[b, i, 0]  # summed left to right, as numpy's sum over the last axis
-            for t in range(1, terms.shape[2]):
-                total += terms[b, i, t]
-            lb.reward[b, i] = total
+__all__ = ["ActionError", "CrowdBatch"]
 
 
 class CrowdBatch:
@@ -208,42 +75,15 @@ class CrowdBatch:
         )
         self.obs_low, self.obs_high = self.layout.bounds()
         b, n_l = num_worlds, self.num_learners
-        self.obs = np.zeros((b, n_l, self.layout.dim), np.float32)
-        self.learners = LearnerBuffers(
-            alive=np.zeros((b, n_l), bool),
-            alive_before=np.zeros((b, n_l), bool),
-            terms=np.zeros((b, n_l, len(REWARD_TERMS))),
-            reward=np.zeros((b, n_l)),
-            terminated=np.zeros((b, n_l), bool),
-            truncated=np.zeros((b, n_l), bool),
-        )
+        self.learners = LearnerBuffers.empty(b, n_l, len(REWARD_TERMS), self.layout.dim)
+        self.obs = self.learners.obs
+        """(B, L, dim) float32 observations of the last reset or step (``learners.obs``)."""
         c = config
-        self.rewards = RewardSettings(
-            float(c.dt),
-            float(c.reward_progress),
-            float(c.reward_arrival),
-            float(c.reward_collision),
-            float(c.reward_discomfort),
-            float(c.discomfort_distance),
-            float(c.reward_time),
-            int(c.max_steps),
-            bool(c.collision_ends),
-        )
-        self.observe_settings = ObserveSettings(
-            int(c.max_steps),
-            int(c.obs_neighbours),
-            int(c.obs_obstacles),
-            int(c.obs_walls),
-            int(c.obs_waypoints),
-            float(c.sensing_radius),
-            float(self.sim.params.period),
-        )
         # one set of observation work buffers per chunk of worlds the simulator steps on a thread
         self._observe_scratch = [
             observe_scratch(self.sim.counts.total, c.obs_neighbours, c.obs_obstacles, c.obs_walls)
             for _ in self.sim._ranges
         ]
-        self._no_shaping = np.zeros((0, 0))
         self._finish_entry = None
         self._observe_entry = None
         self._desired_entry = None
@@ -257,7 +97,6 @@ class CrowdBatch:
             raise ValueError(f"potential={config.potential!r} needs a potential_reference")
         self.potential = np.zeros((b, n_l))
         """(B, L) shaping potential ``Phi`` of each learner's current state (0 without one)."""
-        self._clipped = np.zeros((b, n_l, 2))
         self._fused_entry = None
         staged = self._reference is not None or self._residual is not None
         self._fused = self.sim._pool is None and not staged and config.potential is None
@@ -267,21 +106,14 @@ class CrowdBatch:
         """The fused step's arguments after the actions. Every buffer and bundle in it is made
         once with the batch, so the tuple is built once too, not at every step; only
         ``sim.params`` may be replaced (``_replace``), and the step checks it."""
-        sim, c = self.sim, self.config
+        sim = self.sim
         return (
-            self._clipped,
             sim.state,
             sim.buffers,
+            self.learners,
             sim.params,
             sim._scratch[0],
-            self.learners,
-            self._no_shaping,
-            self.rewards,
-            self.observe_settings,
             self._observe_scratch[0],
-            self.obs,
-            c.kinematics == "unicycle",
-            float(c.max_turn_rate),
         )
 
     @property
@@ -295,7 +127,7 @@ class CrowdBatch:
 
     @property
     def terms(self) -> np.ndarray:
-        """(B, L, 6) reward terms of the last step (``REWARD_TERMS``)."""
+        """(B, L, T) reward terms of the last step (``REWARD_TERMS``)."""
         return self.learners.terms
 
     # ----------------------------------------------------------------- reset
@@ -342,15 +174,12 @@ class CrowdBatch:
     def desired_velocity(self, actions: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """World-frame desired velocities (B, L, 2) of clipped actions (B, L, 2); written into
         ``out[:, :L]`` when given (``out: (B, N, 2)``, the step's desired velocities)."""
-        c = self.config
         if out is None:
             out = np.empty((self.num_worlds, self.num_learners, 2))
         args = (
             np.ascontiguousarray(actions, dtype=np.float64),
             self.sim.state,
-            c.kinematics == "unicycle",
-            float(c.max_turn_rate),
-            float(c.dt),
+            self.sim.params,
             out,
         )
         # typing the state bundle on every call would cost more than the kernel itself
@@ -373,7 +202,7 @@ class CrowdBatch:
         """``step`` without copying its results out: they stay in ``obs`` and ``learners``
         (``reward``, ``terminated``, ``truncated``), overwritten by the next step. A serial batch
         without shaping, residual actions or a potential runs the whole step in one compiled call
-        (``fused.fused_step``)."""
+        (``step.fused_step``)."""
         if self._fused:
             self._advance_fused(actions)
             return
@@ -382,9 +211,10 @@ class CrowdBatch:
         if self._residual is not None:
             checked = self.residual_actions(checked)
         desired = self.desired_velocity(checked, sim.buffers.desired)
-        shaping = self._no_shaping if self._reference is None else self._shaping(desired)
+        if self._reference is not None:
+            self.learners.shaping[:] = self._shaping(desired)
         sim.step()  # 1. actions (above), 2. physics: steer, move, collide, events
-        args = (self.learners, sim.buffers, sim.state.step_count, shaping, self.rewards)
+        args = (self.learners, sim.buffers, sim.state.step_count, sim.params)
         if self._finish_entry is None:
             self._finish_entry = compiled_entry(finish_step, *args)
         self._finish_entry(*args)  # 3. rewards and flags
@@ -409,8 +239,6 @@ class CrowdBatch:
             self._fused_tail = self._fused_arguments()
         entry = self._fused_entry
         if entry is None or a.dtype != self._fused_dtype:
-            from .fused import fused_step  # imports this module's kernels
-
             entry = self._fused_entry = compiled_entry(fused_step, a, *self._fused_tail)
             self._fused_dtype = a.dtype
         code = entry(a, *self._fused_tail)
@@ -429,7 +257,7 @@ class CrowdBatch:
         if which is None:
             which = np.ones((self.num_worlds, self.num_learners), bool)
         which = np.ascontiguousarray(which, dtype=np.bool_)
-        s, c = self.sim.state, self.observe_settings
+        s, c = self.sim.state, self.sim.params
         if self._observe_entry is None:
             self._observe_entry = compiled_entry(
                 observe_worlds, 0, 1, s, which, c, self.obs, self._observe_scratch[0]
@@ -509,29 +337,9 @@ class CrowdBatch:
 
 
 def _info(position, velocity, reached, collided, terms: list[float]) -> dict:
-    """One learner's info dict; ``terms``: its reward terms in ``REWARD_TERMS`` order (read by
-    index, not unpacked into arguments: the info is built at every step)."""
-    return {
-        "position": position,
-        "velocity": velocity,
-        "reached_goal": reached,
-        "collision": collided,
-        "reward_progress": terms[0],
-        "reward_arrival": terms[1],
-        "reward_collision": terms[2],
-        "reward_discomfort": terms[3],
-        "reward_time": terms[4],
-        "reward_shaping": terms[5],
-        "reward_potential": terms[6],
-    }
-
-
-assert REWARD_TERMS == (
-    "progress",
-    "arrival",
-    "collision",
-    "discomfort",
-    "time",
-    "shaping",
-    "potential",
-), "_info names the reward terms in REWARD_TERMS order"
+    """One learner's info dict; ``terms``: its reward terms in ``REWARD_TERMS`` order, each
+    under its ``INFO_KEYS`` name."""
+    info = {"position": position, "velocity": velocity, "reached_goal": reached}
+    info["collision"] = collided
+    info.update(zip(INFO_KEYS, terms, strict=True))
+    return info

@@ -8,6 +8,10 @@ the closest point of the segment is nearer than its radius. The motion itself ne
 into a wall or an obstacle (``contact``): a contact during the move counts as a static hit, and
 the overlap test here only adds bodies placed overlapping. The same pass measures each body's
 smallest surface gap to any other active body, which the discomfort reward and metrics use.
+
+CrowdNav's own test of its robot (``learner_collisions_previous_velocity``, the ``crowdnav``
+preset's ``collision_sweep="previous_velocity"``) sweeps the learner's new velocity against each
+other body's velocity of the previous step instead of its actual move.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ import math
 
 import numpy as np
 
-from crowdsteer.envs.kernels.geometry import EPS, closest_point_on_segment
+from crowdsteer.envs.kernels.geometry import EPS, closest_point_on_segment, wrap_delta
 from crowdsteer.envs.kernels.jit import njit
 
 from .neighbours import DENSE_MAX_BODIES, build_grid, grid_buffers, query_grid
+from .state import LEARNER
 
 GAP_CAP = 10.0
 """Surface gaps beyond this distance (metres) are reported as ``GAP_CAP``."""
@@ -297,6 +302,42 @@ def collisions_worlds(
                     walls,
                     wall_active,
                 )
+
+
+@njit(cache=True)
+def learner_collisions_previous_velocity(lo, hi, state, buffers, params):
+    """CrowdNav's collision test of the learners of worlds ``lo <= b < hi``, after the move:
+    every other active body starts where it was before the step and moves at its velocity of the
+    previous step (``buffers.prev_vel``), the learner at its new velocity; they collide when the
+    closest approach over one step leaves no gap between the surfaces (``crowd_sim.py``: the
+    segment from ``p = p_human - p_robot`` to ``p + (v_human - v_robot) dt``, tested before the
+    humans move). Overwrites the learners' ``hit_body`` and ``min_gap`` (CrowdNav's ``d_min``,
+    which its discomfort reward reads); their static contacts stay.
+    """
+    s, e = state, buffers
+    vel, radius, kind, active = s.vel, s.radius, s.kind, s.active
+    prev_pos, prev_vel, hit_body, min_gap = e.prev_pos, e.prev_vel, e.hit_body, e.min_gap
+    dt, period = params.dt, params.period
+    nn = active.shape[1]
+    for b in range(lo, hi):
+        for i in range(nn):
+            if kind[b, i] != LEARNER or not active[b, i]:
+                continue
+            gap_min = GAP_CAP
+            hit = False
+            for j in range(nn):
+                if j == i or not active[b, j]:
+                    continue
+                sx = wrap_delta(prev_pos[b, j, 0] - prev_pos[b, i, 0], period)
+                sy = prev_pos[b, j, 1] - prev_pos[b, i, 1]
+                rvx = prev_vel[b, j, 0] - vel[b, i, 0]
+                rvy = prev_vel[b, j, 1] - vel[b, i, 1]
+                d2 = approach_sq(sx + rvx * dt, sy + rvy * dt, sx, sy)
+                gap = math.sqrt(d2) - radius[b, i] - radius[b, j]
+                gap_min = min(gap_min, gap)
+                hit |= gap < 0.0
+            hit_body[b, i] = hit
+            min_gap[b, i] = gap_min
 
 
 def detect_collisions(

@@ -56,13 +56,19 @@ class CrowdConfig:
     (m/s^2), ``max_turn_rate`` (rad/s), ``goal_tolerance`` (m, centre-to-goal distance counted as
     arrival), ``collision_ends`` (a learner that collides leaves the episode),
     ``swept_collisions`` (bodies collide when their closest approach during the step overlaps,
-    not only at its end; the nearest gap is the step's smallest too), ``pedestrians_at_goal``
+    not only at its end; the nearest gap is the step's smallest too), ``collision_sweep``
+    (``"actual"``: the swept test moves both bodies of a pair along their moves over the step;
+    ``"previous_velocity"``: a learner's test moves every other body along its velocity at the
+    start of the step against the learner's new velocity, CrowdNav's rule; it needs
+    ``swept_collisions``), ``pedestrians_at_goal``
     (``"turn_back"``: start and goal swap; ``"stop"``: they stay at their goals, as in CrowdNav).
     Observations: ``obs_neighbours`` (K nearest bodies), ``obs_obstacles``, ``obs_walls``,
     ``obs_waypoints``, ``sensing_radius`` (m; farther bodies are masked), ``dict_obs``.
     Rewards (weights; see ``envs.core.rewards``): ``reward_progress`` (per metre of progress),
     ``reward_arrival``, ``reward_collision``, ``reward_discomfort`` (per metre of intrusion per
-    second), ``discomfort_distance`` (m, surface gap), ``reward_time`` (per second),
+    second), ``discomfort_distance`` (m, surface gap), ``discomfort_on_arrival`` (the arrival
+    step pays the discomfort term too; CrowdNav's reward pays the arrival reward alone),
+    ``reward_time`` (per second),
     ``shaping_reference`` (a baseline's name or None) and ``shaping_weight``; potential-based
     shaping ``potential`` (``"goal_distance"``, a baseline's name or None), ``potential_weight``
     and ``potential_gamma`` (the learner's discount, which it must equal; see
@@ -100,6 +106,7 @@ class CrowdConfig:
     goal_tolerance: float = 0.3
     collision_ends: bool = True
     swept_collisions: bool = True
+    collision_sweep: str = "actual"
     pedestrians_at_goal: str = "turn_back"
     obs_neighbours: int = 6
     obs_obstacles: int = 4
@@ -112,6 +119,7 @@ class CrowdConfig:
     reward_collision: float = -0.25
     reward_discomfort: float = 0.5
     discomfort_distance: float = 0.2
+    discomfort_on_arrival: bool = True
     reward_time: float = 0.0
     shaping_reference: str | None = None
     shaping_weight: float = 0.0
@@ -216,9 +224,16 @@ INT_RANGES: dict[str, tuple[int, int, str]] = {
     "render_body": (0, MAX_BODIES - 1, "index of the body whose steering the overlays show"),
 }
 
-BOOLEANS = ("learners_visible", "collision_ends", "swept_collisions", "dict_obs")
+BOOLEANS = (
+    "learners_visible",
+    "collision_ends",
+    "swept_collisions",
+    "discomfort_on_arrival",
+    "dict_obs",
+)
 
 PEDESTRIANS_AT_GOAL = ("turn_back", "stop")
+COLLISION_SWEEPS = ("actual", "previous_velocity")
 
 
 def _count_items(counts: Any) -> list[tuple[str, int]]:
@@ -276,6 +291,7 @@ def _validate(c: CrowdConfig) -> None:
     check_choice("flock_target", c.flock_target, FLOCK_TARGETS)
     check_choice("kinematics", c.kinematics, KINEMATICS_NAMES)
     check_choice("pedestrians_at_goal", c.pedestrians_at_goal, PEDESTRIANS_AT_GOAL)
+    check_choice("collision_sweep", c.collision_sweep, COLLISION_SWEEPS)
     check_choice("shaping_reference", c.shaping_reference, (None, *SHAPING_REFERENCES))
     check_choice("potential", c.potential, (None, *POTENTIALS))
     check_choice("action_mode", c.action_mode, ACTION_MODES)
@@ -302,6 +318,10 @@ def _validate(c: CrowdConfig) -> None:
             f"v_pref_sd={c.v_pref_sd!r} is too large for v_pref={c.v_pref!r}: speeds are drawn "
             "within two standard deviations of v_pref and must stay positive (v_pref_sd < "
             "v_pref / 2)"
+        )
+    if c.collision_sweep == "previous_velocity" and not c.swept_collisions:
+        raise ConfigError(
+            "collision_sweep='previous_velocity' is a swept test: it needs swept_collisions=True"
         )
     if (c.shaping_reference is None) != (c.shaping_weight == 0):
         raise ConfigError(
@@ -348,10 +368,13 @@ def _scenario_hooks() -> ScenarioHooks:
 # from (0, -4) to (0, 4) through 5 ORCA humans drawn on a circle of radius 4 m (CrowdNav's spawn
 # rule, ``crowdnav_circle``) who stop at their goals and do not see it; dt 0.25 s; the episode
 # times out once 24 s have passed (CrowdNav ends it when ``global_time >= time_limit - 1``: 96
-# steps); velocities change at once (no acceleration limit); collisions are swept; ORCA as
-# CrowdNav's RVO2 set-up: every body within 10 m (up to 10), time horizons 5 s, 0.01 m added to
-# every radius, the preferred speed min(1, distance / 1 s); its reward: +1 arrival, -0.25
-# collision, (d_min - 0.2) * 0.5 * dt when the closest body is nearer than 0.2 m.
+# steps); velocities change at once (no acceleration limit); the robot's collision test sweeps
+# its new velocity against each human's velocity of the previous step (``crowd_sim.py``: the
+# relative velocity ``human.vx - action.vx``, before the humans move), and a collision beats an
+# arrival in the same step; ORCA as CrowdNav's RVO2 set-up: every body within 10 m (up to 10),
+# time horizons 5 s, 0.01 m added to every radius, the preferred speed min(1, distance / 1 s);
+# its reward, an elif chain: -0.25 on a collision, else exactly +1 on arrival, else
+# (d_min - 0.2) * 0.5 * dt when the closest body is nearer than 0.2 m.
 _CROWDNAV = CrowdConfig(
     scenario="crowdnav_circle",
     scenario_params={},
@@ -366,6 +389,7 @@ _CROWDNAV = CrowdConfig(
     max_steps=96,
     max_accel=100.0,
     swept_collisions=True,
+    collision_sweep="previous_velocity",
     pedestrians_at_goal="stop",
     obs_neighbours=10,
     sensing_radius=10.0,
@@ -375,6 +399,7 @@ _CROWDNAV = CrowdConfig(
     reward_collision=-0.25,
     reward_discomfort=0.5,
     discomfort_distance=0.2,
+    discomfort_on_arrival=False,
     reward_time=0.0,
 )
 

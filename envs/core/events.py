@@ -62,8 +62,11 @@ def learner_events_worlds(
 
     pos, goal: (B, N, 2); kind, active, reached, collided, hit_body, hit_static: (B, N), updated
     in place. ``goal_dist`` (B, N) holds the distance to goal before the step and is updated;
-    ``progress`` receives the decrease. Arrival wins over a collision in the same step. A learner
-    that arrives, or collides while ``collision_ends``, is deactivated: it leaves the world.
+    ``progress`` receives the decrease. A collision beats an arrival in the same step (as in
+    CrowdNav's reward chain): a learner that reaches its goal through a body or a wall has
+    collided, and arrives only on a later step without one (when the collision did not end its
+    episode). A learner that arrives, or collides while ``collision_ends``, is deactivated: it
+    leaves the world.
     """
     for b in range(lo, hi):
         for i in range(active.shape[1]):
@@ -75,12 +78,12 @@ def learner_events_worlds(
             d = math.hypot(goal[b, i, 0] - pos[b, i, 0], goal[b, i, 1] - pos[b, i, 1])
             progress[b, i] = goal_dist[b, i] - d
             goal_dist[b, i] = d
-            if d <= goal_tolerance:
-                arrived_now[b, i] = True
-                reached[b, i] = True
-                active[b, i] = False
-            elif hit_body[b, i] or hit_static[b, i]:
+            if hit_body[b, i] or hit_static[b, i]:
                 collided_now[b, i] = True
                 collided[b, i] = True
                 if collision_ends:
                     active[b, i] = False
+            elif d <= goal_tolerance:
+                arrived_now[b, i] = True
+                reached[b, i] = True
+                active[b, i] = False

@@ -1,4 +1,11 @@
-"""The step's parameters: one bundle of everything the compiled step reads from the config."""
+"""The step's parameters: one bundle of everything the compiled step reads from the config.
+
+:func:`step_params` is the one place a ``CrowdConfig`` becomes the values the step reads: every
+value lives once in ``StepParams`` (``dt`` included), with the reward weights
+(``rewards.RewardSettings``), the observation's counts (``sensing.ObserveSettings``) and every
+steering behaviour's parameters (``steering_params``) nested in it. The simulator, the batch,
+the baselines and the overlays all take their values from it.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,8 @@ from crowdsteer.envs.steering.path_follow import PathFollowParams
 from crowdsteer.envs.steering.registry import NAMES
 
 from .behaviours import FLOCK_TARGETS, FLOCK_VIEWS
+from .rewards import RewardSettings, reward_settings
+from .sensing import ObserveSettings
 from .steering_params import steering_param_set
 
 
@@ -18,13 +27,17 @@ class StepParams(NamedTuple):
     """Scalars of the step, and every steering behaviour's parameters.
 
     ``steering`` holds the behaviours' parameter tuples in registry order (indexed by behaviour
-    id); ``path`` and ``flocking`` those of path following and of the flock units. ``period``
-    (m) is the length after which the scene repeats along x from ``period_origin`` (0: not
-    periodic; see ``periodic``). ``flock``: the worlds have flock slots (without them, their
-    quarry, ``WorldState.target_pos``, stays where the reset put it).
+    id); ``path`` and ``flocking`` those of path following and of the flock units; ``rewards``
+    the reward weights; ``observe`` the observation's counts. ``collision_previous_velocity``:
+    a learner's swept collision test moves the other bodies along their velocities at the start
+    of the step (CrowdNav's rule; ``collisions.learner_collisions_previous_velocity``).
+    ``period`` (m) is the length after which the scene repeats along x from ``period_origin``
+    (0: not periodic; see ``periodic``). ``flock``: the worlds have flock slots (without them,
+    their quarry, ``WorldState.target_pos``, stays where the reset put it).
     """
 
     dt: float
+    max_steps: int
     max_accel: float
     max_turn_rate: float
     goal_tolerance: float
@@ -32,12 +45,15 @@ class StepParams(NamedTuple):
     sensing_radius: float
     learners_visible: bool
     swept_collisions: bool
+    collision_previous_velocity: bool
     pedestrians_stop: bool
     flock_view: int
     flock_target_learner: bool
     steering: tuple
     path: PathFollowParams
     flocking: FlockingParams
+    rewards: RewardSettings
+    observe: ObserveSettings
     period: float = 0.0
     period_origin: float = 0.0
     flock: bool = True
@@ -49,22 +65,29 @@ def step_params(
     """The step's parameters for a ``CrowdConfig``; ``period_x = (x0, x1)``: the scenario's
     scene repeats along x over ``[x0, x1)`` (None: it does not); ``flock``: the worlds have flock
     slots."""
-    steer = steering_param_set(config)
+    c = config
+    steer = steering_param_set(c)
     return StepParams(
-        dt=float(config.dt),
-        max_accel=float(config.max_accel),
-        max_turn_rate=float(config.max_turn_rate),
-        goal_tolerance=float(config.goal_tolerance),
-        collision_ends=bool(config.collision_ends),
-        sensing_radius=float(config.sensing_radius),
-        learners_visible=bool(config.learners_visible),
-        swept_collisions=bool(config.swept_collisions),
-        pedestrians_stop=config.pedestrians_at_goal == "stop",
-        flock_view=FLOCK_VIEWS.index(config.flock_view),
-        flock_target_learner=FLOCK_TARGETS.index(config.flock_target) == 1,
+        dt=float(c.dt),
+        max_steps=int(c.max_steps),
+        max_accel=float(c.max_accel),
+        max_turn_rate=float(c.max_turn_rate),
+        goal_tolerance=float(c.goal_tolerance),
+        collision_ends=bool(c.collision_ends),
+        sensing_radius=float(c.sensing_radius),
+        learners_visible=bool(c.learners_visible),
+        swept_collisions=bool(c.swept_collisions),
+        collision_previous_velocity=c.collision_sweep == "previous_velocity",
+        pedestrians_stop=c.pedestrians_at_goal == "stop",
+        flock_view=FLOCK_VIEWS.index(c.flock_view),
+        flock_target_learner=FLOCK_TARGETS.index(c.flock_target) == 1,
         steering=tuple(steer[name] for name in NAMES),
         path=steer["path_follow"],
         flocking=steer["flocking"],
+        rewards=reward_settings(c),
+        observe=ObserveSettings(
+            int(c.obs_neighbours), int(c.obs_obstacles), int(c.obs_walls), int(c.obs_waypoints)
+        ),
         period=0.0 if period_x is None else float(period_x[1] - period_x[0]),
         period_origin=0.0 if period_x is None else float(period_x[0]),
         flock=bool(flock),

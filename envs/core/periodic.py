@@ -22,21 +22,12 @@ import math
 
 import numpy as np
 
-from crowdsteer.envs.kernels.geometry import EPS
+from crowdsteer.envs.kernels.geometry import EPS, wrap_delta
 from crowdsteer.envs.kernels.jit import njit
 
 from .collisions import GAP_CAP, NEAR_GAP, _static_hits, approach_sq, largest_move
 from .neighbours import DENSE_MAX_BODIES, build_periodic_grid, query_periodic, sort_prefix
 from .state import LEARNER
-
-
-@njit(cache=True)
-def wrap_delta(d, period):
-    """Nearest image of the coordinate difference ``d`` along a periodic axis: in
-    ``[-period / 2, period / 2)``; ``d`` itself when ``period`` is 0 (not periodic)."""
-    if period > 0.0:
-        return d - period * math.floor(d / period + 0.5)
-    return d
 
 
 @njit(cache=True)

@@ -2,21 +2,9 @@
 
 Everything is expressed in the learner's goal frame: x points from the learner to its goal, y to
 its left (the CrowdNav convention). A scene rotated and translated as a whole therefore gives the
-same observation. One flat float32 vector per learner, laid out by ``ObservationLayout``:
-
-====================  =====  =================================================================
-block                 size   entries (all in the goal frame)
-====================  =====  =================================================================
-own                   8      goal distance, velocity (x, y), radius, preferred speed,
-                             heading (cos, sin) relative to the goal direction, time left (0..1)
-neighbours            9 K    K nearest other bodies by surface gap, nearest first: relative
-                             position (x, y), relative velocity (x, y), radius, kind one-hot
-                             (learner, pedestrian, flock), present flag
-obstacles             4 O    O nearest disc obstacles: centre (x, y), radius, present flag
-walls                 5 W    W nearest walls: closest point (x, y), direction (x, y), present
-waypoints             3 (P+1) start of the current path segment, then the next P waypoints:
-                             position (x, y), present flag
-====================  =====  =================================================================
+same observation. One flat float32 vector per learner, laid out as ``layout`` declares: the
+learner's own state, then the K nearest bodies, O nearest obstacles, W nearest walls and P
+waypoints, each entry written at its named offset.
 
 Absent entries are zeros with a zero present flag. Bodies, obstacles and walls beyond
 ``sensing_radius`` (surface distance) are absent. Neighbours with equal gaps are ordered by body
@@ -28,7 +16,6 @@ velocities to +-``VEL_CLIP`` m/s, so every observation lies inside its documente
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -37,6 +24,43 @@ from crowdsteer.envs.kernels.bundle import bundle
 from crowdsteer.envs.kernels.geometry import EPS, closest_point_on_segment
 from crowdsteer.envs.kernels.jit import njit
 
+from .layout import (
+    GOAL_DISTANCE,
+    HEADING_COS,
+    HEADING_SIN,
+    NB_KIND,
+    NB_PRESENT,
+    NB_RADIUS,
+    NB_VX,
+    NB_VY,
+    NB_X,
+    NB_Y,
+    NEIGHBOUR_DIM,
+    OB_PRESENT,
+    OB_RADIUS,
+    OB_X,
+    OB_Y,
+    OBSTACLE_DIM,
+    OWN_DIM,
+    OWN_RADIUS,
+    OWN_V_PREF,
+    OWN_VX,
+    OWN_VY,
+    POS_CLIP,
+    SIZE_CLIP,
+    TIME_LEFT,
+    VEL_CLIP,
+    WALL_DIM,
+    WALL_DX,
+    WALL_DY,
+    WALL_PRESENT,
+    WALL_X,
+    WALL_Y,
+    WAYPOINT_DIM,
+    WP_PRESENT,
+    WP_X,
+    WP_Y,
+)
 from .neighbours import (
     DENSE_MAX_BODIES,
     GridBuffers,
@@ -46,88 +70,6 @@ from .neighbours import (
     query_grid,
 )
 from .periodic import periodic_candidates, wrap_delta
-
-POS_CLIP = 50.0
-VEL_CLIP = 10.0
-SIZE_CLIP = 5.0
-
-OWN_DIM = 8
-NEIGHBOUR_DIM = 9
-OBSTACLE_DIM = 4
-WALL_DIM = 5
-WAYPOINT_DIM = 3
-
-
-@dataclass(frozen=True)
-class ObservationLayout:
-    """Where each block sits in the flat observation, and its bounds."""
-
-    neighbours: int
-    obstacles: int
-    walls: int
-    waypoints: int
-
-    @property
-    def sizes(self) -> dict[str, int]:
-        return {
-            "own": OWN_DIM,
-            "neighbours": NEIGHBOUR_DIM * self.neighbours,
-            "obstacles": OBSTACLE_DIM * self.obstacles,
-            "walls": WALL_DIM * self.walls,
-            "waypoints": WAYPOINT_DIM * (self.waypoints + 1),
-        }
-
-    @property
-    def shapes(self) -> dict[str, tuple[int, ...]]:
-        """Shapes of the blocks in the ``Dict`` observation form."""
-        return {
-            "own": (OWN_DIM,),
-            "neighbours": (self.neighbours, NEIGHBOUR_DIM),
-            "obstacles": (self.obstacles, OBSTACLE_DIM),
-            "walls": (self.walls, WALL_DIM),
-            "waypoints": (self.waypoints + 1, WAYPOINT_DIM),
-        }
-
-    @property
-    def dim(self) -> int:
-        return sum(self.sizes.values())
-
-    def slices(self) -> dict[str, slice]:
-        out, start = {}, 0
-        for name, size in self.sizes.items():
-            out[name] = slice(start, start + size)
-            start += size
-        return out
-
-    def split(self, obs: np.ndarray) -> dict[str, np.ndarray]:
-        """Views of a stack of flat observations ``(..., dim)`` as blocks ``(..., *shape)``."""
-        lead = obs.shape[:-1]
-        return {
-            name: obs[..., sl].reshape(*lead, *self.shapes[name])
-            for name, sl in self.slices().items()
-        }
-
-    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """(low, high) float32 arrays of the flat observation."""
-        own_hi = [POS_CLIP, VEL_CLIP, VEL_CLIP, SIZE_CLIP, VEL_CLIP, 1, 1, 1]
-        own_lo = [0, -VEL_CLIP, -VEL_CLIP, 0, 0, -1, -1, 0]
-        nb_hi = [POS_CLIP, POS_CLIP, 2 * VEL_CLIP, 2 * VEL_CLIP, SIZE_CLIP, 1, 1, 1, 1]
-        nb_lo = [-POS_CLIP, -POS_CLIP, -2 * VEL_CLIP, -2 * VEL_CLIP, 0, 0, 0, 0, 0]
-        hi = (
-            own_hi
-            + nb_hi * self.neighbours
-            + [POS_CLIP, POS_CLIP, SIZE_CLIP, 1] * self.obstacles
-            + [POS_CLIP, POS_CLIP, 1, 1, 1] * self.walls
-            + [POS_CLIP, POS_CLIP, 1] * (self.waypoints + 1)
-        )
-        lo = (
-            own_lo
-            + nb_lo * self.neighbours
-            + [-POS_CLIP, -POS_CLIP, 0, 0] * self.obstacles
-            + [-POS_CLIP, -POS_CLIP, -1, -1, 0] * self.walls
-            + [-POS_CLIP, -POS_CLIP, 0] * (self.waypoints + 1)
-        )
-        return np.asarray(lo, np.float32), np.asarray(hi, np.float32)
 
 
 @njit(cache=True)
@@ -223,10 +165,11 @@ def goal_frame(pos, goal, heading, frame, b, i):
 
 
 @njit(cache=True, nogil=True)
-def observe_worlds(lo, hi, state, which, settings, out, scratch):
+def observe_worlds(lo, hi, state, which, params, out, scratch):
     """Write the observation of every learner ``i`` of the worlds ``lo <= b < hi`` with
     ``which[b, i]`` into ``out[b, i]``; the others are left as they are. ``state``: the
-    ``WorldState``; ``settings``: ``ObserveSettings``; ``scratch``: ``ObserveScratch``.
+    ``WorldState``; ``params``: ``StepParams`` (its ``observe`` counts, the sensing radius, the
+    episode length and the period); ``scratch``: ``ObserveScratch``.
 
     Small worlds (at most ``DENSE_MAX_BODIES`` slots) scan every body for the nearest ones;
     larger worlds query a uniform grid within the sensing radius. Both give the same result.
@@ -237,16 +180,15 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
     obstacle_pos, obstacle_radius = state.obstacle_pos, state.obstacle_radius
     obstacle_active, walls, wall_active = state.obstacle_active, state.walls, state.wall_active
     step_count, frame = state.step_count, state.goal_frame
-    max_steps, sensing_radius = settings.max_steps, settings.sensing_radius
-    n_neighbours, n_obstacles = settings.n_neighbours, settings.n_obstacles
-    n_walls, n_waypoints = settings.n_walls, settings.n_waypoints
+    max_steps, sensing_radius = params.max_steps, params.sensing_radius
+    counts = params.observe
+    n_neighbours, n_obstacles = counts.n_neighbours, counts.n_obstacles
+    n_walls, n_waypoints = counts.n_walls, counts.n_waypoints
     nn = active.shape[1]
-    # the arrays leave the bundles once, before the loop over worlds (a reference-count update
-    # per array and world would cost more than observing a small world)
     keys, idx, cand, cells = scratch.keys, scratch.idx, scratch.buf, scratch.cells
     okeys, oidx = scratch.okeys, scratch.oidx
     wkeys, widx = scratch.wkeys, scratch.widx
-    period = settings.period  # periodic worlds: other bodies at their nearest image
+    period = params.period  # periodic worlds: other bodies at their nearest image
     periodic = period > 0.0
     dense = nn <= DENSE_MAX_BODIES
     for b in range(lo, hi):
@@ -274,19 +216,19 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
             theta, c, s = goal_frame(pos, goal, heading, frame, b, i)
             vx = vel[b, i, 0]
             vy = vel[b, i, 1]
-            o[0] = min(gd, POS_CLIP)
-            o[1] = _clip(c * vx + s * vy, VEL_CLIP)
-            o[2] = _clip(-s * vx + c * vy, VEL_CLIP)
-            o[3] = min(radius[b, i], SIZE_CLIP)
-            o[4] = min(v_pref[b, i], VEL_CLIP)
+            o[GOAL_DISTANCE] = min(gd, POS_CLIP)
+            o[OWN_VX] = _clip(c * vx + s * vy, VEL_CLIP)
+            o[OWN_VY] = _clip(-s * vx + c * vy, VEL_CLIP)
+            o[OWN_RADIUS] = min(radius[b, i], SIZE_CLIP)
+            o[OWN_V_PREF] = min(v_pref[b, i], VEL_CLIP)
             # the angle once, both functions before the stores: the compiler then makes one
             # sincos call of them (a store into ``o`` between would make it reload the heading)
             relative = heading[b, i] - theta
             cos_rel = math.cos(relative)
             sin_rel = math.sin(relative)
-            o[5] = cos_rel
-            o[6] = sin_rel
-            o[7] = max(0.0, 1.0 - step_count[b] / max_steps)
+            o[HEADING_COS] = cos_rel
+            o[HEADING_SIN] = sin_rel
+            o[TIME_LEFT] = max(0.0, 1.0 - step_count[b] / max_steps)
             base = OWN_DIM
             # K nearest other bodies by surface gap
             # Counters start as np.int64(0): numba types a loop-carried literal 0 first as
@@ -319,13 +261,13 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
                 dvx = vel[b, j, 0] - vx
                 dvy = vel[b, j, 1] - vy
                 e = base + k * NEIGHBOUR_DIM
-                o[e] = _clip(c * dx + s * dy, POS_CLIP)
-                o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
-                o[e + 2] = _clip(c * dvx + s * dvy, 2 * VEL_CLIP)
-                o[e + 3] = _clip(-s * dvx + c * dvy, 2 * VEL_CLIP)
-                o[e + 4] = min(radius[b, j], SIZE_CLIP)
-                o[e + 5 + kind[b, j]] = 1.0
-                o[e + 8] = 1.0
+                o[e + NB_X] = _clip(c * dx + s * dy, POS_CLIP)
+                o[e + NB_Y] = _clip(-s * dx + c * dy, POS_CLIP)
+                o[e + NB_VX] = _clip(c * dvx + s * dvy, 2 * VEL_CLIP)
+                o[e + NB_VY] = _clip(-s * dvx + c * dvy, 2 * VEL_CLIP)
+                o[e + NB_RADIUS] = min(radius[b, j], SIZE_CLIP)
+                o[e + NB_KIND + kind[b, j]] = 1.0
+                o[e + NB_PRESENT] = 1.0
             base += NEIGHBOUR_DIM * n_neighbours
             # O nearest disc obstacles
             count = np.int64(0)
@@ -343,10 +285,10 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
                 dx = obstacle_pos[b, m, 0] - px
                 dy = obstacle_pos[b, m, 1] - py
                 e = base + k * OBSTACLE_DIM
-                o[e] = _clip(c * dx + s * dy, POS_CLIP)
-                o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
-                o[e + 2] = min(obstacle_radius[b, m], SIZE_CLIP)
-                o[e + 3] = 1.0
+                o[e + OB_X] = _clip(c * dx + s * dy, POS_CLIP)
+                o[e + OB_Y] = _clip(-s * dx + c * dy, POS_CLIP)
+                o[e + OB_RADIUS] = min(obstacle_radius[b, m], SIZE_CLIP)
+                o[e + OB_PRESENT] = 1.0
             base += OBSTACLE_DIM * n_obstacles
             # W nearest walls by distance to their closest point
             count = np.int64(0)
@@ -374,11 +316,11 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
                 el = math.sqrt(ex * ex + ey * ey)
                 ux, uy = (ex / el, ey / el) if el > EPS else (0.0, 0.0)
                 e = base + k * WALL_DIM
-                o[e] = _clip(c * (qx - px) + s * (qy - py), POS_CLIP)
-                o[e + 1] = _clip(-s * (qx - px) + c * (qy - py), POS_CLIP)
-                o[e + 2] = c * ux + s * uy
-                o[e + 3] = -s * ux + c * uy
-                o[e + 4] = 1.0
+                o[e + WALL_X] = _clip(c * (qx - px) + s * (qy - py), POS_CLIP)
+                o[e + WALL_Y] = _clip(-s * (qx - px) + c * (qy - py), POS_CLIP)
+                o[e + WALL_DX] = c * ux + s * uy
+                o[e + WALL_DY] = -s * ux + c * uy
+                o[e + WALL_PRESENT] = 1.0
             base += WALL_DIM * n_walls
             # the current segment's start, then the next waypoints
             n_pts = path_len[b, i]
@@ -391,23 +333,20 @@ def observe_worlds(lo, hi, state, which, settings, out, scratch):
                     dx = path[b, i, q, 0] - px
                     dy = path[b, i, q, 1] - py
                     e = base + k * WAYPOINT_DIM
-                    o[e] = _clip(c * dx + s * dy, POS_CLIP)
-                    o[e + 1] = _clip(-s * dx + c * dy, POS_CLIP)
-                    o[e + 2] = 1.0
+                    o[e + WP_X] = _clip(c * dx + s * dy, POS_CLIP)
+                    o[e + WP_Y] = _clip(-s * dx + c * dy, POS_CLIP)
+                    o[e + WP_PRESENT] = 1.0
 
 
 @bundle
 class ObserveSettings(NamedTuple):
-    """What the observation kernel reads from the config: the episode length and the layout's
-    counts (K neighbours, O obstacles, W walls, P waypoints), and the sensing radius (m)."""
+    """The layout's counts the observation kernel reads: K neighbours, O obstacles, W walls, P
+    waypoints (the sensing radius, episode length and period are ``StepParams``')."""
 
-    max_steps: int
     n_neighbours: int
     n_obstacles: int
     n_walls: int
     n_waypoints: int
-    sensing_radius: float
-    period: float = 0.0  # m; the scene repeats along x (0: not periodic; see ``periodic``)
 
 
 def goal_frame_angle(pos: np.ndarray, goal: np.ndarray, heading: np.ndarray) -> np.ndarray:

@@ -133,11 +133,12 @@ class StepBuffers(NamedTuple):
 
     ``desired: (B, N, 2)`` desired velocities (learners' in slots ``[0, L)`` are written before
     the step); events ``hit_body, hit_static, arrived_now, collided_now: (B, N) bool``;
-    ``min_gap, goal_dist, progress: (B, N)``; ``prev_pos: (B, N, 2)`` the positions before the
-    move (the swept collision test reads them); ``fault: (B,) int`` the first body of each world
-    whose motion became non-finite this step, -1 if none; ``trace: (B, N, T, 2)`` the steering
-    debug vectors of every body (``T = 0``, no memory, when not recorded; layout in
-    ``crowdsteer.envs.steering.registry``).
+    ``min_gap, goal_dist, progress: (B, N)``; ``prev_pos, prev_vel: (B, N, 2)`` the positions
+    and velocities before the move (the swept collision tests read them; ``prev_vel`` is kept
+    only for CrowdNav's test, ``collisions.learner_collisions_previous_velocity``); ``fault:
+    (B,) int`` the first body of each world whose motion became non-finite this step, -1 if
+    none; ``trace: (B, N, T, 2)`` the steering debug vectors of every body (``T = 0``, no
+    memory, when not recorded; layout in ``crowdsteer.envs.steering.registry``).
     """
 
     desired: np.ndarray
@@ -147,6 +148,7 @@ class StepBuffers(NamedTuple):
     goal_dist: np.ndarray
     progress: np.ndarray
     prev_pos: np.ndarray
+    prev_vel: np.ndarray
     arrived_now: np.ndarray
     collided_now: np.ndarray
     fault: np.ndarray
@@ -164,6 +166,7 @@ class StepBuffers(NamedTuple):
             goal_dist=np.zeros((b, n)),
             progress=np.zeros((b, n)),
             prev_pos=np.zeros((b, n, 2)),
+            prev_vel=np.zeros((b, n, 2)),
             arrived_now=np.zeros((b, n), np.bool_),
             collided_now=np.zeros((b, n), np.bool_),
             fault=np.full(b, -1, np.int64),

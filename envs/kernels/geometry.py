@@ -103,3 +103,12 @@ def segment_intersection(
     iy = ay + t * ry
     hit = t >= 0.0 and t <= 1.0 and s >= 0.0 and s <= 1.0
     return hit, ix, iy, t, s
+
+
+@njit(cache=True)
+def wrap_delta(d, period):
+    """Nearest image of the coordinate difference ``d`` along a periodic axis: in
+    ``[-period / 2, period / 2)``; ``d`` itself when ``period`` is 0 (not periodic)."""
+    if period > 0.0:
+        return d - period * math.floor(d / period + 0.5)
+    return d

@@ -12,7 +12,7 @@ from crowdsteer.baselines.policies import make_policy
 from crowdsteer.baselines.step_check import StepCheckPolicy, checked_actions, crowdnav_velocities
 from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
-from crowdsteer.envs.core.sensing import NEIGHBOUR_DIM, OWN_DIM, ObservationLayout
+from crowdsteer.envs.core.layout import NEIGHBOUR_DIM, OWN_DIM, ObservationLayout
 from crowdsteer.training.evaluation.evaluate import evaluate
 
 CONFIG = CrowdConfig.from_kwargs(preset="crowdnav")

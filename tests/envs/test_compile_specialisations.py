@@ -50,7 +50,7 @@ def test_the_first_step_compiles_each_kernel_once(tmp_path, record_compiles):
     )
     compiled = json.loads(out.stdout.strip().splitlines()[-1])
     names = [name for name, _ in compiled]
-    assert "crowdsteer.envs.core.fused.fused_step" in names  # it did compile from scratch
+    assert "crowdsteer.envs.core.step.fused_step" in names  # it did compile from scratch
     literal = sorted({n for n, args in compiled if n not in KNOWN and "Literal[" in str(args)})
     assert literal == [], f"kernels specialised on a literal argument: {literal}"
     twice = sorted({n for n in names if n not in KNOWN and names.count(n) > 1})

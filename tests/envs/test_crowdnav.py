@@ -159,3 +159,109 @@ def test_discounted_return_is_crowdnavs():
     )
     got = learner_metrics(rec)["discounted_return"][0]
     assert got == pytest.approx(-0.01 + RETURN_GAMMA ** (2 * 0.25 * 2.0) * 1.0)
+
+
+def _point_to_segment_dist(x1, y1, x2, y2, x3, y3):
+    """CrowdNav's ``utils.point_to_segment_dist``: distance from (x3, y3) to the segment."""
+    px, py = x2 - x1, y2 - y1
+    if px == 0 and py == 0:
+        return math.hypot(x3 - x1, y3 - y1)
+    u = ((x3 - x1) * px + (y3 - y1) * py) / (px * px + py * py)
+    u = min(max(u, 0.0), 1.0)
+    return math.hypot(x1 + u * px - x3, y1 + u * py - y3)
+
+
+def test_preset_collision_test_is_crowdnavs_previous_velocity_rule():
+    """Step by step, the robot's collision flag and nearest gap are CrowdNav's: each human from
+    its position before the step at its previous velocity, against the robot's new velocity
+    (``crowd_sim.py``, ``vx = human.vx - action.vx``), for random actions on the test cases."""
+    config = CrowdConfig.from_kwargs(preset="crowdnav", scenario_params={"test_cases": 1})
+    batch = make_batch(config, 4)
+    batch.seed(0)
+    batch.reset()
+    rng = np.random.default_rng(1)
+    s, e, dt = batch.state, batch.sim.buffers, config.dt
+    checked = hits = 0
+    for _ in range(300):
+        pos0, vel0, alive = s.pos.copy(), s.vel.copy(), batch.alive[:, 0].copy()
+        batch.step(rng.uniform([0.2, -1.0], [1.0, 1.0], (4, 1, 2)))  # toward the goal
+        for b in np.flatnonzero(alive):
+            r = s.vel[b, 0]  # the robot's new velocity: CrowdNav's action
+            dmin, hit = np.inf, False
+            for j in range(1, 6):
+                px, py = pos0[b, j] - pos0[b, 0]
+                vx, vy = vel0[b, j] - r
+                gap = _point_to_segment_dist(px, py, px + vx * dt, py + vy * dt, 0.0, 0.0)
+                gap -= s.radius[b, j] + s.radius[b, 0]
+                dmin, hit = min(dmin, gap), hit or gap < 0
+            assert bool(e.hit_body[b, 0]) == hit
+            assert e.min_gap[b, 0] == pytest.approx(min(dmin, 10.0), abs=1e-9)
+            checked, hits = checked + 1, hits + hit
+        batch.reset(batch.world_done())
+    assert checked > 500 and hits > 10  # the rule was exercised both ways
+
+
+def _arrival_scene(pedestrian_at, **kw):
+    """A learner 1 m from its goal, moving at 4 m/s for one 0.25 s step, beside a pedestrian
+    standing at ``pedestrian_at``; returns (reward, terminated, arrived, collided)."""
+    scene = {
+        "agents": [
+            {"role": "learner", "start": [0.0, 0.0], "goal": [0.0, 1.0]},
+            {"role": "pedestrian", "start": pedestrian_at, "goal": pedestrian_at},
+        ]
+    }
+    config = CrowdConfig.from_kwargs(preset="crowdnav", scenario=scene, v_pref=4.0, **kw)
+    batch = make_batch(config, 1)
+    batch.seed(0)
+    batch.reset()
+    _, reward, terminated, _ = batch.step(np.array([[[1.0, 0.0]]]))
+    e = batch.sim.buffers
+    return (
+        float(reward[0, 0]),
+        bool(terminated[0, 0]),
+        bool(e.arrived_now[0, 0]),
+        bool(e.collided_now[0, 0]),
+    )
+
+
+def test_a_collision_beats_an_arrival_in_the_same_step():
+    """A learner that reaches its goal through a person has collided (CrowdNav's elif chain;
+    the same in every scenario): it ends with the collision penalty and without arriving."""
+    for preset_rule in ({}, {"collision_sweep": "actual"}):
+        reward, terminated, arrived, collided = _arrival_scene([0.0, 1.2], **preset_rule)
+        assert collided and not arrived and terminated and reward == -0.25
+
+
+def test_the_presets_arrival_pays_exactly_one():
+    """CrowdNav pays +1 on arrival and nothing else; a person 0.15 m from the learner's surface
+    at arrival (inside the 0.2 m discomfort distance) costs nothing then, unless
+    ``discomfort_on_arrival``."""
+    reward, terminated, arrived, collided = _arrival_scene([0.75, 1.0])
+    assert arrived and terminated and not collided and reward == 1.0
+    reward, *_ = _arrival_scene([0.75, 1.0], discomfort_on_arrival=True)
+    assert reward == pytest.approx(1.0 + (0.15 - 0.2) * 0.5 * 0.25)
+
+
+def test_orca_equals_crowdnavs_own_run_case_for_case():
+    """CrowdNav's own code with Python-RVO2 on its 500 test cases: 0.426 success, 0.568
+    collision, 10.86 s; case 489 succeeds under CrowdNav's collision rule."""
+    r = evaluate(
+        "orca",
+        scenario="crowdnav_circle",
+        preset="crowdnav",
+        episodes=500,
+        seed=0,
+        scenario_params={"test_cases": 1},
+    )
+    assert r["success_rate"].mean == pytest.approx(0.426, abs=1e-12)
+    assert r["collision_rate"].mean == pytest.approx(0.568, abs=1e-12)
+    assert r["time_to_goal"].mean == pytest.approx(10.86, abs=0.005)
+    one = evaluate(
+        "orca",
+        scenario="crowdnav_circle",
+        preset="crowdnav",
+        episodes=1,
+        seed=489,
+        scenario_params={"test_cases": 1},
+    )
+    assert one["success_rate"].mean == 1.0

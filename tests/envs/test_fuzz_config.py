@@ -28,6 +28,7 @@ from crowdsteer.envs.core.behaviours import (
 )
 from crowdsteer.envs.core.config import (
     BOOLEANS,
+    COLLISION_SWEEPS,
     INT_RANGES,
     PEDESTRIANS_AT_GOAL,
     RANGES,
@@ -74,6 +75,7 @@ CHOICES = {
     "flock_target": FLOCK_TARGETS,
     "kinematics": KINEMATICS_NAMES,
     "pedestrians_at_goal": PEDESTRIANS_AT_GOAL,
+    "collision_sweep": COLLISION_SWEEPS,
     "action_mode": ACTION_MODES,
 }
 REFERENCES = {

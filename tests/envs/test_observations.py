@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from crowdsteer.envs import crowd_v0
-from crowdsteer.envs.core.sensing import ObservationLayout
+from crowdsteer.envs.core.layout import ObservationLayout
 
 ENV_ID = "crowdsteer/CrowdNav-v0"
 

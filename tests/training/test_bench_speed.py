@@ -22,8 +22,8 @@ from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.collisions import GAP_CAP
 from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.core.layout import NEIGHBOUR_DIM, OWN_DIM
 from crowdsteer.envs.core.neighbours import DENSE_MAX_BODIES
-from crowdsteer.envs.core.sensing import NEIGHBOUR_DIM, OWN_DIM
 from crowdsteer.training.cli import main as cli_main
 from crowdsteer.training.perf import bench_speed, presence
 

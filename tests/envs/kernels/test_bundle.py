@@ -81,8 +81,8 @@ def test_every_bundle_the_step_takes_is_registered():
         sim._scratch[0].sense,
         sim._scratch[0].cells,
         batch.learners,
-        batch.rewards,
-        batch.observe_settings,
+        sim.params.rewards,
+        sim.params.observe,
         batch._observe_scratch[0],
         *sim.params.steering,
     ]
