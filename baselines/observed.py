@@ -1,13 +1,13 @@
 """Baselines acting from observations: the registry's behaviours driven by what a learner sees.
 
 A learner's observation (laid out in ``crowdsteer.envs.core.layout``) is in its goal frame: the
-learner at the origin, its goal at ``(goal_distance, 0)``. Each row is decoded into the
-registry's ``Body`` and ``Senses`` (bodies first, then disc obstacles, then the closest points of
-walls as radius-0 discs, as a crowd member gathers them) and steered by the same compiled
-dispatch that moves the crowd's pedestrians, so a behaviour's name is one controller everywhere. A baseline differs from
-the crowd member only where the observation holds less than the world: the K nearest bodies,
-the O nearest obstacles, the W nearest walls and P waypoints within the sensing radius, ordered
-by distance (sums in another order round differently, in the last bits).
+learner at the origin, its goal at ``(goal_distance, 0)``. Each row is decoded into the registry's
+``Body`` and ``Senses`` (bodies first, then disc obstacles, then the closest points of walls as
+radius-0 discs, as a crowd member gathers them) and steered by the same compiled dispatch that moves
+the crowd's pedestrians, so a behaviour's name is one controller everywhere. A baseline differs from
+the crowd member only where the observation holds less than the world: the K nearest bodies, the O
+nearest obstacles, the W nearest walls and P waypoints within the sensing radius, ordered by
+distance (sums in another order round differently, in the last bits).
 """
 
 from __future__ import annotations
