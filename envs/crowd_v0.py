@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from pettingzoo.utils import wrappers
-from pettingzoo.utils.conversions import parallel_to_aec
 
+from .api.aec import CrowdAECEnv
 from .api.parallel import CrowdParallelEnv
 
 
@@ -20,7 +20,7 @@ def parallel_env(**kwargs: Any) -> CrowdParallelEnv:
 
 
 def raw_env(**kwargs: Any):
-    return parallel_to_aec(CrowdParallelEnv(**kwargs))
+    return CrowdAECEnv(CrowdParallelEnv(**kwargs))
 
 
 def env(**kwargs: Any):

@@ -10,7 +10,9 @@ from pettingzoo import ParallelEnv
 
 from ..batch import make_batch
 from ..core.batch import ActionError
-from ..core.config import CrowdConfig
+from ..core.checks import ConfigError, check_int
+from ..core.config import INT_RANGES, CrowdConfig
+from .contract import after_end, before_reset, check_seed
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space, to_dict_obs
 
@@ -22,6 +24,8 @@ class CrowdParallelEnv(ParallelEnv):
     An agent that reaches its goal, or collides while ``collision_ends``, is terminated and leaves
     ``env.agents`` in that step (its body leaves the world); at ``max_steps`` every remaining agent
     is truncated. ``state()`` returns the positions and velocities of every body of the world.
+    ``max_cycles`` (PettingZoo's name) is ``max_steps``. A step before the first ``reset()``, or
+    once no agent is left, raises ``ResetNeeded`` (``envs.api.contract``).
     """
 
     metadata = {
@@ -33,7 +37,13 @@ class CrowdParallelEnv(ParallelEnv):
 
     def __init__(self, preset: str | None = None, max_cycles: int | None = None, **kwargs: Any):
         if max_cycles is not None:
-            kwargs["max_steps"] = max_cycles
+            lo, hi, doc = INT_RANGES["max_steps"]
+            if "max_steps" in kwargs:
+                raise ConfigError(
+                    f"max_cycles={max_cycles!r} and max_steps={kwargs['max_steps']!r} name the "
+                    "same option (max_cycles is PettingZoo's name): give one of them"
+                )
+            kwargs["max_steps"] = check_int("max_cycles", max_cycles, lo, hi, doc)
         if isinstance(kwargs.get("scenario", ""), str):  # explicit scenes set their own
             kwargs.setdefault("n_learners", 3)
         self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
@@ -52,6 +62,7 @@ class CrowdParallelEnv(ParallelEnv):
         self.metadata = {**self.metadata, "render_fps": self.config.render_fps}
         self._renderer = RenderHandle(self.batch, self.render_mode)
         self._rng = np.random.default_rng()
+        self._has_reset = False
 
     def observation_space(self, agent: str):
         return self._obs_spaces[agent]
@@ -73,12 +84,14 @@ class CrowdParallelEnv(ParallelEnv):
         return dict(zip(agents, block, strict=False))  # one row per agent
 
     def reset(self, seed: int | None = None, options: dict | None = None):
+        seed = check_seed(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
             self.batch.seed([seed])
         elif not getattr(self, "_seeded", False):
             self.batch.seed([int(self._rng.integers(2**63 - 1))])
         self._seeded = True
+        self._has_reset = True
         self.batch.reset()
         alive = self.batch.alive[0].tolist()
         idx = [i for i, here in enumerate(alive) if here]
@@ -91,6 +104,16 @@ class CrowdParallelEnv(ParallelEnv):
 
     def step(self, actions: dict):
         live = self.agents
+        if not live:
+            raise (
+                after_end("crowd_v0.parallel_env", "every agent is done")
+                if self._has_reset
+                else before_reset("crowd_v0.parallel_env")
+            )
+        if not isinstance(actions, dict):
+            raise ActionError(
+                f"actions must be a dict of agent name -> action, got {type(actions).__name__}"
+            )
         keys = list(actions)
         if keys != live:  # another order (accepted), or agents missing or not in the episode
             missing = [x for x in live if x not in actions]

@@ -9,7 +9,7 @@ happens in the same step as the world's last learner finishes or the time limit.
 slot already reports its own ``episode`` record, ``env_is_wrapped(Monitor)`` answers True, so
 SB3's ``evaluate_policy`` counts real episodes (a ``VecMonitor`` on top would count the waiting
 steps into the next episode's length). ``seed(s)`` then ``reset()`` seeds world ``b`` with
-``s + b``.
+``s + b``. A step before the first ``reset()`` raises ``ResetNeeded`` (``envs.api.contract``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from ..batch import make_batch
 from ..core.batch import ActionError
+from ..core.checks import ConfigError
 from ..core.config import CrowdConfig
+from .contract import before_reset, check_count, check_seed
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space
 
@@ -31,9 +33,10 @@ class CrowdSB3VecEnv(VecEnv):
     """B worlds x L learners as ``B * L`` SB3 environments stepped in one compiled call."""
 
     def __init__(self, num_worlds: int = 1, preset: str | None = None, **kwargs: Any):
+        num_worlds = check_count("num_worlds", num_worlds)
         self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
         if self.config.dict_obs:
-            raise ValueError("dict_obs=True is not supported by the SB3 vec env; use flat obs")
+            raise ConfigError("dict_obs=True is not supported by the SB3 vec env; use flat obs")
         self.batch = make_batch(self.config, num_worlds)
         self.num_worlds = num_worlds
         self.num_learners = self.batch.num_learners
@@ -66,7 +69,13 @@ class CrowdSB3VecEnv(VecEnv):
             self._renderer.render()
         return self.batch.obs.reshape(self.num_envs, -1).copy()
 
+    def seed(self, seed: int | None = None):
+        """SB3's ``seed``: world ``b`` of the next ``reset()`` gets ``seed + b``."""
+        return super().seed(check_seed(seed))
+
     def step_async(self, actions: np.ndarray) -> None:
+        if not getattr(self, "_seeded", False):
+            raise before_reset("CrowdSB3VecEnv")
         a = np.asarray(actions)
         if a.shape != (self.num_envs, 2):
             raise ActionError(f"actions must have shape {(self.num_envs, 2)}, got {a.shape}")

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..batch import make_batch
 from ..core.config import CrowdConfig
+from .contract import after_end, before_reset, check_seed
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space, to_dict_obs
 
@@ -41,7 +42,8 @@ class CrowdNavEnv(gym.Env):
 
     ## Episode End
     Terminated on arrival (within ``goal_tolerance``) or on a collision when ``collision_ends``;
-    truncated after ``max_steps`` steps.
+    truncated after ``max_steps`` steps. A step before the first ``reset()``, or after the episode
+    ended, raises ``ResetNeeded`` (``envs.api.contract``).
 
     ## Info
     ``position``, ``velocity`` (world frame), ``reached_goal``, ``collision`` and the reward terms.
@@ -66,22 +68,27 @@ class CrowdNavEnv(gym.Env):
         self.render_mode = self.config.render_mode
         self.metadata = {**self.metadata, "render_fps": self.config.render_fps}
         self._renderer = RenderHandle(self.batch, self.render_mode)
+        self._running = False  # between a reset and the episode's end
 
     def _obs(self):
         flat = self.batch.obs[0, 0]
         return to_dict_obs(self.batch.layout, flat) if self.config.dict_obs else flat.copy()
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        seed = check_seed(seed)
         super().reset(seed=seed)
         if seed is not None or not getattr(self, "_seeded", False):
             self.batch.seed([int(self.np_random.integers(2**63 - 1)) if seed is None else seed])
             self._seeded = True
         self.batch.reset()
+        self._running = True
         if self.render_mode == "human":
             self.render()
         return self._obs(), self.batch.learner_info(0, 0)
 
     def step(self, action):
+        if not self._running:
+            raise after_end("CrowdNavEnv") if self._seeded_once() else before_reset("CrowdNavEnv")
         a = np.asarray(action)
         if a.shape != (2,):
             from ..core.batch import ActionError
@@ -92,10 +99,14 @@ class CrowdNavEnv(gym.Env):
         # ``item`` reads Python's float and bools straight from the arrays (no numpy scalars)
         reward, terminated = lb.reward.item(0, 0), lb.terminated.item(0, 0)
         truncated = lb.truncated.item(0, 0)
+        self._running = not (terminated or truncated)
         info = self.batch.learner_info(0, 0)
         if self.render_mode == "human":
             self.render()
         return self._obs(), reward, terminated, truncated, info
+
+    def _seeded_once(self) -> bool:
+        return getattr(self, "_seeded", False)
 
     def render(self):
         return self._renderer.render()

@@ -5,7 +5,8 @@ episode ends returns that world's first observation of a new episode with reward
 False, ignoring its action. ``reset(seed=s)`` seeds world ``i`` with ``s + i``; ``reset()``
 continues each world's own sequence. A rollout therefore equals that of
 ``gymnasium.make_vec(..., vectorization_mode="sync")`` with the same seed. ``render()`` returns
-one frame per world; ``render_mode="human"`` shows world ``render_world`` in a window.
+one frame per world; ``render_mode="human"`` shows world ``render_world`` in a window. A step
+before the first ``reset()`` raises ``ResetNeeded`` (``envs.api.contract``).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from gymnasium.vector.utils import batch_space
 
 from ..batch import make_batch
 from ..core.batch import ActionError
+from ..core.checks import ConfigError
 from ..core.config import CrowdConfig
 from ..core.rewards import REWARD_TERMS
+from .contract import before_reset, check_count, check_seed
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space
 
@@ -36,11 +39,20 @@ class CrowdNavVectorEnv(VectorEnv):
     def __init__(
         self, num_envs: int = 1, preset: str | None = None, render_world: int = 0, **kwargs: Any
     ):
+        num_envs = check_count("num_envs", num_envs)
+        if not (isinstance(render_world, (int, np.integer)) and not isinstance(render_world, bool)):
+            raise ConfigError(f"render_world={render_world!r} is invalid: must be an int")
+        if not 0 <= render_world < num_envs:
+            raise ConfigError(
+                f"render_world={render_world!r} is invalid: must be in [0, {num_envs - 1}] "
+                f"(num_envs={num_envs})"
+            )
+        render_world = int(render_world)
         if isinstance(kwargs.get("scenario", ""), str):  # explicit scenes set their own
             kwargs.setdefault("n_learners", 1)
         self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
         if self.config.dict_obs:
-            raise ValueError("dict_obs=True is not supported by the vector env; use flat obs")
+            raise ConfigError("dict_obs=True is not supported by the vector env; use flat obs")
         self.batch = make_batch(self.config, num_envs)
         if self.batch.num_learners != 1:
             raise ValueError("the vector env has one learner per world; use make_sb3_vec_env")
@@ -58,13 +70,19 @@ class CrowdNavVectorEnv(VectorEnv):
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict | None = None):
         """Reset every world. ``seed``: an int (world ``i`` gets ``seed + i``), one per world, or
         None (first call: random seeds; later calls continue each world's own sequence)."""
-        if isinstance(seed, (int, np.integer)):
-            super().reset(seed=int(seed))
-            seed = [int(seed) + i for i in range(self.num_envs)]
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+            seed = check_seed(seed)
+            super().reset(seed=seed)
+            seed = [seed + i for i in range(self.num_envs)]
         elif seed is not None:
-            seed = list(seed)
+            if isinstance(seed, (str, bytes)) or not hasattr(seed, "__len__"):
+                raise ConfigError(
+                    f"seed={seed!r} is invalid: must be None, an int >= 0 or a list of "
+                    f"{self.num_envs} of them (one per world)"
+                )
+            seed = [check_seed(s, f"seed[{i}]") for i, s in enumerate(seed)]
             if len(seed) != self.num_envs:
-                raise ValueError(
+                raise ConfigError(
                     f"seed needs {self.num_envs} values (one per world), got {len(seed)}"
                 )
         if seed is not None:
@@ -79,6 +97,8 @@ class CrowdNavVectorEnv(VectorEnv):
         return self.batch.obs[:, 0].copy(), self._infos()
 
     def step(self, actions):
+        if not self._seeded:
+            raise before_reset("CrowdNavVectorEnv")
         a = np.asarray(actions)
         if a.shape != (self.num_envs, 2):
             raise ActionError(f"actions must have shape {(self.num_envs, 2)}, got {a.shape}")

@@ -13,10 +13,10 @@ Roles: ``learner``, ``pedestrian`` (the default), ``flock``. ``radius`` and ``v_
 the configured body defaults and share their ranges; ``policy`` (pedestrians only) names a
 steering behaviour. Bodies are reordered learners first, then pedestrians, then flock units;
 ``paths`` keys are indices into ``agents`` (learners and pedestrians; at most ``MAX_PATH_POINTS``
-points). Coordinates lie within ``MAX_COORDINATE``; ``bounds`` (xmin, ymin, xmax, ymax) default
-to the points' extent plus 2 m. Every entry is checked: no body may start overlapping another, an
-obstacle or a wall, nor have its goal where it would overlap an obstacle or a wall, and walls
-have a length.
+points, none repeating the one before it). Coordinates lie within ``MAX_COORDINATE``; ``bounds``
+(xmin, ymin, xmax, ymax) default to the points' extent plus 2 m. Every entry is checked: no body
+may start overlapping another, an obstacle or a wall, nor have its goal where it would overlap an
+obstacle or a wall, and walls have a length.
 """
 
 from __future__ import annotations
@@ -174,6 +174,13 @@ def _paths(data: Mapping, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             path[key, k] = _point(q, f"paths[{key}][{k}]")
         if (path[key, 1 : len(pts)] == path[key, 0]).all():
             _fail(f"paths[{key}] has zero length: all its points are the same")
+        for k in range(1, len(pts)):
+            if (path[key, k] == path[key, k - 1]).all():
+                _fail(
+                    f"paths[{key}][{k}]={tuple(path[key, k].tolist())} repeats the point before "
+                    "it: consecutive waypoints must differ (a segment of zero length has no "
+                    "direction)"
+                )
         path_len[key] = len(pts)
     return path, path_len
 

@@ -219,8 +219,8 @@ def reference_problems(s, extra, goal_tolerance=0.3) -> list[str]:
         ok = ok and isinstance(pts, (list, tuple)) and 2 <= len(pts) <= 64
         if not ok or any(_pt(q) is None for q in pts):
             problems.append("paths")
-        elif all(np.array_equal(_pt(q), _pt(pts[0])) for q in pts):
-            problems.append("paths")  # zero length
+        elif any(np.array_equal(_pt(q), _pt(p)) for p, q in zip(pts, pts[1:], strict=False)):
+            problems.append("paths")  # a zero-length segment (all points equal included)
     if "bounds" in s:
         b = s["bounds"]
         ok = isinstance(b, (list, tuple)) and len(b) == 4

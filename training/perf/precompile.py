@@ -39,7 +39,9 @@ def _steps(env, steps: int = STEPS) -> None:
     env.reset(seed=0)
     env.action_space.seed(0)
     for _ in range(steps):
-        env.step(env.action_space.sample())
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            env.reset()
 
 
 def _parallel_steps(env, steps: int = STEPS) -> None:
