@@ -1,59 +1,76 @@
-"""A one-line notice on stderr while compiled kernels are being built on first use.
+"""A one-line notice on stderr when numba starts compiling one of crowdsteer's kernels.
 
-numba compiles the simulation's kernels the first time they are needed and caches them next to
-the sources, so a fresh install or checkout waits about half a minute once, and later processes
-load the cache in a fraction of a second. Without a word that first wait looks like a hang:
-:func:`compile_notice` prints one line when a compilation takes longer than ``NOTICE_AFTER_S``,
-once per process. Nothing is printed when the cache is warm.
+numba compiles a kernel the first time a process needs it and caches the machine code, so a
+fresh install or checkout spends up to about a minute of CPU time in its first step, and later
+processes load the cache in a fraction of a second. Without a word that first wait looks like a
+hang. The notice is driven by numba itself: numba fires its ``numba:compile`` event exactly when
+it compiles (never when it loads a kernel from a cache, ``crowdsteer compile``'s precompiled
+folder included), and :class:`CompileNotice` listens to it, printing one line at the first
+compilation of a crowdsteer kernel in the process. Nothing is printed when nothing compiles,
+however long the step takes. ``crowdsteer compile`` reports its own progress instead.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TextIO
 
-NOTICE_AFTER_S = 1.0
-"""A compilation still running after this many seconds gets the notice."""
+from numba.core import event
+
+from crowdsteer.envs.kernels.jit import building
+
+EVENT = "numba:compile"
+"""numba's event for the compilation of one function (cache misses only)."""
+
+PACKAGE = "crowdsteer."
+"""Kernels of these modules get the notice (other numba users' compilations do not)."""
 
 MESSAGE = (
-    "crowdsteer: compiling the simulation kernels for first use; this takes about 30 s once "
-    "(later runs load them from numba's cache; `crowdsteer compile` builds them all ahead of "
-    "time, once per install)"
+    "crowdsteer: numba is compiling the kernels this configuration needs, once for this machine "
+    "(later processes load them from numba's cache; `crowdsteer compile` builds every kernel "
+    "ahead of time, once per install)"
 )
 
-_state = {"shown": False}
-_lock = threading.Lock()
+
+def _kernel_name(data: dict | None) -> str | None:
+    """``module.function`` of the dispatcher an event is about, or None."""
+    dispatcher = (data or {}).get("dispatcher")
+    func = getattr(dispatcher, "py_func", None)
+    if func is None:
+        return None
+    return f"{func.__module__}.{func.__qualname__}"
 
 
-def _show(stream: TextIO | None) -> None:
-    with _lock:
-        if _state["shown"]:
+class CompileNotice(event.Listener):
+    """Prints :data:`MESSAGE` to ``stream`` (stderr when None) at the first ``numba:compile``
+    event of a kernel under :data:`PACKAGE`, once."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
+        self.shown = False
+        self._lock = threading.Lock()
+
+    def on_start(self, ev: event.Event) -> None:
+        if self.shown or building():  # ``crowdsteer compile`` shows its progress instead
             return
-        _state["shown"] = True
-    out = sys.stderr if stream is None else stream
-    print(MESSAGE, file=out, flush=True)
+        name = _kernel_name(ev.data)
+        if name is None or not name.startswith(PACKAGE):
+            return
+        with self._lock:
+            if self.shown:
+                return
+            self.shown = True
+        print(MESSAGE, file=sys.stderr if self.stream is None else self.stream, flush=True)
+
+    def on_end(self, ev: event.Event) -> None:
+        pass
 
 
-@contextmanager
-def compile_notice(delay: float | None = None, stream: TextIO | None = None) -> Iterator[None]:
-    """Print :data:`MESSAGE` to ``stream`` (stderr) if the body runs longer than ``delay`` s
-    (default :data:`NOTICE_AFTER_S`); at most once per process."""
-    if _state["shown"]:
-        yield
-        return
-    wait = NOTICE_AFTER_S if delay is None else float(delay)
-    timer = threading.Timer(wait, _show, args=(stream,))
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
+_NOTICE = CompileNotice()
+event.register(EVENT, _NOTICE)
 
 
 def notice_shown() -> bool:
     """Whether the notice has been printed in this process."""
-    return _state["shown"]
+    return _NOTICE.shown

@@ -23,7 +23,7 @@ from .behaviours import behaviour_id
 from .config import CrowdConfig
 from .crowd import crowd_scratch
 from .episode import FLOCK_LEADERS, write_world
-from .jit_notice import compile_notice
+from .jit_notice import notice_shown  # noqa: F401  (its import installs the compile notice)
 from .params import StepParams, step_params
 from .state import (
     FLOCK,
@@ -56,8 +56,7 @@ def compiled_entry(kernel, *args):
     """
     if not hasattr(kernel, "typeof_pyval"):
         return kernel
-    with compile_notice():
-        return kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
+    return kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
 
 
 class Simulator:
