@@ -23,11 +23,12 @@ from typing import Any
 import numpy as np
 
 from ..support.options import arg
+from .run_args import EnvArgs
 from .runs import env_config
 
 
 @dataclass
-class Args:
+class Args(EnvArgs):
     """Write a Minari dataset of baseline episodes."""
 
     dataset_id: str = arg(
@@ -37,11 +38,6 @@ class Args:
     episodes: int = arg(100, "episodes to record")
     seed: int = arg(0, "episode e is seeded with seed + e")
     out: str | None = arg(None, "datasets folder (default: $MINARI_DATASETS_PATH or ~/.minari)")
-    scenario: str | None = arg(None, "scenario name (default: circle_crossing)")
-    preset: str | None = arg(None, "a preset configuration (crowdnav, crowdnav_visible)")
-    n_pedestrians: int | None = arg(None, "scripted pedestrians (default: 5)")
-    pedestrian_behaviour: str | None = arg(None, "steering of the pedestrians")
-    env: list[str] = arg([], "more config entries as KEY=VALUE (e.g. max_steps=120)")
 
 
 def write_dataset(

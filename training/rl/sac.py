@@ -24,57 +24,24 @@ from stable_baselines3 import SAC
 
 from ..support.options import arg
 from .learn import learn_and_save
+from .run_args import RunArgs
 from .runs import effective_config, env_config, make_vec_env, run_label, write_json
+from .set_encoder import extractor_policy_kwargs
 
 
 @dataclass
-class Args:
+class Args(RunArgs):
     """Shared-policy SAC on a crowdsteer scenario."""
 
-    # environment (CrowdConfig keys; unset: the preset's value, else CrowdConfig's default, the
-    # same as ``crowdsteer evaluate``)
-    preset: str | None = arg(None, "a preset configuration (crowdnav, crowdnav_visible)")
-    scenario: str | None = arg(None, "scenario name (default: the preset's, circle_crossing)")
-    n_learners: int | None = arg(None, "learners per world, one shared policy (default: 1)")
-    n_pedestrians: int | None = arg(None, "scripted pedestrians per world (default: 5)")
-    n_flock: int | None = arg(None, "flock units per world (default: 0)")
-    pedestrian_behaviour: str | None = arg(
-        None, "steering of the scripted pedestrians (default: right_of_way; crowdnav: orca)"
-    )
-    learners_visible: bool | None = arg(
-        None, "scripted bodies see and avoid the learners (default: yes; crowdnav: no)"
-    )
+    # the run's defaults for an off-policy learner: fewer worlds, fewer steps
     num_worlds: int = arg(8, "worlds stepped together (SB3 envs = num_worlds x n_learners)")
-    shaping_reference: str | None = arg(None, "baseline whose direction shapes the reward")
-    shaping_weight: float = arg(0.0, "reward per step x cos(action, reference direction)")
-    reward_progress: float | None = arg(None, "reward per metre toward the goal (default 0.1)")
-    reward_arrival: float | None = arg(None, "reward on arrival (default: 1)")
-    reward_collision: float | None = arg(None, "reward on a collision, <= 0 (default -0.25)")
-    reward_discomfort: float | None = arg(None, "CrowdNav discomfort penalty (default: 0.5)")
-    reward_time: float | None = arg(None, "reward per second alive, <= 0 (default: 0)")
-    env: list[str] = arg([], "more config entries as KEY=VALUE (e.g. max_steps=120)")
-    # run
     total_steps: int = arg(600_000, "environment steps (all learners of all worlds)")
-    time_limit: float = arg(0.0, "stop after this many minutes of wall time (0: none)")
-    seed: int = arg(0, "seed of the policy, the worlds and the evaluation")
-    out: str = arg("runs", "parent of the run directory")
-    name: str | None = arg(None, "run directory name (default: sac_<scenario>_s<seed>_<time>)")
     eval_every: int = arg(
         100_000,
         "largest gap between evaluations, in steps: they start every eval_every / 10 steps and "
         "widen with the steps done up to this gap, with one more at the end",
     )
-    eval_episodes: int = arg(100, "seeded episodes (worlds) per evaluation")
     checkpoint_every: int = arg(100_000, "steps between checkpoints")
-    threads: int = arg(1, "torch CPU threads")
-    progress_bar: bool = arg(True, "show a tqdm progress bar")
-    verbose: int = arg(0, "SB3 verbosity")
-    # warm start by behaviour cloning
-    bc_from: str | None = arg(None, "baseline to clone before RL (e.g. right_of_way)")
-    bc_steps: int = arg(20_000, "demonstration samples to collect")
-    bc_epochs: int = arg(20, "epochs of supervised pre-training")
-    # normalisation
-    norm_obs: bool = arg(True, "normalise observations (VecNormalize)")
     norm_reward: bool = arg(
         True,
         "scale rewards by a running return std (VecNormalize): SAC needs it, the raw rewards"
@@ -96,17 +63,16 @@ class Args:
 def train(args: Args) -> int:
     """Train, evaluate and save one run; returns the exit status (1 on non-finite losses)."""
     config = env_config(args)
+    effective = effective_config(config)
+    extractor = extractor_policy_kwargs(
+        args.extractor, effective, args.extractor_options, args.norm_obs
+    )
     name = args.name or f"sac_{run_label(args)}_s{args.seed}_{int(time.time())}"
     run_dir = Path(args.out) / name
     run_dir.mkdir(parents=True, exist_ok=True)
     write_json(
         run_dir / "args.json",
-        {
-            "algo": "sac",
-            **asdict(args),
-            "config": config,
-            "effective_config": effective_config(config),
-        },
+        {"algo": "sac", **asdict(args), "config": config, "effective_config": effective},
     )
 
     # seeding
@@ -131,7 +97,7 @@ def train(args: Args) -> int:
         train_freq=args.train_freq,
         gradient_steps=args.gradient_steps,
         ent_coef=args.ent_coef,
-        policy_kwargs={"net_arch": list(args.net_arch)},
+        policy_kwargs={"net_arch": list(args.net_arch), **extractor},
         tensorboard_log=str(run_dir / "tb"),
         seed=args.seed,
         device="cpu",
