@@ -251,14 +251,31 @@ def make_policy(
 
 
 class SB3Policy:
-    """A saved Stable-Baselines3 model behind the same ``act`` interface (deterministic)."""
+    """A saved Stable-Baselines3 model behind the same ``act`` interface (deterministic).
 
-    def __init__(self, model: Any, obs_rms: Any = None, clip_obs: float = 10.0, name: str = ""):
+    ``source``: what ``load_policy`` read (``describe()`` says it in one line): the model file, its
+    algorithm and sizes, the normalisation beside it; None for a model built in memory."""
+
+    def __init__(
+        self,
+        model: Any,
+        obs_rms: Any = None,
+        clip_obs: float = 10.0,
+        name: str = "",
+        source: str | None = None,
+    ):
         self.model = model
         self.obs_rms = obs_rms
         self.clip_obs = clip_obs
         self.name = name
+        self.source = source
         self.obs_dim = int(np.prod(model.observation_space.shape))
+
+    def describe(self) -> str:
+        """What this policy is and where it came from, in one line."""
+        if self.source:
+            return self.source
+        return f"{type(self.model).__name__} model in memory (observations {self.obs_dim})"
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         """Actions (K, 2) for observations (K, dim) (``(2,)`` for one ``(dim,)`` observation)."""
@@ -286,6 +303,11 @@ class ResidualPolicy:
         self.reference = reference
         self.scale = float(scale)
         self.name = name or getattr(model, "name", "")
+
+    def describe(self) -> str:
+        """What this policy is and where it came from, in one line."""
+        inner = self.model.describe() if hasattr(self.model, "describe") else repr(self.model)
+        return f"{inner}, acting as residual corrections of {self.reference.name} x {self.scale:g}"
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         """Actions (K, 2) in [-1, 1] for observations (K, dim) (``(2,)`` for one ``(dim,)``)."""
@@ -378,6 +400,34 @@ def shipped_model(name: str) -> str:
     return str(root / SHIPPED_MODELS[name] / "model.zip")
 
 
+def _model_file(path: Any, shown: str) -> Any:
+    """The model file ``path`` names: itself, or the ``model.zip`` of a run folder; an error
+    that names the path and says what is there otherwise."""
+    from pathlib import Path
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise ConfigError(f"path={path!r} must be the path of a saved model (.zip)")
+    p = Path(path)
+    if p.is_dir():
+        if (p / "model.zip").is_file():
+            return p / "model.zip"
+        from .rllib_policy import ALGORITHM_MARKER, checkpoint_problem
+
+        why = ""
+        if (p / ALGORITHM_MARKER).exists():
+            problem = checkpoint_problem(p)
+            why = f"; it holds {ALGORITHM_MARKER} but is no RLlib checkpoint: {problem}"
+        raise FileNotFoundError(
+            f"{shown!r} is a folder without a model: give a saved model (.zip), a run folder "
+            f"holding model.zip, or an RLlib checkpoint folder{why}"
+        )
+    if not p.exists():
+        raise FileNotFoundError(f"policy file {shown!r} does not exist")
+    if not p.is_file():
+        raise ValueError(f"{shown!r} is not a file")
+    return p
+
+
 def load_policy(
     path: str | os.PathLike, config: CrowdConfig | None = None
 ) -> SB3Policy | ResidualPolicy | RLlibPolicy | StepCheckPolicy:
@@ -385,17 +435,22 @@ def load_policy(
     ``vecnormalize.pkl`` lies beside it (a model trained with ``action_mode="residual"``, as its
     run's ``args.json`` says, comes as a ``ResidualPolicy`` on its reference baseline), or an
     RLlib checkpoint directory (``RLlibPolicy``);
-    ``path`` may also be a shipped model's short name (``SHIPPED_MODELS``:
-    ``load_policy("crowdnav")`` is the PPO policy of ``preset="crowdnav"``,
+    ``path`` may also be a run folder holding ``model.zip``, or a shipped model's short name
+    (``SHIPPED_MODELS``: ``load_policy("crowdnav")`` is the PPO policy of ``preset="crowdnav"``,
     ``load_policy("crowdnav_checked")`` the same behind the one-step check,
     ``StepCheckPolicy``). With ``config``, an SB3 model's observation size must be the one the
-    config's environments produce."""
+    config's environments produce. The policy's ``describe()`` says what was loaded from where.
+
+    A model file is code: loading one unpickles Python objects, which can run anything. Load only
+    files you trust. The algorithm is read first from the zip's JSON (``model_file``), which
+    runs nothing, and anything but PPO and SAC is refused before Stable-Baselines3 opens it."""
     from .rllib_policy import is_rllib_checkpoint, load_rllib_policy  # ray loads only here
 
     if is_rllib_checkpoint(path):
         return load_rllib_policy(path)
     import pickle
-    from pathlib import Path
+
+    from .model_file import read_model_info
 
     if isinstance(path, str) and path in WITH_STEP_CHECK:
         from .step_check import StepCheckPolicy
@@ -410,6 +465,10 @@ def load_policy(
     shown = str(path)  # a shipped model is named by its short name in the errors below
     if isinstance(path, str) and path in SHIPPED_MODELS:
         path = shipped_model(path)
+    if config is not None and not isinstance(config, CrowdConfig):
+        raise ConfigError(f"config={config!r} must be a CrowdConfig")
+    p = _model_file(path, shown)
+    info = read_model_info(p, shown)  # refuses other algorithms without running the file
 
     try:
         from stable_baselines3 import PPO, SAC
@@ -418,27 +477,19 @@ def load_policy(
             "loading a trained model needs Stable-Baselines3: pip install 'crowdsteer[train]'"
         ) from err
 
-    if not isinstance(path, (str, os.PathLike)):
-        raise ConfigError(f"path={path!r} must be the path of a saved model (.zip)")
-    if config is not None and not isinstance(config, CrowdConfig):
-        raise ConfigError(f"config={config!r} must be a CrowdConfig")
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"policy file {str(path)!r} does not exist")
-    model = None
-    for cls in (PPO, SAC):
-        try:
-            model = cls.load(str(p), device="cpu")
-            break
-        except Exception:  # noqa: BLE001  (try the next algorithm)
-            continue
-    if model is None:
-        raise ValueError(f"{str(path)!r} is not a PPO or SAC model saved by Stable-Baselines3")
+    algorithm = {"PPO": PPO, "SAC": SAC}[info.algorithm]
+    try:
+        model = algorithm.load(str(p), device="cpu")
+    except Exception as err:  # noqa: BLE001  (a damaged file fails anywhere inside SB3)
+        raise ValueError(
+            f"{shown!r} could not be loaded as the {info.algorithm} model it says it is: "
+            f"{type(err).__name__}: {err}"
+        ) from err
     obs_shape = tuple(model.observation_space.shape or ())
     act_shape = tuple(getattr(model.action_space, "shape", None) or ())
     if len(obs_shape) != 1 or act_shape != (2,):
         raise ValueError(
-            f"{str(path)!r} holds a model for observations {obs_shape} and actions {act_shape}; "
+            f"{shown!r} holds a model for observations {obs_shape} and actions {act_shape}; "
             "crowdsteer policies take flat observations (dim,) and give actions (2,)"
         )
     if config is not None:
@@ -454,6 +505,7 @@ def load_policy(
                 "training settings"
             )
     obs_rms, clip = None, 10.0
+    source = info.describe()
     norm = p.with_name("vecnormalize.pkl")
     if norm.exists():
         try:
@@ -470,8 +522,9 @@ def load_policy(
                 f"{str(norm)!r} normalises observations of shape {np.shape(obs_rms.mean)}, but "
                 f"the model takes {obs_shape}; it belongs to another model"
             )
+        source += f", observations normalised by {norm.name} beside it"
     name = p.parent.name if p.stem in ("model", "best_model") and p.parent.name else p.stem
-    policy = SB3Policy(model, obs_rms, clip, name=name)
+    policy = SB3Policy(model, obs_rms, clip, name=name, source=source)
     trained = _training_config(p)
     if trained.get("action_mode") == "residual":
         ref_config = config

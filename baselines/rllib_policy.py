@@ -9,6 +9,7 @@ are imported only when a checkpoint is loaded; detecting one needs neither.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -34,12 +35,37 @@ PLAIN_CONNECTORS = {
 Box observation); any other (an observation filter, say) would have to be replayed by ``act``."""
 
 
-def is_rllib_checkpoint(path: str | Path) -> bool:
-    """Whether ``path`` is a directory holding an RLlib Algorithm or RLModule checkpoint."""
+def checkpoint_problem(path: str | Path) -> str | None:
+    """None when ``path`` is a directory holding an RLlib checkpoint this module can load: an
+    Algorithm checkpoint (its ``rllib_checkpoint.json``, a JSON object, and trained modules under
+    ``learner_group/learner/rl_module``) or an RLModule checkpoint (``module_state.*``);
+    otherwise what is missing (a file named like RLlib's marker is not enough)."""
     if not isinstance(path, (str, os.PathLike)):
-        return False
+        return "not a path"
     p = Path(path)
-    return p.is_dir() and ((p / ALGORITHM_MARKER).is_file() or any(p.glob(MODULE_STATE + ".*")))
+    if not p.is_dir():
+        return "not a directory"
+    if any(p.glob(MODULE_STATE + ".*")):
+        return None
+    marker = p / ALGORITHM_MARKER
+    if not marker.is_file():
+        return f"no {ALGORITHM_MARKER} and no {MODULE_STATE}.* file"
+    try:
+        ok = isinstance(json.loads(marker.read_text()), dict)
+    except (OSError, UnicodeDecodeError, ValueError):
+        ok = False
+    if not ok:
+        return f"its {ALGORITHM_MARKER} is not the JSON object RLlib writes"
+    modules = p / MODULES_DIR
+    if not (modules.is_dir() and any(modules.glob(f"*/{MODULE_STATE}.*"))):
+        return f"no trained module ({MODULES_DIR}/<module>/{MODULE_STATE}.*)"
+    return None
+
+
+def is_rllib_checkpoint(path: str | Path) -> bool:
+    """Whether ``path`` is a directory holding an RLlib Algorithm or RLModule checkpoint
+    (``checkpoint_problem`` finds nothing missing)."""
+    return checkpoint_problem(path) is None
 
 
 def _module_dir(path: Path, module_id: str | None) -> Path:
@@ -98,6 +124,11 @@ class RLlibPolicy:
         self.low = np.asarray(module.action_space.low, np.float64)
         self.high = np.asarray(module.action_space.high, np.float64)
         self.dist_cls = module.get_inference_action_dist_cls()
+        self.source = ""
+
+    def describe(self) -> str:
+        """What this policy is and where it came from, in one line."""
+        return self.source or f"RLlib module (observations {self.obs_dim})"
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         import torch
@@ -127,16 +158,22 @@ def load_rllib_policy(path: str | Path, module_id: str | None = None) -> RLlibPo
     than one).
     """
     p = Path(path).expanduser().resolve()
-    if not is_rllib_checkpoint(p):
-        raise ValueError(f"{str(path)!r} is not an RLlib checkpoint directory")
+    problem = checkpoint_problem(p)
+    if problem is not None:
+        raise ValueError(f"{str(path)!r} is not an RLlib checkpoint directory: {problem}")
     try:
         from ray.rllib.core.rl_module.rl_module import RLModule
     except ImportError as err:
         raise ImportError(
-            "loading an RLlib checkpoint needs Ray RLlib: pip install 'crowdsteer[rllib]' (in an "
-            "environment of its own, with torch installed first)"
+            f"loading the RLlib checkpoint {str(path)!r} needs Ray RLlib: pip install "
+            "'crowdsteer[rllib]' (in an environment of its own, with torch installed first)"
         ) from err
     if (p / ALGORITHM_MARKER).is_file():
         _check_connectors(p)
     module = RLModule.from_checkpoint(str(_module_dir(p, module_id)))
-    return RLlibPolicy(module, name=p.name)
+    policy = RLlibPolicy(module, name=p.name)
+    policy.source = (
+        f"RLlib module from checkpoint {str(p)!r} (observations {policy.obs_dim}, actions "
+        f"{len(policy.low)})"
+    )
+    return policy

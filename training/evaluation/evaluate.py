@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -349,6 +350,9 @@ def evaluate_cli(args: Any) -> int:
     from crowdsteer.baselines.step_check import StepCheckPolicy
 
     policy, label = resolve_policy(args.policy, cfg), policy_label(args.policy)
+    describe = getattr(policy, "describe", None)
+    if describe is not None:  # a loaded model: what it is and where it came from
+        print(f"policy: {describe()}", file=sys.stderr)
     if getattr(args, "step_check", False):
         policy, label = StepCheckPolicy(policy, cfg), f"{label}+step_check"
     checker = policy if isinstance(policy, StepCheckPolicy) else None

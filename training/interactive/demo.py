@@ -243,7 +243,7 @@ def render_cli(args) -> int:
             args.seed,
             "rgb_array",
             episodes=1,
-            max_steps=args.frame,
+            max_steps=max(args.frame, 1),  # frame 0 is the start: one step draws it
             end_when_done=False,
             overlays=args.overlays,
         )
