@@ -1,15 +1,23 @@
-"""A one-step check of any policy's action: the check SARL's action selection makes.
+"""A one-step check of any policy's action, from the observation alone.
 
 CrowdNav's value-based policies (CADRL, SARL, LM-SARL; Chen et al., "Crowd-Robot Interaction",
-ICRA 2019) choose among 81 velocities by propagating the robot and every human one time step
-ahead, the humans at their observed velocity, and charge a predicted collision in the value of
-each action. ``StepCheckPolicy`` makes the same one-step check on another policy's action:
+ICRA 2019) choose among 81 velocities by a one-step lookahead: each action is valued by the
+reward of the next step and the value of the joint state it leads to. In the paper's runs the
+humans' next states came from the simulator itself: CrowdNav's shipped ``policy.config`` sets
+``query_env = true``, under which ``env.onestep_lookahead`` returns each human's true next state
+(its hidden ORCA policy's next move) and the true reward, as CrowdNav's author confirms
+(vita-epfl/CrowdNav#48). Only with ``query_env = false`` are the humans propagated at their
+observed velocity. ``StepCheckPolicy`` makes that weaker check on another policy's action:
 
 1. the action's velocity is predicted as the dynamics will realise it (acceleration and speed
    limits, ``envs.core.dynamics.holonomic_velocity``);
-2. every observed neighbour moves at its observed velocity; the predicted closest approach
-   within ``horizon`` (one time step by default), as the swept collision test measures it, must
-   leave more than ``margin`` between the surfaces;
+2. every observed neighbour moves at its observed velocity (its velocity over the last step);
+   the predicted closest approach within ``horizon`` (one time step by default) must leave more
+   than ``margin`` between the surfaces. Under ``collision_sweep="previous_velocity"``
+   (``preset="crowdnav"``: CrowdNav's test of its robot, the robot's new velocity against each
+   human's velocity of the previous step) this one-step prediction is the collision test
+   itself; under the swept test of actual moves a neighbour that turns within the step can
+   still be hit;
 3. an action that passes is kept unchanged. Otherwise the policy takes, among CrowdNav's
    holonomic actions (5 speeds spaced exponentially up to ``v_pref`` x 16 headings, and
    standing still), the one whose predicted velocity is nearest the original's and passes; if
