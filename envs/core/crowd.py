@@ -3,7 +3,7 @@
 Every scripted pedestrian gathers what it senses (other active bodies within ``sensing_radius``,
 learners only when ``learners_visible``; disc obstacles; the closest point of each nearby wall
 as a zero-radius obstacle) into neighbour buffers and steers through the behaviour registry
-(``crowdsteer.envs.steering.registry.steer``), the same dispatch the baseline policies use,
+(``crowdsteer.envs.steering.registry.dispatch``), the same dispatch the baseline policies use,
 recording its steering vectors when the step keeps a trace. A pedestrian with a waypoint path
 aims at the projected path-following target instead of its goal. On reaching its goal a
 pedestrian turns back: start and goal swap (and its path reverses), so the crowd keeps moving
@@ -23,26 +23,8 @@ from crowdsteer.envs.kernels.geometry import closest_point_on_segment, normalize
 from crowdsteer.envs.kernels.jit import njit
 from crowdsteer.envs.steering.flocking import flocking_one, flocking_turn_rate_one
 from crowdsteer.envs.steering.path_follow import path_follow_projected_one
-from crowdsteer.envs.steering.registry import (
-    CARDIOID,
-    DETECTION_BOX,
-    GOAL_SEEK,
-    ORCA,
-    RIGHT_OF_WAY,
-    SIDE_CHOICE,
-    SOCIAL_FORCE,
-    Body,
-    Senses,
-    senses_buffers,
-    steer_cardioid,
-    steer_detection_box,
-    steer_goal_seek,
-    steer_orca,
-    steer_right_of_way,
-    steer_side_choice,
-    steer_social_force,
-    steer_traced,
-)
+from crowdsteer.envs.steering.registry import Body, Senses, dispatch, senses_buffers, steer_traced
+from crowdsteer.envs.steering.trace import TRACE_FINAL, TRACE_FORCE, TRACE_TARGET
 
 from .neighbours import (
     DENSE_MAX_BODIES,
@@ -303,8 +285,8 @@ def flock_velocity(
     turn = flocking_turn_rate_one(force, params.flocking)
     h = heading[b, i] + turn * params.dt
     if trace.shape[0] > 0:  # the lateral force, across the heading
-        trace[4, 0] = -force * math.sin(heading[b, i])
-        trace[4, 1] = force * math.cos(heading[b, i])
+        trace[TRACE_FORCE, 0] = -force * math.sin(heading[b, i])
+        trace[TRACE_FORCE, 1] = force * math.cos(heading[b, i])
     return v_pref[b, i] * math.cos(h), v_pref[b, i] * math.sin(h)
 
 
@@ -441,10 +423,10 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
                     desired[b, i, 1] = 0.0
                 elif recording:  # a learner's trace: its goal and what it asked for
                     gx, gy = normalize(goal[b, i, 0] - pos[b, i, 0], goal[b, i, 1] - pos[b, i, 1])
-                    trace_out[b, i, 0, 0] = gx
-                    trace_out[b, i, 0, 1] = gy
-                    trace_out[b, i, 5, 0] = desired[b, i, 0]
-                    trace_out[b, i, 5, 1] = desired[b, i, 1]
+                    trace_out[b, i, TRACE_TARGET, 0] = gx
+                    trace_out[b, i, TRACE_TARGET, 1] = gy
+                    trace_out[b, i, TRACE_FINAL, 0] = desired[b, i, 0]
+                    trace_out[b, i, TRACE_FINAL, 1] = desired[b, i, 1]
                 continue
             if periodic:
                 if dense:
@@ -584,24 +566,8 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
                 beh = behaviour[b, i]
                 if recording:
                     wx, wy = steer_traced(beh, me, nb, params.steering)
-                # The registry's dispatch (``steer``), written out: a call to ``steer`` here makes
-                # the crowd's loop slower than this chain (the target form steps 15 % slower);
-                # tests/envs/steering/test_registry.py runs every behaviour of the registry through
-                # this chain and the baselines' and checks that they agree.
-                elif beh == RIGHT_OF_WAY:
-                    wx, wy = steer_right_of_way(me, nb, params.steering[RIGHT_OF_WAY])
-                elif beh == SIDE_CHOICE:
-                    wx, wy = steer_side_choice(me, nb, params.steering[SIDE_CHOICE])
-                elif beh == CARDIOID:
-                    wx, wy = steer_cardioid(me, nb, params.steering[CARDIOID])
-                elif beh == SOCIAL_FORCE:
-                    wx, wy = steer_social_force(me, nb, params.steering[SOCIAL_FORCE])
-                elif beh == ORCA:
-                    wx, wy = steer_orca(me, nb, params.steering[ORCA])
-                elif beh == DETECTION_BOX:
-                    wx, wy = steer_detection_box(me, nb, params.steering[DETECTION_BOX])
-                else:
-                    wx, wy = steer_goal_seek(me, nb, params.steering[GOAL_SEEK])
+                else:  # the registry's dispatch, inlined into this loop
+                    wx, wy = dispatch(beh, me, nb, params.steering)
                 desired[b, i, 0] = wx
                 desired[b, i, 1] = wy
             elif kind[b, i] == FLOCK:
@@ -633,8 +599,8 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
                 desired[b, i, 0] = wx
                 desired[b, i, 1] = wy
                 if recording:
-                    nb_trace[5, 0] = wx
-                    nb_trace[5, 1] = wy
+                    nb_trace[TRACE_FINAL, 0] = wx
+                    nb_trace[TRACE_FINAL, 1] = wy
             if recording:  # element by element: a view per body would cost more than the steering
                 for r in range(nb_trace.shape[0]):
                     trace_out[b, i, r, 0] = nb_trace[r, 0]

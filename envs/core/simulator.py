@@ -210,8 +210,14 @@ class Simulator:
         b = int(np.flatnonzero(self.buffers.fault >= 0)[0])
         i = int(self.buffers.fault[b])
         kind = KIND_NAMES[int(s.kind[b, i])]
+        beh = int(s.behaviour[b, i])
+        if s.kind[b, i] == PEDESTRIAN and not 0 <= beh < len(NAMES):
+            raise SimulationError(
+                f"world {b}, body {i} (pedestrian): behaviour id {beh} has no branch in the "
+                f"registry's dispatch (ids 0..{len(NAMES) - 1}: {', '.join(NAMES)})"
+            )
         if s.kind[b, i] == PEDESTRIAN:
-            name = NAMES[int(s.behaviour[b, i])]
+            name = NAMES[beh]
             hint = f"steering_params[{name!r}], its radius and preferred speed, the geometry"
             what = f"pedestrian (behaviour {name!r})"
         elif s.kind[b, i] == FLOCK:

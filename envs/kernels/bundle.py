@@ -7,7 +7,7 @@ caller passes into that form and reject wrong shapes with a message naming the a
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from numba.extending import typeof_impl
@@ -23,6 +23,17 @@ def bundle(cls: B) -> B:
     the first such check in a process costs about 50 ms, a tenth of a warm start."""
     typeof_impl.register(cls)(typeof_impl.dispatch(tuple))
     return cls
+
+
+class Range(NamedTuple):
+    """The allowed values of one parameter, declared beside its default: ``low <= v <= high``
+    (both ends included), or one of ``choices`` when given; ``doc`` says what it is, with its
+    unit. A bool parameter takes ``0 .. 1`` and is checked as a bool."""
+
+    low: float
+    high: float
+    doc: str
+    choices: tuple[float, ...] = ()
 
 
 def typed_params(cls: type[P], params: P | None) -> P:

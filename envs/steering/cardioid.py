@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import body_points, broadcast, bundle, row_points, typed_params
+from ..kernels.bundle import Range, body_points, broadcast, bundle, row_points, typed_params
 from ..kernels.geometry import EPS, normalize
 from ..kernels.jit import njit
 
@@ -28,6 +28,14 @@ class CardioidParams(NamedTuple):
 
     personal_space: float = 3.0
     power: float = 3.0  # cardioid exponent: ((1 + cos delta) / 2) ** power
+
+
+CARDIOID_RANGES = {
+    "personal_space": Range(1e-3, 100.0, "push scale: personal_space * (r_self + r_obs)^2 / d^2"),
+    "power": Range(0.0, 64.0, "cardioid exponent: ((1 + cos delta) / 2) ** power"),
+}
+"""Allowed values of ``CardioidParams``' fields: wide enough for every published setting, and
+finite for bodies within the coordinate limit (no overflowing power)."""
 
 
 @njit(cache=True)
@@ -99,8 +107,8 @@ def cardioid_one(
     dirx, diry = normalize(tx - px, ty - py)
     if dirx == 0.0 and diry == 0.0:
         return 0.0, 0.0
-    sx = dirx
-    sy = diry
+    sx = 0.0  # the weighted pushes, then the target direction (in this order: the episodes' bits)
+    sy = 0.0
     for k in range(_n_valid(n_nb, nb_pos.shape[0])):
         vx, vy, _, r = cardioid_push(
             px,
@@ -116,7 +124,7 @@ def cardioid_one(
         )
         sx += vx * r
         sy += vy * r
-    return normalize(sx, sy)
+    return normalize(dirx + sx, diry + sy)
 
 
 @njit(cache=True)

@@ -15,7 +15,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import body_points, broadcast, bundle, row_counts, row_points, typed_params
+from ..kernels.bundle import (
+    Range,
+    body_points,
+    broadcast,
+    bundle,
+    row_counts,
+    row_points,
+    typed_params,
+)
 from ..kernels.geometry import EPS
 from ..kernels.jit import njit
 
@@ -31,6 +39,14 @@ class DetectionBoxParams(NamedTuple):
     min_length: float = 1.5  # m; box length at rest (doubles at max speed)
     braking_weight: float = 0.2  # Buckland's BrakingWeight
     direction_gain: float = 1.0  # weight of the force in detection_box_direction (seek + gain * f)
+
+
+DETECTION_BOX_RANGES = {
+    "min_length": Range(0.01, 100.0, "m; box length at rest"),
+    "braking_weight": Range(0.0, 10.0, "weight of the braking force"),
+    "direction_gain": Range(0.0, 100.0, "weight of the force in the steering direction"),
+}
+"""Allowed values of ``DetectionBoxParams``' fields."""
 
 
 @njit(cache=True)

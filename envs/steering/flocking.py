@@ -27,7 +27,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import body_points, broadcast, bundle, row_counts, row_points, typed_params
+from ..kernels.bundle import (
+    Range,
+    body_points,
+    broadcast,
+    bundle,
+    row_counts,
+    row_points,
+    typed_params,
+)
 from ..kernels.geometry import EPS
 from ..kernels.jit import njit
 
@@ -58,6 +66,22 @@ class FlockingParams(NamedTuple):
     obstacle_radius_factor: float = 8.0
     steering_force: float = 1.0  # _STEERINGFORCE; forces are returned in these units
     max_turn_rate: float = 2.0  # rad/s; turn rate of a unicycle at |force| = steering_force
+
+
+FLOCKING_RANGES = {
+    "unit_length": Range(1e-3, 10.0, "m; one craft's length, the unit of the factors"),
+    "wide_view_radius_factor": Range(0.0, 1e4, "unit lengths"),
+    "limited_view_radius_factor": Range(0.0, 1e4, "unit lengths"),
+    "narrow_view_radius_factor": Range(0.0, 1e4, "unit lengths"),
+    "separation_factor": Range(0.0, 1e3, "unit lengths"),
+    "back_view_angle_factor": Range(0.0, 1e3, "tangent of the blind cone's half-angle"),
+    "front_view_angle_factor": Range(0.0, 1e3, "tangent of the narrow cone's half-angle"),
+    "collision_visibility_factor": Range(0.0, 1e4, "unit lengths of obstacle look-ahead"),
+    "obstacle_radius_factor": Range(0.0, 1e3, "unit lengths of obstacle margin"),
+    "steering_force": Range(1e-3, 1e3, "force units"),
+    "max_turn_rate": Range(1e-3, 4.0 * math.pi, "rad/s at full steering force"),
+}
+"""Allowed values of ``FlockingParams``' fields."""
 
 
 @njit(cache=True)

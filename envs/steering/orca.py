@@ -19,7 +19,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import body_points, broadcast, bundle, row_counts, row_points, typed_params
+from ..kernels.bundle import (
+    Range,
+    body_points,
+    broadcast,
+    bundle,
+    row_counts,
+    row_points,
+    typed_params,
+)
 from ..kernels.geometry import EPS
 from ..kernels.jit import njit
 
@@ -35,6 +43,17 @@ class OrcaParams(NamedTuple):
     safety_margin: float = 0.0  # m added to every radius (CrowdNav's RVO2 set-up: 0.01)
     arrive_time: float = 0.0  # s; the preferred speed falls to stop on the target within this
     # time (v_pref * min(1, distance / (v_pref * arrive_time))); 0: within one time step
+
+
+ORCA_RANGES = {
+    "time_horizon": Range(0.01, 100.0, "s; horizon of the velocity obstacles of bodies"),
+    "time_horizon_obst": Range(0.01, 100.0, "s; horizon for static obstacles"),
+    "lp_epsilon": Range(1e-12, 0.1, "parallel-line tolerance of the linear programs"),
+    "safety_margin": Range(0.0, 10.0, "m added to every radius"),
+    "arrive_time": Range(0.0, 100.0, "s; the preferred speed stops on the target within it"),
+}
+"""Allowed values of ``OrcaParams``' fields. ``time_step`` is not among them: in the environment
+it is the simulation's ``dt``."""
 
 
 @njit(cache=True)

@@ -21,7 +21,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import body_points, broadcast, bundle, row_counts, row_points, typed_params
+from ..kernels.bundle import (
+    Range,
+    body_points,
+    broadcast,
+    bundle,
+    row_counts,
+    row_points,
+    typed_params,
+)
 from ..kernels.geometry import EPS
 from ..kernels.jit import njit
 
@@ -47,6 +55,16 @@ class PathFollowParams(NamedTuple):
     # already lies on the next segment, the body cuts inside the corner, and its projection on the
     # current segment stays short of the end, so the target keeps landing on the body itself.
     node_radius: float = 0.5
+
+
+PATH_FOLLOW_RANGES = {
+    "offset": Range(0.0, 100.0, "m; how far along the path the target lies"),
+    "predict_time": Range(0.0, 100.0, "s; prediction horizon"),
+    "channel_radius": Range(0.0, 100.0, "m; half-width of the path channel"),
+    "follow_corners": Range(0.0, 1.0, "bool: measure the target along the path"),
+    "node_radius": Range(0.0, 100.0, "m; arrival distance at a path node"),
+}
+"""Allowed values of ``PathFollowParams``' fields."""
 
 
 @njit(cache=True)

@@ -40,11 +40,27 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import broadcast, bundle, typed_params
+from ..kernels.bundle import Range, broadcast, bundle, typed_params
 from ..kernels.geometry import EPS, normalize, segment_intersection
 from ..kernels.jit import njit
 from .cardioid import _check_batch, _n_valid, cardioid_push
-from .side_choice import adjusted_push, combine_sums
+from .side_choice import (
+    DBG_ADJUSTED_SUM,
+    DBG_FINAL,
+    DBG_IG_FAC,
+    DBG_NB_ADJUSTED,
+    DBG_NB_PLAIN,
+    DBG_NB_WEIGHT,
+    DBG_PLAIN_SUM,
+    DBG_TARGET,
+    DBG_TURNED,
+    SIDE_CHOICE_RANGES,
+    _write_sums,
+    adjusted_push,
+    combine_sums,
+)
+from .side_choice import N_NB_DEBUG as N_SIDE_NB_DEBUG
+from .side_choice import N_SUM_DEBUG as N_SIDE_SUM_DEBUG
 
 
 @bundle
@@ -69,13 +85,41 @@ class RightOfWayParams(NamedTuple):
 
 
 # crossPathFix outcomes
+
+RIGHT_OF_WAY_RANGES = {
+    **SIDE_CHOICE_RANGES,
+    "frame_time": Range(1e-3, 1.0, "s per article frame"),
+    "check_frames": Range(1e-3, 1e4, "frames of look-ahead of the check distance d40"),
+    "path_frames": Range(1e-3, 1e5, "frames of the look-ahead segments"),
+    "moving_speed": Range(0.0, 10.0, "m/s; slower neighbours are stationary"),
+    "yield_gain": Range(0.0, 100.0, "ratio2 before the fades"),
+    "gap_fade_frames": Range(1e-3, 1e5, "arrival gap beyond which ratio2 fades"),
+    "far_fade_frames": Range(0.0, 1e5, "t1 beyond which ratio2 fades"),
+    "near_fade_frames": Range(1e-3, 1e5, "t2 below which ratio2 fades"),
+    "min_t1_frames": Range(0.0, 1e5, "t1 below which there is no adjustment"),
+    "near_ratio": Range(1e-3, 1.0, "share of d40 within which ratio1 grows"),
+}
+"""Allowed values of ``RightOfWayParams``' fields."""
 MODE_NONE = 0  # not checked (too far, behind, or not moving)
 MODE_NO_CROSSING = 1  # desired path does not cross the neighbour's: pushes scaled by ratiod
 MODE_FIRST = 2  # this body reaches the crossing first (or is on it): pushes unchanged
 MODE_YIELD = 3  # this body arrives second: pushes mirrored and scaled by ratio2
 
-N_NB_DEBUG = 16
-N_SUM_DEBUG = 20
+# Debug values: the side-choice family's (``side_choice.DBG_*``), then per body
+DBG_D40 = N_SIDE_SUM_DEBUG  # the check distance d40
+DBG_DESIRED_SEGMENT = DBG_D40 + 1  # (4) the look-ahead along the desired direction: from, to
+DBG_CURRENT_SEGMENT = DBG_DESIRED_SEGMENT + 4  # (4) the look-ahead along the velocity
+N_SUM_DEBUG = DBG_CURRENT_SEGMENT + 4
+# and per neighbour
+DBG_NB_MODE = N_SIDE_NB_DEBUG  # the crossPathFix outcome, one of the MODE_* values
+DBG_NB_SCALE = DBG_NB_MODE + 1  # ratiod or ratio2 (1 when unchanged)
+DBG_NB_HIT_DESIRED = DBG_NB_SCALE + 1  # 1 when the desired path crosses the neighbour's
+DBG_NB_POINT_DESIRED = DBG_NB_HIT_DESIRED + 1  # (2) that crossing
+DBG_NB_HIT_CURRENT = DBG_NB_POINT_DESIRED + 2  # 1 when the current path crosses it
+DBG_NB_POINT_CURRENT = DBG_NB_HIT_CURRENT + 1  # (2) that crossing
+DBG_NB_T1 = DBG_NB_POINT_CURRENT + 2  # frames to the crossing, this body
+DBG_NB_T2 = DBG_NB_T1 + 1  # frames to the crossing, the neighbour
+N_NB_DEBUG = DBG_NB_T2 + 1
 
 
 class RightOfWayDebug(NamedTuple):
@@ -217,17 +261,17 @@ def _right_of_way_core(
         horizon = params.path_frames * params.frame_time
         dbg_nb[:, :] = 0.0
         dbg[:] = 0.0
-        dbg[0] = dirx
-        dbg[1] = diry
-        dbg[11] = d40
-        dbg[12] = px
-        dbg[13] = py
-        dbg[14] = px + dirx * v_pref * horizon
-        dbg[15] = py + diry * v_pref * horizon
-        dbg[16] = px
-        dbg[17] = py
-        dbg[18] = px + vx * horizon
-        dbg[19] = py + vy * horizon
+        dbg[DBG_TARGET] = dirx
+        dbg[DBG_TARGET + 1] = diry
+        dbg[DBG_D40] = d40
+        dbg[DBG_DESIRED_SEGMENT] = px
+        dbg[DBG_DESIRED_SEGMENT + 1] = py
+        dbg[DBG_DESIRED_SEGMENT + 2] = px + dirx * v_pref * horizon
+        dbg[DBG_DESIRED_SEGMENT + 3] = py + diry * v_pref * horizon
+        dbg[DBG_CURRENT_SEGMENT] = px
+        dbg[DBG_CURRENT_SEGMENT + 1] = py
+        dbg[DBG_CURRENT_SEGMENT + 2] = px + vx * horizon
+        dbg[DBG_CURRENT_SEGMENT + 3] = py + vy * horizon
     if dirx == 0.0 and diry == 0.0:
         return 0.0, 0.0
     agx = 0.0
@@ -247,7 +291,8 @@ def _right_of_way_core(
         ey = oy - py
         d = math.sqrt(ex * ex + ey * ey)
         mode = MODE_NONE
-        res = (MODE_NONE, 1.0, False, 0.0, 0.0, False, 0.0, 0.0, 0.0, 0.0)
+        scale = 1.0
+        hit1, ix1, iy1, hit2, ix2, iy2, t1, t2 = False, 0.0, 0.0, False, 0.0, 0.0, 0.0, 0.0
         # Checked: within d40, ahead (|dx| < pi/2, i.e. positive dot product with the desired
         # direction) and moving.
         if (
@@ -256,11 +301,9 @@ def _right_of_way_core(
             and dirx * ex + diry * ey > 0.0
             and ovx * ovx + ovy * ovy > params.moving_speed * params.moving_speed
         ):
-            res = cross_path_fix(
+            mode, scale, hit1, ix1, iy1, hit2, ix2, iy2, t1, t2 = cross_path_fix(
                 px, py, dirx, diry, v_pref, vx, vy, ox, oy, ovx, ovy, d, d40, params
             )
-            mode = res[0]
-            scale = res[1]
             if mode == MODE_YIELD:
                 rvx, rvy = mirror_vector(dirx, diry, rvx, rvy)
                 avx, avy = mirror_vector(dirx, diry, avx, avy)
@@ -273,34 +316,27 @@ def _right_of_way_core(
         adjx += avx * r
         adjy += avy * r
         if want:
-            dbg_nb[k, 0] = rvx * r
-            dbg_nb[k, 1] = rvy * r
-            dbg_nb[k, 2] = avx * r
-            dbg_nb[k, 3] = avy * r
-            dbg_nb[k, 4] = r
-            dbg_nb[k, 5] = mode
-            dbg_nb[k, 6] = res[1]
-            dbg_nb[k, 7] = 1.0 if res[2] else 0.0
-            dbg_nb[k, 8] = res[3]
-            dbg_nb[k, 9] = res[4]
-            dbg_nb[k, 10] = 1.0 if res[5] else 0.0
-            dbg_nb[k, 11] = res[6]
-            dbg_nb[k, 12] = res[7]
-            dbg_nb[k, 13] = res[8]
-            dbg_nb[k, 14] = res[9]
+            row = dbg_nb[k]
+            row[DBG_NB_PLAIN] = rvx * r
+            row[DBG_NB_PLAIN + 1] = rvy * r
+            row[DBG_NB_ADJUSTED] = avx * r
+            row[DBG_NB_ADJUSTED + 1] = avy * r
+            row[DBG_NB_WEIGHT] = r
+            row[DBG_NB_MODE] = mode
+            row[DBG_NB_SCALE] = scale
+            row[DBG_NB_HIT_DESIRED] = 1.0 if hit1 else 0.0
+            row[DBG_NB_POINT_DESIRED] = ix1
+            row[DBG_NB_POINT_DESIRED + 1] = iy1
+            row[DBG_NB_HIT_CURRENT] = 1.0 if hit2 else 0.0
+            row[DBG_NB_POINT_CURRENT] = ix2
+            row[DBG_NB_POINT_CURRENT + 1] = iy2
+            row[DBG_NB_T1] = t1
+            row[DBG_NB_T2] = t2
     fx, fy, gx, gy, ig = combine_sums(
         dirx, diry, agx, agy, adjx, adjy, params.side, params.tie_angle
     )
     if want:
-        dbg[2] = agx
-        dbg[3] = agy
-        dbg[4] = adjx
-        dbg[5] = adjy
-        dbg[6] = gx
-        dbg[7] = gy
-        dbg[8] = ig
-        dbg[9] = fx
-        dbg[10] = fy
+        _write_sums(dbg, agx, agy, adjx, adjy, gx, gy, ig, fx, fy)
     return fx, fy
 
 
@@ -462,25 +498,25 @@ def right_of_way_debug(
     horizon = p.path_frames * p.frame_time
     other = np.stack([nb_pos[:n], nb_pos[:n] + nb_vel[:n] * horizon], axis=1)
     return RightOfWayDebug(
-        plain=dbg_nb[:n, 0:2].copy(),
-        adjusted=dbg_nb[:n, 2:4].copy(),
-        weight=dbg_nb[:n, 4].copy(),
-        mode=dbg_nb[:n, 5].astype(np.int64),
-        scale=dbg_nb[:n, 6].copy(),
+        plain=dbg_nb[:n, DBG_NB_PLAIN : DBG_NB_PLAIN + 2].copy(),
+        adjusted=dbg_nb[:n, DBG_NB_ADJUSTED : DBG_NB_ADJUSTED + 2].copy(),
+        weight=dbg_nb[:n, DBG_NB_WEIGHT].copy(),
+        mode=dbg_nb[:n, DBG_NB_MODE].astype(np.int64),
+        scale=dbg_nb[:n, DBG_NB_SCALE].copy(),
         other_segment=other,
-        hit_desired=dbg_nb[:n, 7] > 0.5,
-        point_desired=dbg_nb[:n, 8:10].copy(),
-        hit_current=dbg_nb[:n, 10] > 0.5,
-        point_current=dbg_nb[:n, 11:13].copy(),
-        t1=dbg_nb[:n, 13].copy(),
-        t2=dbg_nb[:n, 14].copy(),
-        desired_segment=dbg[12:16].reshape(2, 2).copy(),
-        current_segment=dbg[16:20].reshape(2, 2).copy(),
-        d40=float(dbg[11]),
-        target_dir=dbg[0:2].copy(),
-        yellow=dbg[2:4].copy(),
-        blue=dbg[4:6].copy(),
-        green=dbg[6:8].copy(),
-        ig_fac=float(dbg[8]),
-        final=dbg[9:11].copy(),
+        hit_desired=dbg_nb[:n, DBG_NB_HIT_DESIRED] > 0.5,
+        point_desired=dbg_nb[:n, DBG_NB_POINT_DESIRED : DBG_NB_POINT_DESIRED + 2].copy(),
+        hit_current=dbg_nb[:n, DBG_NB_HIT_CURRENT] > 0.5,
+        point_current=dbg_nb[:n, DBG_NB_POINT_CURRENT : DBG_NB_POINT_CURRENT + 2].copy(),
+        t1=dbg_nb[:n, DBG_NB_T1].copy(),
+        t2=dbg_nb[:n, DBG_NB_T2].copy(),
+        desired_segment=dbg[DBG_DESIRED_SEGMENT : DBG_DESIRED_SEGMENT + 4].reshape(2, 2).copy(),
+        current_segment=dbg[DBG_CURRENT_SEGMENT : DBG_CURRENT_SEGMENT + 4].reshape(2, 2).copy(),
+        d40=float(dbg[DBG_D40]),
+        target_dir=dbg[DBG_TARGET : DBG_TARGET + 2].copy(),
+        yellow=dbg[DBG_PLAIN_SUM : DBG_PLAIN_SUM + 2].copy(),
+        blue=dbg[DBG_ADJUSTED_SUM : DBG_ADJUSTED_SUM + 2].copy(),
+        green=dbg[DBG_TURNED : DBG_TURNED + 2].copy(),
+        ig_fac=float(dbg[DBG_IG_FAC]),
+        final=dbg[DBG_FINAL : DBG_FINAL + 2].copy(),
     )

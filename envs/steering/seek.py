@@ -6,12 +6,13 @@ down linearly inside a slowing radius and stops on the target.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import broadcast, bundle, typed_params
-from ..kernels.geometry import EPS
+from ..kernels.bundle import Range, broadcast, bundle, typed_params
+from ..kernels.geometry import EPS, normalize
 from ..kernels.jit import njit
 
 
@@ -20,6 +21,12 @@ class ArriveParams(NamedTuple):
     """Parameters of :func:`arrive`."""
 
     slowing_radius: float = 1.0  # metres; full speed outside, linear ramp to zero inside
+
+
+ARRIVE_RANGES = {
+    "slowing_radius": Range(0.0, 100.0, "m; speed ramps to zero inside (0: plain seek)"),
+}
+"""Allowed values of ``ArriveParams``' fields."""
 
 
 @njit(cache=True)
@@ -41,14 +48,12 @@ def arrive_one(
     """Seek with the speed scaled by ``min(1, distance / slowing_radius)``: zero on the target."""
     ex = tx - px
     ey = ty - py
-    d = np.sqrt(ex * ex + ey * ey)
-    if d < EPS:
-        return 0.0, 0.0
+    d = math.sqrt(ex * ex + ey * ey)
+    ux, uy = normalize(ex, ey)
     speed = v_pref
     if d < params.slowing_radius:
         speed = v_pref * d / params.slowing_radius
-    s = speed / d
-    return ex * s, ey * s
+    return ux * speed, uy * speed
 
 
 @njit(cache=True, allocates=True)

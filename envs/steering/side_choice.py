@@ -37,10 +37,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import bundle, typed_params
+from ..kernels.bundle import Range, bundle, typed_params
 from ..kernels.geometry import EPS, normalize, rotate
 from ..kernels.jit import njit
-from .cardioid import _check_batch, _n_valid, cardioid_push
+from .cardioid import CARDIOID_RANGES, _check_batch, _n_valid, cardioid_push
 
 
 @bundle
@@ -53,8 +53,26 @@ class SideChoiceParams(NamedTuple):
     tie_angle: float = 1e-6  # rad; a vector within this of straight back counts as a tie
 
 
-N_NB_DEBUG = 5  # per-neighbour debug columns: red (2), blue (2), cardioid weight
-N_SUM_DEBUG = 11  # per-body debug columns: target dir, yellow, blue sum, green, igFac, final
+SIDE_CHOICE_RANGES = {
+    **CARDIOID_RANGES,
+    "side": Range(-1.0, 1.0, "+1: swerve right on a tie, -1: swerve left", choices=(-1.0, 1.0)),
+    "tie_angle": Range(0.0, 1.0, "rad from straight back counted as a tie"),
+}
+"""Allowed values of ``SideChoiceParams``' fields."""
+# The side-choice family's debug values, for the overlays (right of way extends both rows).
+# Per body (``dbg``): each a column, pairs as (x, y) in consecutive columns.
+DBG_TARGET = 0  # (2) unit direction to the target
+DBG_PLAIN_SUM = 2  # (2) yellow: sum of the plain weighted pushes
+DBG_ADJUSTED_SUM = 4  # (2) blue: sum of the adjusted pushes
+DBG_TURNED = 6  # (2) green: the plain sum turned to the chosen side
+DBG_IG_FAC = 8  # igFac, the weight of the blue sum
+DBG_FINAL = 9  # (2) the unit desired direction
+N_SUM_DEBUG = 11
+# Per neighbour (``dbg_nb``, a row each):
+DBG_NB_PLAIN = 0  # (2) red: the weighted plain push
+DBG_NB_ADJUSTED = 2  # (2) blue: the weighted adjusted push
+DBG_NB_WEIGHT = 4  # the cardioid weight
+N_NB_DEBUG = 5
 
 
 class SideChoiceDebug(NamedTuple):
@@ -190,6 +208,20 @@ def combine_sums(
     return fx, fy, newx, newy, ig_fac
 
 
+@njit(cache=True, inline="always")
+def _write_sums(dbg, agx, agy, adjx, adjy, gx, gy, ig, fx, fy):
+    """The per-body sums of the side-choice family into its debug row."""
+    dbg[DBG_PLAIN_SUM] = agx
+    dbg[DBG_PLAIN_SUM + 1] = agy
+    dbg[DBG_ADJUSTED_SUM] = adjx
+    dbg[DBG_ADJUSTED_SUM + 1] = adjy
+    dbg[DBG_TURNED] = gx
+    dbg[DBG_TURNED + 1] = gy
+    dbg[DBG_IG_FAC] = ig
+    dbg[DBG_FINAL] = fx
+    dbg[DBG_FINAL + 1] = fy
+
+
 @njit(cache=True)
 def _side_choice_core(px, py, tx, ty, radius, nb_pos, nb_radius, n_nb, params, dbg_nb, dbg):
     want = dbg.shape[0] > 0
@@ -197,8 +229,8 @@ def _side_choice_core(px, py, tx, ty, radius, nb_pos, nb_radius, n_nb, params, d
     if want:
         dbg_nb[:, :] = 0.0
         dbg[:] = 0.0
-        dbg[0] = dirx
-        dbg[1] = diry
+        dbg[DBG_TARGET] = dirx
+        dbg[DBG_TARGET + 1] = diry
     if dirx == 0.0 and diry == 0.0:
         return 0.0, 0.0
     agx = 0.0
@@ -224,24 +256,16 @@ def _side_choice_core(px, py, tx, ty, radius, nb_pos, nb_radius, n_nb, params, d
         adjx += avx * r
         adjy += avy * r
         if want:
-            dbg_nb[k, 0] = vx * r
-            dbg_nb[k, 1] = vy * r
-            dbg_nb[k, 2] = avx * r
-            dbg_nb[k, 3] = avy * r
-            dbg_nb[k, 4] = r
+            dbg_nb[k, DBG_NB_PLAIN] = vx * r
+            dbg_nb[k, DBG_NB_PLAIN + 1] = vy * r
+            dbg_nb[k, DBG_NB_ADJUSTED] = avx * r
+            dbg_nb[k, DBG_NB_ADJUSTED + 1] = avy * r
+            dbg_nb[k, DBG_NB_WEIGHT] = r
     fx, fy, gx, gy, ig = combine_sums(
         dirx, diry, agx, agy, adjx, adjy, params.side, params.tie_angle
     )
     if want:
-        dbg[2] = agx
-        dbg[3] = agy
-        dbg[4] = adjx
-        dbg[5] = adjy
-        dbg[6] = gx
-        dbg[7] = gy
-        dbg[8] = ig
-        dbg[9] = fx
-        dbg[10] = fy
+        _write_sums(dbg, agx, agy, adjx, adjy, gx, gy, ig, fx, fy)
     return fx, fy
 
 
@@ -353,13 +377,13 @@ def side_choice_debug(
         dbg,
     )
     return SideChoiceDebug(
-        plain=dbg_nb[:n, 0:2].copy(),
-        adjusted=dbg_nb[:n, 2:4].copy(),
-        weight=dbg_nb[:n, 4].copy(),
-        target_dir=dbg[0:2].copy(),
-        yellow=dbg[2:4].copy(),
-        blue=dbg[4:6].copy(),
-        green=dbg[6:8].copy(),
-        ig_fac=float(dbg[8]),
-        final=dbg[9:11].copy(),
+        plain=dbg_nb[:n, DBG_NB_PLAIN : DBG_NB_PLAIN + 2].copy(),
+        adjusted=dbg_nb[:n, DBG_NB_ADJUSTED : DBG_NB_ADJUSTED + 2].copy(),
+        weight=dbg_nb[:n, DBG_NB_WEIGHT].copy(),
+        target_dir=dbg[DBG_TARGET : DBG_TARGET + 2].copy(),
+        yellow=dbg[DBG_PLAIN_SUM : DBG_PLAIN_SUM + 2].copy(),
+        blue=dbg[DBG_ADJUSTED_SUM : DBG_ADJUSTED_SUM + 2].copy(),
+        green=dbg[DBG_TURNED : DBG_TURNED + 2].copy(),
+        ig_fac=float(dbg[DBG_IG_FAC]),
+        final=dbg[DBG_FINAL : DBG_FINAL + 2].copy(),
     )

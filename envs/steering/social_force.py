@@ -23,7 +23,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import body_points, broadcast, bundle, row_counts, row_points, typed_params
+from ..kernels.bundle import (
+    Range,
+    body_points,
+    broadcast,
+    bundle,
+    row_counts,
+    row_points,
+    typed_params,
+)
 from ..kernels.geometry import EPS, closest_point_on_segment
 from ..kernels.jit import njit
 
@@ -42,6 +50,18 @@ class SocialForceParams(NamedTuple):
     time_step: float = 0.1  # s; step of the explicit Euler update in social_force()
     view_half_angle: float = math.pi  # rad; bodies beyond it from the desired direction ...
     out_of_view_weight: float = 1.0  # ... push with this weight (1: isotropic)
+
+
+SOCIAL_FORCE_RANGES = {
+    "tau": Range(0.01, 100.0, "s; relaxation time of the driving term"),
+    "A": Range(0.0, 1e5, "N; repulsion strength"),
+    "B": Range(0.01, 10.0, "m; repulsion range"),
+    "mass": Range(1.0, 1000.0, "kg"),
+    "view_half_angle": Range(0.0, math.pi, "rad; half-angle of the field of view"),
+    "out_of_view_weight": Range(0.0, 1.0, "weight of the bodies outside the field of view"),
+}
+"""Allowed values of ``SocialForceParams``' fields. ``time_step`` is not among them: in the
+environment the force is integrated over the simulation's ``dt``."""
 
 
 @njit(cache=True)

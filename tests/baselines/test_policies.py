@@ -15,12 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.baselines.policies import SteeringPolicy, list_policies, make_policy
+from crowdsteer.baselines.policies import ALIASES, SteeringPolicy, list_policies, make_policy
 from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.config import CrowdConfig
-from crowdsteer.envs.core.steering_params import PARAM_TYPES, SIDES, STEERING_RANGES
+from crowdsteer.envs.core.steering_params import PARAM_TYPES, STEERING_RANGES
 from crowdsteer.envs.steering import cardioid, right_of_way, side_choice
+from crowdsteer.envs.steering.registry import NAMES
 from crowdsteer.training.evaluation.benchmark import benchmark_config
 from crowdsteer.training.evaluation.evaluate import evaluate
 
@@ -44,20 +45,11 @@ def _batch_after(config: CrowdConfig, steps: int, seed: int = 0, worlds: int = 3
 
 def test_list_policies_names_the_baselines_with_a_line_each():
     names = list_policies()
-    for required in (
-        "goal_seek",
-        "cardioid",
-        "side_choice",
-        "right_of_way",
-        "detection_box",
-        "path_follow",
-        "social_force",
-        "orca",
-    ):
+    for required in (*NAMES, *ALIASES):  # every behaviour of the registry, and the aliases
         assert required in names
         assert isinstance(names[required], str) and names[required].strip()
         assert "\n" not in names[required]
-    assert len(names) == 8
+    assert len(names) == len(NAMES) + len(ALIASES)
 
 
 @pytest.mark.parametrize("kinematics", ["holonomic", "unicycle"])
@@ -329,29 +321,20 @@ def test_two_walkers_scene_crosses_at_right_angles_one_first():
 # the keyword arguments each policy documents: its parameter tuple and that tuple's fields
 # every baseline follows the waypoints it observes, so every one takes path_params too
 POLICY_PARAMS = {
-    name: {"params": "side_choice" if name == "path_follow" else name, "path_params": "path_follow"}
-    for name in (
-        "goal_seek",
-        "cardioid",
-        "side_choice",
-        "right_of_way",
-        "detection_box",
-        "path_follow",
-        "social_force",
-        "orca",
-    )
+    name: {"params": ALIASES.get(name, name), "path_params": "path_follow"}
+    for name in (*NAMES, *ALIASES)
 }
 NASTY = [math.nan, math.inf, -1.0, 0.0, 1e300, "x", None, True, [1.0]]
 
 
 def _field_ok(behaviour: str, key: str, value) -> bool:
-    lo, hi, _ = STEERING_RANGES[behaviour][key]
+    spec = STEERING_RANGES[behaviour][key]
     if isinstance(getattr(PARAM_TYPES[behaviour](), key), bool):
         return isinstance(value, bool)
     real = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if key == "side":
-        return real and value in SIDES
-    return real and math.isfinite(value) and lo <= value <= hi
+    if spec.choices:
+        return real and value in spec.choices
+    return real and math.isfinite(value) and spec.low <= value <= spec.high
 
 
 @st.composite
@@ -369,8 +352,8 @@ def _policy_request(draw):
     kwargs = {}
     for key in keys:
         if key in fields:
-            lo, hi, _ = STEERING_RANGES[fields[key]][key]
-            good = st.sampled_from(SIDES) if key == "side" else st.floats(lo, hi)
+            spec = STEERING_RANGES[fields[key]][key]
+            good = st.sampled_from(spec.choices) if spec.choices else st.floats(spec.low, spec.high)
             if isinstance(getattr(PARAM_TYPES[fields[key]](), key), bool):
                 good = st.booleans()
             kwargs[key] = draw(st.one_of(good, good, st.sampled_from(NASTY)))

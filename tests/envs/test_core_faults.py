@@ -85,3 +85,17 @@ def test_a_learner_fault_names_the_learner():
     batch.state.v_pref[0, 0] = np.nan
     with pytest.raises(SimulationError, match=r"body 0 \(learner\)"):
         batch.step(np.zeros((1, 1, 2)))
+
+
+@pytest.mark.parametrize("bad_id", [7, -1, 1000])
+def test_an_unknown_behaviour_id_is_a_fault_not_a_silent_goal_seek(bad_id):
+    """A pedestrian whose behaviour id has no branch in the registry's dispatch (a state written
+    by hand) stops the step with an error naming it; nothing moves."""
+    config = CrowdConfig.from_kwargs(scenario="circle_crossing", n_pedestrians=3)
+    batch = make_batch(config, 1)
+    batch.seed(0)
+    batch.reset()
+    batch.state.behaviour[0, 2] = bad_id
+    with pytest.raises(SimulationError, match=rf"body 2 \(pedestrian\): behaviour id {bad_id}"):
+        batch.step(np.zeros((1, 1, 2)))
+    assert np.isfinite(batch.state.pos).all() and np.isfinite(batch.state.vel).all()

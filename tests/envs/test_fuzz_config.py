@@ -36,7 +36,7 @@ from crowdsteer.envs.core.config import (
 )
 from crowdsteer.envs.core.priors import ACTION_MODES
 from crowdsteer.envs.core.state import KINEMATICS_NAMES
-from crowdsteer.envs.core.steering_params import PARAM_TYPES, SIDES, STEERING_RANGES
+from crowdsteer.envs.core.steering_params import PARAM_TYPES, STEERING_RANGES
 from crowdsteer.envs.scenarios import SCENARIOS
 
 SETTINGS = settings(
@@ -248,23 +248,24 @@ def test_scenario_params_run_finite_or_are_refused_by_name(request_, seed, finit
 
 
 def _steering_value(behaviour: str, key: str) -> st.SearchStrategy:
-    lo, hi, _ = STEERING_RANGES[behaviour][key]
+    spec = STEERING_RANGES[behaviour][key]
+    lo, hi = spec.low, spec.high
     default = getattr(PARAM_TYPES[behaviour](), key)
     if isinstance(default, bool):
         return st.one_of(st.booleans(), NASTY)
-    if key == "side":
-        return st.one_of(st.sampled_from(SIDES), st.sampled_from([0.0, 5.0, 1]), NASTY)
+    if spec.choices:
+        return st.one_of(st.sampled_from(spec.choices), st.sampled_from([0.0, 5.0, 1]), NASTY)
     return st.one_of(st.sampled_from([lo, hi]), st.floats(lo, hi, allow_nan=False), NASTY)
 
 
 def _steering_ok(behaviour: str, key: str, value) -> bool:
-    lo, hi, _ = STEERING_RANGES[behaviour][key]
+    spec = STEERING_RANGES[behaviour][key]
     if isinstance(getattr(PARAM_TYPES[behaviour](), key), bool):
         return isinstance(value, bool)
     real = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if key == "side":
-        return real and value in SIDES
-    return real and math.isfinite(value) and lo <= value <= hi
+    if spec.choices:
+        return real and value in spec.choices
+    return real and math.isfinite(value) and spec.low <= value <= spec.high
 
 
 # the world in which each behaviour's parameters act
@@ -315,12 +316,13 @@ def test_steering_params_at_their_range_ends_run_finite(behaviour, data, finite_
     """Every field of a behaviour at once, each at an end of its range or inside it: the crowd
     and the behaviour's baseline policy stay finite."""
     values = {}
-    for key, (lo, hi, _) in STEERING_RANGES[behaviour].items():
+    for key, spec in STEERING_RANGES[behaviour].items():
+        lo, hi = spec.low, spec.high
         default = getattr(PARAM_TYPES[behaviour](), key)
         if isinstance(default, bool):
             values[key] = data.draw(st.booleans(), label=key)
-        elif key == "side":
-            values[key] = data.draw(st.sampled_from(SIDES), label=key)
+        elif spec.choices:
+            values[key] = data.draw(st.sampled_from(spec.choices), label=key)
         else:
             ends = st.sampled_from([lo, hi])
             values[key] = data.draw(st.one_of(ends, ends, st.floats(lo, hi)), label=key)

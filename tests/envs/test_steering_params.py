@@ -63,3 +63,26 @@ def test_the_side_of_the_crowd_follows_the_override():
 def test_bad_overrides_name_the_parameter(bad):
     with pytest.raises(ValueError, match="steering_params"):
         CrowdConfig.from_kwargs(steering_params=bad)
+
+
+@pytest.mark.parametrize("behaviour", ["social_force", "orca"])
+def test_the_time_step_is_the_configurations_dt_not_a_steering_parameter(behaviour):
+    """The environment integrates the social force and solves ORCA over ``dt``: an override of
+    their ``time_step`` would be accepted and change nothing, so it is refused naming ``dt``."""
+    with pytest.raises(ValueError, match=rf"\['{behaviour}'\]\['time_step'\].*set dt"):
+        CrowdConfig.from_kwargs(steering_params={behaviour: {"time_step": 0.9}})
+
+
+def test_every_settable_field_has_a_range_beside_its_default():
+    """Each behaviour's ranges are declared in its kernel module, one per field it lets a user
+    set (the registry carries them), every default inside its range."""
+    from crowdsteer.envs.core.steering_params import FIXED_BY_CONFIG
+    from crowdsteer.envs.steering.registry import PARAMETERS
+
+    for name, row in PARAMETERS.items():
+        settable = set(row.params._fields) - set(FIXED_BY_CONFIG.get(name, {}))
+        assert set(row.ranges) == settable, name
+        for field, spec in row.ranges.items():
+            default = float(getattr(row.params(), field))
+            assert spec.low <= default <= spec.high, (name, field)
+            assert not spec.choices or default in spec.choices, (name, field)

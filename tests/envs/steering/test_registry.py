@@ -135,3 +135,25 @@ def test_overlay_final_vector_is_the_desired_velocity_of_that_step(behaviour):
         policy = make_policy(behaviour, config=config)
         rows = policy.trace(batch.obs[0])
         np.testing.assert_array_equal(rows[:, TRACE_FINAL], policy.desired_velocity(batch.obs[0]))
+
+
+def test_the_dispatch_has_one_branch_per_behaviour_and_is_the_only_one():
+    """``registry.dispatch`` tests every behaviour id once and ends without a default branch; the
+    crowd steers through it instead of a copy of the chain."""
+    import ast
+    import inspect
+
+    from crowdsteer.envs.core import crowd
+    from crowdsteer.envs.steering import registry
+
+    source = inspect.getsource(registry.dispatch.py_func)
+    tested = [
+        node.comparators[0].id
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Name)
+        if node.left.id == "beh"
+    ]
+    assert sorted(getattr(registry, name) for name in tested) == list(range(len(NAMES)))
+    assert len(tested) == len(NAMES)
+    crowd_source = inspect.getsource(crowd)
+    assert "dispatch(" in crowd_source and "steer_right_of_way" not in crowd_source
