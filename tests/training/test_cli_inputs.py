@@ -3,6 +3,8 @@ one line naming the flag before any work, or runs as documented."""
 
 from __future__ import annotations
 
+import pytest
+
 from crowdsteer.training.cli import main
 
 
@@ -18,3 +20,20 @@ def test_render_writes_frame_zero(tmp_path, monkeypatch):
     out = tmp_path / "start.png"
     assert main(["render", "--frame", "0", "--steps", "3", "--out", str(out)]) == 0
     assert out.stat().st_size > 0
+
+
+def test_a_broken_extra_policy_is_reported_before_any_run(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("stable_baselines3")
+    from crowdsteer.training.evaluation import benchmark
+
+    def no_runs(*args, **kwargs):
+        raise AssertionError("a baseline ran before the broken model was reported")
+
+    monkeypatch.setattr(benchmark, "evaluate", no_runs)
+    broken = tmp_path / "broken.zip"
+    broken.write_bytes(b"PK\x03\x04 half of a zip")
+    out = tmp_path / "b"
+    argv = ["benchmark", "--out", str(out), "--episodes", "2", "--extra-policy", str(broken)]
+    assert main(argv) != 0
+    _one_line_error(capsys, "broken.zip")
+    assert not (out / "results.csv").exists()

@@ -119,3 +119,8 @@ def add_evaluation_commands(commands: Commands) -> None:
         "checkpoint directory ('rllib' extra) to add (repeatable)",
     )
     p.add_argument("--no-plots", action="store_true", help="write no plots")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip the runs a killed benchmark with the same options finished (OUT/.partial)",
+    )

@@ -11,6 +11,11 @@ so all policies meet the same starts, goals and crowds. It writes
 - ``DIR/plots/<metric>.png``: a bar chart per metric (scenarios x policies, CI error bars);
 - ``DIR/trajectories/<scenario>.png``: the first episode of the scenario under every policy.
 
+Every file is written whole or not at all (``support.files``). Each finished (scenario, policy)
+run is kept in ``DIR/.partial`` until the benchmark completes: ``resume=True``
+(``crowdsteer benchmark --resume``) skips the runs a killed benchmark with the same settings
+finished, and gives the same results as a run that was never interrupted.
+
 Settings (``BENCHMARK_CONFIG``): 3 learners driven by the policy under test and 6 scripted
 pedestrians steering with ``right_of_way`` (they see the learners), the environment's defaults
 otherwise (dt 0.25 s, 100 steps, collisions end a learner's episode). Scenes built around one
@@ -23,12 +28,15 @@ one robot among 5 ORCA humans that do not see it; episode seed ``s`` plays its t
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from crowdsteer.envs.scenarios import scenario_names
 
@@ -152,6 +160,42 @@ def _unique_labels(policies: Sequence[Any]) -> list[str]:
     return labels
 
 
+def _unit_arrays(record: Any, scene: Any) -> dict[str, np.ndarray]:
+    """The first episode of a run (an ``EpisodeRecord`` and its ``EpisodeScene``) as arrays."""
+    arrays = {}
+    for prefix, obj in (("record.", record), ("scene.", scene)):
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if value is not None:
+                arrays[prefix + f.name] = np.asarray(value)
+    return arrays
+
+
+def _from_arrays(cls: type, arrays: dict[str, np.ndarray], prefix: str) -> Any:
+    """A dataclass ``cls`` from ``_unit_arrays``' arrays (absent fields: None)."""
+    values = {}
+    for f in dataclasses.fields(cls):
+        a = arrays.get(prefix + f.name)
+        if a is None:
+            values[f.name] = None
+        elif a.ndim == 0:
+            values[f.name] = a.item()
+        elif str(f.type).startswith("tuple"):
+            values[f.name] = tuple(a.tolist())
+        else:
+            values[f.name] = a
+    return cls(**values)
+
+
+def _model_stamp(path: str) -> Any:
+    """What identifies a model file for resuming: its resolved path, size and change time."""
+    p = Path(path)
+    if p.is_file():
+        info = p.stat()
+        return [str(p.resolve()), info.st_size, info.st_mtime_ns]
+    return str(p.resolve()) if p.exists() else path
+
+
 def run_benchmark(
     out: str | Path | None = None,
     episodes: int = DEFAULT_EPISODES,
@@ -162,6 +206,7 @@ def run_benchmark(
     plots: bool = True,
     progress: bool = True,
     num_worlds: int | None = None,
+    resume: bool = False,
     **config: Any,
 ) -> list[dict[str, Any]]:
     """Evaluate every policy on every scenario (by default every navigation scene, not the
@@ -170,8 +215,11 @@ def run_benchmark(
     ``scenarios``: names (all registered when None); ``policies``: baseline names or policy
     objects (all of ``list_policies()`` when None); ``extra_policies``: shipped models' short names
     (``SHIPPED_MODELS``), paths of SB3 models or RLlib checkpoint directories, appended.
-    ``config`` overrides the environment settings of every scenario. Returns one row per
-    (scenario, policy): ``CSV_COLUMNS`` and ``CI_COLUMNS`` keys plus ``learner_episodes``.
+    ``config`` overrides the environment settings of every scenario. Every extra policy is
+    loaded once before the first run, so that a broken model is reported before any work.
+    ``resume``: with ``out``, skip the (scenario, policy) runs that a killed benchmark with the
+    same settings finished (kept in ``out/.partial``). Returns one row per (scenario, policy):
+    ``CSV_COLUMNS`` and ``CI_COLUMNS`` keys plus ``learner_episodes``.
     """
     from tqdm.auto import tqdm
 
@@ -193,39 +241,82 @@ def run_benchmark(
     bad = [p for p in pols if isinstance(p, str) and p not in list_policies()]
     if bad:
         raise ValueError(f"unknown policies {bad}; choose from {sorted(list_policies())}")
+    from crowdsteer.baselines.policies import ObservationSizeError, load_policy
+
+    for extra in extra_policies:  # a broken model is reported before any run, not after them
+        loaded = load_policy(str(extra))
+        describe = getattr(loaded, "describe", None)
+        if progress and describe is not None:
+            print(f"extra policy: {describe()}", file=sys.stderr)
     pols += [str(p) for p in extra_policies]
     labels = _unique_labels(pols)
 
-    from crowdsteer.baselines.policies import ObservationSizeError
+    from .evaluate import EpisodeScene
+    from .metrics import EpisodeRecord
 
+    store = None
+    if out is not None:
+        from ..support.files import UnitStore
+
+        settings = {
+            "episodes": episodes,
+            "seed": seed,
+            "scenarios": scenarios,
+            "policies": [p if isinstance(p, str) else policy_label(p) for p in pols],
+            "models": [_model_stamp(str(p)) for p in extra_policies],
+            "plots": plots,
+            "num_worlds": num_worlds,
+            "config": config,
+        }
+        store = UnitStore(out, settings, resume)
     rows: list[dict[str, Any]] = []
     not_run: dict[tuple[str, str], list[str]] = {}  # (policy, reason) -> scenarios
     first_episodes: dict[str, dict[str, tuple[Any, Any]]] = {s: {} for s in scenarios}
+    resumed = 0
     t0 = time.perf_counter()
     bar = tqdm(total=len(scenarios) * len(pols), desc="benchmark", unit="run", disable=not progress)
     for scenario in scenarios:
         kwargs = benchmark_config(scenario, **config)
         for policy, label in zip(pols, labels, strict=True):
             bar.set_postfix_str(f"{scenario} / {label}")
-            try:
-                result = evaluate(
-                    policy,
-                    scenario=scenario,
-                    episodes=episodes,
-                    seed=seed,
-                    num_worlds=num_worlds,
-                    return_records=plots,
-                    **kwargs,
-                )
-            except ObservationSizeError as err:  # a model trained on other observation sizes
-                not_run.setdefault((label, str(err)), []).append(scenario)
-                bar.update(1)
-                continue
-            rows.append(_row(scenario, label, result))
-            if plots:
-                first_episodes[scenario][label] = (result["records"][0], result["scenes"][0])
+            key = f"{scenario}/{label}"
+            done = store.load(key) if store is not None else None
+            resumed += done is not None
+            if done is None:
+                try:
+                    result = evaluate(
+                        policy,
+                        scenario=scenario,
+                        episodes=episodes,
+                        seed=seed,
+                        num_worlds=num_worlds,
+                        return_records=plots,
+                        **kwargs,
+                    )
+                except ObservationSizeError as err:  # a model trained on other observations
+                    done = ({"skipped": str(err)}, {})
+                else:
+                    row = _row(scenario, label, result)
+                    arrays = {}
+                    if plots:
+                        arrays = _unit_arrays(result["records"][0], result["scenes"][0])
+                    done = ({"row": row}, arrays)
+                if store is not None:
+                    store.save(key, *done)
+            unit, arrays = done
+            if "skipped" in unit:
+                not_run.setdefault((label, unit["skipped"]), []).append(scenario)
+            else:
+                rows.append(unit["row"])
+                if plots:
+                    first_episodes[scenario][label] = (
+                        _from_arrays(EpisodeRecord, arrays, "record."),
+                        _from_arrays(EpisodeScene, arrays, "scene."),
+                    )
             bar.update(1)
     bar.close()
+    if resumed:
+        print(f"benchmark: resumed, {resumed} of {len(scenarios) * len(pols)} runs were done")
     elapsed = time.perf_counter() - t0
     # one line per policy and reason: a model trained on other observation sizes misses every
     # scenario of the other size for the same reason
@@ -263,6 +354,7 @@ def run_benchmark(
             "plots": plot_files,
         }
         write_markdown(rows, out / "results.md", meta)
+        store.finish()
     return rows
 
 
@@ -273,8 +365,11 @@ def _fmt(x: Any, digits: int = 3) -> str:
 
 
 def write_csv(rows: Sequence[Mapping[str, Any]], path: str | Path) -> None:
-    """``results.csv``: ``CSV_COLUMNS`` then ``CI_COLUMNS``; 4 decimals, NaN as ``nan``."""
-    with open(path, "w", newline="") as f:
+    """``results.csv``: ``CSV_COLUMNS`` then ``CI_COLUMNS``; 4 decimals, NaN as ``nan``;
+    written whole or not at all."""
+    from ..support.files import replacing
+
+    with replacing(path) as tmp, open(tmp, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow([*CSV_COLUMNS, *CI_COLUMNS])
         for r in rows:
@@ -409,7 +504,9 @@ def write_markdown(
         lines += ["## Trajectories (first episode, every policy)", ""]
         lines += [f"- [{Path(p).stem}]({p})" for p in plots["trajectories"]]
         lines += [""]
-    Path(path).write_text("\n".join(lines))
+    from ..support.files import write_text
+
+    write_text(path, "\n".join(lines))
 
 
 def benchmark_cli(args: Any) -> int:
@@ -437,6 +534,7 @@ def benchmark_cli(args: Any) -> int:
         policies=args.policies or None,
         extra_policies=args.extra_policy or (),
         plots=plots,
+        resume=getattr(args, "resume", False),
     )
     print(markdown_tables(rows))
     print(format_time_split(time_split(rows)))

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..support.files import save_figure
 from .evaluate import EpisodeScene
 from .metrics import EpisodeRecord
 
@@ -96,8 +97,7 @@ def plot_metric_bars(
     ax.legend(fontsize=7, ncol=min(n_p, 4), loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
+    save_figure(fig, path, dpi=dpi)  # whole or not at all
     return path
 
 
@@ -196,6 +196,5 @@ def plot_trajectories(
         fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
+    save_figure(fig, path, dpi=dpi)  # whole or not at all
     return path
