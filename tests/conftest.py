@@ -1,9 +1,11 @@
-"""Test-suite settings: headless rendering, and reproducible property tests on CI; the snippet
-that records which kernels a child process compiles."""
+"""Test-suite settings: the kernels compiled once per run before any test, headless rendering,
+reproducible property tests on CI; the snippet that records which kernels a child process
+compiles."""
 
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from hypothesis import settings
@@ -15,6 +17,33 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the kernels once for the whole run, before any test (``crowdsteer compile``,
+    skipped when the install's precompiled kernels are current): every test process, and every
+    child process a test starts, then loads them instead of compiling on first use, each on its
+    own. Under pytest-xdist only the controller builds; its workers start after. A build that
+    fails leaves the kernels to compile on first use, and says so.
+    ``CROWDSTEER_TEST_COMPILE=0`` skips it."""
+    if hasattr(config, "workerinput") or os.environ.get("CROWDSTEER_TEST_COMPILE") == "0":
+        return
+    from crowdsteer.training.perf.precompile import ensure_current
+
+    try:
+        report = ensure_current()
+    except (RuntimeError, OSError) as err:
+        print(
+            f"crowdsteer tests: kernels not precompiled ({err}); they compile on first use",
+            file=sys.stderr,
+        )
+        return
+    if report is not None:
+        print(
+            f"crowdsteer tests: compiled {report.kernels} kernels once for this run "
+            f"({report.cpu_seconds:.0f} CPU-s)",
+            file=sys.stderr,
+        )
 
 
 RECORD_COMPILES = """

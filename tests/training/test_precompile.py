@@ -1,28 +1,56 @@
-"""``crowdsteer compile``: the install's precompiled kernels cover what users run, and building
-never replaces a folder it did not write."""
+"""``crowdsteer compile``: the install's precompiled kernels cover what the README's commands
+run, the build reports its progress and what it compiled, and building never replaces a folder
+it did not write. No test here reads a clock."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
 
+import numba
 import pytest
+from numba.core import event
 
-from crowdsteer.envs.kernels.jit import folder_is_current, precompiled_dir
+from crowdsteer.envs.kernels.jit import MANIFEST, folder_is_current, precompiled_dir
 from crowdsteer.training.cli import main
-from crowdsteer.training.perf.precompile import build
+from crowdsteer.training.perf import precompile
+from crowdsteer.training.perf.precompile import (
+    REFERENCE,
+    REFERENCE_TOTAL_CPU_S,
+    Estimate,
+    ProgressBar,
+    build,
+    estimate,
+)
+
+current = pytest.mark.skipif(
+    not folder_is_current(precompiled_dir()),
+    reason="no current precompiled kernels in this install (run `crowdsteer compile`)",
+)
 
 FIRST_USES = """
 import gymnasium
 import numpy as np
 
 import crowdsteer.envs
+from crowdsteer.baselines import make_policy
 from crowdsteer.envs import crowd_v0
 from crowdsteer.training.evaluation.evaluate import evaluate
+from crowdsteer.training.perf.bench_speed import Case, make_stepper
+from crowdsteer.training.perf.precompile import EXPLICIT_SCENE
 
+env = gymnasium.make("crowdsteer/CrowdNav-v0", scenario="circle_crossing", n_pedestrians=5)
+obs, _ = env.reset(seed=0)
+policy = make_policy("cardioid", config=env.unwrapped.config)
+for _ in range(5):
+    obs, *_ = env.step(policy.act(obs[None])[0])
 env = gymnasium.make("crowdsteer/CrowdNav-v0", preset="crowdnav")
+env.reset(seed=0)
+env.step(np.zeros(2, np.float32))
+env = gymnasium.make("crowdsteer/CrowdNav-v0", scenario=EXPLICIT_SCENE)
 env.reset(seed=0)
 env.step(np.zeros(2, np.float32))
 par = crowd_v0.parallel_env(n_learners=3, scenario="crossing_flows")
@@ -33,8 +61,131 @@ vec.reset(seed=2)
 vec.step(vec.action_space.sample())
 for policy in ("orca", "social_force", "cardioid"):
     evaluate(policy, scenario="bottleneck", episodes=3, max_steps=10)
+stepper = make_stepper(Case("batch", 16, 20, 10, 8, 2), seed=0)
+for k in range(3):
+    stepper(k)
 print(json.dumps(compiled))
 """
+
+
+@current
+def test_first_uses_compile_nothing_after_crowdsteer_compile(tmp_path, record_compiles):
+    # The README's quick start and explicit scene, configurations the build does not run as such
+    # (other scenarios, sizes, baselines on another scenario) and bench-speed's batch form: the
+    # same kernels and signatures, so nothing compiles and no notice is printed.
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "SDL_VIDEODRIVER": "dummy"}
+    out = subprocess.run(
+        [sys.executable, "-c", record_compiles + FIRST_USES],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+    assert "compiling" not in out.stderr
+
+
+KNOWN_LITERAL = {"crowdsteer.envs.steering.registry._record"}
+"""Two-line trace writer called with the trace rows' named constants (one small specialisation
+per row; it runs only when the steering is recorded)."""
+
+
+@current
+def test_the_first_step_compiles_each_kernel_once():
+    # The build compiles the default environment's first step first, from nothing, and records
+    # every compilation: a literal argument (``0``, ``True``) is a type of its own and a counter
+    # that starts at 0 is typed first as that literal; either compiles the callee, and all it
+    # calls, a second time.
+    manifest = json.loads((precompiled_dir() / MANIFEST).read_text())
+    first = manifest["compiled"][manifest["parts"][0]]
+    assert manifest["parts"][0] == "default environment"
+    assert any(name.endswith(".fused_step") for name in first["kernels"])  # compiled from scratch
+    assert sorted(set(first["literal"]) - KNOWN_LITERAL) == []
+    assert sorted(set(first["twice"]) - KNOWN_LITERAL) == []
+    assert manifest["cpu_seconds"] > 0 and first["cpu_s"] > 0
+
+
+@current
+def test_the_build_runs_every_command_of_the_readme():
+    manifest = json.loads((precompiled_dir() / MANIFEST).read_text())
+    parts = set(manifest["parts"])
+    for needed in ("explicit scene", "rendering with every overlay", "bench-speed", "step check"):
+        assert needed in parts
+    assert "scenario circle_crossing" in parts and "baseline orca" in parts
+
+
+def _probe(module: str):
+    namespace = {"__name__": module}
+    exec("def thrice(x):\n    return 3 * x\n", namespace)  # a function of that module
+    return numba.njit(namespace["thrice"])
+
+
+def test_the_building_process_reports_each_compilation_with_its_depth(capsys):
+    compiled, listener = precompile._listen()
+    try:
+        assert _probe("crowdsteer.probe_build")(2) == 6
+    finally:
+        event.unregister("numba:compile", listener)
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {"event": "compiling", "kernel": "crowdsteer.probe_build.thrice", "depth": 1} in lines
+    assert ("crowdsteer.probe_build.thrice", False) in compiled
+    summary = precompile._summary([("crowdsteer.a.f", False), ("crowdsteer.a.f", True)])
+    assert summary == {
+        "kernels": ["crowdsteer.a.f", "crowdsteer.a.f"],
+        "literal": ["crowdsteer.a.f"],
+        "twice": ["crowdsteer.a.f"],
+    }
+
+
+def _feed(bar: ProgressBar) -> None:
+    bar({"event": "plan", "parts": ["default environment", "scenario corridor"]})
+    bar({"event": "compiling", "kernel": "crowdsteer.envs.core.fused.fused_step", "depth": 1})
+    bar({"event": "compiling", "kernel": "crowdsteer.envs.core.step.world_step", "depth": 2})
+    bar({"event": "part", "index": 0, "label": "default environment", "cpu_s": 41.0, "kernels": 2})
+    bar({"event": "part", "index": 1, "label": "scenario corridor", "cpu_s": 0.0, "kernels": 0})
+    bar.close()
+
+
+def test_progress_without_a_terminal_is_one_line_per_configuration():
+    out = io.StringIO()
+    _feed(ProgressBar(Estimate(dict(REFERENCE), "test", 60.0), stream=out))
+    assert out.getvalue().splitlines() == [
+        "[1/2] default environment: 41.0 CPU-s, 2 kernels compiled",
+        "[2/2] scenario corridor: 0.0 CPU-s, 0 kernels compiled",
+    ]
+
+
+def test_the_bar_advances_by_expected_cost_and_names_the_kernel_compiling():
+    out = io.StringIO()
+    expected = Estimate({"default environment": (40.0, 4), "scenario corridor": (0.5, 0)}, "t", 0)
+    bar = ProgressBar(expected, stream=out, bar=True)
+    bar({"event": "plan", "parts": ["default environment", "scenario corridor"]})
+    bar({"event": "compiling", "kernel": "crowdsteer.envs.core.fused.fused_step", "depth": 1})
+    assert bar._tqdm.n == 10.0  # a quarter of the configuration's kernels, of 40.5 expected
+    assert "[1/2] default environment" in out.getvalue()
+    assert "envs.core.fused.fused_step" in out.getvalue()
+    bar({"event": "part", "index": 0, "label": "default environment", "cpu_s": 41.0, "kernels": 4})
+    assert bar._tqdm.n == 40.0
+    assert "[2/2] scenario corridor" in out.getvalue()
+    bar({"event": "part", "index": 1, "label": "scenario corridor", "cpu_s": 0.0, "kernels": 0})
+    assert bar._tqdm.n == bar._tqdm.total == 40.5
+    bar.close()
+
+
+def test_the_estimate_is_the_last_build_on_this_machine_else_the_reference(tmp_path):
+    assert estimate(tmp_path).parts == REFERENCE
+    assert estimate(tmp_path).total_cpu_s == REFERENCE_TOTAL_CPU_S
+    (tmp_path / MANIFEST).write_text(
+        json.dumps(
+            {
+                "cpu_seconds": 52.5,
+                "compiled": {"default environment": {"cpu_s": 44.0, "kernels": ["a", "b"]}},
+            }
+        )
+    )
+    last = estimate(tmp_path)
+    assert last.parts == {"default environment": (44.0, 2)}
+    assert last.total_cpu_s == 52.5 and "this machine" in last.source
 
 
 def test_building_refuses_a_folder_it_did_not_write(tmp_path, capsys):
@@ -44,26 +195,6 @@ def test_building_refuses_a_folder_it_did_not_write(tmp_path, capsys):
     assert main(["compile", "--to", str(tmp_path)]) == 1
     assert "--to" in capsys.readouterr().err
     assert (tmp_path / "notes.txt").read_text() == "mine"
-
-
-@pytest.mark.skipif(
-    not folder_is_current(precompiled_dir()),
-    reason="no current precompiled kernels in this install (run `crowdsteer compile`)",
-)
-def test_first_uses_compile_nothing_after_crowdsteer_compile(tmp_path, record_compiles):
-    # Configurations the build does not run as such (other scenarios, sizes, baselines on
-    # another scenario): the same kernels and signatures, so nothing compiles.
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "SDL_VIDEODRIVER": "dummy"}
-    out = subprocess.run(
-        [sys.executable, "-c", record_compiles + FIRST_USES],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
-    assert "compiling" not in out.stderr
 
 
 def test_a_folder_that_cannot_be_written_is_reported_with_where_else_to_build(tmp_path, capsys):

@@ -10,18 +10,26 @@ from .base import Commands
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from ..perf.precompile import build
+    from ..perf.precompile import ProgressBar, build, estimate
 
+    expected = estimate(args.to)
     print(
-        "crowdsteer compile: compiling the environments' and baselines' kernels for this machine "
-        "(about a minute, once per install)",
+        "crowdsteer compile: compiling the kernels of every configuration the README's commands "
+        f"use, once per install; expected about {expected.total_cpu_s:.0f} "
+        f"CPU-seconds (from {expected.source}), more wall time while other work shares the "
+        "cores",
         file=sys.stderr,
         flush=True,
     )
-    report = build(args.to)
+    bar = ProgressBar(expected)
+    try:
+        report = build(args.to, progress=bar)
+    finally:
+        bar.close()
     print(
-        f"compiled {len(report.parts)} configurations in {report.seconds:.1f} s: {report.files} "
-        f"files, {report.megabytes:.1f} MB in {report.folder}"
+        f"compiled {len(report.parts)} configurations ({report.kernels} kernels) in "
+        f"{report.seconds:.1f} s, {report.cpu_seconds:.1f} CPU-s: {report.files} files, "
+        f"{report.megabytes:.1f} MB in {report.folder}"
     )
     return 0
 
