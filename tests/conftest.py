@@ -20,14 +20,16 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Compile the kernels once for the whole run, before any test (``crowdsteer compile``,
-    skipped when the install's precompiled kernels are current): every test process, and every
-    child process a test starts, then loads them instead of compiling on first use, each on its
-    own. Under pytest-xdist only the controller builds; its workers start after. A build that
-    fails leaves the kernels to compile on first use, and says so.
+    """A run on several processes (pytest-xdist's ``-n``) compiles the kernels once, before any
+    test (``crowdsteer compile``, skipped when the install's precompiled kernels are current):
+    every worker, and every child process a test starts, then loads them instead of compiling
+    them on first use, each on its own. Only the controller builds; its workers start after. A
+    build that fails leaves the kernels to compile on first use, and says so.
     ``CROWDSTEER_TEST_COMPILE=0`` skips it."""
     if hasattr(config, "workerinput") or os.environ.get("CROWDSTEER_TEST_COMPILE") == "0":
         return
+    if not getattr(config.option, "numprocesses", None):
+        return  # one process: what it needs compiles once, on first use
     from crowdsteer.training.perf.precompile import ensure_current
 
     try:
