@@ -4,8 +4,8 @@ The world frame has x to the right and y up (metres); the screen has x to the ri
 (pixels). A :class:`Camera` fits an axis-aligned world rectangle into a ``width x height`` surface
 with a margin, keeping the aspect ratio (one scale for both axes) and centring the rectangle;
 ``zoom`` and ``center`` then magnify it and move it (the interactive window's zoom and pan).
-:class:`Framing` decides which rectangle to fit: the scenario's bounds, grown (never shrunk
-within an episode) so that bodies that walk or fly out of them stay in the picture.
+:class:`Framing` decides which rectangle to fit: the scenario's bounds, grown to hold the bodies
+of the first frame, then fixed (a clip keeps one view).
 """
 
 from __future__ import annotations
@@ -143,47 +143,50 @@ def bounds_from_points(points: np.ndarray, pad: float = 1.0) -> tuple[float, flo
 
 
 class Framing:
-    """The rectangle a world's camera fits: its given bounds, grown to keep every body in view.
+    """The rectangle a world's camera fits: its given bounds, grown to hold the bodies of the first
+    frame, then fixed.
 
     ``update(bounds, points, episode_key)`` returns ``bounds`` enlarged to hold ``points (k, 2)``
-    plus ``pad`` metres, in steps of ``step`` metres so that the picture does not rescale at every
-    frame. Within one episode (same ``episode_key``) the rectangle only grows; a new key (a reset)
-    starts again from ``bounds``.
+    plus ``pad`` metres, in whole steps of ``step`` metres, the first time; later calls with the
+    same bounds return the same rectangle whatever the points and the episode, so the view does
+    not move or rescale within an episode, nor from one episode to the next (a body that leaves
+    it is cut at the edge of the picture). New bounds (another scene) start again.
     """
 
     def __init__(self, pad: float = 0.6, step: float = 2.0) -> None:
         self.pad = float(pad)
         self.step = float(step)
-        self._key: object = None
+        self._base: tuple[float, float, float, float] | None = None
         self._rect: tuple[float, float, float, float] | None = None
 
     def reset(self) -> None:
-        self._key = None
+        self._base = None
         self._rect = None
 
     def update(
         self,
         bounds: Sequence[float] | np.ndarray,
         points: np.ndarray,
-        episode_key: object,
+        episode_key: object = None,
     ) -> tuple[float, float, float, float]:
         b = np.asarray(bounds, dtype=np.float64).reshape(4)
-        base = (min(b[0], b[2]), min(b[1], b[3]), max(b[0], b[2]), max(b[1], b[3]))
-        if episode_key != self._key or self._rect is None:
-            self._key = episode_key
-            self._rect = tuple(float(v) for v in base)
-        lo = np.array(self._rect[:2])
-        hi = np.array(self._rect[2:])
+        base = (
+            float(min(b[0], b[2])),
+            float(min(b[1], b[3])),
+            float(max(b[0], b[2])),
+            float(max(b[1], b[3])),
+        )
+        if self._rect is not None and base == self._base:
+            return self._rect
+        lo, hi = np.array(base[:2]), np.array(base[2:])
         p = np.asarray(points, dtype=np.float64).reshape(-1, 2)
         p = p[np.all(np.isfinite(p), axis=1)]
         if p.shape[0]:
             need_lo = p.min(axis=0) - self.pad
             need_hi = p.max(axis=0) + self.pad
-            # Grow by whole steps beyond the base rectangle (not at every frame).
-            base_lo, base_hi = np.array(base[:2]), np.array(base[2:])
-            grow_lo = np.ceil(np.maximum(base_lo - need_lo, 0.0) / self.step) * self.step
-            grow_hi = np.ceil(np.maximum(need_hi - base_hi, 0.0) / self.step) * self.step
-            lo = np.minimum(lo, base_lo - grow_lo)
-            hi = np.maximum(hi, base_hi + grow_hi)
+            # Grow by whole steps beyond the base rectangle.
+            lo = lo - np.ceil(np.maximum(lo - need_lo, 0.0) / self.step) * self.step
+            hi = hi + np.ceil(np.maximum(need_hi - hi, 0.0) / self.step) * self.step
+        self._base = base
         self._rect = (float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1]))
         return self._rect

@@ -1,9 +1,10 @@
 """The legend: one entry per kind of mark in the picture, drawn with the scene's own markers.
 
-Which entries appear depends on what the episode holds (learners, pedestrians, flock units,
-obstacles, walls, paths) and on the overlays switched on, never on the moment: a learner that has
-arrived or collided still counts, so the legend does not change during an episode. Entries flow
-into as many rows as the frame's width needs, at the bottom of the frame.
+The legend lists what the frame draws, nothing else: the viewer records the key of every mark it
+draws (:data:`ENTRIES`), and :func:`legend_keys` orders them. :func:`legend_entries` lists what
+an episode can show (its bodies, obstacles, walls, paths and the overlays switched on), which the
+viewer uses to keep room for the legend, so that the scene keeps its place while marks come and
+go. Entries flow into as many rows as the frame's width needs, at the bottom of the frame.
 """
 
 from __future__ import annotations
@@ -76,6 +77,12 @@ def _collided(surf, x, y, s, st):
     finished_learner(surf, st, x, y, max(s // 2 - 4, 3), True)
 
 
+def _heading(surf, x, y, s, st):
+    r = max(s // 2 - 1, 5)
+    pr.disc(surf, tint(st.learner, 0.35), x, y, r, st.learner_edge)
+    pygame.draw.line(surf, st.heading, (x, y), (x + r - 1, y), 2)
+
+
 def _obstacle(surf, x, y, s, st):
     pr.disc(surf, st.obstacle, x, y, max(s // 2 - 1, 3), st.obstacle_edge)
 
@@ -146,6 +153,7 @@ ENTRIES: dict[str, tuple[str, Icon]] = {
     "learner": ("learner", _disc("learner", "learner_edge")),
     "pedestrian": ("pedestrian", _disc("pedestrian", "pedestrian_edge")),
     "flock": ("flock unit", _craft),
+    "heading": ("heading", _heading),
     "learner_goal": ("learner goal", _flag),
     "pedestrian_goal": ("pedestrian goal", _ped_goal),
     "flock_target": ("flock target", _target),
@@ -165,7 +173,7 @@ ENTRIES: dict[str, tuple[str, Icon]] = {
     "lookahead_desired": ("look-ahead: desired", _dashes(9.0, 6.0)),
     "lookahead_current": ("look-ahead: current", _dashes(2.0, 5.0)),
     "crossing": ("crossing", _crossing),
-    "view_cone": ("flock view", _cone),
+    "view_cone": ("flock view (ringed unit)", _cone),
     "personal_space": ("personal space", _space("personal_space")),
     "personal_space_hit": ("space intruded", _space("personal_space_hit")),
 }
@@ -174,8 +182,14 @@ ENTRIES: dict[str, tuple[str, Icon]] = {
 _STEERING = ("plain_push", "adjusted_push", "yellow_sum", "green_sum", "final_dir")
 
 
+def legend_keys(drawn: set[str]) -> tuple[str, ...]:
+    """The legend of a frame that drew the marks ``drawn``, in :data:`ENTRIES`' order."""
+    return tuple(k for k in ENTRIES if k in drawn)
+
+
 def legend_entries(view: WorldView, overlays: OverlayOptions, steering: bool = False) -> tuple:
-    """The entries for one frame: the marks the episode can show, then those of the overlays on.
+    """Every entry an episode can show: the marks its bodies and scene can make, then those of
+    the overlays on (the room the legend needs at most; a frame lists what it draws).
 
     ``steering``: the steering vectors are drawn for a selected body even with their overlay off.
     """
@@ -188,6 +202,8 @@ def legend_entries(view: WorldView, overlays: OverlayOptions, steering: bool = F
         keys += ["pedestrian"]
     if FLOCK in kinds:
         keys += ["flock"]
+    if LEARNER in kinds or PEDESTRIAN in kinds:
+        keys += ["heading"]
     if LEARNER in kinds:
         keys += ["learner_goal"]
     if PEDESTRIAN in kinds:

@@ -122,7 +122,10 @@ class OverlayData:
 class OverlaySettings:
     """The configuration's values the overlays' geometry uses: the sensing radius (m), the
     detection box and right-of-way parameters, the flock's view mode and view radius (m; None:
-    the book's factor times a unit's diameter), and the personal-space gap (m)."""
+    the book's factor times a unit's diameter), the personal-space gap (m); and what drives the
+    learners: ``learner_behaviour``, the registry's behaviour id of the scripted baseline that
+    acts for them (-1: none, or a trained model), which sees the ``obs_neighbours`` nearest
+    bodies of its observation."""
 
     sensing_radius: float = 6.0
     detection_box: DetectionBoxParams = DetectionBoxParams()
@@ -130,10 +133,13 @@ class OverlaySettings:
     flock_view: str = "wide"
     view_radius: float | None = None
     personal_space: float = 0.2
+    learner_behaviour: int = -1
+    obs_neighbours: int = 6
 
     @classmethod
-    def from_config(cls, config) -> OverlaySettings:
-        """The settings of a ``CrowdConfig`` (its ``steering_params`` included)."""
+    def from_config(cls, config, learner_policy: str | None = None) -> OverlaySettings:
+        """The settings of a ``CrowdConfig`` (its ``steering_params`` included); with
+        ``learner_policy``, the name of the scripted baseline that drives the learners."""
         from crowdsteer.envs.core.steering_params import steering_param_set
 
         steer = steering_param_set(config)
@@ -147,19 +153,31 @@ class OverlaySettings:
             config.flock_view,
             min(book, float(config.sensing_radius)),
             float(config.discomfort_distance),
+            LEARNER_GEOMETRY.get(learner_policy or "", -1),
+            int(config.obs_neighbours),
         )
 
 
+LEARNER_GEOMETRY = {"right_of_way": RIGHT_OF_WAY, "detection_box": DETECTION_BOX}
+"""The baselines whose steering draws geometry (look-ahead segments, a detection box), by the
+registry's behaviour id: a learner they drive gets that geometry, as their pedestrians do."""
+
+
 def _neighbours(
-    view: WorldView, b: int, radius: float, with_obstacles: bool
+    view: WorldView, b: int, radius: float, with_obstacles: bool, nearest: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Other active bodies (and active obstacles) whose surface lies within ``radius`` of body b.
+    """Other active bodies (and active obstacles) whose surface lies within ``radius`` of body b;
+    with ``nearest``, only that many bodies, the nearest by gap (what a learner observes).
 
     Returns ``(pos (k, 2), vel (k, 2), radius (k,))``; obstacles have zero velocity.
     """
     n = view.pos.shape[0]
     d = np.hypot(*(view.pos - view.pos[b]).T) - view.radius
     sel = view.active & (np.arange(n) != b) & (d <= radius)
+    if nearest is not None and np.count_nonzero(sel) > nearest:
+        order = np.flatnonzero(sel)[np.argsort(d[sel], kind="stable")]
+        sel = np.zeros(n, dtype=bool)
+        sel[order[:nearest]] = True
     pos, vel, rad = [view.pos[sel]], [view.vel[sel]], [view.radius[sel]]
     if with_obstacles:
         do = np.hypot(*(view.obstacle_pos - view.pos[b]).T)
@@ -199,9 +217,11 @@ def overlay_data_from_state(
     (``StepBuffers.trace``; none are drawn without it): each neighbour's plain and adjusted push,
     their sums, the turned sum and the final desired velocity. Detection boxes: the box of each
     chosen body that steers by ``detection_box``; look-ahead: the segments of each chosen
-    ``right_of_way`` walker (Gast part 4); view cones: the chosen flock units (or else the
-    first active one); personal space: every active learner and pedestrian. ``options=None``
-    computes every overlay; ``settings`` carries the configuration's parameters.
+    ``right_of_way`` walker (Gast part 4). A chosen learner gets them when the scripted baseline
+    that drives it steers that way (``settings.learner_behaviour``), from the neighbours it
+    observes. View cones: the chosen flock units (or else the first active one); personal space:
+    every active learner and pedestrian. ``options=None`` computes every overlay; ``settings``
+    carries the configuration's parameters.
     """
     opts = OverlayOptions.all() if options is None else options
     cfg = settings or OverlaySettings()
@@ -228,11 +248,19 @@ def overlay_data_from_state(
         speed = np.hypot(final[:, 0], final[:, 1])
         data.final = final / np.where(speed > 0, speed, 1.0)[:, None]  # the direction, unit length
 
-    boxed = [b for b in bodies if view.kind[b] == PEDESTRIAN and behaviour[b] == DETECTION_BOX]
+    def steers_by(b: int, behaviour_id: int) -> bool:
+        if view.kind[b] == PEDESTRIAN:
+            return int(behaviour[b]) == behaviour_id
+        return view.kind[b] == LEARNER and cfg.learner_behaviour == behaviour_id
+
+    def seen(b: int) -> int | None:
+        return cfg.obs_neighbours if view.kind[b] == LEARNER else None
+
+    boxed = [b for b in bodies if steers_by(b, DETECTION_BOX)]
     if opts.detection_boxes and boxed:
         corners, hits = [], []
         for b in boxed:
-            nb_pos, _, nb_rad = _neighbours(view, b, cfg.sensing_radius, True)
+            nb_pos, _, nb_rad = _neighbours(view, b, cfg.sensing_radius, True, seen(b))
             speed = float(np.hypot(*view.vel[b]))
             _, chosen, c = detection_box_debug(
                 view.pos[b][None],
@@ -249,11 +277,11 @@ def overlay_data_from_state(
         data.box_corners = np.stack(corners)
         data.box_hit = np.asarray(hits, dtype=bool)
 
-    walkers = [b for b in bodies if view.kind[b] == PEDESTRIAN and behaviour[b] == RIGHT_OF_WAY]
+    walkers = [b for b in bodies if steers_by(b, RIGHT_OF_WAY)]
     if opts.lookahead and walkers:
         segs, desired, cross = [], [], []
         for b in walkers:
-            nb_pos, nb_vel, nb_rad = _neighbours(view, b, cfg.sensing_radius, False)
+            nb_pos, nb_vel, nb_rad = _neighbours(view, b, cfg.sensing_radius, False, seen(b))
             dbg = right_of_way_debug(
                 view.pos[b],
                 view.goal[b],
@@ -346,18 +374,36 @@ def _vectors(
     scale: float,
     colour: tuple[int, int, int],
     width: int,
-) -> None:
+) -> pygame.Rect | None:
+    """Arrows ``scale * vec`` from the bodies ``origin``; returns the rectangle they cover, None
+    when none was drawn (one shorter than a pixel is not)."""
     if vec is None:
-        return
+        return None
     v = np.asarray(vec, dtype=np.float64).reshape(-1, 2)
     ok = origin[: v.shape[0]] >= 0
     if not np.any(ok):
-        return
+        return None
     start = view.pos[origin[: v.shape[0]][ok]]
-    a = camera.world_to_screen_f(start).tolist()
-    b = camera.world_to_screen_f(start + scale * v[ok]).tolist()
-    for pa, pb in zip(a, b, strict=True):
+    a = camera.world_to_screen_f(start)
+    b = camera.world_to_screen_f(start + scale * v[ok])
+    long = np.hypot(*(b - a).T) >= 1.0
+    if not np.any(long):
+        return None
+    for pa, pb in zip(a[long].tolist(), b[long].tolist(), strict=True):
         pr.arrow(surface, colour, pa, pb, width)
+    ends = np.concatenate([a[long], b[long]])
+    lo, hi = np.floor(ends.min(axis=0)) - 8, np.ceil(ends.max(axis=0)) + 8
+    return pygame.Rect(int(lo[0]), int(lo[1]), int(hi[0] - lo[0]) + 1, int(hi[1] - lo[1]) + 1)
+
+
+def _visible(surface: pygame.Surface, area: pygame.Rect, colour: tuple[int, int, int]) -> bool:
+    """Whether a pixel of ``colour`` is on ``surface`` within ``area`` (a mark drawn over by a
+    later one is not in the picture, and stays out of the legend)."""
+    area = area.clip(surface.get_rect())
+    if area.width == 0 or area.height == 0:
+        return False
+    pixels = pygame.surfarray.array3d(surface.subsurface(area))
+    return bool(np.any(np.all(pixels == np.asarray(colour, dtype=pixels.dtype), axis=-1)))
 
 
 def draw_under(
@@ -368,15 +414,16 @@ def draw_under(
     data: OverlayData,
     options: OverlayOptions,
     style: Style,
-) -> bool:
+) -> set[str]:
     """Overlays drawn beneath the bodies: personal space zones and view cones (translucent, on the
-    SRCALPHA ``layer``, outlines on ``surface``). Returns whether ``layer`` was drawn on."""
-    used = False
+    SRCALPHA ``layer``, outlines on ``surface``). Returns the legend keys of what was drawn (empty:
+    ``layer`` was not drawn on)."""
+    drawn: set[str] = set()
     if options.personal_space and data.personal_space is not None:
-        used |= _personal_space(surface, layer, camera, view, data, style)
+        drawn |= _personal_space(surface, layer, camera, view, data, style)
     if options.view_cones and data.view_cone_body is not None:
-        used |= _view_cones(surface, layer, camera, view, data, style)
-    return used
+        drawn |= _view_cones(surface, layer, camera, view, data, style)
+    return drawn
 
 
 def draw_over(
@@ -386,8 +433,10 @@ def draw_over(
     data: OverlayData,
     options: OverlayOptions,
     style: Style,
-) -> None:
-    """Overlays drawn above the bodies: detection boxes, look-ahead segments, steering vectors."""
+) -> set[str]:
+    """Overlays drawn above the bodies: detection boxes, look-ahead segments, steering vectors.
+    Returns the legend keys of what was drawn."""
+    drawn: set[str] = set()
     if options.detection_boxes and data.box_corners is not None:
         corners = np.asarray(data.box_corners, dtype=np.float64).reshape(-1, 4, 2)
         hit = (
@@ -399,6 +448,7 @@ def draw_over(
         for poly, h in zip(px, hit.tolist(), strict=True):
             colour = style.detection_hit if h else style.detection_box
             pygame.draw.lines(surface, colour, True, poly, 2 if h else 1)
+            drawn.add("detection_hit" if h else "detection_box")
     if options.lookahead and data.lookahead_segments is not None:
         segs = np.asarray(data.lookahead_segments, dtype=np.float64).reshape(-1, 2, 2)
         desired = (
@@ -408,28 +458,47 @@ def draw_over(
         )
         px = camera.world_to_screen_f(segs).tolist()
         for (a, b), d in zip(px, desired.tolist(), strict=True):
+            if math.hypot(b[0] - a[0], b[1] - a[1]) < 1.0:
+                continue
             if d:
                 pr.dashed(surface, style.lookahead, a, b, 2, dash=9.0, gap=6.0)
             else:
                 pr.dashed(surface, style.lookahead, a, b, 2, dash=2.0, gap=5.0)
+            drawn.add("lookahead_desired" if d else "lookahead_current")
         if data.crossings is not None:
             for x, y in camera.world_to_screen(np.reshape(data.crossings, (-1, 2))).tolist():
                 pr.ring(surface, style.crossing, x, y, 5, 2)
+                drawn.add("crossing")
     if options.steering_vectors:
         s = float(data.vector_scale)
         w = style.vector_width
         pushes = [v for v in (data.plain_pushes, data.adjusted_pushes) if v is not None]
         rows = max((np.reshape(v, (-1, 2)).shape[0] for v in pushes), default=0)
         origin = _body_index(data.push_body, rows, view)
-        _vectors(surface, camera, view, origin, data.plain_pushes, s, style.plain_push, w)
-        _vectors(surface, camera, view, origin, data.adjusted_pushes, s, style.adjusted_push, w)
+        covered: list[tuple[str, tuple[int, int, int], pygame.Rect]] = []
+        arrows = (
+            ("plain_push", data.plain_pushes, style.plain_push, w),
+            ("adjusted_push", data.adjusted_pushes, style.adjusted_push, w),
+        )
+        for key, vec, colour, width in arrows:
+            area = _vectors(surface, camera, view, origin, vec, s, colour, width)
+            if area is not None:
+                covered.append((key, colour, area))
         sums = [v for v in (data.yellow, data.blue, data.green, data.final) if v is not None]
         rows = max((np.reshape(v, (-1, 2)).shape[0] for v in sums), default=0)
         origin = _body_index(data.sum_body, rows, view)
-        _vectors(surface, camera, view, origin, data.yellow, s, style.yellow_sum, w + 1)
-        _vectors(surface, camera, view, origin, data.blue, s, style.adjusted_push, w + 1)
-        _vectors(surface, camera, view, origin, data.green, s, style.green_sum, w + 1)
-        _vectors(surface, camera, view, origin, data.final, s, style.final_dir, w + 1)
+        arrows = (
+            ("yellow_sum", data.yellow, style.yellow_sum, w + 1),
+            ("adjusted_push", data.blue, style.adjusted_push, w + 1),
+            ("green_sum", data.green, style.green_sum, w + 1),
+            ("final_dir", data.final, style.final_dir, w + 1),
+        )
+        for key, vec, colour, width in arrows:
+            area = _vectors(surface, camera, view, origin, vec, s, colour, width)
+            if area is not None:
+                covered.append((key, colour, area))
+        drawn |= {key for key, colour, area in covered if _visible(surface, area, colour)}
+    return drawn
 
 
 def _personal_space(
@@ -439,14 +508,14 @@ def _personal_space(
     view: WorldView,
     data: OverlayData,
     style: Style,
-) -> bool:
+) -> set[str]:
     if data.personal_space_body is None:
         idx = np.flatnonzero(view.active & ((view.kind == LEARNER) | (view.kind == PEDESTRIAN)))
     else:
         idx = _body_index(data.personal_space_body, np.size(data.personal_space_body), view)
         idx = idx[idx >= 0]
     if idx.size == 0:
-        return False
+        return set()
     gap = np.broadcast_to(np.asarray(data.personal_space, dtype=np.float64), idx.shape)
     zone = view.radius[idx] + np.maximum(gap, 0.0)
     # A zone is intruded when another active body's disc reaches into it.
@@ -462,7 +531,7 @@ def _personal_space(
         c = style.personal_space_hit if h else style.personal_space
         pygame.gfxdraw.filled_circle(layer, x, y, r, (*c, style.personal_space_alpha))
         pygame.gfxdraw.aacircle(surface, x, y, r, c)
-    return True
+    return {"personal_space_hit" if h else "personal_space" for h in hit}
 
 
 def _view_cones(
@@ -472,14 +541,16 @@ def _view_cones(
     view: WorldView,
     data: OverlayData,
     style: Style,
-) -> bool:
+) -> set[str]:
+    """The view of each flock unit: a faint sector out to its view radius, outlined, and a ring
+    around the unit it belongs to."""
     body = np.atleast_1d(np.asarray(data.view_cone_body, dtype=np.int64))
     idx = _body_index(body, body.size, view)
     radius = np.broadcast_to(np.asarray(data.view_cone_radius, dtype=np.float64), idx.shape)
     half = np.broadcast_to(np.asarray(data.view_cone_half_angle, dtype=np.float64), idx.shape)
     ok = idx >= 0
     if not np.any(ok):
-        return False
+        return set()
     idx, radius, half = idx[ok], radius[ok], np.clip(half[ok], 0.0, math.pi)
     # Arc polygons in the world frame: centre, then ARC_POINTS points from heading - half to
     # heading + half (a full circle when half reaches pi).
@@ -492,9 +563,11 @@ def _view_cones(
     arc_px = camera.world_to_screen(arc).tolist()
     full = (half >= math.pi - 1e-9).tolist()
     rgba = (*style.view_cone, style.view_cone_alpha)
-    for c, pts, f in zip(centre, arc_px, full, strict=True):
+    ring = np.maximum(camera.length(view.radius[idx]), style.min_craft_px / 2.0) + 5.0
+    for c, pts, f, r in zip(centre, arc_px, full, ring.astype(np.int64).tolist(), strict=True):
         poly = pts if f else [c, *pts]
         if len(poly) >= 3:
             pygame.draw.polygon(layer, rgba, poly)
             pygame.draw.lines(surface, style.view_cone, True, poly, 1)
-    return True
+            pr.ring(surface, style.view_cone, c[0], c[1], r, 2)
+    return {"view_cone"}

@@ -53,12 +53,13 @@ class Style:
     detection_box: Colour = (90, 95, 105)
     detection_hit: Colour = (230, 90, 0)
     view_cone: Colour = (148, 103, 189)
-    view_cone_alpha: int = 38
+    view_cone_alpha: int = 14  # a faint fill: the outline says where the view ends
     personal_space: Colour = (31, 119, 180)
     personal_space_hit: Colour = (214, 39, 40)
     personal_space_alpha: int = 45
     lookahead: Colour = (20, 20, 20)
     crossing: Colour = (214, 39, 40)
+    scale_bar: Colour = (40, 44, 52)
     # Sizes (pixels)
     margin: int = 20
     font_size: int | None = None  # None: sized to the window (font_size_for)
@@ -76,8 +77,9 @@ class Style:
 
 
 def font_size_for(width: int, height: int) -> int:
-    """Text height in pixels for a ``width x height`` frame: 1/30 of its smaller side, 12 to 30."""
-    return int(min(max(round(min(width, height) / 30), 12), 30))
+    """Text size in pixels for a ``width x height`` frame: 1/42 of its longer side, 13 to 28
+    (a wide frame of a corridor reads like a square one of the same width)."""
+    return int(min(max(round(max(width, height) / 42), 13), 28))
 
 
 def tint(colour: Colour, amount: float, towards: Colour = (255, 255, 255)) -> Colour:

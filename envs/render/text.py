@@ -1,19 +1,25 @@
 """Text on the frame: fonts sized to the window, the heads-up line, boxes of rows, the help card.
 
-Fonts come from ``pygame.font`` (started on first use); where it is missing, :class:`Fonts`
-reports none and the viewer draws no text. Every box is a translucent panel so the scene stays
-visible behind it.
+Text is set in DejaVu Sans, regular weight (``fonts/DejaVuSans.ttf``, shipped with the package:
+Latin-1 and a few symbols, under its own licence in ``fonts/LICENSE``), so that every frame reads
+the same on every machine and every glyph is drawn (pygame's default font is a bold face whose
+hinting drops the dot of an i at small sizes). Fonts come from ``pygame.font`` (started on first
+use); where it is missing, :class:`Fonts` reports none and the viewer draws no text. Every box is
+a translucent panel so the scene stays visible behind it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ._pygame import pygame
 from .style import Colour, Style, font_size_for
 
 PAD = 6  # px inside a panel
+FONT_FILE = Path(__file__).resolve().parent / "fonts" / "DejaVuSans.ttf"
+"""The regular-weight face every text of the frame is set in."""
 
 
 class Fonts:
@@ -37,8 +43,9 @@ class Fonts:
             try:
                 if not pygame.font.get_init():
                     pygame.font.init()
-                self.main = pygame.font.Font(None, self.size)
-                self.small = pygame.font.Font(None, self.small_size)
+                face = str(FONT_FILE) if FONT_FILE.is_file() else None
+                self.main = pygame.font.Font(face, self.size)
+                self.small = pygame.font.Font(face, self.small_size)
             except (ImportError, NotImplementedError, OSError, RuntimeError, pygame.error):
                 self.main = self.small = None
         return self.main is not None

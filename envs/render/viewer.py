@@ -18,8 +18,11 @@ paths, goals, translucent overlays (personal space, view cones), trails, the flo
 (learner and pedestrian discs with a heading line, flock units as the arrow-shaped craft of Bourg &
 Seemann, AI for Game Developers ch. 4; learners that arrived or collided stay, faded and marked,
 until their world resets), line overlays (detection boxes, look-ahead, steering vectors), the
-selection, then the heads-up line, the legend and the panels. Overlays are clipped to the world's
-bounds; the camera grows past the bounds to keep every body in view.
+selection, the scale bar, then the heads-up line, the legend and the panels. Overlays are clipped
+to the world's bounds. The view is fixed for the viewer's life (:class:`.camera.Framing`), with
+room kept for the heads-up line, the legend and a selected body's panel, so nothing moves while
+marks come and go and no panel covers the scene; ``fit_height`` sizes the frame to the scene's
+aspect. The legend lists exactly the marks the frame drew (``drawn``).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from ._pygame import pygame
 from .bodyinfo import body_rows, drawn_bodies, pick_body
 from .camera import Camera, Framing, bounds_from_points
 from .controls import ViewControls, bindings
-from .legend import finished_learner, legend_entries, render_legend
+from .legend import finished_learner, legend_entries, legend_keys, render_legend
 from .primitives import CRAFT_EXTENT, CRAFT_OUTLINE, CRAFT_POLY
 from .style import Style, tint
 from .trails import EpisodeTracker, Trails
@@ -48,6 +51,10 @@ from .worldview import WorldView, world_view
 
 RENDER_MODES = ("human", "rgb_array")
 GRID_STEPS = (1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)  # m
+SCALE_BARS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)  # m
+SCALE_BAR_SHARE = 0.22
+"""The scale bar is the longest of ``SCALE_BARS`` that takes at most this share of the scene's
+width on screen."""
 PAUSE_POLL_S = 1.0 / 60.0
 """While paused, the window looks at its events this often."""
 TOAST_S = 2.5
@@ -102,7 +109,10 @@ class Viewer:
     overlay is on and no :class:`OverlayData` is given, it is computed for ``overlay_body`` with
     :func:`overlay_data_from_state`. ``interactive`` (default: human mode) lets the person at the
     window control it (keys in :data:`.controls.KEY_BINDINGS`); ``play`` gives the movement keys to
-    ``crowdsteer play``. Screenshots go to ``screenshot_dir``.
+    ``crowdsteer play``. Screenshots go to ``screenshot_dir``. ``fit_height``: the first frame
+    sets the height so that the scene (the bounds given to ``draw``) fills the width, with room
+    for the text; later frames keep it. ``marked``: labels drawn beside bodies, with a ring
+    (``{0: "you"}`` in ``crowdsteer play``).
     """
 
     def __init__(
@@ -125,6 +135,8 @@ class Viewer:
         flock_view: str = "wide",
         flock_view_radius: float | None = None,
         overlay_settings: ov.OverlaySettings | None = None,
+        fit_height: bool = False,
+        marked: Mapping[int, str] | None = None,
     ) -> None:
         if mode not in RENDER_MODES:
             raise ValueError(f"mode must be one of {RENDER_MODES}, got {mode!r}")
@@ -171,12 +183,15 @@ class Viewer:
         self._display_started = False
         self._static: pygame.Surface | None = None
         self._static_key: tuple | None = None
-        self._legend: pygame.Surface | None = None
-        self._legend_key: tuple | None = None
+        self._legends: dict[tuple[str, ...], pygame.Surface] = {}
         self._labels: dict[int, Any] = {}
         self._last: tuple | None = None  # the arguments of the last frame, to redraw it
         self._view: WorldView | None = None
         self._toast: tuple[str, float] | None = None
+        self.fit_height = bool(fit_height)
+        self.marked: dict[int, str] = dict(marked or {})
+        self.drawn: set[str] = set()  # the legend keys of the marks the last frame drew
+        self._hud_room = 0  # px kept for the heads-up line (only grows: the view stays put)
 
     # ----------------------------------------------------------------------------------------------
     # Properties kept for callers of the earlier viewer
@@ -289,10 +304,31 @@ class Viewer:
 
     def _start_frame(self, state, world, bounds, info, overlays, options, inspect, trace) -> None:
         """Compose a frame of ``draw``'s arguments and keep them (a paused window redraws them)."""
+        if self.fit_height and self._surface is None and bounds is not None:
+            self._fit(state, world, bounds, info, options)
         self._ensure_started()
         self._trace = trace
         self._last = (state, int(world), bounds, info, overlays, options, inspect)
         self._compose(*self._last)
+
+    def _fit(self, state, world, bounds, info, options) -> None:
+        """Set the height for the scene to fill the width: the camera's rectangle at this width,
+        plus the heads-up line, the legend's room and the margins (at most twice the width)."""
+        view = world_view(state, world)
+        arr = np.asarray(bounds, dtype=np.float64)
+        b = arr[int(world)] if arr.ndim == 2 else arr.reshape(-1)
+        rect = self._framing.update(_ordered(tuple(float(x) for x in b)), _framed_points(view))
+        top = bottom = 0
+        if self._fonts.load():
+            hud = tx.hud_lines(self._fonts.main, self._hud_text(info, view), self.width)
+            top = tx.hud_height(self._fonts, len(hud)) if self.show_hud else 0
+            opts = self.controls.overlays if options is None else options
+            if self.show_legend:
+                bottom = self._legend_surface(legend_entries(view, opts)).get_height() + 4
+        m = self.style.margin
+        span_x, span_y = max(rect[2] - rect[0], 1e-6), max(rect[3] - rect[1], 1e-6)
+        height = top + bottom + 2 * m + (self.width - 2 * m) * span_y / span_x
+        self.height = int(min(max(round(height), top + bottom + 2 * m + 16), 2 * self.width))
 
     def frame(self) -> np.ndarray:
         """The last drawn frame as an ``(H, W, 3) uint8`` array."""
@@ -384,10 +420,9 @@ class Viewer:
         self.controls.changed = False
         view = world_view(state, world)
         new_episode = self._episodes.update(world, view.step)
-        if new_episode:
-            self._framing.reset()
         self._trails.update(view, new_episode)
         self._view = view
+        self.drawn = drawn = set()
         c = self.controls
         opts = c.overlays if options is None else options
         st = self.style
@@ -398,17 +433,30 @@ class Viewer:
         if selected is not None and not drawn_bodies(view)[selected]:
             selected = None
 
-        legend = None
-        if self.show_legend and c.show_legend and text_on:
-            legend = self._legend_surface(legend_entries(view, opts, steering=selected is not None))
         hud = []
         if self.show_hud and text_on:
             hud = tx.hud_lines(self._fonts.main, self._hud_text(info, view), self.width)
-        top = tx.hud_height(self._fonts, len(hud))
-        bottom = legend.get_height() + 4 if legend is not None else 0
-        camera, world_rect = self._camera(view, bounds, world, (0, top, 0, bottom), selected)
+        self._hud_room = top = max(self._hud_room, tx.hud_height(self._fonts, len(hud)))
+        bottom = 0
+        show_legend = self.show_legend and c.show_legend and text_on
+        if show_legend:  # room for every entry the episode can show: the scene stays put
+            room = legend_entries(view, opts, steering=selected is not None)
+            bottom = self._legend_surface(room).get_height() + 4
+        panel = None
+        if selected is not None and text_on and self.interactive:
+            extra = inspect(selected) if inspect is not None else None
+            title, rows = body_rows(view, selected, extra)
+            panel = tx.rows_box(
+                self._fonts.small, rows, st, title=title, max_width=max(self.width // 3, 160)
+            )
+        right = panel.get_width() + 8 if panel is not None else 0
+        camera, world_rect = self._camera(view, bounds, world, (0, top, right, bottom), selected)
 
         surf.blit(self._static_layer(view, camera, world_rect), (0, 0))
+        if np.any(view.obstacle_active):
+            drawn.add("obstacle")
+        if np.any(view.wall_active):
+            drawn.add("wall")
         clip = self._clip_rect(camera, world_rect)
         self._draw_paths(surf, camera, view)
         self._draw_goals(surf, camera, view)
@@ -424,12 +472,14 @@ class Viewer:
                 settings=self.overlay_settings,
             )
         if data is not None and (opts.personal_space or opts.view_cones):
-            if self._layer is None:
+            if self._layer is None or self._layer.get_size() != (self.width, self.height):
                 self._layer = pygame.Surface((self.width, self.height), pygame.SRCALPHA)
             self._layer.fill((0, 0, 0, 0))
             surf.set_clip(clip)
-            if ov.draw_under(surf, self._layer, camera, view, data, opts, st):
+            under = ov.draw_under(surf, self._layer, camera, view, data, opts, st)
+            if under:
                 surf.blit(self._layer, (0, 0))
+            drawn |= under
             surf.set_clip(None)
 
         if c.show_trails:
@@ -438,18 +488,50 @@ class Viewer:
         self._draw_bodies(surf, camera, view)
         if data is not None:
             surf.set_clip(clip)
-            ov.draw_over(surf, camera, view, data, opts, st)
+            drawn |= ov.draw_over(surf, camera, view, data, opts, st)
             surf.set_clip(None)
         if selected is not None:
             self._draw_selection(surf, camera, view, state, world, selected)
         if text_on:
             self._draw_learner_labels(surf, camera, view)
+            self._draw_scale_bar(surf, camera, world_rect, right, bottom)
         if hud:
             tx.draw_hud(surf, self._fonts.main, hud, st)
-        if legend is not None:
+        if show_legend and drawn:
+            legend = self._legend_surface(legend_keys(drawn))
             surf.blit(legend, (4, self.height - legend.get_height() - 4))
+        if panel is not None:
+            surf.blit(panel, (self.width - panel.get_width() - 4, top + 4))
         if text_on and self.interactive:
-            self._draw_panels(surf, view, selected, inspect, top)
+            self._draw_panels(surf, top)
+
+    def _draw_scale_bar(
+        self,
+        surf: pygame.Surface,
+        camera: Camera,
+        world_rect: tuple[float, ...],
+        right: int,
+        bottom: int,
+    ) -> None:
+        """A bar of a round number of metres at the bottom right of the scene, labelled."""
+        font = self._fonts.small
+        (x0, _), (x1, y1) = camera.world_to_screen(
+            np.array([[world_rect[0], world_rect[3]], [world_rect[2], world_rect[1]]])
+        ).tolist()
+        room = SCALE_BAR_SHARE * max(x1 - x0, 1)
+        metres = max((m for m in SCALE_BARS if m * camera.scale <= room), default=None)
+        if metres is None or font is None:
+            return
+        length = int(round(metres * camera.scale))
+        label = font.render(f"{metres:g} m", True, self.style.scale_bar)
+        xe = min(x1, self.width - right - 4)
+        xs = xe - length
+        y = self.height - bottom - max(self.style.margin // 2, 4) - 2
+        col = self.style.scale_bar
+        pygame.draw.line(surf, col, (xs, y), (xe, y), 3)
+        pygame.draw.line(surf, col, (xs, y - 4), (xs, y + 3), 2)
+        pygame.draw.line(surf, col, (xe, y - 4), (xe, y + 3), 2)
+        surf.blit(label, (xs - label.get_width() - 6, y - label.get_height() // 2))
 
     def _hud_text(self, info: Mapping[str, Any] | None, view: WorldView) -> str:
         text = format_info(info, view.step)
@@ -477,8 +559,7 @@ class Viewer:
             arr = np.asarray(bounds, dtype=np.float64)
             b = arr[int(world)] if arr.ndim == 2 else arr.reshape(-1)
             world_rect = _ordered(tuple(float(x) for x in b))
-            shown = drawn_bodies(view)
-            rect = self._framing.update(world_rect, view.pos[shown], self._episodes.key)
+            rect = self._framing.update(world_rect, _framed_points(view))
         c = self.controls
         zoom, center = 1.0, None
         if self.interactive:
@@ -573,6 +654,7 @@ class Viewer:
         lens = view.path_len[has].tolist()
         segs = np.clip(view.path_index[has], 0, view.path_len[has] - 2).tolist()
         kinds = view.kind[has].tolist()
+        self.drawn.add("path")
         for pts, n, k, kind in zip(px, lens, segs, kinds, strict=True):
             pts = pts[:n]
             pygame.draw.lines(surf, st.path, False, pts, 2)
@@ -589,11 +671,13 @@ class Viewer:
         idx = np.flatnonzero(view.active & (view.kind == LEARNER))
         for x, y in camera.world_to_screen(view.goal[idx]).tolist():
             pr.flag(surf, st.learner, st.learner_edge, x, y, g)
+            self.drawn.add("learner_goal")
         # Pedestrians: a small cross.
         idx = np.flatnonzero(view.active & (view.kind == PEDESTRIAN))
         c = tint(st.pedestrian, 0.2, (0, 0, 0))
         for x, y in camera.world_to_screen(view.goal[idx]).tolist():
             pr.cross(surf, c, x, y, g)
+            self.drawn.add("pedestrian_goal")
 
     def _draw_trails(self, surf: pygame.Surface, camera: Camera, view: WorldView) -> None:
         pos, alive = self._trails.ordered()
@@ -630,6 +714,7 @@ class Viewer:
             return
         (x, y) = camera.world_to_screen(view.target_pos).tolist()
         pr.crosshair(surf, self.style.target, x, y, 7)
+        self.drawn.add("flock_target")
 
     def _draw_bodies(self, surf: pygame.Surface, camera: Camera, view: WorldView) -> None:
         st = self.style
@@ -643,6 +728,7 @@ class Viewer:
             hit = (view.collided[gone] & ~view.reached[gone]).tolist()
             for (x, y), rr, h in zip(c, r.tolist(), hit, strict=True):
                 finished_learner(surf, st, x, y, rr, h)
+                self.drawn.add("collided" if h else "arrived")
         # Walkers (learners, pedestrians, and any unknown kind): disc with a heading line.
         walk = np.flatnonzero(view.active & (view.kind != FLOCK))
         if walk.size:
@@ -657,8 +743,10 @@ class Viewer:
             for (x, y), r, t, kind in zip(ci, ri, tips, kinds, strict=True):
                 k = kind if 0 <= kind < NUM_KINDS else LEARNER
                 pr.disc(surf, fills[k], x, y, r, edges[k])
+                self.drawn.add("pedestrian" if k == PEDESTRIAN else "learner")
                 if r >= 5:
                     pygame.draw.line(surf, st.heading, (x, y), t, 2)
+                    self.drawn.add("heading")
         # Flock units: the five-point craft outline, rotated to the heading.
         fl = np.flatnonzero(view.active & (view.kind == FLOCK))
         if fl.size:
@@ -675,23 +763,30 @@ class Viewer:
             for poly in polys:
                 pygame.gfxdraw.filled_polygon(surf, poly, st.flock)
                 pygame.gfxdraw.aapolygon(surf, poly, st.flock_edge)
+            self.drawn.add("flock")
         # Arrival and collision rings of bodies still in the episode (a collision that does not
         # end it).
-        for mask, colour in ((view.reached, st.reached), (view.collided, st.collided)):
+        rings = (("arrived", view.reached, st.reached), ("collided", view.collided, st.collided))
+        for key, mask, colour in rings:
             idx = np.flatnonzero(view.active & mask)
             if idx.size == 0:
                 continue
+            self.drawn.add(key)
             c = camera.world_to_screen(view.pos[idx]).tolist()
             r = (np.maximum(camera.length(view.radius[idx]), st.min_body_px) + 3.5).astype(np.int64)
             for (x, y), rr in zip(c, r.tolist(), strict=True):
                 pygame.draw.circle(surf, colour, (x, y), rr, 2)
 
     def _draw_learner_labels(self, surf: pygame.Surface, camera: Camera, view: WorldView) -> None:
-        """Index of each learner next to it and to its goal, when there are several."""
+        """Index of each learner next to it and to its goal, when there are several; a marked
+        body's label (``marked``) in a ring around it."""
         learners = np.flatnonzero(drawn_bodies(view) & (view.kind == LEARNER))
-        if learners.size < 2 or self._fonts.small is None:
+        if self._fonts.small is None:
             return
         st = self.style
+        self._draw_marked(surf, camera, view)
+        if learners.size < 2:
+            return
         pos = camera.world_to_screen(view.pos[learners]).tolist()
         rpx = np.maximum(camera.length(view.radius[learners]), st.min_body_px).tolist()
         goal = camera.world_to_screen(view.goal[learners]).tolist()
@@ -706,6 +801,17 @@ class Viewer:
             surf.blit(img, (x + int(0.7 * r) + 1, y - int(0.7 * r) - img.get_height()))
             if a:
                 surf.blit(img, (gx + 2 * g + 3, gy - 3 * g - 1))
+
+    def _draw_marked(self, surf: pygame.Surface, camera: Camera, view: WorldView) -> None:
+        shown = drawn_bodies(view)
+        for i, label in self.marked.items():
+            if not (0 <= i < view.pos.shape[0] and shown[i]):
+                continue
+            (x, y) = camera.world_to_screen(view.pos[i]).tolist()
+            r = int(max(float(camera.length(view.radius[i])), self.style.min_body_px)) + 5
+            pr.ring(surf, self.style.selection, x, y, r, 3)
+            img = self._fonts.main.render(label, True, self.style.selection)
+            surf.blit(img, (x - img.get_width() // 2, y - r - img.get_height() - 1))
 
     def _draw_selection(
         self,
@@ -729,31 +835,23 @@ class Viewer:
             data = ov.body_vectors(
                 state, world, i, trace=self._trace, settings=self.overlay_settings
             )
-            ov.draw_over(surf, camera, view, data, ov.OverlayOptions(steering_vectors=True), st)
+            options = ov.OverlayOptions(steering_vectors=True)
+            self.drawn |= ov.draw_over(surf, camera, view, data, options, st)
 
     # ----------------------------------------------------------------------------------------------
     # Text
 
     def _legend_surface(self, keys: tuple[str, ...]) -> pygame.Surface:
-        if self._legend is None or self._legend_key != keys:
-            self._legend = render_legend(keys, self._fonts.small, self.width - 8, self.style)
-            self._legend_key = keys
-        return self._legend
+        """The legend panel of ``keys`` (kept: a clip shows a few legends many times)."""
+        legend = self._legends.get(keys)
+        if legend is None:
+            legend = render_legend(keys, self._fonts.small, self.width - 8, self.style)
+            self._legends[keys] = legend
+        return legend
 
-    def _draw_panels(
-        self,
-        surf: pygame.Surface,
-        view: WorldView,
-        selected: int | None,
-        inspect: Inspect | None,
-        top: int,
-    ) -> None:
+    def _draw_panels(self, surf: pygame.Surface, top: int) -> None:
+        """The key card or the caller's card, centred, and the toast at the top left."""
         st, fonts, c = self.style, self._fonts, self.controls
-        if selected is not None:
-            extra = inspect(selected) if inspect is not None else None
-            title, rows = body_rows(view, selected, extra)
-            box = tx.rows_box(fonts.small, rows, st, title=title, max_width=self.width // 2)
-            surf.blit(box, (self.width - box.get_width() - 4, top + 4))
         card = None
         if c.show_help:
             rows = [(b.label, b.description) for b in bindings(c.play)]
@@ -780,6 +878,11 @@ class Viewer:
 
 def _ordered(b: tuple[float, ...]) -> tuple[float, float, float, float]:
     return (min(b[0], b[2]), min(b[1], b[3]), max(b[0], b[2]), max(b[1], b[3]))
+
+
+def _framed_points(view: WorldView) -> np.ndarray:
+    """What the view holds beyond the bounds: the bodies drawn."""
+    return view.pos[drawn_bodies(view)]
 
 
 def _content_bounds(view: WorldView) -> tuple[float, float, float, float]:

@@ -204,6 +204,7 @@ def test_selected_learner_panel_has_its_live_reward_terms(env):
 
 def test_overlay_keys_change_what_is_drawn(env):
     v = viewer_of(env)
+    env.step(ACTION)  # a step recorded: vectors to draw
     env.render()
     plain = window()
     assert count(plain, STYLE.yellow_sum) == 0
@@ -211,7 +212,8 @@ def test_overlay_keys_change_what_is_drawn(env):
     env.render()
     assert v.overlay_options.steering_vectors
     with_vectors = window()
-    assert count(with_vectors, STYLE.yellow_sum) > 0
+    # the learner's own vectors (what the agent asked for)
+    assert count(with_vectors, STYLE.final_dir) > count(plain, STYLE.final_dir)
     key(pygame.K_1)
     env.render()
     np.testing.assert_array_equal(window(), plain)

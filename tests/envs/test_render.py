@@ -671,25 +671,32 @@ def test_an_arrived_learner_is_drawn_faded_with_a_green_ring():
     assert not np.any(np.all(frame == STYLE.collided, axis=-1))
 
 
-def test_framing_grows_to_keep_bodies_in_view_and_resets_with_the_episode():
-    s = one_body((0.0, 0.0), kind=FLOCK)
+def test_the_view_is_fixed_for_the_clip_after_holding_the_first_frame():
+    s = one_body((7.3, -6.1), kind=FLOCK)  # starts outside the world: the view holds it
     v = Viewer(300, 300, show_hud=False, show_legend=False)
-    v.draw(s, bounds=BOUNDS)
-    assert v.camera.bounds == BOUNDS
-    s.step_count[0] = 1
-    s.pos[0, 0] = (7.3, -6.1)  # flew out of the world
     v.draw(s, bounds=BOUNDS)
     xmin, ymin, xmax, ymax = v.camera.bounds
     assert xmax >= 7.3 + 0.6 and ymin <= -6.1 - 0.6 and (xmin, ymax) == (-5.0, 5.0)
     px = v.camera.world_to_screen(s.pos[0, 0])
     assert 0 <= px[0] < 300 and 0 <= px[1] < 300
-    s.step_count[0] = 2
-    s.pos[0, 0] = (0.0, 0.0)  # back inside: the frame does not shrink within the episode
-    v.draw(s, bounds=BOUNDS)
-    assert v.camera.bounds == (xmin, ymin, xmax, ymax)
-    s.step_count[0] = 0  # a new episode
-    v.draw(s, bounds=BOUNDS)
-    assert v.camera.bounds == BOUNDS
+    for step, pos in ((1, (0.0, 0.0)), (2, (9.0, 9.0)), (0, (0.0, 0.0))):  # 0: a new episode
+        s.step_count[0] = step
+        s.pos[0, 0] = pos
+        v.draw(s, bounds=BOUNDS)
+        assert v.camera.bounds == (xmin, ymin, xmax, ymax)  # no jump, within or across episodes
+    v2 = Viewer(300, 300, show_hud=False, show_legend=False)
+    v2.draw(one_body((0.0, 0.0), kind=FLOCK), bounds=BOUNDS)
+    assert v2.camera.bounds == BOUNDS
+
+
+def test_a_fitted_frame_takes_the_scene_aspect():
+    wide = (-10.0, -2.0, 10.0, 2.0)  # a corridor 20 m x 4 m
+    v = Viewer(800, 800, show_hud=False, show_legend=False, fit_height=True)
+    frame = v.draw(one_body((0.0, 0.0)), bounds=wide)
+    m = STYLE.margin
+    assert frame.shape == (v.height, 800, 3)
+    assert v.height == round(2 * m + (800 - 2 * m) * 4.0 / 20.0)
+    assert v.camera.scale == pytest.approx((800 - 2 * m) / 20.0)
 
 
 def test_overlays_are_clipped_to_the_world():
@@ -737,7 +744,8 @@ def test_text_is_sized_to_the_window():
     from crowdsteer.envs.render.style import font_size_for
 
     assert font_size_for(300, 300) < font_size_for(600, 600) < font_size_for(1200, 1200)
-    assert font_size_for(600, 600) == 20
+    assert font_size_for(600, 600) == 14
+    assert font_size_for(800, 300) == font_size_for(800, 800)  # a wide scene's frame
     s = busy_state()
     small = Viewer(300, 300).draw(s, bounds=BOUNDS, info={"k": 1})
     large = Viewer(900, 900).draw(s, bounds=BOUNDS, info={"k": 1})

@@ -11,7 +11,15 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 class Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Defaults in every option's help; descriptions keep their line breaks."""
+    """Defaults in every option's help, once: an option whose help already says its default, or
+    whose default is None (the help says what happens then), gets no second one; descriptions
+    keep their line breaks."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "(default" in text or action.default is None or isinstance(action.default, bool):
+            return text
+        return super()._get_help_string(action)
 
 
 class Parser(argparse.ArgumentParser):

@@ -50,13 +50,7 @@ def add_evaluation_commands(commands: Commands) -> None:
         default=None,
         help="scripted pedestrians per world (default: the environment's)",
     )
-    p.add_argument(
-        "--preset",
-        choices=["default", "crowdnav", "crowdnav_visible"],
-        default=None,
-        help="a preset configuration (crowdnav: the CrowdNav standard test, invisible robot; "
-        "crowdnav_visible: the humans see it)",
-    )
+    ca.add_preset_option(p)
     p.add_argument(
         "--test-cases",
         action="store_true",

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..support.preflight import has_module, install_hint
+from . import names
 
 
 def int_at_least(low: int) -> Callable[[str], int]:
@@ -50,15 +51,11 @@ def one_of(names: Sequence[str], what: str) -> Callable[[str], str]:
 
 
 def policy_names() -> tuple[str, ...]:
-    from crowdsteer.baselines.policies import list_policies
-
-    return tuple(list_policies())
+    return names.POLICIES
 
 
 def scenario_choices() -> tuple[str, ...]:
-    from crowdsteer.envs.scenarios import scenario_names
-
-    return tuple(scenario_names())
+    return names.SCENARIOS
 
 
 def model_path(text: str) -> str:
@@ -87,26 +84,22 @@ def _with_sb3(text: str) -> str:
 
 def model(text: str) -> str:
     """Argument type: a shipped model's short name (``crowdnav_checked``) or ``model_path``."""
-    from crowdsteer.baselines.policies import SHIPPED_MODELS
-
-    return _with_sb3(text) if text in SHIPPED_MODELS else model_path(text)
+    return _with_sb3(text) if text in names.SHIPPED_MODELS else model_path(text)
 
 
 def policy(text: str) -> str:
     """Argument type: a baseline name, a shipped model's short name (``crowdnav``), the path of a
     saved model (``.zip``) or of an RLlib checkpoint directory."""
-    from crowdsteer.baselines.policies import SHIPPED_MODELS
-
-    names = policy_names()
-    if text in names or text in SHIPPED_MODELS:
+    baselines = policy_names()
+    if text in baselines or text in names.SHIPPED_MODELS:
         return text
     if text.endswith(".zip") or os.path.sep in text:
         return model_path(text)
     if Path(text).is_dir():
         return model_path(text)
     raise argparse.ArgumentTypeError(
-        f"unknown policy {text!r}; choose a baseline ({', '.join(names)}), a shipped model "
-        f"({', '.join(SHIPPED_MODELS)}), a model .zip or an RLlib checkpoint directory"
+        f"unknown policy {text!r}; choose a baseline ({', '.join(baselines)}), a shipped model "
+        f"({', '.join(names.SHIPPED_MODELS)}), a model .zip or an RLlib checkpoint directory"
     )
 
 
@@ -128,6 +121,29 @@ def add_scenario_option(
         type=one_of(scenarios, "scenario"),
         default=default,
         help="scenario: " + ", ".join(scenarios) + note,
+    )
+
+
+def add_preset_option(parser: argparse.ArgumentParser) -> None:
+    """``--preset NAME``, one of the configuration presets (None: the environment's defaults)."""
+    parser.add_argument(
+        "--preset",
+        type=one_of(names.PRESETS, "preset"),
+        default=None,
+        help="a preset configuration: "
+        + ", ".join(names.PRESETS)
+        + " (crowdnav: the CrowdNav standard test, invisible robot; crowdnav_visible: the "
+        "humans see it; realistic_crowd: pedestrians calibrated on measured crowds)",
+    )
+
+
+def add_size_option(parser: argparse.ArgumentParser, default: int = 800) -> None:
+    """``--size PX``: the frame's width; its height follows the scene's aspect."""
+    parser.add_argument(
+        "--size",
+        type=int_at_least(64),
+        default=default,
+        help="frame width in pixels; the height follows the scene's aspect",
     )
 
 

@@ -18,6 +18,8 @@ def _demo(args: argparse.Namespace) -> int:
         out=args.out,
         seed=args.seed,
         window=args.window,
+        preset=args.preset,
+        size=args.size,
     )
 
 
@@ -41,28 +43,33 @@ def add_watch_commands(commands: Commands) -> None:
         "demo",
         _demo,
         "watch scripted learners in a crowd: a window, or a GIF when headless",
-        "Learners driven by a baseline walk through a scenario among scripted pedestrians and\n"
-        "flock units. With a display it opens an interactive window (H lists its keys);\n"
-        "headless it writes --out and a PNG of step 20 beside it. A new episode starts as soon\n"
-        "as every learner has arrived or collided.",
+        "Learners driven by the best scripted baseline of the scene walk to their goals among\n"
+        "scripted pedestrians, with the overlays of one walker: what steers it. With a display\n"
+        "it opens an interactive window that runs episode after episode until Q (H lists its\n"
+        "keys); headless it writes --out and a PNG of step 20 beside it. A new episode starts\n"
+        "as soon as every learner has arrived or collided.",
     )
-    ca.add_scenario_option(p)
+    ca.add_scenario_option(p, None, " (default: the preset's, else circle_crossing)")
+    ca.add_preset_option(p)
     p.add_argument(
         "--policy",
         type=ca.policy,
-        default="right_of_way",
-        help="what drives the learners: " + policy_help,
+        default=None,
+        help="what drives the learners (default: the scene's best scripted baseline): "
+        + policy_help,
     )
     p.add_argument(
         "--steps",
         type=ca.int_at_least(1),
         default=120,
-        help="steps shown (frames written), over as many episodes as they take",
+        help="steps written when headless, over as many episodes as they take (a window runs "
+        "until Q)",
     )
     ca.add_seed_option(p)
+    ca.add_size_option(p, 640)
     p.add_argument(
         "--out",
-        default="crowdsteer_demo.gif",
+        default="out/crowdsteer_demo.gif",
         help="file written when headless: .gif, or .mp4 with the 'video' extra",
     )
     p.add_argument(
@@ -82,7 +89,8 @@ def add_watch_commands(commands: Commands) -> None:
         "Space pauses, H lists every key). Each episode ends with its metrics on the window\n"
         "and in the terminal; R starts the next one, Q quits.",
     )
-    ca.add_scenario_option(p)
+    ca.add_scenario_option(p, None, " (default: the preset's, else circle_crossing)")
+    ca.add_preset_option(p)
     p.add_argument(
         "--others",
         type=ca.policy,
@@ -134,14 +142,17 @@ def add_watch_commands(commands: Commands) -> None:
         "write episodes of a policy to a GIF or MP4, or one step to a PNG",
         "Episodes run until every learner has arrived or collided (or --steps). With --out\n"
         "NAME.png the step --frame of the first episode is written; with --overlays the debug\n"
-        "overlays follow the first learner still walking.",
+        "overlays follow the first learner still walking (its baseline's look-ahead and\n"
+        "detection box too), or the pedestrian --overlay-body names.",
     )
-    ca.add_scenario_option(p)
+    ca.add_scenario_option(p, None, " (default: the preset's, else circle_crossing)")
+    ca.add_preset_option(p)
     p.add_argument(
         "--policy",
         type=ca.policy,
-        default="right_of_way",
-        help="what drives the learners: " + policy_help,
+        default=None,
+        help="what drives the learners (default: the scene's best scripted baseline): "
+        + policy_help,
     )
     p.add_argument("--episodes", type=ca.int_at_least(1), default=1, help="episodes written")
     ca.add_seed_option(p)
@@ -150,9 +161,10 @@ def add_watch_commands(commands: Commands) -> None:
     )
     p.add_argument(
         "--out",
-        default="episode.gif",
+        default="out/episode.gif",
         help=".gif, .mp4 (the 'video' extra), or .png for the one step --frame",
     )
+    ca.add_size_option(p)
     p.add_argument(
         "--frame",
         type=ca.int_at_least(0),
@@ -160,3 +172,10 @@ def add_watch_commands(commands: Commands) -> None:
         help="the step written with --out NAME.png (at most --steps)",
     )
     p.add_argument("--overlays", action="store_true", help="draw every debug overlay")
+    p.add_argument(
+        "--overlay-body",
+        choices=["learner", "pedestrian"],
+        default="learner",
+        help="whose overlays --overlays draws: the first learner still walking, or the first "
+        "pedestrian steering with a look-ahead or a detection box (else the first one)",
+    )

@@ -1,10 +1,13 @@
 """``crowdsteer demo`` and ``crowdsteer render``: watch scripted crowds, live or as a video.
 
-The demo drives every learner of one world with a scripted baseline, among scripted pedestrians
-and flock units, and shows it in an interactive window when a display exists; headless, it writes
-a GIF (or an MP4 with the ``video`` extra) and a PNG of step 20 next to it. An episode ends when
-every learner has arrived or collided (or at its time limit) and the next one starts at once, so
-the clip shows learners walking for nearly all of its frames.
+The demo drives every learner of one world with the scene's best scripted baseline
+(:data:`DEMO_POLICY`, chosen on validation seeds), among scripted pedestrians (and flock units in
+the scenes that have them), with the overlays of the first learner still walking: what steers
+it. It shows them in an interactive window when a display exists, episode after episode until Q;
+headless, it writes a GIF (or an MP4 with the ``video`` extra) and a PNG of step 20 next to it.
+An episode ends when every learner has arrived or collided (or at its time limit) and the next
+one starts at once, so the clip shows learners walking for nearly all of its frames. Frames are
+``size`` pixels wide, as tall as the scene's aspect needs, with one view for the whole clip.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ FRAME_SUFFIXES = (".png",)
 VIDEO_FPS = 10
 
 DEMO_CONFIG = {
-    "circle_crossing": {"n_learners": 3, "n_pedestrians": 6, "n_flock": 6},
+    "circle_crossing": {"n_learners": 3, "n_pedestrians": 6},
     "square_crossing": {"n_learners": 3, "n_pedestrians": 8, "n_flock": 6},
     "corridor": {"n_learners": 2, "n_pedestrians": 8},
     "crossing_flows": {"n_learners": 3, "n_pedestrians": 8, "n_flock": 4},
@@ -41,11 +44,54 @@ DEMO_CONFIG = {
 }
 """Crowd sizes of the demo per scenario (``CrowdConfig`` keywords)."""
 
+DEMO_POLICY = {
+    "circle_crossing": "cardioid",
+    "square_crossing": "cardioid",
+    "corridor": "social_force",
+    "crossing_flows": "cardioid",
+    "obstacle_field": "social_force",
+    "bottleneck": "social_force",
+    "path_course": "cardioid",
+    "symmetric_obstacles": "side_choice",
+    "two_walkers": "right_of_way",
+    "crowdnav_circle": "orca",
+}
+"""The scripted baseline whose learners arrive most often in each scene's demo crowd (success
+over 60 episodes of validation seeds 1000-1059; ``crowdnav_circle``: the CrowdNav test's best
+scripted row). Scenes not listed use cardioid."""
 
-def demo_config(scenario: str, max_steps: int, **overrides: Any) -> CrowdConfig:
-    """The demo's config of ``scenario``: its ``DEMO_CONFIG`` counts, then ``overrides``."""
-    kwargs = {**DEMO_CONFIG.get(scenario, {}), **overrides}
-    return CrowdConfig.from_kwargs(scenario=scenario, max_steps=max_steps, **kwargs)
+DEFAULT_SCENARIO = "circle_crossing"
+
+
+def scene_of(scenario: str | None, preset: str | None) -> str:
+    """The scenario shown: ``scenario``, else the preset's, else :data:`DEFAULT_SCENARIO`."""
+    if scenario is not None:
+        return scenario
+    if preset is not None:
+        from crowdsteer.envs.core.config import PRESETS
+
+        if preset in PRESETS and preset != "default":
+            return PRESETS[preset].scenario
+    return DEFAULT_SCENARIO
+
+
+def demo_policy(scenario: str | None, preset: str | None = None) -> str:
+    """The demo's default driver of the learners in that scene (:data:`DEMO_POLICY`)."""
+    return DEMO_POLICY.get(scene_of(scenario, preset), "cardioid")
+
+
+def demo_config(
+    scenario: str | None, max_steps: int, preset: str | None = None, **overrides: Any
+) -> CrowdConfig:
+    """The demo's config of ``scenario``: with a preset, the preset's crowd; otherwise the
+    scenario's ``DEMO_CONFIG`` counts; then ``overrides``."""
+    scene = scene_of(scenario, preset)
+    if preset is not None:
+        from ..evaluation.evaluate import make_config
+
+        return make_config(scenario, preset=preset, max_steps=max_steps, **overrides)
+    kwargs = {**DEMO_CONFIG.get(scene, {}), **overrides}
+    return CrowdConfig.from_kwargs(scenario=scene, max_steps=max_steps, **kwargs)
 
 
 def write_video(frames: list[np.ndarray], out: Path, fps: int = VIDEO_FPS) -> Path:
@@ -65,17 +111,23 @@ def write_video(frames: list[np.ndarray], out: Path, fps: int = VIDEO_FPS) -> Pa
 @dataclass
 class Clip:
     """What ``run_clip`` drew: ``frames`` (rgb_array mode), how many of them show a learner still
-    walking, and the episodes begun."""
+    walking, the episodes begun, and the learners of the episodes that ended and how many of them
+    arrived."""
 
     frames: list[np.ndarray] = field(default_factory=list)
     drawn: int = 0
     with_learner: int = 0
     episodes: int = 0
+    finished: int = 0  # learners of the episodes that ended within the clip
+    arrived: int = 0  # of them, those that arrived
+
+
+OVERLAY_BODIES = ("learner", "pedestrian")
 
 
 def run_clip(
-    scenario: str,
-    policy: str,
+    scenario: str | None,
+    policy: str | None,
     seed: int,
     mode: str,
     *,
@@ -83,18 +135,28 @@ def run_clip(
     episodes: int | None = None,
     max_steps: int = 200,
     end_when_done: bool = True,
-    overlays: bool = False,
+    overlays: bool | OverlayChoice = False,
+    overlay_body: str = "learner",
+    size: int | None = None,
+    preset: str | None = None,
     **config_overrides: Any,
 ) -> Clip:
     """Roll out episodes in one world and draw every step in ``mode`` ("human" or "rgb_array").
 
     An episode ends when every learner has left it (``end_when_done``) or at ``max_steps``; the
     next begins from the world's seeded generator. Stops after ``frames`` frames or ``episodes``
-    episodes (at least one must be given), or when the window is closed. With ``overlays`` the
-    debug overlays follow the first learner still walking.
+    episodes, or when the window is closed (in a window, with neither, it runs until Q).
+    ``policy`` None: the scene's :data:`DEMO_POLICY`. ``overlays``: True for every debug overlay
+    (or the names of those wanted), drawn for one body: the first learner still walking
+    (``overlay_body="learner"``; the look-ahead and detection box of the baseline that drives it
+    too), or the first pedestrian that steers with a look-ahead or a detection box
+    (``"pedestrian"``). Frames are ``size`` pixels wide (default: the config's render size), as
+    tall as the scene's aspect needs.
     """
-    if frames is None and episodes is None:
+    if frames is None and episodes is None and mode != "human":
         raise ValueError("run_clip needs frames or episodes")
+    if overlay_body not in OVERLAY_BODIES:
+        raise ValueError(f"overlay_body must be one of {OVERLAY_BODIES}, got {overlay_body!r}")
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     from crowdsteer.envs.api.rendering import RenderHandle
     from crowdsteer.envs.render import (
@@ -104,22 +166,27 @@ def run_clip(
         learner_trace_to_world,
     )
 
-    config = demo_config(scenario, max_steps, **config_overrides)
-    watched = overlays or mode == "human"
+    config = demo_config(scenario, max_steps, preset, **config_overrides)
+    scene = config.scenario if isinstance(config.scenario, str) else "explicit"
+    policy = demo_policy(scenario, preset) if policy is None else policy
+    options = _overlay_options(OverlayOptions, overlays)
+    watched = options.any() or mode == "human"
     batch = make_batch(config, 1, trace=watched)
     pol = resolve_policy(policy, config)
     handle = RenderHandle(batch, None, driver=policy)
-    settings = OverlaySettings.from_config(config)
+    settings = OverlaySettings.from_config(config, learner_policy=policy)
+    width = int(size or config.render_size)
     viewer = Viewer(
-        config.render_size,
-        config.render_size,
+        width,
+        width,
         config.render_fps,
         mode,
-        overlay_options=OverlayOptions.all() if overlays else OverlayOptions(),
+        overlay_options=options,
         flock_view=config.flock_view,
         flock_view_radius=settings.view_radius,
         overlay_settings=settings,
-        title=f"crowdsteer demo: {scenario}, learners driven by {policy}",
+        title=f"crowdsteer demo: {scene}, learners driven by {policy}",
+        fit_height=True,
     )
     # What the overlays draw: the crowd's vectors recorded by the step, and the learners' from
     # their baseline when it acted (a trained model has none: only what it asked for is drawn).
@@ -135,19 +202,24 @@ def run_clip(
             batch.reset()
             viewer.reset_trails()
             clip.episodes += 1
+            followed = _followed_pedestrian(s, sim) if overlay_body == "pedestrian" else None
             while True:
                 walking = np.flatnonzero(s.active[0, sl])
                 info = {
-                    "scenario": scenario,
+                    "scenario": scene,
                     "policy": policy,
                     "episode": clip.episodes,
                     "step": int(s.step_count[0]),
                     "arrived": int(s.reached[0, sl].sum()),
                     "collisions": int(s.collided[0, sl].sum()),
                 }
-                if overlays and walking.size:
-                    viewer.overlay_body = int(walking[0])
-                    info["overlays"] = f"learner {int(walking[0])}"
+                if options.any():
+                    body = followed if followed is not None else walking[:1]
+                    if np.size(body):
+                        viewer.overlay_body = int(np.ravel(body)[0])
+                        info["overlays"] = _describe_body(s, viewer.overlay_body, n_learners)
+                    else:
+                        viewer.overlay_body = -1  # nobody left to follow: no overlay
                 shown[:, n_learners:] = sim.buffers.trace[:, n_learners:]
                 if not traced:
                     shown[:, :n_learners] = sim.buffers.trace[:, :n_learners]
@@ -161,6 +233,8 @@ def run_clip(
                 if viewer.window_closed or (frames is not None and clip.drawn >= frames):
                     return clip
                 if sim.truncated()[0] or (end_when_done and batch.world_done()[0]):
+                    clip.arrived += int(s.reached[0, sl].sum())
+                    clip.finished += n_learners
                     break
                 obs = batch.obs.reshape(-1, batch.layout.dim)
                 if traced:
@@ -175,32 +249,74 @@ def run_clip(
         viewer.close()
 
 
+OverlayChoice = tuple[str, ...]
+"""Names of ``OverlayOptions`` fields to switch on."""
+
+
+def _overlay_options(options_type: Any, overlays: bool | OverlayChoice) -> Any:
+    if overlays is True:
+        return options_type.all()
+    if not overlays:
+        return options_type()
+    return options_type(**{name: True for name in overlays})
+
+
+def _followed_pedestrian(state: Any, sim: Any) -> int | None:
+    """The first active pedestrian of world 0 that steers with a look-ahead or a detection box
+    (whose geometry the overlays draw), else the first active pedestrian, else None."""
+    from crowdsteer.envs.core.state import PEDESTRIAN
+    from crowdsteer.envs.steering.registry import DETECTION_BOX, RIGHT_OF_WAY
+
+    peds = np.flatnonzero(state.active[0] & (state.kind[0] == PEDESTRIAN))
+    if peds.size == 0:
+        return None
+    geometry = np.isin(state.behaviour[0, peds], (RIGHT_OF_WAY, DETECTION_BOX))
+    return int(peds[geometry][0] if geometry.any() else peds[0])
+
+
+def _describe_body(state: Any, body: int, n_learners: int) -> str:
+    return f"learner {body}" if body < n_learners else f"pedestrian {body}"
+
+
 def _episodes(n: int) -> str:
     return f"{n} episode" + ("" if n == 1 else "s")
 
 
+DEMO_OVERLAYS = ("steering_vectors", "detection_boxes", "lookahead", "view_cones")
+"""What the demo draws for the learner it follows: what steers it (personal space rings, drawn
+for every body, are left to ``render --overlays``)."""
+
+
 def run_demo(
-    scenario: str = "circle_crossing",
-    policy: str = "right_of_way",
+    scenario: str | None = None,
+    policy: str | None = None,
     steps: int = 120,
-    out: str = "crowdsteer_demo.gif",
+    out: str = "out/crowdsteer_demo.gif",
     seed: int = 0,
     window: str = "auto",
+    preset: str | None = None,
+    size: int = 640,
 ) -> int:
-    """Show ``steps`` steps of the demo in a window, or write them to ``out`` when there is no
-    display (and the PNG of step ``DEMO_SNAPSHOT_STEP`` beside it)."""
+    """Show the demo in a window until it is closed, or write ``steps`` steps of it to ``out``
+    when there is no display (and the PNG of step ``DEMO_SNAPSHOT_STEP`` beside it)."""
     live = window == "yes" or (window == "auto" and has_display())
     if window == "yes" and not has_display():
         raise UsageError(
             "argument --window: 'yes' needs a display, and none is set (DISPLAY, WAYLAND_DISPLAY); "
             "use --window no to write a GIF"
         )
+    policy = demo_policy(scenario, preset) if policy is None else policy
+    scene = scene_of(scenario, preset)
+    clip_args = dict(overlays=DEMO_OVERLAYS, size=size, preset=preset)
     if live:
         from crowdsteer.envs.render._pygame import pygame
 
         try:
-            clip = run_clip(scenario, policy, seed, "human", frames=steps)
-            print(f"demo: {scenario} with {policy} learners, {clip.drawn} steps shown in a window")
+            clip = run_clip(scenario, policy, seed, "human", **clip_args)
+            print(
+                f"demo: {scene} with {policy} learners, {clip.drawn} steps shown in a window; "
+                f"{_arrivals(clip)}"
+            )
             return 0
         except pygame.error as err:
             if window == "yes":
@@ -208,7 +324,7 @@ def run_demo(
             print(f"demo: could not open a window ({err}); writing {out} instead", file=sys.stderr)
     path = output_file(out, VIDEO_SUFFIXES)
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-    clip = run_clip(scenario, policy, seed, "rgb_array", frames=steps)
+    clip = run_clip(scenario, policy, seed, "rgb_array", frames=steps, **clip_args)
     path = write_video(clip.frames, path)
     png = path.with_suffix(".png")
     import imageio.v2 as imageio
@@ -216,10 +332,17 @@ def run_demo(
     imageio.imwrite(png, clip.frames[min(DEMO_SNAPSHOT_STEP, len(clip.frames) - 1)])
     share = clip.with_learner / max(clip.drawn, 1)
     print(
-        f"demo: {scenario}, learners driven by {policy}: {len(clip.frames)} frames "
-        f"({_episodes(clip.episodes)}, learners walking in {share:.0%}) -> {path}, {png}"
+        f"demo: {scene}, learners driven by {policy}: {len(clip.frames)} frames "
+        f"({_episodes(clip.episodes)}, learners walking in {share:.0%}; {_arrivals(clip)}) "
+        f"-> {path}, {png}"
     )
     return 0
+
+
+def _arrivals(clip: Clip) -> str:
+    if clip.finished == 0:
+        return "no episode finished"
+    return f"{clip.arrived} of {clip.finished} learners arrived in the episodes that ended"
 
 
 def render_cli(args) -> int:
@@ -236,6 +359,12 @@ def render_cli(args) -> int:
             f"argument --frame: must be at most --steps ({args.steps}), got {args.frame}"
         )
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    common = dict(
+        overlays=args.overlays,
+        overlay_body=args.overlay_body,
+        size=args.size,
+        preset=args.preset,
+    )
     if png:
         clip = run_clip(
             args.scenario,
@@ -245,7 +374,7 @@ def render_cli(args) -> int:
             episodes=1,
             max_steps=max(args.frame, 1),  # frame 0 is the start: one step draws it
             end_when_done=False,
-            overlays=args.overlays,
+            **common,
         )
         import imageio.v2 as imageio
 
@@ -260,7 +389,7 @@ def render_cli(args) -> int:
         "rgb_array",
         episodes=args.episodes,
         max_steps=args.steps,
-        overlays=args.overlays,
+        **common,
     )
     path = write_video(clip.frames, out)
     share = clip.with_learner / max(clip.drawn, 1)
