@@ -15,7 +15,7 @@ from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.training.interactive.play import human_action, run_play
 
-RUN = {"episodes": 1, "realtime": False, "wait_at_end": False}
+RUN = {"episodes": 1, "realtime": False, "wait_at_end": False, "start_paused": False}
 
 
 def hold(k: int) -> None:
@@ -120,3 +120,92 @@ def test_q_ends_play():
     results = run_play("corridor", "cardioid", 0, max_steps=50, realtime=False)
     assert results == []
     assert not pygame.display.get_init()
+
+
+def press(k: int) -> None:
+    pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=k, mod=0, unicode="", scancode=0))
+
+
+class FrameLimit(Exception):
+    """A game that should have ended is still drawing frames."""
+
+
+def test_the_game_opens_paused_with_you_marked_until_space():
+    pygame.display.init()
+    pygame.event.clear()
+    steps, seen = [], []
+
+    def frame(viewer):
+        seen.append((viewer.controls.paused, viewer.card is not None, dict(viewer.marked)))
+        if len(seen) == 30:  # 30 frames paused: nothing has stepped; then Space
+            assert steps == []
+            press(pygame.K_SPACE)
+        if len(seen) > 500:
+            raise FrameLimit
+
+    results = run_play(
+        "circle_crossing",
+        "right_of_way",
+        0,
+        episodes=1,
+        max_steps=5,
+        realtime=False,
+        on_step=lambda b: steps.append(int(b.state.step_count[0])),
+        on_frame=frame,
+    )
+    assert seen[0] == (True, True, {0: "you"})
+    assert seen[-1][:2] == (False, False)  # started, the card gone
+    assert steps == [1, 2, 3, 4, 5] and len(results) == 1
+
+
+def test_episodes_n_ends_the_game_without_a_key(capsys):
+    pygame.display.init()
+    pygame.event.clear()
+    frames = []
+
+    def frame(viewer):
+        frames.append(viewer.card[0] if viewer.card else None)
+        if frames[-1] and frames[-1].startswith("episode 1 over") and frames[-2] != frames[-1]:
+            press(pygame.K_r)  # the end card of a game that goes on waits for R
+        if len(frames) > 500:
+            raise FrameLimit
+
+    results = run_play(
+        "corridor",
+        "cardioid",
+        0,
+        episodes=2,
+        max_steps=4,
+        realtime=False,
+        start_paused=False,
+        on_frame=frame,
+    )
+    assert [r.steps for r in results] == [4, 4]
+    # after the first episode the end card waited for R; after the last one nothing waits
+    assert any(f and f.startswith("episode 1 over") for f in frames)
+    assert not any(f and f.startswith("episode 2 over") for f in frames)
+    assert "episode 2 (4 steps)" in capsys.readouterr().out
+
+
+def test_an_episode_left_with_q_is_scored_as_abandoned(capsys):
+    hold(pygame.K_RIGHT)
+
+    def step(batch):
+        if int(batch.state.step_count[0]) == 6:
+            press(pygame.K_q)
+
+    results = run_play(
+        "circle_crossing",
+        "right_of_way",
+        0,
+        max_steps=80,
+        realtime=False,
+        start_paused=False,
+        on_step=step,
+        n_pedestrians=0,
+        n_flock=0,
+    )
+    assert len(results) == 1 and results[0].abandoned and results[0].steps == 6
+    assert results[0].outcome() == "abandoned"
+    assert results[0].metrics["path_length"][0] > 1.0
+    assert "episode 1 (6 steps, abandoned): you abandoned" in capsys.readouterr().out

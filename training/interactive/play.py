@@ -11,6 +11,12 @@ efficiency, minimum separation and discomfort, beside the other learners'.
 The person's wish becomes an ordinary action (``human_action``): a goal-frame velocity for a
 holonomic learner, speed and turn rate for a unicycle, so the episode is one the environment
 could have produced with a policy.
+
+The game starts paused, with the person's learner ringed and labelled "you" and a card of the
+keys, so nobody loses an episode while finding the window; Space starts it. An episode left
+before its end (R, or Q) is scored as far as it went and marked abandoned. With ``episodes`` the
+game ends after that many, without waiting for a key (``xvfb-run crowdsteer play --episodes 1``
+finishes).
 """
 
 from __future__ import annotations
@@ -121,16 +127,26 @@ class EpisodeRecorder:
 
 @dataclass
 class PlayResult:
-    """One played episode: its ``learner_metrics`` (learners in body order; yours is first)."""
+    """One played episode: its ``learner_metrics`` (learners in body order; yours is first), its
+    steps, and whether it was left before its end (scored as far as it went)."""
 
     metrics: dict[str, np.ndarray]
     steps: int
+    abandoned: bool = False
+
+    def outcome(self) -> str:
+        """Yours: arrived, collided, timed out, or abandoned (left walking)."""
+        m = self.metrics
+        if m["success"][0]:
+            return "arrived"
+        if m["collision"][0]:
+            return "collided"
+        return "abandoned" if self.abandoned else "timed out"
 
     def summary_rows(self, others: str) -> list[tuple[str, str]]:
         """Rows for the end card and the terminal: your outcome and figures, then the others'."""
         m = self.metrics
-        outcome = "arrived" if m["success"][0] else "collided" if m["collision"][0] else "timed out"
-        rows = [("you", outcome)]
+        rows = [("you", self.outcome())]
 
         def num(key: str, unit: str = "", digits: int = 2) -> str:
             v = float(m[key][0])
@@ -155,15 +171,41 @@ class PlayResult:
         return rows
 
 
-def play_config(scenario: str, max_steps: int | None = None, **overrides: Any) -> CrowdConfig:
-    """The config of a game: the demo's crowd for ``scenario`` (``DEMO_CONFIG``), ``overrides``
-    on top; ``max_steps`` None keeps the environment's episode length."""
+def play_config(
+    scenario: str | None,
+    max_steps: int | None = None,
+    preset: str | None = None,
+    **overrides: Any,
+) -> CrowdConfig:
+    """The config of a game: the demo's crowd for ``scenario`` (``DEMO_CONFIG``), or the
+    preset's, ``overrides`` on top; ``max_steps`` None keeps the environment's episode length."""
     steps = CrowdConfig().max_steps if max_steps is None else max_steps
-    return demo_config(scenario, steps, **overrides)
+    return demo_config(scenario, steps, preset, **overrides)
+
+
+START_CARD = (
+    "Space starts the episode",
+    [
+        ("you", "the ringed learner 0, walking to flag 0"),
+        ("walk", "arrows or WASD (Shift: slowly), or hold the right mouse button"),
+        ("pause", "Space; H lists every key"),
+        ("quit", "Q"),
+    ],
+)
+"""The card the game opens with (paused)."""
+
+
+def _outcome_now(batch: CrowdBatch) -> str:
+    s = batch.state
+    if s.reached[0, PLAYER]:
+        return "arrived"
+    if s.collided[0, PLAYER]:
+        return "collided"
+    return "walking" if batch.alive[0, PLAYER] else "done"
 
 
 def run_play(
-    scenario: str = "circle_crossing",
+    scenario: str | None = None,
     others: str = "right_of_way",
     seed: int = 0,
     *,
@@ -172,23 +214,28 @@ def run_play(
     realtime: bool = True,
     speed: float = 1.0,
     wait_at_end: bool = True,
+    start_paused: bool = True,
+    preset: str | None = None,
     on_step: Callable[[CrowdBatch], None] | None = None,
+    on_frame: Callable[[Any], None] | None = None,
     **config_overrides: Any,
 ) -> list[PlayResult]:
     """Play episodes in a window until it is closed (or ``episodes`` are done); returns each
-    finished episode's metrics.
+    episode's metrics, an episode left before its end included (``abandoned``).
 
     ``realtime=False`` steps as fast as frames are drawn (for tests and recordings); ``speed``
-    starts the clock faster or slower. ``wait_at_end``: after an episode, wait for R (next
-    episode) or Q (quit) with the metrics on screen; otherwise go on at once. ``on_step`` is
-    called after every step (with the batch).
+    starts the clock faster or slower. ``start_paused``: open paused on :data:`START_CARD` until
+    Space. ``wait_at_end``: after an episode that is not the last, wait for R (next episode) or
+    Q (quit) with the metrics on screen; otherwise go on at once. ``on_step`` is called after
+    every step (with the batch), ``on_frame`` after every frame shown (with the viewer).
     """
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     from crowdsteer.envs.api.rendering import RenderHandle
     from crowdsteer.envs.render import OverlaySettings, Viewer
     from crowdsteer.envs.render.controls import SPEEDS
 
-    config = play_config(scenario, max_steps, **config_overrides)
+    config = play_config(scenario, max_steps, preset, **config_overrides)
+    scene = config.scenario if isinstance(config.scenario, str) else "explicit"
     batch = make_batch(config, 1, trace=True)
     n_l = batch.num_learners
     policy = resolve_policy(others, config) if n_l > 1 else None
@@ -201,11 +248,15 @@ def run_play(
         play=True,
         flock_view=config.flock_view,
         overlay_settings=OverlaySettings.from_config(config),
-        title=f"crowdsteer play: {scenario} (you are learner 0)",
+        title=f"crowdsteer play: {scene} (you are learner 0)",
+        fit_height=True,
+        marked={PLAYER: "you"},
     )
     c = viewer.controls
     c.speed_index = int(np.argmin([abs(s - speed) for s in SPEEDS]))
     c.selected = PLAYER
+    c.paused = bool(start_paused)
+    viewer.card = START_CARD if start_paused else None
 
     def inspect(i: int) -> dict[str, Any]:
         rows = dict(handle.inspect(0, i))
@@ -221,20 +272,25 @@ def run_play(
         while episodes is None or len(results) < episodes:
             batch.reset()
             viewer.reset_trails()
-            viewer.card = None
+            if viewer.card is not START_CARD:
+                viewer.card = None
             recorder = EpisodeRecorder(batch)
             c.restart_requested = False
             next_step = time.monotonic()
             while not viewer.window_closed:
+                if viewer.card is START_CARD and not c.paused:
+                    viewer.card = None
                 info = {
-                    "play": scenario,
+                    "play": scene,
                     "episode": len(results) + 1,
                     "step": int(s.step_count[0]),
-                    "you": "walking" if batch.alive[0, PLAYER] else "done",
+                    "you": _outcome_now(batch),
                     "arrived": int(s.reached[0, :n_l].sum()),
                     "collisions": int(s.collided[0, :n_l].sum()),
                 }
                 viewer.show(s, 0, sim.bounds[0], info, inspect=inspect, trace=sim.buffers.trace)
+                if on_frame is not None:
+                    on_frame(viewer)
                 if viewer.window_closed or c.restart_requested:
                     break
                 if sim.truncated()[0] or batch.world_done()[0]:
@@ -263,22 +319,29 @@ def run_play(
                 if on_step is not None:
                     on_step(batch)
                 next_step = max(next_step + config.dt / c.speed, now - config.dt)
-            if viewer.window_closed:
-                break
-            if c.restart_requested and not (sim.truncated()[0] or batch.world_done()[0]):
-                continue  # abandoned: not scored
-            result = PlayResult(learner_metrics(recorder.record()), int(s.step_count[0]))
-            results.append(result)
-            rows = result.summary_rows(others)
-            print(
-                f"episode {len(results)} ({result.steps} steps): "
-                + "; ".join(f"{k} {v}" for k, v in rows)
-            )
-            if wait_at_end:
+            ended = bool(sim.truncated()[0] or batch.world_done()[0])
+            steps = int(s.step_count[0])
+            if ended or steps > 0:  # an episode left before its end is scored as far as it went
+                result = PlayResult(learner_metrics(recorder.record()), steps, not ended)
+                results.append(result)
+                rows = result.summary_rows(others)
+                left = ", abandoned" if result.abandoned else ""
+                print(
+                    f"episode {len(results)} ({result.steps} steps{left}): "
+                    + "; ".join(f"{k} {v}" for k, v in rows)
+                )
+            if viewer.window_closed or not ended:
+                if viewer.window_closed:
+                    break
+                continue  # R: the next episode at once
+            last = episodes is not None and len(results) >= episodes
+            if wait_at_end and not last:
                 viewer.card = (f"episode {len(results)} over: R next episode, Q quit", rows)
                 c.restart_requested = False
                 while not viewer.window_closed and not c.restart_requested:
                     viewer.show(s, 0, sim.bounds[0], info, inspect=inspect, trace=sim.buffers.trace)
+                    if on_frame is not None:
+                        on_frame(viewer)
                     time.sleep(FRAME_S)
         return results
     finally:
@@ -309,10 +372,12 @@ def play_cli(args) -> int:
             episodes=args.episodes,
             max_steps=args.steps,
             speed=args.speed,
+            preset=args.preset,
             **overrides,
         )
     except pygame.error as err:
         raise window_error(err, "crowdsteer play needs a display") from err
-    won = sum(bool(r.metrics["success"][0]) for r in results)
-    print(f"play: {len(results)} episodes scored, you arrived in {won}")
+    won = sum(r.outcome() == "arrived" for r in results)
+    left = sum(r.abandoned for r in results)
+    print(f"play: {len(results)} episodes scored ({left} abandoned), you arrived in {won}")
     return 0
