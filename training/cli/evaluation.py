@@ -85,7 +85,9 @@ def add_evaluation_commands(commands: Commands) -> None:
         "OUT/results.csv and OUT/results.md, and with matplotlib (the 'train' extra) bar charts\n"
         "and trajectory pictures; without it the plots are skipped with a message.",
     )
-    p.add_argument("--out", default="benchmark", help="output folder")
+    p.add_argument(
+        "--out", default="out/benchmark", help="output folder (docs/benchmark: the shipped one)"
+    )
     p.add_argument(
         "--episodes", type=ca.int_at_least(1), default=200, help="episodes per scenario and policy"
     )
