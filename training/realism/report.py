@@ -13,7 +13,10 @@ then the same for JuPedSim's models when JuPedSim is installed, and writes to ``
   specific flow at 1.2 m (mean and range over seeds), with the overlap share;
 - ``results.json``: every measured point.
 
-``crowdsteer realism`` runs it (``--quick`` for a tiny grid).
+``crowdsteer realism`` runs it (``--quick`` for a tiny grid: short runs in a small corridor; the
+densities, widths and seeds given with it are kept). Every option is checked before any run, by
+its flag; every file is written whole. Each measured crowd is kept in ``out/.partial`` until the
+run completes, and ``--resume`` finishes a killed run from the crowds it had measured.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import numpy as np
 
 from crowdsteer.envs.core.behaviours import PEDESTRIAN_BEHAVIOURS
 
+from ..support.files import save_figure, write_text
 from . import jupedsim_runs
 from .calibrate import CALIBRATED, calibrate, within_tolerances
 from .experiments import (
@@ -37,6 +41,8 @@ from .experiments import (
     DiagramResult,
     Doorway,
     bottleneck,
+    corridor_problem,
+    doorway_problem,
     fundamental_diagram,
 )
 from .reference import (
@@ -46,6 +52,7 @@ from .reference import (
     SPEED_RMS_TOLERANCE,
     WEIDMANN_FREE_SPEED,
     WEIDMANN_FREE_SPEED_SD,
+    WEIDMANN_JAM_DENSITY,
     speed_rms_error,
     weidmann_specific_flow,
     weidmann_speed,
@@ -53,6 +60,12 @@ from .reference import (
 
 TABLE_WIDTH = 1.2
 """m: the door width whose specific flow the table reports."""
+
+DENSITIES = [0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5]
+WIDTHS = [0.8, 1.0, 1.2, 1.6, 2.0, 2.5]
+QUICK_DENSITIES = [0.5, 1.5, 3.0]
+QUICK_WIDTHS = [0.8, 1.2]
+"""The grids measured when ``densities`` and ``widths`` are not given (``quick``: tiny ones)."""
 
 
 def arg(default: Any, help: str) -> Any:
@@ -72,17 +85,26 @@ class RealismArgs:
         "folder for the plots, table.md and results.json (docs/realism: the shipped ones)",
     )
     behaviours: list[str] = arg(list(PEDESTRIAN_BEHAVIOURS), "pedestrian behaviours to measure")
-    densities: list[float] = arg(
-        [0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5], "corridor densities (/m^2)"
+    densities: list[float] | None = arg(
+        None,
+        f"corridor densities (/m^2, in (0, {WEIDMANN_JAM_DENSITY:g}]; unset: "
+        f"{' '.join(map(str, DENSITIES))}, or {' '.join(map(str, QUICK_DENSITIES))} with --quick)",
     )
-    widths: list[float] = arg([0.8, 1.0, 1.2, 1.6, 2.0, 2.5], "bottleneck widths (m)")
-    seeds: int = arg(2, "seeds (worlds) per point")
+    widths: list[float] | None = arg(
+        None,
+        f"bottleneck widths (m; unset: {' '.join(map(str, WIDTHS))}, or "
+        f"{' '.join(map(str, QUICK_WIDTHS))} with --quick)",
+    )
+    seeds: int | None = arg(None, "seeds (worlds) per point (unset: 2, or 1 with --quick)")
     calibrated: bool = arg(True, "also measure each behaviour's calibrated parameters")
     jupedsim: bool = arg(True, "also measure JuPedSim's models when it is installed")
-    quick: bool = arg(False, "a tiny grid (three densities, two widths, one seed, short runs)")
+    quick: bool = arg(
+        False, "short runs in a small corridor (unset densities, widths, seeds: a tiny grid)"
+    )
     calibrate: bool = arg(
         False, "instead: search each behaviour's free parameters and write calibration.md"
     )
+    resume: bool = arg(False, "finish a killed run in --out: the crowds it measured are kept")
 
 
 @dataclass
@@ -97,39 +119,150 @@ class Crowd:
 
 
 def _settings(args: RealismArgs) -> tuple[list[float], list[float], list[int], Corridor, Doorway]:
-    if args.quick:
+    """The densities, widths, seeds and set-ups measured: what was given, the mode's otherwise
+    (``--quick`` shortens the runs and shrinks the corridor, and only fills in what is unset)."""
+    quick = args.quick
+    densities = (
+        args.densities if args.densities is not None else (QUICK_DENSITIES if quick else DENSITIES)
+    )
+    widths = args.widths if args.widths is not None else (QUICK_WIDTHS if quick else WIDTHS)
+    seeds = args.seeds if args.seeds is not None else (1 if quick else 2)
+    if quick:
         corridor = Corridor(length=8.0, width=2.0, area_length=3.0, warmup=3.0, duration=3.0)
-        return [0.5, 1.5, 3.0], [0.8, 1.2], [0], corridor, Doorway(walkers=24, time_limit=40.0)
-    return list(args.densities), list(args.widths), list(range(args.seeds)), Corridor(), Doorway()
+        doorway = Doorway(walkers=24, time_limit=40.0)
+    else:
+        corridor, doorway = Corridor(), Doorway()
+    return (
+        [float(d) for d in densities],
+        [float(w) for w in widths],
+        list(range(seeds)),
+        corridor,
+        doorway,
+    )
 
 
-def _measure_crowds(args: RealismArgs, log) -> list[Crowd]:
+def _variants(args: RealismArgs) -> list[tuple[str, str, bool, dict[str, Any]]]:
+    """(label, behaviour, calibrated, overrides) of every crowd of ``args`` made by crowdsteer."""
+    out = []
+    for behaviour in args.behaviours:
+        out.append((behaviour, behaviour, False, {}))
+        if args.calibrated and behaviour in CALIBRATED:
+            out.append((f"{behaviour} (calibrated)", behaviour, True, CALIBRATED[behaviour]))
+    return out
+
+
+def check_args(args: RealismArgs) -> None:
+    """Every option, before any run: ``UsageError`` naming the flag and what is allowed. A
+    density or width is checked against every crowd measured (each must place its walkers)."""
+    from ..support.preflight import UsageError
+
+    if not args.behaviours:
+        raise UsageError("argument --behaviours: give at least one")
+    unknown = [b for b in args.behaviours if b not in PEDESTRIAN_BEHAVIOURS]
+    if unknown:
+        raise UsageError(
+            f"argument --behaviours: {unknown} unknown; choose from {list(PEDESTRIAN_BEHAVIOURS)}"
+        )
+    if args.seeds is not None and (
+        isinstance(args.seeds, bool) or not isinstance(args.seeds, int) or args.seeds < 1
+    ):
+        raise UsageError(f"argument --seeds: must be an int >= 1, got {args.seeds!r}")
+    for flag, values, hi in (
+        ("--densities", args.densities, WEIDMANN_JAM_DENSITY),
+        ("--widths", args.widths, 100.0),
+    ):
+        if values is None:
+            continue
+        if not values:
+            raise UsageError(f"argument {flag}: give at least one value")
+        for v in values:
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+            if not (ok and 0 < v <= hi):
+                raise UsageError(
+                    f"argument {flag}: each must be a number in (0, {hi:g}], got {v!r}"
+                )
+    densities, widths, seeds, corridor, doorway = _settings(args)
+    for label, behaviour, _, overrides in _variants(args):
+        for rho in densities:
+            problem = corridor_problem(behaviour, rho, corridor, overrides)
+            if problem:
+                raise UsageError(
+                    f"argument --densities: {rho:g} /m^2 is too dense for {label}: {problem}"
+                )
+        for width in widths:
+            problem = doorway_problem(behaviour, width, doorway, overrides)
+            if problem:
+                raise UsageError(
+                    f"argument --widths: {width:g} m does not work for {label}: {problem}"
+                )
+
+
+def _unit(crowd: Crowd) -> dict[str, Any]:
+    """A measured crowd as JSON (NaN as None), for ``UnitStore``."""
+    return _as_json([crowd])[0]
+
+
+def _crowd(unit: dict[str, Any]) -> Crowd:
+    """The ``Crowd`` of ``_unit``."""
+
+    def arrays(d: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+        return {k: np.array(d[k], float) if k in names else d[k] for k in d}
+
+    crowd = Crowd(unit["label"], unit["behaviour"], unit["calibrated"])
+    fields_d = ("nominal", "density", "speed", "flow", "overlap")
+    crowd.diagrams = [DiagramResult(**arrays(d, fields_d)) for d in unit["diagrams"]]
+    if "bottleneck" in unit:
+        b = unit["bottleneck"]
+        crowd.bottleneck = BottleneckResult(**arrays(b, ("widths", "flow", "specific", "overlap")))
+    return crowd
+
+
+def _measure_crowds(args: RealismArgs, log, store: Any = None) -> list[Crowd]:
     densities, widths, seeds, corridor, doorway = _settings(args)
     crowds = []
-    for behaviour in args.behaviours:
-        variants = [(behaviour, False, {})]
-        if args.calibrated and behaviour in CALIBRATED:
-            variants.append((f"{behaviour} (calibrated)", True, CALIBRATED[behaviour]))
-        for label, calibrated, overrides in variants:
-            t = time.perf_counter()
-            crowd = Crowd(label, behaviour, calibrated)
-            for oncoming in (0.0, 0.5):
-                crowd.diagrams.append(
-                    fundamental_diagram(
-                        behaviour, densities, oncoming, seeds, corridor, overrides, label
-                    )
-                )
-            crowd.bottleneck = bottleneck(behaviour, widths, seeds, doorway, overrides, label)
-            log(f"{label}: {time.perf_counter() - t:.0f} s")
+
+    def kept(label: str) -> Crowd | None:
+        unit = store.load(label) if store is not None else None
+        if unit is None:
+            return None
+        log(f"{label}: measured before, kept")
+        return _crowd(unit[0])
+
+    def keep(crowd: Crowd) -> None:
+        if store is not None:
+            store.save(crowd.label, _unit(crowd))
+        crowds.append(crowd)
+
+    for label, behaviour, calibrated, overrides in _variants(args):
+        crowd = kept(label)
+        if crowd is not None:
             crowds.append(crowd)
+            continue
+        t = time.perf_counter()
+        crowd = Crowd(label, behaviour, calibrated)
+        for oncoming in (0.0, 0.5):
+            crowd.diagrams.append(
+                fundamental_diagram(
+                    behaviour, densities, oncoming, seeds, corridor, overrides, label
+                )
+            )
+        crowd.bottleneck = bottleneck(behaviour, widths, seeds, doorway, overrides, label)
+        keep(crowd)
+        log(f"{label}: {time.perf_counter() - t:.0f} s")
     if args.jupedsim and not jupedsim_runs.available():
-        log("JuPedSim is not installed (pip install crowdsteer[realism]): its models are skipped")
+        from ..support.preflight import extras_hint
+
+        log(f"JuPedSim is not installed ({extras_hint(['realism'])}): its models are skipped")
     elif args.jupedsim:
         # JuPedSim steps its walkers at 0.01-0.05 s: one seed and every other density keep its
         # share of the run to a couple of minutes
         ring = jupedsim_runs.Ring(warmup=2.0, duration=2.0) if args.quick else jupedsim_runs.Ring()
         coarse = densities if args.quick else densities[1::2]
         for model in jupedsim_runs.MODELS:
+            crowd = kept(f"JuPedSim {model}")
+            if crowd is not None:
+                crowds.append(crowd)
+                continue
             t = time.perf_counter()
             crowd = Crowd(f"JuPedSim {model}", model, False)
             for oncoming in (0.0, 0.5):
@@ -137,8 +270,8 @@ def _measure_crowds(args: RealismArgs, log) -> list[Crowd]:
                     jupedsim_runs.fundamental_diagram(model, coarse, oncoming, seeds[:1], ring)
                 )
             crowd.bottleneck = jupedsim_runs.bottleneck(model, widths, seeds[:1], doorway)
+            keep(crowd)
             log(f"{crowd.label}: {time.perf_counter() - t:.0f} s")
-            crowds.append(crowd)
     return crowds
 
 
@@ -239,7 +372,7 @@ def _plots(crowds: list[Crowd], out: Path) -> None:
         for ax in axes.ravel()[n:]:
             ax.set_visible(False)
         fig.tight_layout()
-        fig.savefig(out / f"{kind}_density.png", dpi=110)
+        save_figure(fig, out / f"{kind}_density.png", dpi=110)
         plt.close(fig)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
     ref = BOTTLENECK_SPECIFIC_FLOW
@@ -274,7 +407,7 @@ def _plots(crowds: list[Crowd], out: Path) -> None:
         ax.legend(fontsize=6, ncol=2)
     axes[0].set_ylabel("specific flow (/m/s)")
     fig.tight_layout()
-    fig.savefig(out / "bottleneck.png", dpi=110)
+    save_figure(fig, out / "bottleneck.png", dpi=110)
     plt.close(fig)
 
 
@@ -306,22 +439,32 @@ def _say(message: str) -> None:
 def run_realism(args: RealismArgs | None = None, log=_say) -> list[Crowd]:
     """Measure every crowd of ``args`` (default ``RealismArgs()``), write the plots, the table
     and the numbers to ``args.out`` and return the measured crowds."""
+    from ..support.files import UnitStore
+
     args = RealismArgs() if args is None else args
-    unknown = [b for b in args.behaviours if b not in PEDESTRIAN_BEHAVIOURS]
-    if unknown:
-        raise ValueError(f"behaviours {unknown} are unknown; choose from {PEDESTRIAN_BEHAVIOURS}")
-    if args.seeds < 1:
-        raise ValueError(f"seeds={args.seeds!r} must be at least 1")
+    check_args(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.calibrate:
         write_calibration(args.behaviours, out / "calibration.md", log)
         return []
-    crowds = _measure_crowds(args, log)
+    densities, widths, seeds, corridor, doorway = _settings(args)
+    settings = {
+        "crowds": [v[0] for v in _variants(args)],
+        "densities": densities,
+        "widths": widths,
+        "seeds": seeds,
+        "corridor": asdict(corridor),
+        "doorway": asdict(doorway),
+        "jupedsim": bool(args.jupedsim and jupedsim_runs.available()),
+    }
+    store = UnitStore(out, settings, args.resume)
+    crowds = _measure_crowds(args, log, store)
     text = table(crowds)
-    (out / "table.md").write_text(text)
-    (out / "results.json").write_text(json.dumps(_as_json(crowds), indent=1))
+    write_text(out / "table.md", text)
+    write_text(out / "results.json", json.dumps(_as_json(crowds), indent=1))
     _plots(crowds, out)
+    store.finish()
     log(text)
     log(f"wrote {out}/speed_density.png, flow_density.png, bottleneck.png, table.md")
     return crowds
@@ -355,5 +498,5 @@ def write_calibration(behaviours: list[str], path: Path, log=_say) -> None:
                 f"| {c.overlap:.3f} | {c.score:.2f} | {'yes' if within_tolerances(c) else 'no'} |"
             )
     order = [b for b in PEDESTRIAN_BEHAVIOURS if b in rows]
-    path.write_text("\n".join(header + [r for b in order for r in rows[b]]) + "\n")
+    write_text(path, "\n".join(header + [r for b in order for r in rows[b]]) + "\n")
     log(f"wrote {path}")

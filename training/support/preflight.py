@@ -36,10 +36,53 @@ def has_module(name: str) -> bool:
         return False
 
 
+TORCH = "torch==2.13.0"
+"""The torch the project is tested with; installed first, its CPU build (without it, an extra
+that needs torch makes pip fetch the default CUDA build, several GB)."""
+
+TORCH_CPU = f"pip install {TORCH} --index-url https://download.pytorch.org/whl/cpu"
+
+NEEDS_TORCH = ("train", "rllib")
+"""The extras that install torch."""
+
+
 def install_hint(module: str) -> str:
-    """``pip install 'crowdsteer[EXTRA]'`` for an optional module."""
-    extra, _ = EXTRAS[module]
-    return f"pip install 'crowdsteer[{extra}]'"
+    """How to install the extra of an optional module (see :func:`extras_hint`)."""
+    return extras_hint([EXTRAS[module][0]])
+
+
+def extras_hint(extras: Sequence[str]) -> str:
+    """The command that installs ``extras`` into this install: ``pip install -e '.[train]'``
+    from the checkout an editable install came from (its path), else the package's name; torch
+    first, its CPU build, when an extra needs it."""
+    names = ",".join(sorted(set(extras)))
+    source = _checkout()
+    target = f"-e '{source}[{names}]'" if source else f"'crowdsteer[{names}]'"
+    command = f"pip install {target}"
+    if any(extra in NEEDS_TORCH for extra in extras):
+        return f"install {TORCH} first ({TORCH_CPU}), then {command}"
+    return command
+
+
+def _checkout() -> str | None:
+    """The folder an editable install of crowdsteer points at ('.' when it is the working
+    directory), or None for an install from an index or a wheel."""
+    import json
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    # the installed distribution's record (a source folder's own crowdsteer.egg-info has none)
+    records = (d.read_text("direct_url.json") for d in metadata.distributions(name="crowdsteer"))
+    try:
+        info = json.loads(next((r for r in records if r), None) or "{}")
+    except ValueError:
+        return None
+    if not info.get("dir_info", {}).get("editable"):
+        return None
+    path = Path(unquote(urlparse(info.get("url", "")).path))
+    if not path.is_dir():
+        return None
+    return "." if path.resolve() == Path.cwd().resolve() else str(path)
 
 
 def require(modules: Sequence[str], what: str) -> None:
@@ -49,8 +92,7 @@ def require(modules: Sequence[str], what: str) -> None:
         names = ", ".join(EXTRAS[m][1] for m in missing)
         extras = sorted({EXTRAS[m][0] for m in missing})
         raise UsageError(
-            f"{what} needs {names}, which the base install leaves out: "
-            f"pip install 'crowdsteer[{','.join(extras)}]'"
+            f"{what} needs {names}, which the base install leaves out: {extras_hint(extras)}"
         )
 
 
