@@ -326,6 +326,6 @@ def test_envs_import_neither_pygame_nor_torch_until_needed():
         "print(sorted(m for m in ('pygame', 'torch', 'stable_baselines3') if m in sys.modules))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out.splitlines()[-1] == "[]"

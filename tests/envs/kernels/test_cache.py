@@ -105,7 +105,6 @@ def _as_user(uid: int, temp: Path, code: str, extra_env: dict | None = None):
         env=env,
         capture_output=True,
         text=True,
-        timeout=1200,
     )
 
 

@@ -67,7 +67,6 @@ def _run(tmp: Path, numba_cache: Path, *args: str, build: bool = False) -> dict:
         capture_output=True,
         text=True,
         check=True,
-        timeout=120,
     )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["stderr"] = out.stderr
