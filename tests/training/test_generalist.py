@@ -146,7 +146,7 @@ def test_study_summary_counts_the_steps_to_the_target():
     out = study.summarise({"c": [curve, late]}, 0.65)
     assert out["c"]["steps_to_target"] == [200, None] and out["c"]["median_steps"] is None
     assert "not reached by 1 of 2 seeds" in study.markdown(out, 0.65, "best", 200)
-    with pytest.raises(ValueError, match="unknown variants"):
+    with pytest.raises(ValueError, match="--variants: unknown"):
         study.run(study.Args(variants=["sideways"]))
 
 

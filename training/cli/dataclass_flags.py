@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import sys
 import types
 import typing
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..support.options import literal_value
+from .base import Parser
 
 
 def _field_type(tp: Any) -> tuple[Any, bool]:
@@ -28,7 +30,7 @@ def parse_dataclass(cls: type, argv: Sequence[str] | None = None, prog: str | No
     Booleans take ``--flag`` / ``--no-flag``; optional fields accept ``none``; list fields take
     several values. The field's docstring-like ``metadata["help"]`` is the flag's help.
     """
-    parser = argparse.ArgumentParser(prog=prog, description=cls.__doc__)
+    parser = Parser(prog=prog, description=cls.__doc__)  # errors in one line
     hints = typing.get_type_hints(cls)  # resolves the string annotations of ``__future__``
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
@@ -50,11 +52,12 @@ def parse_dataclass(cls: type, argv: Sequence[str] | None = None, prog: str | No
                     return None
                 if tp is int and not text.lstrip("-").isdigit():
                     value = float(text)  # accept 2e6 for step counts
-                    if value != int(value):
+                    if not math.isfinite(value) or value != int(value):
                         raise ValueError(f"{text!r} is not an integer")
                     return int(value)
                 return tp(text)
 
+            convert.__name__ = getattr(tp, "__name__", "value")  # argparse's "invalid int value"
             parser.add_argument(flag, type=convert, default=default, help=help_text)
     argv = list(argv) if argv is not None else sys.argv[1:]
     if argv[:1] == ["--"]:  # ``crowdsteer train --algo ppo -- --flag ...`` passes the separator

@@ -30,7 +30,25 @@ def _train(args: argparse.Namespace) -> int:
     else:
         from ..rl import sac as algo
     options = parse_dataclass(algo.Args, rest, prog=f"crowdsteer train --algo {args.algo}")
-    return algo.train(options)
+    return _leaving_no_refused_run(algo.train, options)
+
+
+def _leaving_no_refused_run(train, options) -> int:
+    """``train(options)``; a run refused after it made its folder (the folder holds nothing but
+    its ``args.json``) takes the folder with it."""
+    import shutil
+    from pathlib import Path
+
+    from ..rl.runs import new_run_folders
+
+    parent = Path(options.out)
+    before = {p.name for p in parent.iterdir()} if parent.is_dir() else set()
+    try:
+        return train(options)
+    except BaseException:
+        for folder in new_run_folders(parent, before):
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
 
 
 def _train_rllib(args: argparse.Namespace) -> int:
@@ -45,7 +63,7 @@ def _train_generalist(args: argparse.Namespace) -> int:
     from ..rl import generalist
 
     options = parse_dataclass(generalist.Args, args.rest, prog="crowdsteer train-generalist")
-    return generalist.train(options)
+    return _leaving_no_refused_run(generalist.train, options)
 
 
 def _study(args: argparse.Namespace) -> int:

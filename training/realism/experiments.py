@@ -100,6 +100,70 @@ def crowd_config(
     return CrowdConfig.from_kwargs(n_learners=0, n_flock=0, **kwargs)
 
 
+def corridor_config(
+    behaviour: str,
+    density: float,
+    oncoming: float = 0.0,
+    corridor: Corridor = Corridor(),
+    overrides: Mapping[str, Any] | None = None,
+) -> CrowdConfig:
+    """The periodic corridor ``fundamental_diagram`` measures at ``density`` (/m^2)."""
+    c = corridor
+    return crowd_config(
+        behaviour,
+        overrides,
+        scenario="periodic_corridor",
+        n_pedestrians=max(int(round(density * c.length * c.width)), 1),
+        scenario_params={"length": c.length, "width": c.width, "oncoming": oncoming},
+        max_steps=10**9,
+    )
+
+
+def doorway_config(
+    behaviour: str,
+    width: float,
+    doorway: Doorway = Doorway(),
+    overrides: Mapping[str, Any] | None = None,
+) -> CrowdConfig:
+    """The waiting room and doorway ``bottleneck`` measures with a door ``width`` m wide."""
+    d = doorway
+    return crowd_config(
+        behaviour,
+        overrides,
+        scenario="bottleneck_flow",
+        n_pedestrians=d.walkers,
+        scenario_params={
+            "room_width": max(d.room_width, width),
+            "door_width": width,
+            "start_density": d.start_density,
+        },
+        pedestrians_at_goal="stop",
+        max_steps=10**9,
+    )
+
+
+def corridor_problem(
+    behaviour: str, density: float, corridor: Corridor, overrides: Mapping[str, Any] | None
+) -> str | None:
+    """Why the corridor cannot be filled at ``density``, or None."""
+    try:
+        corridor_config(behaviour, density, 0.5, corridor, overrides)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def doorway_problem(
+    behaviour: str, width: float, doorway: Doorway, overrides: Mapping[str, Any] | None
+) -> str | None:
+    """Why the doorway cannot be measured at ``width``, or None."""
+    try:
+        doorway_config(behaviour, width, doorway, overrides)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
 def _simulator(config: CrowdConfig, seeds: Sequence[int]) -> Simulator:
     sim = Simulator(config, scenario_source(config), num_worlds=len(seeds))
     sim.seed([int(s) for s in seeds])
@@ -126,18 +190,11 @@ def fundamental_diagram(
     shape = (len(seeds), len(densities))
     out = {k: np.full(shape, np.nan) for k in ("density", "speed", "overlap")}
     for k, rho in enumerate(densities):
-        n = max(int(round(rho * c.length * c.width)), 1)
         try:
-            config = crowd_config(
-                behaviour,
-                overrides,
-                scenario="periodic_corridor",
-                n_pedestrians=n,
-                scenario_params={"length": c.length, "width": c.width, "oncoming": oncoming},
-                max_steps=10**9,
-            )
+            config = corridor_config(behaviour, rho, oncoming, c, overrides)
         except ScenarioError:  # bodies too large for this density: no point
             continue
+        n = config.n_pedestrians
         sim = _simulator(config, seeds)
         dt = config.dt
         every = max(int(round(c.frame_interval / dt)), 1)
@@ -195,19 +252,7 @@ def bottleneck(
     flow = np.full(shape, np.nan)
     overlap = np.full(shape, np.nan)
     for k, width in enumerate(widths):
-        config = crowd_config(
-            behaviour,
-            overrides,
-            scenario="bottleneck_flow",
-            n_pedestrians=d.walkers,
-            scenario_params={
-                "room_width": max(d.room_width, width),
-                "door_width": width,
-                "start_density": d.start_density,
-            },
-            pedestrians_at_goal="stop",
-            max_steps=10**9,
-        )
+        config = doorway_config(behaviour, width, d, overrides)
         sim = _simulator(config, seeds)
         steps = int(round(d.time_limit / config.dt))
         s = sim.state

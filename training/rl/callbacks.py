@@ -5,6 +5,9 @@
   and ``evals.json``, keeping the best model in ``best/``;
 - ``ProgressBarCallback`` (tqdm), ``TimeLimitCallback`` (stop after a wall-clock budget) and
   ``LossCheckCallback`` (records the logged losses and stops on a non-finite one).
+
+The evaluation, the losses and the time budget keep their records across a resumed run
+(``resume_state``, ``restore``; ``rl.resume``). Every file they write is written whole.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecNormalize
 
+from ..support.files import replacing, write_text
 from .runs import save_run
 
 
@@ -60,11 +64,30 @@ class EvalCallback(BaseCallback):
         self._t0 = time.time()
         self._cpu0 = time.process_time()
         self._eval_s = 0.0  # wall time spent in evaluations
+        self._before = {"wall_s": 0.0, "cpu_s": 0.0, "eval_s": 0.0}  # spent before a resume
 
     def _on_training_start(self) -> None:
         self._t0 = time.time()
         self._cpu0 = time.process_time()
         self._eval_s = 0.0
+
+    def resume_state(self) -> dict[str, Any]:
+        """What a resumed run needs to go on evaluating as this one would."""
+        return {
+            "history": self.history,
+            "best": self.best,
+            "next": self._next,
+            "wall_s": self._before["wall_s"] + time.time() - self._t0,
+            "cpu_s": self._before["cpu_s"] + time.process_time() - self._cpu0,
+            "eval_s": self._before["eval_s"] + self._eval_s,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Take up the records of ``resume_state``."""
+        self.history = list(state["history"])
+        self.best = float(state["best"])
+        self._next = int(state["next"])
+        self._before = {k: float(state[k]) for k in ("wall_s", "cpu_s", "eval_s")}
 
     def _on_step(self) -> bool:
         if self.num_timesteps >= self._next:
@@ -90,11 +113,13 @@ class EvalCallback(BaseCallback):
         t = time.time()
         metrics = self.measure()
         self._eval_s += time.time() - t
+        before = self._before
+        wall = before["wall_s"] + time.time() - self._t0
         row = {
             "timesteps": int(self.num_timesteps),
-            "wall_s": round(time.time() - self._t0, 2),
-            "train_wall_s": round(time.time() - self._t0 - self._eval_s, 2),
-            "cpu_s": round(time.process_time() - self._cpu0, 2),
+            "wall_s": round(wall, 2),
+            "train_wall_s": round(wall - before["eval_s"] - self._eval_s, 2),
+            "cpu_s": round(before["cpu_s"] + time.process_time() - self._cpu0, 2),
             **metrics,
         }
         self.history.append(row)
@@ -113,13 +138,12 @@ class EvalCallback(BaseCallback):
         return row
 
     def _write(self) -> None:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         keys = list(self.history[0])
-        with open(self.run_dir / "progress.csv", "w", newline="") as f:
+        with replacing(self.run_dir / "progress.csv") as tmp, open(tmp, "w", newline="") as f:
             writer = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
             writer.writeheader()
             writer.writerows(self.history)
-        (self.run_dir / "evals.json").write_text(json.dumps(self.history, indent=1))
+        write_text(self.run_dir / "evals.json", json.dumps(self.history, indent=1))
 
 
 class ProgressBarCallback(BaseCallback):
@@ -151,12 +175,19 @@ class TimeLimitCallback(BaseCallback):
         super().__init__()
         self.seconds = minutes * 60.0
         self._t0 = time.time()
+        self._spent = 0.0  # before a resume: the budget is the whole run's
 
     def _on_training_start(self) -> None:
         self._t0 = time.time()
 
     def _on_step(self) -> bool:
-        return self.seconds <= 0 or time.time() - self._t0 < self.seconds
+        return self.seconds <= 0 or self._spent + time.time() - self._t0 < self.seconds
+
+    def resume_state(self) -> dict[str, float]:
+        return {"spent_s": self._spent + time.time() - self._t0}
+
+    def restore(self, state: dict[str, float]) -> None:
+        self._spent = float(state["spent_s"])
 
 
 class LossCheckCallback(BaseCallback):
@@ -170,6 +201,13 @@ class LossCheckCallback(BaseCallback):
 
     def _on_step(self) -> bool:
         return self.finite
+
+    def resume_state(self) -> dict[str, Any]:
+        return {"losses": self.losses, "finite": self.finite}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.losses = list(state["losses"])
+        self.finite = bool(state["finite"])
 
     def _on_rollout_start(self) -> None:
         self._collect()

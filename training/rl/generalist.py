@@ -33,7 +33,8 @@ from stable_baselines3.common.vec_env import VecNormalize
 from ..support.options import arg, literal_value
 from .callbacks import EvalCallback, LossCheckCallback, ProgressBarCallback, TimeLimitCallback
 from .mix import SCENARIO_MIX, best_teachers, make_mixed_env, mix_evaluation
-from .runs import save_run, write_json
+from .runs import check_run_args, save_run, start_run, write_json
+from .runs import check_same_run as check_same_run_options
 
 
 @dataclass
@@ -62,6 +63,11 @@ class Args:
     eval_every: int = arg(2_000_000, "environment steps between evaluations")
     eval_episodes: int = arg(20, "seeded episodes per scene and evaluation")
     eval_seed: int | None = arg(None, "seed of the evaluation episodes (default: 10000 + seed)")
+    checkpoint_every: int = arg(
+        1_000_000,
+        "steps between checkpoints, which --resume continues from (an episode ends there)",
+    )
+    resume: bool = arg(False, "continue the run --out/--name from its last checkpoint")
     threads: int = arg(1, "torch CPU threads")
     progress_bar: bool = arg(False, "show a tqdm progress bar")
     norm_obs: bool = arg(True, "normalise observations (VecNormalize)")
@@ -130,10 +136,31 @@ class MixEvalCallback(EvalCallback):
         return mix_evaluation(policy, self.episodes, self.seed)
 
 
-def train(args: Args) -> int:
-    """Train, evaluate and save one run; returns the exit status (1 on non-finite losses)."""
+def run_record(args: Args) -> dict[str, Any]:
+    """What a run records in its ``args.json``: the options, the configuration and the mix."""
     from crowdsteer.envs.core.config import CrowdConfig
 
+    config = mix_config(args)
+    return {
+        "algo": "ppo",
+        **asdict(args),
+        "config": config,
+        "effective_config": CrowdConfig.from_kwargs(**config).as_dict(),
+        "mix": [asdict(m) for m in SCENARIO_MIX],
+    }
+
+
+def check_same_run(args: Args, run_dir: Path) -> None:
+    """``UsageError`` unless ``run_dir`` holds a run started with ``args``."""
+    check_same_run_options(run_dir, run_record(args))
+
+
+def train(args: Args) -> int:
+    """Train, evaluate and save one run; returns the exit status (1 on non-finite losses)."""
+
+    from .resume import ResumeCheckpoints, resume_run
+
+    check_run_args(args)
     config = mix_config(args)
     if args.bc_from and config.get("action_mode") == "residual":
         raise ValueError(
@@ -142,18 +169,7 @@ def train(args: Args) -> int:
         )
     name = args.name or f"generalist_s{args.seed}_{int(time.time())}"
     run_dir = Path(args.out) / name
-    run_dir.mkdir(parents=True, exist_ok=True)
-    effective = CrowdConfig.from_kwargs(**config).as_dict()
-    write_json(
-        run_dir / "args.json",
-        {
-            "algo": "ppo",
-            **asdict(args),
-            "config": config,
-            "effective_config": effective,
-            "mix": [asdict(m) for m in SCENARIO_MIX],
-        },
-    )
+    start_run(run_dir, run_record(args), args.resume)
 
     random.seed(args.seed)
     np.random.seed(args.seed)  # noqa: NPY002  (SB3 samples from the global generators)
@@ -187,7 +203,7 @@ def train(args: Args) -> int:
     )
 
     t_start = time.time()
-    if args.bc_from:
+    if args.bc_from and not args.resume:
         from .bc import behaviour_clone
 
         teachers = best_teachers(venv.slot_scenarios) if args.bc_from == "best" else args.bc_from
@@ -201,11 +217,23 @@ def train(args: Args) -> int:
     evaluator = MixEvalCallback(run_dir, config, args.eval_every, args.eval_episodes, eval_seed)
     evaluator.verbose = 1
     losses = LossCheckCallback()
-    callbacks = [evaluator, losses, TimeLimitCallback(args.time_limit)]
+    budget = TimeLimitCallback(args.time_limit)
+    callbacks = [evaluator, losses, budget]
     if args.progress_bar:
         callbacks.append(ProgressBarCallback(args.total_steps))
-    t0, cpu0 = time.time(), time.process_time()
-    model.learn(args.total_steps, callback=CallbackList(callbacks), tb_log_name="ppo")
+    records = {"eval": evaluator, "losses": losses, "time": budget}
+    checkpoints = ResumeCheckpoints(run_dir, "ppo", args.checkpoint_every, args.seed, records)
+    callbacks.append(checkpoints)  # last: it saves the others' records, then cuts
+    steps = args.total_steps
+    if args.resume:
+        model, steps = resume_run(model, run_dir, checkpoints, args.total_steps)
+    t0, cpu0, start = time.time(), time.process_time(), model.num_timesteps
+    model.learn(
+        steps,
+        callback=CallbackList(callbacks),
+        tb_log_name="ppo",
+        reset_num_timesteps=not args.resume,
+    )
     wall = time.time() - t0
     save_run(model, run_dir)
     final = evaluator.history[-1] if evaluator.history else {}
@@ -217,7 +245,7 @@ def train(args: Args) -> int:
             "wall_s": round(wall, 1),
             "total_wall_s": round(time.time() - t_start, 1),
             "cpu_s": round(time.process_time() - cpu0, 1),
-            "steps_per_s": round(model.num_timesteps / max(wall, 1e-9), 1),
+            "steps_per_s": round((model.num_timesteps - start) / max(wall, 1e-9), 1),
             "final_eval": final,
             "best_success_rate": evaluator.best,
             "losses_finite": losses.finite,

@@ -1,5 +1,6 @@
 """The common tail of the Stable-Baselines3 scripts: warm start, learn with evaluation and
-checkpoints, save and summarise."""
+checkpoints, save and summarise; or, with ``--resume``, take a killed run up at its last
+checkpoint (``rl.resume``)."""
 
 from __future__ import annotations
 
@@ -16,17 +17,21 @@ def learn_and_save(model: Any, env: Any, args: Any, config: dict, run_dir: Path,
     """The common tail of the training scripts: optional behaviour-cloning warm start, ``learn``
     with evaluation, checkpoints, loss checks, a time budget and a progress bar, then save the
     model, its normalisation and a ``summary.json``. Returns the exit status (1 on non-finite
-    losses). The replay buffer of off-policy models is not saved: it is large and not needed to
-    act."""
-    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+    losses). The final model keeps no replay buffer (large, and not needed to act); the resume
+    checkpoints do. With ``args.resume`` the run continues from its latest checkpoint
+    (``resume.resume_run``), with no warm start, to the end it would have reached unkilled."""
+    from stable_baselines3.common.callbacks import CallbackList
 
+    from .resume import ResumeCheckpoints, resume_run
+
+    resume = bool(getattr(args, "resume", False))
     warning = sparse_reward_warning(config, args.bc_from)
-    if warning:
+    if warning and not resume:
         print(f"warning: {warning}", file=sys.stderr)
 
     # optional warm start: clone a scripted baseline's actions before RL
     t_start = time.time()
-    if args.bc_from:
+    if args.bc_from and not resume:
         from .bc import behaviour_clone
 
         bc = behaviour_clone(model, env, args.bc_from, steps=args.bc_steps, epochs=args.bc_epochs)
@@ -39,20 +44,29 @@ def learn_and_save(model: Any, env: Any, args: Any, config: dict, run_dir: Path,
         run_dir, config, args.eval_every, args.eval_episodes, seed=10_000 + args.seed
     )
     evaluator.verbose = 1
-    checkpoints = CheckpointCallback(
-        save_freq=max(1, args.checkpoint_every // env.num_envs),
-        save_path=str(run_dir / "checkpoints"),
-        name_prefix=algo,
-        save_vecnormalize=True,
-    )
     losses = LossCheckCallback()
-    callbacks = [evaluator, checkpoints, losses, TimeLimitCallback(args.time_limit)]
+    budget = TimeLimitCallback(args.time_limit)
+    # last: it saves the others' records of the finished update, then cuts (``rl.resume``)
+    checkpoints = ResumeCheckpoints(
+        run_dir,
+        algo,
+        args.checkpoint_every,
+        args.seed,
+        {"eval": evaluator, "losses": losses, "time": budget},
+    )
+    callbacks = [evaluator, losses, budget]
     if args.progress_bar:
         callbacks.append(ProgressBarCallback(args.total_steps))
+    callbacks.append(checkpoints)
 
     # train
-    t0, cpu0 = time.time(), time.process_time()
-    model.learn(args.total_steps, callback=CallbackList(callbacks), tb_log_name=algo)
+    steps = args.total_steps
+    if resume:
+        model, steps = resume_run(model, run_dir, checkpoints, args.total_steps)
+    t0, cpu0, start = time.time(), time.process_time(), model.num_timesteps
+    model.learn(
+        steps, callback=CallbackList(callbacks), tb_log_name=algo, reset_num_timesteps=not resume
+    )
     wall = time.time() - t0
 
     # save and summarise
@@ -64,7 +78,7 @@ def learn_and_save(model: Any, env: Any, args: Any, config: dict, run_dir: Path,
         "wall_s": round(wall, 1),
         "total_wall_s": round(time.time() - t_start, 1),  # behaviour cloning and saving too
         "cpu_s": round(time.process_time() - cpu0, 1),
-        "steps_per_s": round(model.num_timesteps / max(wall, 1e-9), 1),
+        "steps_per_s": round((model.num_timesteps - start) / max(wall, 1e-9), 1),
         "final_eval": final,
         "best_success_rate": evaluator.best,
         "losses_finite": losses.finite,

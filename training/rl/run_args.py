@@ -83,7 +83,11 @@ class RunArgs(EnvArgs):
         "widen with the steps done up to this gap, with one more at the end",
     )
     eval_episodes: int = arg(100, "seeded episodes (worlds) per evaluation")
-    checkpoint_every: int = arg(1_000_000, "steps between checkpoints")
+    checkpoint_every: int = arg(
+        1_000_000,
+        "steps between checkpoints, which --resume continues from (an episode ends there)",
+    )
+    resume: bool = arg(False, "continue the run --out/--name from its last checkpoint")
     threads: int = arg(1, "torch CPU threads")
     progress_bar: bool = arg(True, "show a tqdm progress bar")
     verbose: int = arg(0, "SB3 verbosity")

@@ -9,7 +9,6 @@ configuration, the sparse-reward warning, and saving.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -114,16 +113,112 @@ RESUME_STATE = (
 
 
 def save_run(model: Any, directory: Path) -> Path:
-    """Write ``model.zip`` and ``vecnormalize.pkl`` (if any) into ``directory``; returns the zip."""
+    """Write ``model.zip`` and ``vecnormalize.pkl`` (if any) into ``directory``, each whole or
+    not at all; returns the zip. The statistics go first: a ``model.zip`` found beside a
+    ``vecnormalize.pkl`` always has its own."""
+    from ..support.files import replacing
+
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    # the last rollout's observations and episode buffers are only needed to resume mid-rollout
-    model.save(directory / "model.zip", exclude=list(RESUME_STATE))
     vn = model.get_vec_normalize_env()
     if vn is not None:
-        vn.save(str(directory / "vecnormalize.pkl"))
+        with replacing(directory / "vecnormalize.pkl") as tmp:
+            vn.save(str(tmp))
+    # the last rollout's observations and episode buffers are only needed to resume mid-rollout
+    with replacing(directory / "model.zip") as tmp:
+        model.save(tmp, exclude=list(RESUME_STATE))
     return directory / "model.zip"
 
 
 def write_json(path: Path, data: Any) -> None:
-    Path(path).write_text(json.dumps(data, indent=1, default=str))
+    """``data`` as JSON at ``path``, whole or not at all."""
+    from ..support.files import write_json as write_whole
+
+    write_whole(path, data)
+
+
+# --------------------------------------------------------------------------- refusing early
+def check_run_args(args: Any) -> None:
+    """The options every training run shares, checked before anything is written: a refused
+    run leaves no folder. ``UsageError`` names the flag."""
+    from ..support.preflight import UsageError
+
+    def positive_int(flag: str, value: Any, low: int = 1) -> None:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
+        if not ok:
+            raise UsageError(f"argument {flag}: must be an int >= {low}, got {value!r}")
+
+    for field, low in (
+        ("total_steps", 1),
+        ("num_worlds", 1),
+        ("worlds_per_env", 1),
+        ("checkpoint_every", 1),
+        ("eval_every", 1),
+        ("eval_episodes", 1),
+        ("threads", 1),
+        ("seed", 0),
+        ("bc_steps", 1),
+        ("bc_epochs", 1),
+    ):
+        if hasattr(args, field):
+            positive_int("--" + field.replace("_", "-"), getattr(args, field), low)
+    limit = getattr(args, "time_limit", 0.0)
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 <= limit < 1e12:
+        raise UsageError(f"argument --time-limit: must be minutes >= 0 (0: none), got {limit!r}")
+    name = getattr(args, "name", None)
+    if name is not None and (not name or Path(name).name != name or name in (".", "..")):
+        raise UsageError(f"argument --name: must be a folder name (no path), got {name!r}")
+    if getattr(args, "resume", False) and name is None:
+        raise UsageError("argument --resume: needs --name, the run to continue")
+
+
+VOLATILE_ARGS = ("resume", "time_limit", "progress_bar", "verbose", "threads")
+"""Options a resumed run may change: they do not change what it computes."""
+
+
+def start_run(run_dir: Path, record: dict[str, Any], resume: bool) -> None:
+    """Make ``run_dir`` and write ``record`` to its ``args.json``; with ``resume``, check instead
+    that the run there was started with the same options (but ``VOLATILE_ARGS``)."""
+    run_dir = Path(run_dir)
+    if resume:
+        check_same_run(run_dir, record)
+        return
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_json(run_dir / "args.json", record)
+
+
+def check_same_run(run_dir: Path, record: dict[str, Any]) -> None:
+    """``UsageError`` unless ``run_dir`` holds a run whose ``args.json`` is ``record`` (but
+    ``VOLATILE_ARGS``): what may be resumed or kept as a finished unit of a study."""
+    import json
+
+    from ..support.preflight import UsageError
+
+    path = Path(run_dir) / "args.json"
+    if not path.is_file():
+        raise UsageError(f"argument --resume: {run_dir} holds no run to continue")
+    saved = json.loads(path.read_text())
+    now = json.loads(json.dumps(record, default=str))
+    changed = sorted(
+        k for k in set(saved) | set(now) if k not in VOLATILE_ARGS and saved.get(k) != now.get(k)
+    )
+    if changed:
+        raise UsageError(
+            f"argument --resume: {run_dir} was started with other options "
+            f"({', '.join(changed)}); resume with the same ones"
+        )
+
+
+def new_run_folders(parent: Path, before: set[str]) -> list[Path]:
+    """The folders of ``parent`` made since ``before`` (its entries then) that hold nothing but
+    the ``args.json`` a run writes first: what a run refused after its start left behind."""
+    parent = Path(parent)
+    if not parent.is_dir():
+        return []
+    out = []
+    for entry in parent.iterdir():
+        if entry.name in before or not entry.is_dir():
+            continue
+        files = [p for p in entry.rglob("*") if p.is_file()]
+        if all(p.name == "args.json" for p in files):
+            out.append(entry)
+    return out

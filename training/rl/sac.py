@@ -25,7 +25,14 @@ from stable_baselines3 import SAC
 from ..support.options import arg
 from .learn import learn_and_save
 from .run_args import RunArgs
-from .runs import effective_config, env_config, make_vec_env, run_label, write_json
+from .runs import (
+    check_run_args,
+    effective_config,
+    env_config,
+    make_vec_env,
+    run_label,
+    start_run,
+)
 from .set_encoder import extractor_policy_kwargs
 
 
@@ -62,6 +69,7 @@ class Args(RunArgs):
 
 def train(args: Args) -> int:
     """Train, evaluate and save one run; returns the exit status (1 on non-finite losses)."""
+    check_run_args(args)
     config = env_config(args)
     effective = effective_config(config)
     extractor = extractor_policy_kwargs(
@@ -69,10 +77,10 @@ def train(args: Args) -> int:
     )
     name = args.name or f"sac_{run_label(args)}_s{args.seed}_{int(time.time())}"
     run_dir = Path(args.out) / name
-    run_dir.mkdir(parents=True, exist_ok=True)
-    write_json(
-        run_dir / "args.json",
+    start_run(
+        run_dir,
         {"algo": "sac", **asdict(args), "config": config, "effective_config": effective},
+        args.resume,
     )
 
     # seeding

@@ -11,6 +11,11 @@ and, per variant, the steps at which each seed first reached the best baseline's
 steps with the range over seeds).
 
     crowdsteer study --total-steps 1e6 --seeds 0 1 2 --out runs/study --plot docs/study.png
+
+``--resume`` finishes a killed study: runs that completed (their ``summary.json``, with the same
+options) are read back, the one killed mid-way continues from its last checkpoint
+(``rl.resume``), the rest train; the baselines' scores are kept in ``OUT/.partial``. Every file is
+written whole.
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from ..support.files import save_figure, write_text
 from ..support.options import arg
 from . import generalist
 from .mix import mix_evaluation
+from .resume import latest_checkpoint
 
 REFERENCE = "right_of_way"
 EVAL_SEED = 10_000
@@ -55,6 +62,43 @@ class Args:
     )
     out: str = arg("runs/study", "folder of the runs and the study's files")
     plot: str | None = arg(None, "also write the figure here (e.g. docs/study.png)")
+    checkpoint_every: int = arg(100_000, "steps between a run's checkpoints (--resume)")
+    resume: bool = arg(False, "finish a killed study in --out: done runs are kept")
+
+
+def check_args(args: Args) -> None:
+    """Every option, before any work: ``UsageError`` naming the flag."""
+    from crowdsteer.baselines.policies import list_policies
+
+    from ..support.preflight import UsageError
+
+    def nonempty(flag: str, values: list, known) -> None:
+        if not values:
+            raise UsageError(f"argument {flag}: give at least one")
+        bad = [v for v in values if v not in known]
+        if bad:
+            raise UsageError(f"argument {flag}: unknown {bad}; choose from {list(known)}")
+        if len(set(values)) != len(values):
+            raise UsageError(f"argument {flag}: {values} repeats a value")
+
+    nonempty("--variants", args.variants, VARIANTS)
+    nonempty("--baselines", args.baselines, list_policies())
+    if not args.seeds:
+        raise UsageError("argument --seeds: give at least one seed")
+    for seed in args.seeds:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise UsageError(f"argument --seeds: each must be an int >= 0, got {seed!r}")
+    if len(set(args.seeds)) != len(args.seeds):
+        raise UsageError(f"argument --seeds: {args.seeds} repeats a seed")
+    for flag, value in (
+        ("--total-steps", args.total_steps),
+        ("--eval-every", args.eval_every),
+        ("--eval-episodes", args.eval_episodes),
+        ("--worlds-per-env", args.worlds_per_env),
+        ("--checkpoint-every", args.checkpoint_every),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise UsageError(f"argument {flag}: must be an int >= 1, got {value!r}")
 
 
 def steps_to_reach(curve: list[dict[str, float]], target: float) -> int | None:
@@ -108,8 +152,7 @@ def plot_study(curves: dict[str, list[list[dict]]], target: float, label: str, p
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
     return path
 
@@ -143,20 +186,32 @@ def markdown(summary: dict[str, dict[str, Any]], target: float, label: str, budg
     return "\n".join(lines) + "\n"
 
 
+def _finished(run_dir: Path) -> bool:
+    """Whether the run in ``run_dir`` completed (it writes ``summary.json`` last)."""
+    return (run_dir / "summary.json").is_file() and (run_dir / "evals.json").is_file()
+
+
 def run(args: Args) -> int:
     """``crowdsteer study``: train every (variant, seed), score the baselines, write the files."""
-    unknown = [v for v in args.variants if v not in VARIANTS]
-    if unknown:
-        raise ValueError(f"unknown variants {unknown}; choose from {list(VARIANTS)}")
+    from ..support.files import UnitStore
+
+    check_args(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0, cpu0 = time.time(), time.process_time()
     from crowdsteer.baselines.policies import make_policy
 
-    baselines = {
-        b: mix_evaluation(make_policy(b), args.eval_episodes, seed=EVAL_SEED)
-        for b in args.baselines
-    }
+    settings = {"eval_episodes": args.eval_episodes, "baselines": args.baselines}
+    store = UnitStore(out, settings, args.resume)
+    baselines = {}
+    for b in args.baselines:
+        kept = store.load(f"baseline/{b}")
+        if kept is None:
+            score = mix_evaluation(make_policy(b), args.eval_episodes, seed=EVAL_SEED)
+            store.save(f"baseline/{b}", score)
+        else:
+            score = kept[0]
+        baselines[b] = score
     best = max(baselines, key=lambda b: baselines[b]["success_rate"])
     target = baselines[best]["success_rate"]
     label = f"best baseline ({best})"
@@ -174,11 +229,19 @@ def run(args: Args) -> int:
                 seed=seed,
                 out=str(out),
                 name=f"{variant}_s{seed}",
+                checkpoint_every=args.checkpoint_every,
             )
             for key, value in VARIANTS[variant].items():
                 assert key in names
                 setattr(options, key, value)
-            generalist.train(options)
+            run_dir = out / options.name
+            if args.resume and _finished(run_dir):
+                # a finished run is kept only if it was started with these options
+                generalist.check_same_run(options, run_dir)
+                print(f"{options.name}: finished before, kept", flush=True)
+            else:
+                options.resume = args.resume and latest_checkpoint(run_dir) is not None
+                generalist.train(options)
             history = json.loads((out / f"{variant}_s{seed}" / "evals.json").read_text())
             curves.setdefault(variant, []).append(history)
     summary = summarise(curves, target)
@@ -194,12 +257,13 @@ def run(args: Args) -> int:
         "wall_s": round(time.time() - t0, 1),
         "cpu_s": round(time.process_time() - cpu0, 1),
     }
-    (out / "study.json").write_text(json.dumps(result, indent=1))
+    write_text(out / "study.json", json.dumps(result, indent=1))
     table = markdown(summary, target, label, args.total_steps)
-    (out / "study.md").write_text(table)
+    write_text(out / "study.md", table)
     plot_study(curves, target, label, out / "study.png")
     if args.plot:
         plot_study(curves, target, label, Path(args.plot))
+    store.finish()
     print(table)
     print(f"study: {result['wall_s']} s wall, {result['cpu_s']} s CPU")
     return 0

@@ -78,6 +78,14 @@ def save_figure(fig: Any, path: str | os.PathLike, **kwargs: Any) -> Path:
     return target
 
 
+def remove_partials(folder: str | os.PathLike) -> None:
+    """Remove the temporary files a killed writer left in ``folder`` (not below it)."""
+    for junk in Path(folder).glob(".*.partial-*"):
+        if junk.is_file():
+            with contextlib.suppress(OSError):
+                junk.unlink()
+
+
 class UnitStore:
     """The finished units of one run, in ``out/.partial``, valid for ``settings`` only.
 
@@ -87,6 +95,8 @@ class UnitStore:
     def __init__(self, out: str | os.PathLike, settings: Mapping[str, Any], resume: bool):
         self.folder = Path(out) / PARTIAL_DIR
         self.settings = json.loads(json.dumps(settings, default=str))
+        remove_partials(out)
+        remove_partials(self.folder)
         stamp = self.folder / "settings.json"
         if resume and stamp.is_file():
             try:
