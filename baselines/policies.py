@@ -19,6 +19,7 @@ from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.layout import ObservationLayout
 from crowdsteer.envs.core.simulator import compiled_entry
 from crowdsteer.envs.core.steering_params import (
+    FIXED_BY_CONFIG,
     PARAM_TYPES,
     check_steering_field,
     steering_param_set,
@@ -79,7 +80,9 @@ def _policy_params(name: str, config: CrowdConfig, given: dict[str, Any]) -> dic
                     f"make_policy({name!r}) {slot}={value!r} must be a {ptype.__name__} or a "
                     "dict of its fields"
                 )
-            value = value._asdict()
+            # a whole parameter tuple: the fields the configuration sets (the time step) stay its
+            fixed = FIXED_BY_CONFIG.get(beh, {})
+            value = {k: v for k, v in value._asdict().items() if k not in fixed}
         for key, v in (value or {}).items():
             if key not in ptype._fields:
                 raise ConfigError(
@@ -280,6 +283,13 @@ class SB3Policy:
     def act(self, obs: np.ndarray) -> np.ndarray:
         """Actions (K, 2) for observations (K, dim) (``(2,)`` for one ``(dim,)`` observation)."""
         single = np.ndim(obs) == 1
+        size = np.shape(obs)[-1] if np.ndim(obs) in (1, 2) else None
+        if size is not None and size != self.obs_dim:
+            raise ObservationSizeError(
+                f"observations of size {size} do not fit this model, trained on observations of "
+                f"size {self.obs_dim}: evaluate it with the observation settings it was trained "
+                "with (load_policy(..., config=...) checks them when loading)"
+            )
         arr = check_observations(obs[None] if single else obs, self.obs_dim)
         obs = arr.astype(np.float32)
         if self.obs_rms is not None:

@@ -24,7 +24,7 @@ from crowdsteer.envs.kernels.geometry import EPS, closest_point_on_segment, wrap
 from crowdsteer.envs.kernels.jit import njit
 
 from .neighbours import DENSE_MAX_BODIES, build_grid, grid_buffers, query_grid
-from .state import LEARNER
+from .state import LEARNER, StepBuffers, WorldState
 
 GAP_CAP = 10.0
 """Surface gaps beyond this distance (metres) are reported as ``GAP_CAP``."""
@@ -35,28 +35,25 @@ NEAR_GAP = 2.0
 that close search out to ``GAP_CAP``. Results are the same either way."""
 
 
-@njit(cache=True)
-def _static_hits(
-    b, i, px, py, ri, obstacle_pos, obstacle_radius, obstacle_active, walls, wall_active
-):
-    """Whether body ``i`` of world ``b`` (at ``(px, py)``, radius ``ri``) overlaps an obstacle or
-    a wall."""
-    for m in range(obstacle_pos.shape[1]):
-        if obstacle_active[b, m]:
-            dx = obstacle_pos[b, m, 0] - px
-            dy = obstacle_pos[b, m, 1] - py
-            rr = ri + obstacle_radius[b, m]
+@njit(cache=True, inline="always")
+def _static_hits(b, i, state):
+    """Whether body ``i`` of world ``b`` overlaps an obstacle or a wall."""
+    s = state
+    px = s.pos[b, i, 0]
+    py = s.pos[b, i, 1]
+    ri = s.radius[b, i]
+    for m in range(s.obstacle_pos.shape[1]):
+        if s.obstacle_active[b, m]:
+            dx = s.obstacle_pos[b, m, 0] - px
+            dy = s.obstacle_pos[b, m, 1] - py
+            rr = ri + s.obstacle_radius[b, m]
             if dx * dx + dy * dy < rr * rr:
                 return True
+    walls = s.walls
     for w in range(walls.shape[1]):
-        if wall_active[b, w]:
+        if s.wall_active[b, w]:
             qx, qy = closest_point_on_segment(
-                px,
-                py,
-                walls[b, w, 0, 0],
-                walls[b, w, 0, 1],
-                walls[b, w, 1, 0],
-                walls[b, w, 1, 1],
+                px, py, walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0], walls[b, w, 1, 1]
             )
             if (qx - px) ** 2 + (qy - py) ** 2 < ri * ri:
                 return True
@@ -127,41 +124,6 @@ def _gap_from(b, i, buf, count, pos, radius, prev_pos, swept):
 
 
 @njit(cache=True, inline="always")
-def collisions_steps(lo, hi, state, buffers, buf, cells, swept):
-    """Collisions of worlds ``lo <= b < hi`` after the move: ``hit_body``, ``min_gap`` and
-    ``hit_static`` (kept from the move's contacts, plus overlaps); buf: (N,) int scratch;
-    ``cells``: ``neighbours.GridBuffers`` for a large world;
-    ``swept``: bodies meet at their closest approach during the step (from
-    ``buffers.prev_pos``). The arrays leave the bundles once, outside the loop over worlds."""
-    s, e = state, buffers
-    pos, radius, active = s.pos, s.radius, s.active
-    obstacle_pos, obstacle_radius = s.obstacle_pos, s.obstacle_radius
-    obstacle_active = s.obstacle_active
-    walls, wall_active = s.walls, s.wall_active
-    hit_body, hit_static, min_gap, prev_pos = e.hit_body, e.hit_static, e.min_gap, e.prev_pos
-    collisions_worlds(
-        lo,
-        hi,
-        pos,
-        radius,
-        active,
-        obstacle_pos,
-        obstacle_radius,
-        obstacle_active,
-        walls,
-        wall_active,
-        hit_body,
-        hit_static,
-        min_gap,
-        buf,
-        cells,
-        True,
-        prev_pos,
-        swept,
-    )
-
-
-@njit(cache=True, inline="always")
 def largest_move(b, pos, prev_pos, active):
     """The longest displacement of an active body of world ``b`` over the step: a pair's closest
     approach is at most twice it nearer than the pair's end distance."""
@@ -175,10 +137,12 @@ def largest_move(b, pos, prev_pos, active):
 
 
 @njit(cache=True)
-def _collisions_grid(b, pos, radius, active, hit_body, min_gap, buf, cells, prev_pos, swept, max_r):
+def _collisions_grid(b, state, buffers, buf, cells, swept, max_r):
     """``hit_body`` and ``min_gap`` of the bodies of a large world ``b`` from a uniform grid:
     first within ``NEAR_GAP``, then out to ``GAP_CAP`` for the bodies with nobody that close;
     ``max_r``: the largest radius of an active body."""
+    pos, radius, active = state.pos, state.radius, state.active
+    hit_body, min_gap, prev_pos = buffers.hit_body, buffers.min_gap, buffers.prev_pos
     nn = active.shape[1]
     move = largest_move(b, pos, prev_pos, active) if swept else 0.0
     grid = build_grid(pos[b], active[b], NEAR_GAP + 2.0 * max_r + 2.0 * move, cells)
@@ -202,37 +166,21 @@ def _collisions_grid(b, pos, radius, active, hit_body, min_gap, buf, cells, prev
 
 
 @njit(cache=True, inline="always")
-def collisions_worlds(
-    lo,
-    hi,
-    pos,
-    radius,
-    active,
-    obstacle_pos,
-    obstacle_radius,
-    obstacle_active,
-    walls,
-    wall_active,
-    hit_body,
-    hit_static,
-    min_gap,
-    buf,
-    cells,
-    keep_contacts,
-    prev_pos,
-    swept,
-):
-    """``detect_collisions`` for worlds ``lo <= b < hi``; buf: (N,) int scratch;
-    ``keep_contacts``: OR the overlaps into ``hit_static`` instead of overwriting it; ``swept``:
-    body pairs are measured at their closest approach between ``prev_pos: (B, N, 2)`` and
-    ``pos``.
+def collisions_worlds(lo, hi, state, buffers, buf, cells, keep_contacts, swept):
+    """Collisions of worlds ``lo <= b < hi`` after the move: ``buffers.hit_body``, ``min_gap`` and
+    ``hit_static`` from ``state``; buf: (N,) int scratch; ``cells``: ``neighbours.GridBuffers``
+    for a large world; ``keep_contacts``: OR the overlaps into ``hit_static`` (the move's
+    contacts) instead of overwriting it; ``swept``: body pairs are measured at their closest
+    approach between ``buffers.prev_pos`` and ``state.pos``.
 
     Small worlds visit each pair of bodies once (the gap seen from ``i`` is computed as
     ``d - r_i - r_j`` and from ``j`` as ``d - r_j - r_i``, exactly as a per-body scan would).
     Large worlds query a uniform grid, first within ``NEAR_GAP``, then out to ``GAP_CAP`` for
-    the few bodies with nobody that close. The loop over worlds is inside: the arrays passed
-    in are reference-counted once per call, not once per world.
+    the few bodies with nobody that close.
     """
+    pos, radius, active = state.pos, state.radius, state.active
+    hit_body, hit_static, min_gap = buffers.hit_body, buffers.hit_static, buffers.min_gap
+    prev_pos = buffers.prev_pos
     for b in range(lo, hi):
         nn = active.shape[1]
         max_r = 0.0
@@ -279,29 +227,16 @@ def collisions_worlds(
                         hit_body[b, i] = True
                     if gap_j < 0.0:
                         hit_body[b, j] = True
-        else:  # its own function: the grid's arrays would otherwise be freed once per world
-            _collisions_grid(
-                b, pos, radius, active, hit_body, min_gap, buf, cells, prev_pos, swept, max_r
-            )
+        else:
+            _collisions_grid(b, state, buffers, buf, cells, swept, max_r)
         statics = False  # no wall or obstacle: no static overlap to look for (the common case)
-        for m in range(obstacle_active.shape[1]):
-            statics |= obstacle_active[b, m]
-        for w in range(wall_active.shape[1]):
-            statics |= wall_active[b, w]
+        for m in range(state.obstacle_active.shape[1]):
+            statics |= state.obstacle_active[b, m]
+        for w in range(state.wall_active.shape[1]):
+            statics |= state.wall_active[b, w]
         for i in range(nn if statics else 0):
             if active[b, i] and not hit_static[b, i]:
-                hit_static[b, i] = _static_hits(
-                    b,
-                    i,
-                    pos[b, i, 0],
-                    pos[b, i, 1],
-                    radius[b, i],
-                    obstacle_pos,
-                    obstacle_radius,
-                    obstacle_active,
-                    walls,
-                    wall_active,
-                )
+                hit_static[b, i] = _static_hits(b, i, state)
 
 
 @njit(cache=True)
@@ -361,57 +296,24 @@ def detect_collisions(
     obstacle or a wall), ``min_gap`` (smallest surface gap to another active body, capped at
     ``GAP_CAP``; negative when overlapping).
     """
-    n = active.shape[1]
-    _detect_collisions(
-        pos,
-        radius,
-        active,
-        obstacle_pos,
-        obstacle_radius,
-        obstacle_active,
-        walls,
-        wall_active,
-        hit_body,
-        hit_static,
-        min_gap,
-        np.zeros(n, np.int64),
-        grid_buffers(n),
+    nb, n = active.shape
+    state = WorldState.empty(nb, n, obstacle_pos.shape[1], walls.shape[1], 1)._replace(
+        pos=np.ascontiguousarray(pos, np.float64),
+        radius=np.ascontiguousarray(radius, np.float64),
+        active=np.ascontiguousarray(active, np.bool_),
+        obstacle_pos=np.ascontiguousarray(obstacle_pos, np.float64),
+        obstacle_radius=np.ascontiguousarray(obstacle_radius, np.float64),
+        obstacle_active=np.ascontiguousarray(obstacle_active, np.bool_),
+        walls=np.ascontiguousarray(walls, np.float64),
+        wall_active=np.ascontiguousarray(wall_active, np.bool_),
     )
+    buffers = StepBuffers.empty(nb, n)
+    _detect_collisions(state, buffers, np.zeros(n, np.int64), grid_buffers(n))
+    hit_body[...] = buffers.hit_body
+    hit_static[...] = buffers.hit_static
+    min_gap[...] = buffers.min_gap
 
 
 @njit(cache=True)
-def _detect_collisions(
-    pos,
-    radius,
-    active,
-    obstacle_pos,
-    obstacle_radius,
-    obstacle_active,
-    walls,
-    wall_active,
-    hit_body,
-    hit_static,
-    min_gap,
-    buf,
-    cells,
-):
-    collisions_worlds(
-        0,
-        active.shape[0],
-        pos,
-        radius,
-        active,
-        obstacle_pos,
-        obstacle_radius,
-        obstacle_active,
-        walls,
-        wall_active,
-        hit_body,
-        hit_static,
-        min_gap,
-        buf,
-        cells,
-        False,
-        pos,
-        False,
-    )
+def _detect_collisions(state, buffers, buf, cells):
+    collisions_worlds(0, state.active.shape[0], state, buffers, buf, cells, False, False)

@@ -104,31 +104,21 @@ def _normal_from_segment(px, py, ax, ay, bx, by):
 
 
 @njit(cache=True, inline="always")
-def sweep_body(
-    b,
-    px,
-    py,
-    dx,
-    dy,
-    r,
-    obstacle_pos,
-    obstacle_radius,
-    obstacle_active,
-    walls,
-    wall_active,
-    bounds,
-    in_bounds,
-    slide,
-):
+def sweep_body(b, px, py, dx, dy, r, state, in_bounds, slide):
     """End point of a body of radius ``r`` at ``(px, py)`` asked to move by ``(dx, dy)`` in world
     ``b``, stopped at contacts and, when ``slide``, slid along them; returns ``(x, y, contact)``,
     ``contact`` when the requested move would have overlapped a surface.
     (Unicycles do not slide: they move along their heading only, so they stop.)
 
-    obstacle_pos: (B, M, 2); obstacle_radius, obstacle_active: (B, M); walls: (B, W, 2, 2);
-    wall_active: (B, W); bounds: (B, 4) ``(x0, y0, x1, y1)``, the scene's four sides, which
-    stop the body as walls do when ``in_bounds``.
+    ``state``: the ``WorldState`` whose obstacles and walls stop it, and whose bounds ``(x0, y0,
+    x1, y1)``, the scene's four sides, stop it as walls do when ``in_bounds``.
     """
+    obstacle_pos, obstacle_radius, obstacle_active = (
+        state.obstacle_pos,
+        state.obstacle_radius,
+        state.obstacle_active,
+    )
+    walls, wall_active, bounds = state.walls, state.wall_active, state.bounds
     contact = False
     reach = r + SKIN
     for _ in range(MAX_SLIDES if slide else 1):

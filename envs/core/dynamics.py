@@ -55,16 +55,15 @@ def _unicycle_velocity(vx, vy, heading, dvx, dvy, v_max, max_dv, max_dtheta):
 
 
 @njit(cache=True, inline="always")
-def kinematics_worlds(
-    lo, hi, vel, heading, desired_vel, kinematics, v_max, active, max_dv, max_dtheta
-):
-    """Move every active body's velocity in worlds ``lo <= b < hi`` toward its desired velocity,
-    in place.
+def kinematics_worlds(lo, hi, state, buffers, max_dv, max_dtheta):
+    """Move every active body's velocity in worlds ``lo <= b < hi`` toward its desired velocity
+    (``buffers.desired``), in place (``state.vel``, and ``state.heading``).
 
-    vel, desired_vel: (B, N, 2); heading, v_max: (B, N); kinematics: (B, N) int; active: (B, N).
     ``max_dv = max_accel * dt`` and ``max_dtheta = max_turn_rate * dt`` are the per-step limits.
     Holonomic bodies whose speed is above ``EPS`` take the heading of their velocity.
     """
+    vel, heading, kinematics, v_max = state.vel, state.heading, state.kinematics, state.v_max
+    active, desired_vel = state.active, buffers.desired
     for b in range(lo, hi):
         for i in range(active.shape[1]):
             if not active[b, i]:
@@ -101,14 +100,13 @@ def move_worlds(lo, hi, state, buffers, dt):
     walls and obstacles (flock units at the scene's bounds too); a contact sets ``hit_static``. A
     body whose desired velocity, velocity or new position is not finite stays where it is, at
     rest, and ``buffers.fault[b]`` names the first one. Returns how many worlds hold a fault.
-
-    The arrays are taken out of the bundles once, before the loop over worlds: read inside it,
-    each would be reference-counted once per world, which cost more than moving a small world.
     """
     pos, vel, active, kind, radius = state.pos, state.vel, state.active, state.kind, state.radius
-    kinematics, bounds = state.kinematics, state.bounds
-    obstacle_pos, obstacle_radius = state.obstacle_pos, state.obstacle_radius
-    obstacle_active, walls, wall_active = state.obstacle_active, state.walls, state.wall_active
+    kinematics, obstacle_active, wall_active = (
+        state.kinematics,
+        state.obstacle_active,
+        state.wall_active,
+    )
     fault, hit_static, desired = buffers.fault, buffers.hit_static, buffers.desired
     faults = 0
     for b in range(lo, hi):
@@ -138,12 +136,7 @@ def move_worlds(lo, hi, state, buffers, dt):
                     vx * dt,
                     vy * dt,
                     radius[b, i],
-                    obstacle_pos,
-                    obstacle_radius,
-                    obstacle_active,
-                    walls,
-                    wall_active,
-                    bounds,
+                    state,
                     kind[b, i] == FLOCK,
                     kinematics[b, i] != UNICYCLE,
                 )

@@ -2,60 +2,84 @@
 
 A scenario draws a world (``ScenarioSpec``: its bodies in the order learners, pedestrians, flock
 units, with their obstacles and walls); :func:`write_world` clears world ``b`` and writes that
-draw into its body slots. It is the reset's work after the draw, done once per world and
-episode: dozens of small array writes, each costing more through numpy than the write itself.
+draw, as an ``Episode`` bundle, into its body slots (``WorldSlots``). It is the reset's work after
+the draw, done once per world and episode: dozens of small array writes, each costing more
+through numpy than the write itself.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
+import numpy as np
+
+from crowdsteer.envs.kernels.bundle import bundle
 from crowdsteer.envs.kernels.jit import njit
 
 from .state import FLOCK, HOLONOMIC, LEARNER, UNICYCLE
 
 FLOCK_LEADERS = ("chase", "intercept", "mixed")
-"""``flock_leader`` values in the order of :func:`write_world`'s ``leader_mode``."""
+"""``flock_leader`` values in the order of ``WorldSlots.leader_mode``."""
+
+
+@bundle
+class Episode(NamedTuple):
+    """One drawn episode of ``n = n_learners + n_pedestrians + n_flock`` bodies, in that order:
+    ``start, goal, vel: (n, 2)``; ``radius, v_pref, heading: (n,)``; ``kind, behaviour: (n,) int``
+    (behaviour -1: the configuration's); ``path: (n, P', 2)`` with ``path_len: (n,)``; obstacles
+    ``obstacle_pos: (m, 2)``, ``obstacle_radius: (m,)``; walls ``(w, 2, 2)``; ``bounds: (4,)``."""
+
+    n_learners: int
+    n_pedestrians: int
+    n_flock: int
+    start: np.ndarray
+    goal: np.ndarray
+    radius: np.ndarray
+    v_pref: np.ndarray
+    kind: np.ndarray
+    behaviour: np.ndarray
+    heading: np.ndarray
+    vel: np.ndarray
+    path: np.ndarray
+    path_len: np.ndarray
+    obstacle_pos: np.ndarray
+    obstacle_radius: np.ndarray
+    walls: np.ndarray
+    bounds: np.ndarray
+
+
+@bundle
+class WorldSlots(NamedTuple):
+    """How a simulator lays an episode into a world: learners in slots ``[0, L)``, pedestrians
+    from ``learner_slots`` (room for ``pedestrian_slots``), flock units after them; the
+    pedestrians' ``default_behaviour`` id; the flock's ``leader_mode`` (index in
+    ``FLOCK_LEADERS``: chase the roaming target, intercept it, or, mixed, the second half
+    intercepts); the learners' kinematics id."""
+
+    learner_slots: int
+    pedestrian_slots: int
+    default_behaviour: int
+    leader_mode: int
+    learner_kinematics: int
 
 
 @njit(cache=True)
-def write_world(
-    b,
-    state,
-    buffers,
-    n_learners,
-    n_pedestrians,
-    n_flock,
-    learner_slots,
-    pedestrian_slots,
-    start,
-    goal,
-    radius,
-    v_pref,
-    kind,
-    behaviour,
-    heading,
-    vel,
-    path,
-    path_len,
-    obstacle_pos,
-    obstacle_radius,
-    walls,
-    bounds,
-    default_behaviour,
-    leader_mode,
-    learner_kinematics,
-):
-    """Clear world ``b`` of ``state`` and ``buffers`` and write a drawn episode into it.
-
-    The draw's ``n = n_learners + n_pedestrians + n_flock`` bodies go to slots ``[0, n_learners)``,
-    ``learner_slots + [0, n_pedestrians)`` and ``learner_slots + pedestrian_slots + [0,
-    n_flock)``: ``start, goal, vel: (n, 2)``; ``radius, v_pref, heading: (n,)``; ``kind,
-    behaviour: (n,) int`` (behaviour -1: ``default_behaviour``); ``path: (n, P', 2)`` with
-    ``path_len: (n,)``. Flock units chase the roaming target (``leader_mode`` 0), intercept it
-    (1), or, mixed (2), the second half of them intercepts. Obstacles ``obstacle_pos: (m, 2)``,
-    ``obstacle_radius: (m,)``, walls ``(w, 2, 2)``, ``bounds: (4,)``.
-    """
+def write_world(b, state, buffers, episode, slots):
+    """Clear world ``b`` of ``state`` and ``buffers`` and write ``episode: Episode`` into it, laid
+    out as ``slots: WorldSlots`` says."""
+    ep = episode
+    n_learners, n_pedestrians, n_flock = ep.n_learners, ep.n_pedestrians, ep.n_flock
+    start, goal, radius, v_pref, kind = ep.start, ep.goal, ep.radius, ep.v_pref, ep.kind
+    behaviour, heading, vel, path, path_len = ep.behaviour, ep.heading, ep.vel, ep.path, ep.path_len
+    obstacle_pos, obstacle_radius, walls, bounds = (
+        ep.obstacle_pos,
+        ep.obstacle_radius,
+        ep.walls,
+        ep.bounds,
+    )
+    learner_slots, pedestrian_slots = slots.learner_slots, slots.pedestrian_slots
+    leader_mode = slots.leader_mode
     s = state
     nn = s.active.shape[1]
     for i in range(nn):
@@ -97,8 +121,8 @@ def write_world(
             s.behaviour[b, i] = 1 if intercepts else 0
             s.kinematics[b, i] = UNICYCLE
         else:
-            s.behaviour[b, i] = behaviour[k] if behaviour[k] >= 0 else default_behaviour
-            s.kinematics[b, i] = learner_kinematics if kind[k] == LEARNER else HOLONOMIC
+            s.behaviour[b, i] = behaviour[k] if behaviour[k] >= 0 else slots.default_behaviour
+            s.kinematics[b, i] = slots.learner_kinematics if kind[k] == LEARNER else HOLONOMIC
         for q in range(path.shape[1]):
             s.path[b, i, q, 0] = path[k, q, 0]
             s.path[b, i, q, 1] = path[k, q, 1]

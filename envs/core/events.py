@@ -11,63 +11,21 @@ from .state import LEARNER
 
 @njit(cache=True, inline="always")
 def learner_events_steps(lo, hi, state, buffers, goal_tolerance, collision_ends):
-    """``learner_events_worlds`` of worlds ``lo <= b < hi`` on the state and step bundles (their
-    arrays taken out once, outside the loop over worlds)."""
-    s, e = state, buffers
-    pos, goal, kind, active = s.pos, s.goal, s.kind, s.active
-    reached, collided = s.reached, s.collided
-    hit_body, hit_static, goal_dist, progress = e.hit_body, e.hit_static, e.goal_dist, e.progress
-    arrived_now, collided_now = e.arrived_now, e.collided_now
-    learner_events_worlds(
-        lo,
-        hi,
-        pos,
-        goal,
-        kind,
-        active,
-        reached,
-        collided,
-        hit_body,
-        hit_static,
-        goal_dist,
-        progress,
-        arrived_now,
-        collided_now,
-        goal_tolerance,
-        collision_ends,
-    )
-
-
-@njit(cache=True, inline="always")
-def learner_events_worlds(
-    lo,
-    hi,
-    pos,
-    goal,
-    kind,
-    active,
-    reached,
-    collided,
-    hit_body,
-    hit_static,
-    goal_dist,
-    progress,
-    arrived_now,
-    collided_now,
-    goal_tolerance,
-    collision_ends,
-):
     """Detect arrivals and collisions of the active learners of worlds ``lo <= b < hi`` after
-    integration.
-
-    pos, goal: (B, N, 2); kind, active, reached, collided, hit_body, hit_static: (B, N), updated
-    in place. ``goal_dist`` (B, N) holds the distance to goal before the step and is updated;
-    ``progress`` receives the decrease. A collision beats an arrival in the same step (as in
+    integration, from ``state`` (``active``, ``reached`` and ``collided`` updated) and the step's
+    ``buffers`` (``hit_body``, ``hit_static``; ``arrived_now``, ``collided_now`` written).
+    ``buffers.goal_dist`` holds the distance to goal before the step and is updated;
+    ``buffers.progress`` receives the decrease. A collision beats an arrival in the same step (as in
     CrowdNav's reward chain): a learner that reaches its goal through a body or a wall has
     collided, and arrives only on a later step without one (when the collision did not end its
     episode). A learner that arrives, or collides while ``collision_ends``, is deactivated: it
     leaves the world.
     """
+    s, e = state, buffers
+    pos, goal, kind, active = s.pos, s.goal, s.kind, s.active
+    reached, collided = s.reached, s.collided
+    hit_body, hit_static, goal_dist, progress = e.hit_body, e.hit_static, e.goal_dist, e.progress
+    arrived_now, collided_now = e.arrived_now, e.collided_now
     for b in range(lo, hi):
         for i in range(active.shape[1]):
             arrived_now[b, i] = False

@@ -54,95 +54,63 @@ def wrap_world(b, state, buffers, period, origin):
 
 
 @njit(cache=True)
-def gather_bodies_periodic(
-    b,
-    i,
-    pos,
-    vel,
-    radius,
-    kind,
-    active,
-    reach,
-    see_learners,
-    period,
-    nb_pos,
-    nb_vel,
-    nb_radius,
-    nb_index,
-):
-    """Write the nearest image of every active body within ``reach + radius_i + 1`` of body
-    ``i`` of world ``b`` (learners only when ``see_learners``) into the neighbour buffers
-    ``nb_pos, nb_vel: (K, 2)``, ``nb_radius, nb_index: (K,)``, in increasing index, the first K
-    of them; returns how many."""
-    px = pos[b, i, 0]
-    py = pos[b, i, 1]
-    r = reach + radius[b, i] + 1.0
+def gather_bodies_periodic(b, i, state, params, rows):
+    """Write the nearest image of every active body within ``sensing_radius + radius_i + 1`` of
+    body ``i`` of world ``b`` (learners only when ``learners_visible``) into the neighbour rows
+    (``crowd.Neighbours``), in increasing index, the first C of them; returns how many."""
+    s, period = state, params.period
+    px = s.pos[b, i, 0]
+    py = s.pos[b, i, 1]
+    r = params.sensing_radius + s.radius[b, i] + 1.0
     r2 = r * r
-    cap = nb_pos.shape[0]
+    cap = rows.pos.shape[0]
     n = np.int64(0)
-    for j in range(pos.shape[1]):
-        if j == i or not active[b, j]:
+    for j in range(s.pos.shape[1]):
+        if j == i or not s.active[b, j]:
             continue
-        dx = wrap_delta(pos[b, j, 0] - px, period)
-        dy = pos[b, j, 1] - py
+        dx = wrap_delta(s.pos[b, j, 0] - px, period)
+        dy = s.pos[b, j, 1] - py
         if dx * dx + dy * dy > r2 or n >= cap:
             continue
-        if kind[b, j] == LEARNER and not see_learners:
+        if s.kind[b, j] == LEARNER and not params.learners_visible:
             continue
-        _put_image(b, j, px + dx, py + dy, vel, radius, n, nb_pos, nb_vel, nb_radius, nb_index)
+        _put_image(b, j, px + dx, py + dy, s, n, rows)
         n += 1
     return n
 
 
 @njit(cache=True)
-def gather_bodies_periodic_grid(
-    b,
-    i,
-    pos,
-    vel,
-    radius,
-    kind,
-    active,
-    reach,
-    see_learners,
-    period,
-    grid,
-    cells,
-    cand,
-    nb_pos,
-    nb_vel,
-    nb_radius,
-    nb_index,
-):
+def gather_bodies_periodic_grid(b, i, state, params, grid, scratch):
     """``gather_bodies_periodic`` over the candidates of a periodic grid (``grid`` over
-    ``cells``, ``neighbours.build_periodic_grid``; cand: (N,) int scratch): the same test, and
-    the bodies kept in increasing index, so the same neighbours in the same order."""
-    px = pos[b, i, 0]
-    py = pos[b, i, 1]
-    kept = periodic_candidates(
-        b, i, pos, active, grid, cells, reach + radius[b, i] + 1.0, period, cand
-    )
-    cap = nb_pos.shape[0]
+    ``scratch.cells``, ``neighbours.build_periodic_grid``): the same test, and the bodies kept in
+    increasing index, so the same neighbours in the same order."""
+    s, period, rows, cand = state, params.period, scratch.rows, scratch.idx_buf
+    px = s.pos[b, i, 0]
+    py = s.pos[b, i, 1]
+    reach = params.sensing_radius + s.radius[b, i] + 1.0
+    kept = periodic_candidates(b, i, s, grid, scratch.cells, reach, period, cand)
+    cap = rows.pos.shape[0]
     n = np.int64(0)
     for q in range(kept):
         if n >= cap:
             break
         j = cand[q]
-        if kind[b, j] == LEARNER and not see_learners:
+        if s.kind[b, j] == LEARNER and not params.learners_visible:
             continue
-        dx = wrap_delta(pos[b, j, 0] - px, period)
-        dy = pos[b, j, 1] - py
-        _put_image(b, j, px + dx, py + dy, vel, radius, n, nb_pos, nb_vel, nb_radius, nb_index)
+        dx = wrap_delta(s.pos[b, j, 0] - px, period)
+        dy = s.pos[b, j, 1] - py
+        _put_image(b, j, px + dx, py + dy, s, n, rows)
         n += 1
     return n
 
 
 @njit(cache=True, inline="always")
-def periodic_candidates(b, i, pos, active, grid, cells, reach, period, cand):
+def periodic_candidates(b, i, state, grid, cells, reach, period, cand):
     """The active bodies other than ``i`` of a large periodic world ``b`` whose nearest image's
     centre lies within ``reach`` of body ``i``'s, taken from the periodic grid's candidates
     (``grid`` over ``cells``) and written to ``cand: (N,)`` in increasing index, the order of a
     dense scan (which decides the order of sums and ties); returns how many."""
+    pos, active = state.pos, state.active
     px = pos[b, i, 0]
     py = pos[b, i, 1]
     r2 = reach * reach
@@ -162,22 +130,22 @@ def periodic_candidates(b, i, pos, active, grid, cells, reach, period, cand):
 
 
 @njit(cache=True, inline="always")
-def _put_image(b, j, x, y, vel, radius, n, nb_pos, nb_vel, nb_radius, nb_index):
-    """Write body ``j`` of world ``b``, seen at (x, y), as neighbour ``n`` of the buffers."""
-    nb_pos[n, 0] = x
-    nb_pos[n, 1] = y
-    nb_vel[n, 0] = vel[b, j, 0]
-    nb_vel[n, 1] = vel[b, j, 1]
-    nb_radius[n] = radius[b, j]
-    nb_index[n] = j
+def _put_image(b, j, x, y, state, n, rows):
+    """Write body ``j`` of world ``b``, seen at (x, y), as neighbour row ``n``."""
+    rows.pos[n, 0] = x
+    rows.pos[n, 1] = y
+    rows.vel[n, 0] = state.vel[b, j, 0]
+    rows.vel[n, 1] = state.vel[b, j, 1]
+    rows.radius[n] = state.radius[b, j]
+    rows.index[n] = j
 
 
 @njit(cache=True)
-def collisions_periodic(b, state, buffers, swept, period, buf, cells):
-    """``collisions.collisions_step`` for a periodic world ``b``: every pair of bodies at its
+def collisions_periodic(b, state, buffers, params, scratch):
+    """``collisions.collisions_worlds`` for a periodic world ``b``: every pair of bodies at its
     nearest image (``hit_body``, ``min_gap`` capped at ``GAP_CAP``), then the static overlaps;
-    buf: (N,) int scratch; ``cells``: ``neighbours.GridBuffers`` for a large world, whose pairs
-    come from a periodic grid (``_collisions_periodic_grid``: the same gaps).
+    ``scratch``: the thread's ``crowd.CrowdScratch`` (a large world's pairs come from a periodic
+    grid in its cells, ``_collisions_periodic_grid``: the same gaps).
 
     With ``swept`` the pair's offset before the step is the nearest image and its change over the
     step is the difference of the two displacements (``wrap_world`` keeps ``prev_pos`` on the
@@ -185,14 +153,13 @@ def collisions_periodic(b, state, buffers, swept, period, buf, cells):
     """
     s, e = state, buffers
     pos, prev, radius, active = s.pos, e.prev_pos, s.radius, s.active
+    swept, period = params.swept_collisions, params.period
     nn = active.shape[1]
     for i in range(nn):
         e.hit_body[b, i] = False
         e.min_gap[b, i] = GAP_CAP
     if nn > DENSE_MAX_BODIES:
-        _collisions_periodic_grid(
-            b, pos, prev, radius, active, e.hit_body, e.min_gap, swept, period, buf, cells
-        )
+        _collisions_periodic_grid(b, state, buffers, params, scratch)
     else:
         for i in range(nn):
             if not active[b, i]:
@@ -210,18 +177,7 @@ def collisions_periodic(b, state, buffers, swept, period, buf, cells):
                     e.hit_body[b, j] = True
     for i in range(nn):
         if active[b, i] and not e.hit_static[b, i]:
-            e.hit_static[b, i] = _static_hits(
-                b,
-                i,
-                pos[b, i, 0],
-                pos[b, i, 1],
-                radius[b, i],
-                s.obstacle_pos,
-                s.obstacle_radius,
-                s.obstacle_active,
-                s.walls,
-                s.wall_active,
-            )
+            e.hit_static[b, i] = _static_hits(b, i, s)
 
 
 @njit(cache=True, inline="always")
@@ -241,14 +197,14 @@ def _pair_gap(b, i, j, pos, prev, radius, swept, period):
 
 
 @njit(cache=True)
-def _collisions_periodic_grid(
-    b, pos, prev, radius, active, hit_body, min_gap, swept, period, buf, cells
-):
+def _collisions_periodic_grid(b, state, buffers, params, scratch):
     """``hit_body`` and ``min_gap`` of the bodies of a large periodic world ``b`` from a periodic
     grid, as ``collisions._collisions_grid`` does on open ground: first the bodies whose centres
     may lie within ``NEAR_GAP`` of a gap, then out to ``GAP_CAP`` for the bodies with nobody that
     close. Every pair's gap is ``_pair_gap`` of the lower index first, the dense scan's, and the
     smallest gap of a set does not depend on the order it is taken in."""
+    pos, radius, active, prev = state.pos, state.radius, state.active, buffers.prev_pos
+    swept, period, cells = params.swept_collisions, params.period, scratch.cells
     nn = active.shape[1]
     max_r = 0.0
     for i in range(nn):
@@ -262,22 +218,20 @@ def _collisions_periodic_grid(
         if not active[b, i]:
             continue
         near = NEAR_GAP + radius[b, i] + max_r + 2.0 * move
-        gap, hit = _periodic_gap_from(
-            b, i, grid, cells, near, pos, prev, radius, active, swept, period, buf
-        )
+        gap, hit = _periodic_gap_from(b, i, state, buffers, params, grid, near, scratch)
         if gap >= NEAR_GAP - EPS:
             far = GAP_CAP + radius[b, i] + max_r + 2.0 * move
-            gap, hit = _periodic_gap_from(
-                b, i, grid, cells, far, pos, prev, radius, active, swept, period, buf
-            )
-        min_gap[b, i] = gap
-        hit_body[b, i] = hit
+            gap, hit = _periodic_gap_from(b, i, state, buffers, params, grid, far, scratch)
+        buffers.min_gap[b, i] = gap
+        buffers.hit_body[b, i] = hit
 
 
 @njit(cache=True, inline="always")
-def _periodic_gap_from(b, i, grid, cells, reach, pos, prev, radius, active, swept, period, buf):
+def _periodic_gap_from(b, i, state, buffers, params, grid, reach, scratch):
     """``(min_gap, hit)`` of body ``i`` over the grid's candidates within ``reach``."""
-    m = query_periodic(grid, cells, pos[b, i, 0], pos[b, i, 1], reach, buf)
+    pos, radius, active, prev = state.pos, state.radius, state.active, buffers.prev_pos
+    swept, period, buf = params.swept_collisions, params.period, scratch.idx_buf
+    m = query_periodic(grid, scratch.cells, pos[b, i, 0], pos[b, i, 1], reach, buf)
     gap_min = GAP_CAP
     hit = False
     for q in range(m):

@@ -241,7 +241,7 @@ def observe_worlds(lo, hi, state, which, params, out, scratch):
                     reach = sensing_radius + radius[b, i] + max_r + EPS
                     if periodic:  # in increasing index, the dense scan's order for ties
                         n_cand = periodic_candidates(
-                            b, i, pos, active, periodic_grid, cells, reach, period, cand
+                            b, i, state, periodic_grid, cells, reach, period, cand
                         )
                     else:
                         n_cand = query_grid(grid, cells, pos[b], px, py, reach, i, cand)

@@ -22,7 +22,7 @@ from crowdsteer.envs.steering.registry import NAMES, trace_rows
 from .behaviours import behaviour_id
 from .config import CrowdConfig
 from .crowd import crowd_scratch
-from .episode import FLOCK_LEADERS, write_world
+from .episode import FLOCK_LEADERS, Episode, WorldSlots, write_world
 from .jit_notice import notice_shown  # noqa: F401  (its import installs the compile notice)
 from .params import StepParams, step_params
 from .state import (
@@ -103,6 +103,13 @@ class Simulator:
         self._pool = ThreadPoolExecutor(numba.get_num_threads()) if chunks > 1 else None
         self._step_entry = None
         self._write_entry = None
+        self._slots = WorldSlots(
+            learner_slots=self.counts.learners,
+            pedestrian_slots=self.max_pedestrians,
+            default_behaviour=behaviour_id(config.pedestrian_behaviour),
+            leader_mode=FLOCK_LEADERS.index(config.flock_leader),
+            learner_kinematics=KINEMATICS_NAMES.index(config.kinematics),
+        )
 
     # ------------------------------------------------------------------ reset
     def seed(self, seeds: Sequence[int | None] | int | None) -> None:
@@ -135,12 +142,11 @@ class Simulator:
 
     def _write_world(self, b: int, spec: Any, counts: Any) -> None:
         """Write the drawn episode ``spec`` (with its ``counts``) into world ``b``."""
-        c = self.config
         start = np.ascontiguousarray(spec.start, np.float64)
         goal = np.ascontiguousarray(spec.goal, np.float64)
         v_pref = np.ascontiguousarray(spec.v_pref, np.float64)
         kind = np.ascontiguousarray(spec.kind, np.int64)
-        # numpy's arctan2, cos and sin as always: their results are the episode's bits
+        # bodies start facing their goals (flock units: a heading drawn from the world's generator)
         to_goal = goal - start
         heading = np.arctan2(to_goal[:, 1], to_goal[:, 0])
         vel = np.zeros_like(start)
@@ -150,33 +156,26 @@ class Simulator:
             # flock units start moving at their cruising speed along their heading
             vel[flock, 0] = v_pref[flock] * np.cos(heading[flock])
             vel[flock, 1] = v_pref[flock] * np.sin(heading[flock])
-        args = (
-            b,
-            self.state,
-            self.buffers,
-            counts.learners,
-            counts.pedestrians,
-            counts.flock,
-            self.counts.learners,
-            self.max_pedestrians,
-            start,
-            goal,
-            np.ascontiguousarray(spec.radius, np.float64),
-            v_pref,
-            kind,
-            np.ascontiguousarray(spec.behaviour, np.int64),
-            heading,
-            vel,
-            np.ascontiguousarray(spec.path, np.float64),
-            np.ascontiguousarray(spec.path_len, np.int64),
-            np.ascontiguousarray(spec.obstacle_pos, np.float64).reshape(-1, 2),
-            np.ascontiguousarray(spec.obstacle_radius, np.float64).reshape(-1),
-            np.ascontiguousarray(spec.walls, np.float64).reshape(-1, 2, 2),
-            np.asarray(spec.bounds, np.float64),
-            behaviour_id(c.pedestrian_behaviour),
-            FLOCK_LEADERS.index(c.flock_leader),
-            KINEMATICS_NAMES.index(c.kinematics),
+        episode = Episode(
+            n_learners=counts.learners,
+            n_pedestrians=counts.pedestrians,
+            n_flock=counts.flock,
+            start=start,
+            goal=goal,
+            radius=np.ascontiguousarray(spec.radius, np.float64),
+            v_pref=v_pref,
+            kind=kind,
+            behaviour=np.ascontiguousarray(spec.behaviour, np.int64),
+            heading=heading,
+            vel=vel,
+            path=np.ascontiguousarray(spec.path, np.float64),
+            path_len=np.ascontiguousarray(spec.path_len, np.int64),
+            obstacle_pos=np.ascontiguousarray(spec.obstacle_pos, np.float64).reshape(-1, 2),
+            obstacle_radius=np.ascontiguousarray(spec.obstacle_radius, np.float64).reshape(-1),
+            walls=np.ascontiguousarray(spec.walls, np.float64).reshape(-1, 2, 2),
+            bounds=np.asarray(spec.bounds, np.float64),
         )
+        args = (b, self.state, self.buffers, episode, self._slots)
         if self._write_entry is None:
             self._write_entry = compiled_entry(write_world, *args)
         self._write_entry(*args)

@@ -17,7 +17,7 @@ call (:func:`fused_step`) for a serial batch, or stage by stage otherwise:
       (``dynamics.move_worlds``); non-finite motion is caught here (``StepBuffers.fault``);
    c. **collide**: body-body overlaps (at the pair's closest approach during the step when
       ``swept_collisions``), static contacts and each body's nearest gap
-      (``collisions.collisions_steps``); a periodic world (``periodic``) wraps the bodies
+      (``collisions.collisions_worlds``); a periodic world (``periodic``) wraps the bodies
       that crossed its seam after the move and measures every pair at its nearest image; with
       CrowdNav's rule the learners' test is made again against the others' previous velocities
       (``collisions.learner_collisions_previous_velocity``);
@@ -38,7 +38,7 @@ import numpy as np
 
 from crowdsteer.envs.kernels.jit import njit
 
-from .collisions import collisions_steps, learner_collisions_previous_velocity
+from .collisions import collisions_worlds, learner_collisions_previous_velocity
 from .crowd import crowd_worlds
 from .dynamics import kinematics_worlds, move_worlds
 from .events import learner_events_steps
@@ -57,8 +57,7 @@ def world_step(lo, hi, state, buffers, params, scratch):
     """
     max_dv = params.max_accel * params.dt
     max_dtheta = params.max_turn_rate * params.dt
-    s, e = state, buffers
-    pos, prev_pos, vel, prev_vel = s.pos, e.prev_pos, s.vel, e.prev_vel
+    pos, prev_pos, vel, prev_vel = state.pos, buffers.prev_pos, state.vel, buffers.prev_vel
     crowd_worlds(lo, hi, state, buffers, params, scratch)  # a. steer
     for b in range(lo, hi):
         for i in range(pos.shape[1]):  # where the step starts (the swept collision tests)
@@ -67,33 +66,20 @@ def world_step(lo, hi, state, buffers, params, scratch):
             if params.collision_previous_velocity:
                 prev_vel[b, i, 0] = vel[b, i, 0]
                 prev_vel[b, i, 1] = vel[b, i, 1]
-    kinematics_worlds(  # b. move
-        lo,
-        hi,
-        vel,
-        s.heading,
-        e.desired,
-        s.kinematics,
-        s.v_max,
-        s.active,
-        max_dv,
-        max_dtheta,
-    )
+    kinematics_worlds(lo, hi, state, buffers, max_dv, max_dtheta)  # b. move
     faults = move_worlds(lo, hi, state, buffers, params.dt)
-    cells = scratch.cells
     if params.period > 0.0:  # a periodic world: bodies past the seam re-enter, pairs are imaged
         for b in range(lo, hi):
             wrap_world(b, state, buffers, params.period, params.period_origin)
         for b in range(lo, hi):  # c. collide
-            collisions_periodic(
-                b, state, buffers, params.swept_collisions, params.period, scratch.idx_buf, cells
-            )
-    else:
-        collisions_steps(lo, hi, state, buffers, scratch.idx_buf, cells, params.swept_collisions)
+            collisions_periodic(b, state, buffers, params, scratch)
+    else:  # c. collide (the move's contacts kept)
+        swept = params.swept_collisions
+        collisions_worlds(lo, hi, state, buffers, scratch.idx_buf, scratch.cells, True, swept)
     if params.collision_previous_velocity:
         learner_collisions_previous_velocity(lo, hi, state, buffers, params)
     learner_events_steps(lo, hi, state, buffers, params.goal_tolerance, params.collision_ends)
-    step_count = s.step_count
+    step_count = state.step_count
     for b in range(lo, hi):  # d. events (above) and the clock
         step_count[b] += 1
     return faults

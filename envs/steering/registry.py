@@ -356,9 +356,14 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
 """Steering behaviours, in id order (the id is stored per body in the world state)."""
 
 NAMES = tuple(b.name for b in BEHAVIOURS)
-GOAL_SEEK, CARDIOID, SIDE_CHOICE, RIGHT_OF_WAY, SOCIAL_FORCE, ORCA, DETECTION_BOX = range(
-    len(BEHAVIOURS)
-)
+# The behaviour ids, which the dispatch tests (compiled in as constants).
+GOAL_SEEK = NAMES.index("goal_seek")
+CARDIOID = NAMES.index("cardioid")
+SIDE_CHOICE = NAMES.index("side_choice")
+RIGHT_OF_WAY = NAMES.index("right_of_way")
+SOCIAL_FORCE = NAMES.index("social_force")
+ORCA = NAMES.index("orca")
+DETECTION_BOX = NAMES.index("detection_box")
 
 SUPPORT: tuple[Behaviour, ...] = (
     Behaviour(

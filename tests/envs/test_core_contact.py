@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from crowdsteer.envs import CrowdConfig, make_batch
 from crowdsteer.envs.core.contact import SKIN, sweep_body
 from crowdsteer.envs.core.simulator import Simulator
+from crowdsteer.envs.core.state import WorldState
 from crowdsteer.envs.scenarios import scenario_source
 from crowdsteer.training.perf.bench_penetration import count_violations
 
@@ -17,33 +18,13 @@ from crowdsteer.training.perf.bench_penetration import count_violations
 def _sweep(
     p, d, r, obstacles=(), walls=(), bounds=(-1e3, -1e3, 1e3, 1e3), in_bounds=False, slide=True
 ):
-    m = max(len(obstacles), 1)
-    obs_pos = np.zeros((1, m, 2))
-    obs_r = np.zeros((1, m))
-    obs_on = np.zeros((1, m), bool)
+    s = WorldState.empty(1, 1, len(obstacles), len(walls), 1)
     for k, (c, rad) in enumerate(obstacles):
-        obs_pos[0, k], obs_r[0, k], obs_on[0, k] = c, rad, True
-    w = max(len(walls), 1)
-    wall = np.zeros((1, w, 2, 2))
-    wall_on = np.zeros((1, w), bool)
+        s.obstacle_pos[0, k], s.obstacle_radius[0, k], s.obstacle_active[0, k] = c, rad, True
     for k, seg in enumerate(walls):
-        wall[0, k], wall_on[0, k] = seg, True
-    return sweep_body(
-        0,
-        float(p[0]),
-        float(p[1]),
-        float(d[0]),
-        float(d[1]),
-        r,
-        obs_pos,
-        obs_r,
-        obs_on,
-        wall,
-        wall_on,
-        np.array([bounds], float),
-        in_bounds,
-        slide,
-    )
+        s.walls[0, k], s.wall_active[0, k] = seg, True
+    s.bounds[0] = bounds
+    return sweep_body(0, float(p[0]), float(p[1]), float(d[0]), float(d[1]), r, s, in_bounds, slide)
 
 
 def _crosses(p, q, a, b) -> bool:

@@ -159,24 +159,12 @@ def test_renewal_swaps_start_and_goal_of_arrived_learners_only():
     s.active[1, 2], s.collided[1, 2], batch.alive[1, 2] = False, True, False  # left on a collision
     goal, start = s.goal[0, 1].copy(), s.start[0, 1].copy()
     totals = presence.new_totals()
-    args = (
-        s.active,
-        s.reached,
-        batch.alive,
-        s.pos,
-        s.goal,
-        s.start,
-        sim.goal_dist,
-        s.path,
-        s.path_len,
-        s.path_index,
-        totals,
-    )
+    args = (s, sim.buffers, batch.alive, totals)
     presence.renew_and_tally(*args)
     assert totals.tolist() == [2 * 6 - 1, 2 * 3 - 1, 1, 2 * 6 - 1]  # bodies, learners, renewed
     assert s.active[0, 1] and batch.alive[0, 1] and not s.reached[0, 1]
     assert np.array_equal(s.goal[0, 1], start) and np.array_equal(s.start[0, 1], goal)
-    assert sim.goal_dist[0, 1] == pytest.approx(np.linalg.norm(start - s.pos[0, 1]))
+    assert sim.buffers.goal_dist[0, 1] == pytest.approx(np.linalg.norm(start - s.pos[0, 1]))
     assert not s.active[1, 2] and not batch.alive[1, 2]
     presence.renew_and_tally(*args)  # nothing left to renew: the counts add up
     presence.tally_present(s.active, 3, totals)

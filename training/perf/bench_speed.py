@@ -297,19 +297,7 @@ class BatchStepper(Stepper):
         self.pool = action_pool(seed, case.num_worlds, case.learners)
         s, sim = self.batch.state, self.batch.sim
         if renew:
-            self._args = (
-                s.active,
-                s.reached,
-                self.batch.alive,
-                s.pos,
-                s.goal,
-                s.start,
-                sim.buffers.goal_dist,
-                s.path,
-                s.path_len,
-                s.path_index,
-                self.totals,
-            )
+            self._args = (s, sim.buffers, self.batch.alive, self.totals)
             self._tally = compiled_entry(renew_and_tally, *self._args)
         else:
             self._args = (s.active, self.batch.num_learners, self.totals)

@@ -56,26 +56,26 @@ def tally_present(active, num_learners, totals):
 
 
 @njit(cache=True)
-def renew_and_tally(
-    active, reached, alive, pos, goal, start, goal_dist, path, path_len, path_index, totals
-):
+def renew_and_tally(state, buffers, alive, totals):
     """Bring back the learners that arrived, heading for their start, then ``tally_present``.
 
-    active, reached: (B, N) bool; alive: (B, L) bool, the batch's learners in the episode, with
-    the learners in slots ``[0, L)``; pos, goal, start: (B, N, 2); goal_dist: (B, N), the distance
-    to goal that the next step's progress is measured from; path: (B, N, P, 2), path_len,
-    path_index: (B, N). A learner that has left its world after reaching its goal swaps start and
-    goal, its path reversed (``crowd.reverse_trip``, as pedestrians renew their goals), and is
-    present and in the episode again. Learners that left on a collision stay out. Renewals are
-    added to ``totals[RENEWALS]``.
+    state: the ``WorldState``; buffers: the ``StepBuffers`` (``goal_dist``, the distance to goal
+    that the next step's progress is measured from, is reset); alive: (B, L) bool, the batch's
+    learners in the episode, with the learners in slots ``[0, L)``. A learner that has left its
+    world after reaching its goal swaps start and goal, its path reversed
+    (``crowd.reverse_trip``, as pedestrians renew their goals), and is present and in the
+    episode again. Learners that left on a collision stay out. Renewals are added to
+    ``totals[RENEWALS]``.
     """
+    active, reached, pos, goal = state.active, state.reached, state.pos, state.goal
+    goal_dist = buffers.goal_dist
     nb = active.shape[0]
     nl = alive.shape[1]
     for b in range(nb):
         for i in range(nl):
             if active[b, i] or not reached[b, i]:
                 continue
-            reverse_trip(b, i, goal, start, path, path_len, path_index)
+            reverse_trip(b, i, state)
             goal_dist[b, i] = math.hypot(goal[b, i, 0] - pos[b, i, 0], goal[b, i, 1] - pos[b, i, 1])
             reached[b, i] = False
             active[b, i] = True
