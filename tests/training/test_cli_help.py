@@ -15,6 +15,7 @@ LIGHT_COMMANDS = (
     "demo",
     "play",
     "render",
+    "gallery",
     "evaluate",
     "benchmark",
     "bench-speed",

@@ -29,7 +29,7 @@ from .watch import add_watch_commands
 DESCRIPTION = """\
 Crowd-navigation environments with compiled steering baselines.
 
-Commands by purpose: watch (demo, play, render), score (evaluate, benchmark), train (train,
+Commands by purpose: watch (demo, play, render, gallery), score (evaluate, benchmark), train (train,
 train-rllib, plot-curves) and measure (bench-speed, bench-peers, bench-memory, bench-render,
 bench-penetration, realism); set up: compile (the kernels ahead of time, once per install).
 COMMAND --help lists a command's options; --debug shows the

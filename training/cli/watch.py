@@ -35,8 +35,15 @@ def _render(args: argparse.Namespace) -> int:
     return render_cli(args)
 
 
+def _gallery(args: argparse.Namespace) -> int:
+    from ..interactive.gallery import write_gallery
+
+    write_gallery(args.out, args.size, args.columns, args.step)
+    return 0
+
+
 def add_watch_commands(commands: Commands) -> None:
-    """``demo``, ``play`` and ``render``."""
+    """``demo``, ``play``, ``render`` and ``gallery``."""
     policy_help = ca.policy_help()
 
     p = commands.add(
@@ -179,3 +186,20 @@ def add_watch_commands(commands: Commands) -> None:
         help="whose overlays --overlays draws: the first learner still walking, or the first "
         "pedestrian steering with a look-ahead or a detection box (else the first one)",
     )
+
+    p = commands.add(
+        "gallery",
+        _gallery,
+        "one frame of every scenario, tiled into one PNG (the README's picture)",
+        "Each tile is `crowdsteer render --overlays --overlay-body pedestrian --frame STEP` of\n"
+        "one scenario: its demo crowd, the scene's best scripted baseline driving the\n"
+        "learners, and the overlays of one pedestrian that steers with a look-ahead.",
+    )
+    p.add_argument(
+        "--out",
+        default="out/scenarios.png",
+        help="the PNG written (docs/scenarios.png: the README's)",
+    )
+    ca.add_size_option(p, 560)
+    p.add_argument("--columns", type=ca.int_at_least(1), default=2, help="tiles per row")
+    p.add_argument("--step", type=ca.int_at_least(1), default=15, help="the step drawn")

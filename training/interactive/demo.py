@@ -265,12 +265,12 @@ def _followed_pedestrian(state: Any, sim: Any) -> int | None:
     """The first active pedestrian of world 0 that steers with a look-ahead or a detection box
     (whose geometry the overlays draw), else the first active pedestrian, else None."""
     from crowdsteer.envs.core.state import PEDESTRIAN
-    from crowdsteer.envs.steering.registry import DETECTION_BOX, RIGHT_OF_WAY
+    from crowdsteer.envs.render.overlays import LEARNER_GEOMETRY
 
     peds = np.flatnonzero(state.active[0] & (state.kind[0] == PEDESTRIAN))
     if peds.size == 0:
         return None
-    geometry = np.isin(state.behaviour[0, peds], (RIGHT_OF_WAY, DETECTION_BOX))
+    geometry = np.isin(state.behaviour[0, peds], tuple(LEARNER_GEOMETRY.values()))
     return int(peds[geometry][0] if geometry.any() else peds[0])
 
 

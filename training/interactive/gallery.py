@@ -1,16 +1,15 @@
 """The gallery of the scenarios: one frame of each at the same step, tiled into one PNG.
 
-``python -m crowdsteer.training.interactive.gallery --out docs/scenarios.png`` regenerates the
-README's picture. Each tile is ``crowdsteer render --overlays --overlay-body pedestrian --frame
-STEP`` of one scenario: the scene's demo crowd, its learners driven by the scene's best scripted
-baseline, and the overlays of one pedestrian that steers with a look-ahead (what steered it at
-that step: its pushes, their sums, its look-ahead segments and crossings). Tiles of a row are
-padded to the tallest with the frame's outside colour.
+``crowdsteer gallery --out docs/scenarios.png`` regenerates the README's picture. Each tile is
+``crowdsteer render --overlays --overlay-body pedestrian --frame STEP`` of one scenario: the
+scene's demo crowd, its learners driven by the scene's best scripted baseline, and the overlays of
+one pedestrian that steers with a look-ahead (what steered it at that step: its pushes, their
+sums, its look-ahead segments and crossings). Tiles of a row are padded to the tallest with the
+frame's outside colour.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -72,31 +71,23 @@ def tiled(frames: Sequence[np.ndarray], columns: int, fill: Sequence[int]) -> np
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(
-        prog="python -m crowdsteer.training.interactive.gallery", description=__doc__
-    )
-    parser.add_argument("--out", default="out/scenarios.png", help="the PNG written")
-    parser.add_argument("--size", type=int, default=560, help="width of each tile in pixels")
-    parser.add_argument("--columns", type=int, default=2, help="tiles per row")
-    parser.add_argument("--step", type=int, default=STEP, help="the step drawn")
-    args = parser.parse_args(argv)
+def write_gallery(
+    out: str | Path = "out/scenarios.png", size: int = 560, columns: int = 2, step: int = STEP
+) -> Path:
+    """Draw every scenario of :data:`SCENARIOS` at ``step``, ``size`` pixels wide each, tile
+    them ``columns`` to a row and write the PNG ``out``; returns its path."""
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     import imageio.v2 as imageio
 
     from crowdsteer.envs.render import Style
 
-    frames = [tile(s, args.size, args.step) for s in SCENARIOS]
-    picture = tiled(frames, args.columns, Style().outside)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    imageio.imwrite(out, picture)
+    frames = [tile(s, size, step) for s in SCENARIOS]
+    picture = tiled(frames, columns, Style().outside)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    imageio.imwrite(path, picture)
     print(
-        f"wrote {len(frames)} scenarios at step {args.step} to {out} ({picture.shape[1]} x "
-        f"{picture.shape[0]} px)"
+        f"wrote {len(frames)} scenarios at step {step} to {path} "
+        f"({picture.shape[1]} x {picture.shape[0]} px)"
     )
-    return out
-
-
-if __name__ == "__main__":
-    main()
+    return path
