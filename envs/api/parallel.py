@@ -128,8 +128,8 @@ class CrowdParallelEnv(ParallelEnv):
         if rows is not None and everyone and keys == live:
             # the most common case: every agent, in order, a float array of shape (2,) each
             a = rows.reshape(1, n, 2)
-        else:
-            a = np.zeros((1, n, 2))
+        else:  # the actions' own float width: the compiled step is not re-selected mid-episode
+            a = np.zeros((1, n, 2), np.float64 if rows is None else rows.dtype)
             if rows is not None:  # some agents gone, or another order: copied in at once by index
                 a[0, [self._index[x] for x in actions]] = rows
             else:

@@ -97,7 +97,7 @@ class CrowdBatch:
             raise ValueError(f"potential={config.potential!r} needs a potential_reference")
         self.potential = np.zeros((b, n_l))
         """(B, L) shaping potential ``Phi`` of each learner's current state (0 without one)."""
-        self._fused_entry = None
+        self._fused_entries: dict[np.dtype, Any] = {}  # one compiled entry per actions' dtype
         staged = self._reference is not None or self._residual is not None
         self._fused = self.sim._pool is None and not staged and config.potential is None
         self._fused_tail = self._fused_arguments()
@@ -237,10 +237,9 @@ class CrowdBatch:
         a = self._checked_dtype(actions)
         if self._fused_tail[3] is not self.sim.params:
             self._fused_tail = self._fused_arguments()
-        entry = self._fused_entry
-        if entry is None or a.dtype != self._fused_dtype:
-            entry = self._fused_entry = compiled_entry(fused_step, a, *self._fused_tail)
-            self._fused_dtype = a.dtype
+        entry = self._fused_entries.get(a.dtype)
+        if entry is None:  # float32 and float64 actions each compile (or load) once
+            entry = self._fused_entries[a.dtype] = compiled_entry(fused_step, a, *self._fused_tail)
         code = entry(a, *self._fused_tail)
         if code < 0:
             raise ActionError("actions contain NaN or inf; allowed range is [-1, 1]")

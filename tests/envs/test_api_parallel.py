@@ -324,3 +324,20 @@ def test_actions_all_of_one_wrong_shape_are_refused():
         env.step({a: np.zeros((1, 2), np.float32) for a in env.agents})  # stacks to (3, 1, 2)
     with pytest.raises(ActionError, match=r"learner_0 must have shape \(2,\), got \(\)"):
         env.step({a: np.float64(0.1) for a in env.agents})  # stacks to (3,)
+
+
+def test_float32_actions_keep_one_compiled_step_when_agents_leave_at_different_times():
+    """Actions as ``Box.sample()`` gives them (float32), with agents leaving one by one: the step
+    keeps the actions' width, so the compiled step is chosen once, not again at every change of
+    the set of live agents."""
+    env = CrowdParallelEnv(n_learners=6, n_pedestrians=4, max_cycles=60)
+    seen_partial = False
+    for episode in range(6):
+        env.reset(seed=episode)
+        while env.agents:
+            actions = {a: env.action_space(a).sample() for a in env.agents}
+            assert all(v.dtype == np.float32 for v in actions.values())
+            seen_partial |= 0 < len(env.agents) < 6
+            env.step(actions)
+    assert seen_partial
+    assert list(env.batch._fused_entries) == [np.dtype(np.float32)]

@@ -89,9 +89,9 @@ def add_perf_commands(commands: Commands) -> None:
     p.add_argument(
         "--forms",
         default=None,
-        help="comma-separated subset of batch,target,single,parallel,large,closed,nocrowd,"
-        "xlarge,perbody,coldstart (default: all, or only batch when --num-worlds or --bodies is "
-        "given)",
+        help="comma-separated subset of batch,target,single,parallel,parallel_leave,large,closed,"
+        "nocrowd,xlarge,perbody,coldstart (default: all, or only batch when --num-worlds or "
+        "--bodies is given)",
     )
     p.add_argument("--seconds", type=seconds(False), default=1.0, help="one timed window")
     p.add_argument(

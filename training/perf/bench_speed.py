@@ -21,6 +21,9 @@ Forms measured (one row each, over ``--repeats`` timed windows of ``--seconds``)
   resets included; the action dict of the live agents is assembled inside the timed loop. The
   env resets as soon as an agent leaves (arrival, or the 100-step limit), so every step simulates
   all 15 bodies; with ``--learners-leave`` it resets only when no agent is left.
+- ``parallel_leave``: the same env as training sees it: random float32 actions (as
+  ``Box.sample()`` gives them), agents leaving at their own times on arrival or collision,
+  a reset when none is left; the figures count the bodies present.
 - ``closed``, ``nocrowd``, ``xlarge``, ``coldstart``: a baseline policy in closed loop with
   CrowdNav's test, 4096 worlds of 3 learners and no crowd, one world of 10,000 bodies, and the
   spawn-to-first-step time of a fresh process with a cold and a warm numba cache
@@ -93,6 +96,7 @@ ALL_FORMS = (
     "large",
     "single",
     "parallel",
+    "parallel_leave",
     "closed",
     "nocrowd",
     "xlarge",
@@ -333,9 +337,10 @@ class SingleStepper(Stepper):
 
 
 class ParallelStepper(Stepper):
-    """``CrowdParallelEnv.step`` with random actions for the live agents (``collision_ends``
-    off). ``keep_full``: reset as soon as an agent has left, so every step simulates the whole
-    world; otherwise reset when no agent is left."""
+    """``CrowdParallelEnv.step`` with random float32 actions for the live agents.
+    ``keep_full``: ``collision_ends`` off, and a reset as soon as an agent has left, so every
+    step simulates the whole world; otherwise (``parallel_leave``) agents leave at their own
+    times, on arrival or collision as in training, and the env resets when none is left."""
 
     def __init__(self, case: Case, seed: int, keep_full: bool = True):
         super().__init__()
@@ -343,7 +348,7 @@ class ParallelStepper(Stepper):
         from crowdsteer.envs.core.simulator import compiled_entry
 
         self.env = CrowdParallelEnv(
-            n_learners=case.learners, n_pedestrians=case.pedestrians, collision_ends=False
+            n_learners=case.learners, n_pedestrians=case.pedestrians, collision_ends=not keep_full
         )
         self.env.reset(seed=seed)
         rng = np.random.default_rng(seed)
@@ -378,6 +383,8 @@ def make_stepper(case: Case, seed: int, learners_leave: bool = False) -> Stepper
         return SingleStepper(case, seed)
     if case.form == "parallel":
         return ParallelStepper(case, seed, keep_full=not learners_leave)
+    if case.form == "parallel_leave":
+        return ParallelStepper(case, seed, keep_full=False)
     return BatchStepper(case, seed, renew=not learners_leave)
 
 
@@ -548,6 +555,8 @@ def plan(args: Any) -> list[Case]:
         cases.append(Case("single", 1, 11, 1, 10, 0))
     if "parallel" in forms:
         cases.append(Case("parallel", 1, 15, 10, 5, 0))
+    if "parallel_leave" in forms:
+        cases.append(Case("parallel_leave", 1, 15, 10, 5, 0))
     if "closed" in forms:
         for name in _policies(args):
             cases.append(Case("closed", 1, 6, 1, 5, 0, policy=name))
