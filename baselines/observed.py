@@ -49,7 +49,7 @@ from crowdsteer.envs.core.layout import (
 )
 from crowdsteer.envs.kernels.bundle import bundle
 from crowdsteer.envs.kernels.jit import njit
-from crowdsteer.envs.steering.path_follow import path_follow_projected_one
+from crowdsteer.envs.steering.path_follow import PathFollowParams, path_follow_projected_one
 from crowdsteer.envs.steering.registry import Body, senses_buffers, steer_traced
 
 
@@ -122,29 +122,56 @@ def _decode(row, c, sense, path):
     return goal_dist, vx, vy, radius, v_pref, heading, n, n_bodies, n_path
 
 
+@bundle
+class PolicyArgs(NamedTuple):
+    """What :func:`act_from_observations` reads besides the observations: the ``settings``,
+    every behaviour's parameters in registry order (``steering``), path following's (``path``),
+    and the observation's bounds ``low, high: (dim,)`` (empty: not checked)."""
+
+    settings: PolicySettings
+    steering: tuple
+    path: PathFollowParams
+    low: np.ndarray
+    high: np.ndarray
+
+
+ACTED, NOT_FINITE, OUTSIDE, BAD_ACTION = range(4)
+"""What :func:`act_from_observations` returns first: every row acted, or an observation entry
+not finite or outside its bounds (nothing acted), or a non-finite action."""
+
+
 @njit(cache=True, allocates=True)
-def act_from_observations(obs, settings, steering, path_params, out, trace):
-    """Actions ``out: (K, 2)`` in [-1, 1] of the behaviour ``settings.behaviour`` for the flat
-    observations ``obs: (K, dim)``; ``steering``: every behaviour's parameters in registry
-    order; ``trace: (K, T, 2)`` receives the steering vectors in each goal frame (T = 0: none).
-    Returns the index of the first row holding a NaN or inf, or -1."""
-    c = settings
+def act_from_observations(obs, policy, out, trace):
+    """Actions ``out: (K, 2)`` in [-1, 1] (float32 or float64) of the behaviour
+    ``policy.settings.behaviour`` for the flat observations ``obs: (K, dim)`` (float32 or
+    float64; read as float64, exactly); ``policy``: ``PolicyArgs``; ``trace: (K, T, 2)``
+    receives the steering vectors in each goal frame (T = 0: none).
+
+    The observations are checked first, in one pass: returns ``(NOT_FINITE, i)`` or ``(OUTSIDE,
+    i)`` for the first bad entry (flat index ``i``) and acts on none; otherwise ``(BAD_ACTION,
+    a)`` for the first row whose action is not finite, or ``(ACTED, -1)``.
+    """
+    c = policy.settings
+    bad, outside = first_bad_entries(obs, policy.low, policy.high)
+    if bad >= 0:
+        return NOT_FINITE, bad
+    if outside >= 0:
+        return OUTSIDE, outside
     cap = c.n_neighbours + c.n_obstacles + c.n_walls
     record = trace.shape[1] > 0
     buf = senses_buffers(cap, record)
     path = np.zeros((c.n_waypoints + 1, 2))
+    row = np.zeros(obs.shape[1])  # a row in float64 before any arithmetic (float32 sums round)
     for a in range(obs.shape[0]):
-        row = obs[a]
-        for v in row:
-            if not math.isfinite(v):
-                return a
+        for j in range(row.shape[0]):
+            row[j] = obs[a, j]
         goal_dist, vx, vy, radius, v_pref, heading, n, n_bodies, n_path = _decode(row, c, buf, path)
         tx = goal_dist
         ty = 0.0
         if n_path >= 2:
-            tx, ty, _ = path_follow_projected_one(0.0, 0.0, path, n_path, 0, path_params)
+            tx, ty, _ = path_follow_projected_one(0.0, 0.0, path, n_path, 0, policy.path)
         me = Body(0.0, 0.0, vx, vy, heading, tx, ty, radius, v_pref, c.dt, n, n_bodies)
-        wx, wy = steer_traced(c.behaviour, me, buf, steering)
+        wx, wy = steer_traced(c.behaviour, me, buf, policy.steering)
         if record:
             rows = min(trace.shape[1], buf.trace.shape[0])
             trace[a, :rows] = buf.trace[:rows]
@@ -157,9 +184,11 @@ def act_from_observations(obs, settings, steering, path_params, out, trace):
         else:
             ax = wx / v_pref
             ay = wy / v_pref
+        if not (math.isfinite(ax) and math.isfinite(ay)):
+            return BAD_ACTION, a
         out[a, 0] = min(max(ax, -1.0), 1.0)
         out[a, 1] = min(max(ay, -1.0), 1.0)
-    return -1
+    return ACTED, -1
 
 
 @njit(cache=True)
@@ -179,4 +208,13 @@ def first_bad_entries(obs, low, high):
     return -1, outside
 
 
-__all__ = ["PolicySettings", "act_from_observations", "first_bad_entries"]
+__all__ = [
+    "ACTED",
+    "BAD_ACTION",
+    "NOT_FINITE",
+    "OUTSIDE",
+    "PolicyArgs",
+    "PolicySettings",
+    "act_from_observations",
+    "first_bad_entries",
+]

@@ -27,7 +27,15 @@ from crowdsteer.envs.core.steering_params import (
 from crowdsteer.envs.kernels.bundle import typed_params
 from crowdsteer.envs.steering.registry import BEHAVIOURS, NAMES, TRACE_FINAL, trace_rows
 
-from .observed import PolicySettings, act_from_observations, first_bad_entries
+from .observed import (
+    ACTED,
+    NOT_FINITE,
+    OUTSIDE,
+    PolicyArgs,
+    PolicySettings,
+    act_from_observations,
+    first_bad_entries,
+)
 
 if TYPE_CHECKING:
     from .rllib_policy import RLlibPolicy
@@ -129,7 +137,7 @@ class SteeringPolicy:
         self.params = chosen["params"]
         self._steering = tuple(steer[n] for n in NAMES)
         self._path = chosen["path_params"]
-        self._entry = None
+        self._entries: dict[np.dtype, Any] = {}  # one compiled call per observations' dtype
         self._settings = PolicySettings(
             c.obs_neighbours,
             c.obs_obstacles,
@@ -139,6 +147,9 @@ class SteeringPolicy:
             float(c.dt),
             c.kinematics == "unicycle",
             float(c.max_turn_rate),
+        )
+        self._args = PolicyArgs(
+            self._settings, self._steering, self._path, self.obs_low, self.obs_high
         )
 
     def check_observation(self, obs: Any) -> np.ndarray:
@@ -160,32 +171,49 @@ class SteeringPolicy:
         return self.trace(obs)[:, TRACE_FINAL]
 
     def act(self, obs: np.ndarray, trace: np.ndarray | None = None) -> np.ndarray:
-        """Actions (K, 2) in [-1, 1] for the configured kinematics (``(2,)`` for one ``(dim,)``
-        observation), in one compiled call through the registry's dispatch.
+        """Float32 actions (K, 2) in [-1, 1] for the configured kinematics (``(2,)`` for one
+        ``(dim,)`` observation), in one compiled call through the registry's dispatch, which
+        also checks the observations (finite, within their bounds; ``ValueError`` naming the
+        first bad entry) and the actions (``FloatingPointError``).
 
         ``trace: (K, T, 2)``, when given, receives the steering vectors of each row in its
         learner's goal frame (the registry's ``TRACE_*`` rows; see ``trace_rows``).
         """
-        single = np.ndim(obs) == 1
-        rows = self.check_observation(np.atleast_2d(obs))  # C-contiguous float64 (a copy)
-        out = np.zeros((rows.shape[0], 2))
+        rows = obs if type(obs) is np.ndarray else np.asarray(obs)
+        single = rows.ndim == 1
+        if single:
+            rows = rows.reshape(1, -1)
+        dim = self.layout.dim
+        if rows.ndim != 2 or rows.shape[1] != dim:
+            raise ValueError(f"obs must have shape (K, {dim}) or ({dim},), got {rows.shape}")
+        if rows.dtype not in _NATIVE or not rows.flags.c_contiguous:
+            if rows.dtype.kind not in "fiu":
+                raise ValueError(f"obs must be numbers, got dtype {rows.dtype}")
+            rows = np.ascontiguousarray(rows, np.float64)
+        out = np.empty((rows.shape[0], 2), np.float32)
         if trace is None:
-            trace = np.zeros((rows.shape[0], 0, 2))
-        args = (rows, self._settings, self._steering, self._path, out, trace)
-        if self._entry is None or trace.shape[1] > 0:
-            # typing the parameter tuples on every call would cost more than acting
-            entry = compiled_entry(act_from_observations, *args)
-            if trace.shape[1] == 0:
-                self._entry = entry
-        else:
-            entry = self._entry
-        entry(*args)
-        if first_bad_entries(out, _NO_BOUND, _NO_BOUND)[0] >= 0:
-            raise FloatingPointError(
-                f"policy {self.name!r} produced a non-finite action from a finite observation"
-            )
-        act = out.astype(np.float32)
-        return act[0] if single else act
+            trace = _NO_TRACE
+        entry = self._entries.get(rows.dtype)
+        if entry is None:  # typing the parameter tuples on every call would cost more than acting
+            entry = compiled_entry(act_from_observations, rows, self._args, out, trace)
+            self._entries[rows.dtype] = entry
+        code, where = entry(rows, self._args, out, trace)
+        if code != ACTED:
+            self._raise_bad(code, where, rows)
+        return out[0] if single else out
+
+    def _raise_bad(self, code: int, where: int, rows: np.ndarray) -> None:
+        if code in (NOT_FINITE, OUTSIDE):
+            # the message of check_observations, which finds the same entry
+            check_observations(rows, self.layout.dim, self.obs_low, self.obs_high)
+        raise FloatingPointError(
+            f"policy {self.name!r} produced a non-finite action from a finite observation "
+            f"(row {where})"
+        )
+
+
+_NATIVE = frozenset(map(np.dtype, (np.float32, np.float64)))
+_NO_TRACE = np.zeros((1, 0, 2))  # no steering vectors recorded (the kernel reads no row of it)
 
 
 def check_observations(

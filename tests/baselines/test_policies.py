@@ -475,3 +475,18 @@ def test_load_policy_checks_the_observation_size(tmp_path):
     (tmp_path / "vecnormalize.pkl").write_bytes(b"not a pickle")
     with pytest.raises(ValueError, match="vecnormalize.pkl"):
         load_policy(tmp_path / "model.zip")
+
+
+def test_act_reads_float32_and_float64_observations_alike():
+    """The batch's float32 observations act without a float64 copy, with the same actions as
+    their float64 copy (the kernel widens each row before any arithmetic)."""
+    config = CrowdConfig.from_kwargs(n_pedestrians=6, obs_neighbours=6)
+    batch = make_batch(config, 8)
+    batch.seed(1)
+    obs = batch.reset().reshape(-1, batch.layout.dim)
+    for name in list_policies():
+        policy = make_policy(name, config=config)
+        a32 = policy.act(obs)
+        assert a32.dtype == np.float32
+        np.testing.assert_array_equal(a32, policy.act(obs.astype(np.float64)))
+        np.testing.assert_array_equal(policy.act(obs[3]), a32[3])
