@@ -129,3 +129,7 @@ def test_a_peer_is_timed_in_turn_with_our_side_and_compared():
     assert row["ratio"] == 2 and row["paired_ratio_min"] == row["paired_ratio_max"] == 2
     assert row["peer_versions"] == {"ready": "stand-in"}
     assert _row("x", row, 1.0, "").startswith("| x | 400 (400-400) | 200 (200-200) | 2.00")
+    # the control, the minimal compiled step, timed in the same turns: a rate of its own
+    control = row["control"]
+    assert control["per_s"] > 0 and control["per_s_min"] <= control["per_s"] <= control["per_s_max"]
+    assert f"{control['per_s'] / 1e6:.2f} M" in _row("x", row, 1.0, "")

@@ -1,9 +1,13 @@
 """crowdsteer side by side with its peers, in one run, interleaved, where they are installed.
 
 Each peer runs in a warm worker process of a Python of its own, timed window by window in turn
-with the matching crowdsteer form timed in this process (A B A B ..., one thread each). A figure
-is the median window, per second of wall time and of the process's CPU time; the ratio is
-crowdsteer's over the peer's. A peer that is not given (or does not start) is skipped and said so.
+with the matching crowdsteer form timed in this process and a control (A B C A B C ..., one
+thread each). A figure is the median window, per second of wall time and of the process's CPU
+time; the ratio is crowdsteer's over the peer's. The control is the minimal compiled step
+(``bench_speed.minimal_step``, 256 worlds of 20 bodies), whose rate says how fast the machine ran
+in that comparison: a ratio read beside it can be compared across runs and machines, and a
+control much below its usual rate says the cores were not idle. A peer that is not given (or
+does not start) is skipped and said so.
 
 - **VMAS** ``simple_spread`` (``--vmas-python``: a venv with vmas and torch): 3 agents, B = 4096
   worlds, continuous actions, no episode end, on the CPU, against crowdsteer's ``nocrowd`` form
@@ -205,6 +209,19 @@ class LocalSide:
         return {"calls": calls, "wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
 
 
+class ControlSide(LocalSide):
+    """The minimal compiled step (``bench_speed.CeilingStepper``, 256 worlds of 20 bodies): the
+    control timed in turn with every comparison."""
+
+    WORLDS, BODIES = 256, 20
+
+    def __init__(self, seed: int = 0):
+        from .bench_speed import CeilingStepper
+
+        self.step = CeilingStepper(self.WORLDS, self.BODIES, seed)
+        self.window(1.0)
+
+
 class NoCrowdSide(LocalSide):
     """crowdsteer's ``nocrowd`` form (``bench_speed``) in this process."""
 
@@ -279,15 +296,19 @@ def _rates(windows: Sequence[dict[str, float]], per: int) -> dict[str, float]:
 
 
 def _interleaved(ours: LocalSide, peer: PeerWorker, args: Any, per: int) -> dict[str, Any]:
-    """``args.rounds`` windows of ``args.seconds`` on each side in turn; their rates and ratios."""
-    mine, theirs = [], []
+    """``args.rounds`` windows of ``args.seconds`` on each side and of the control in turn; their
+    rates, the ratios, and the control's rate (body-steps per second)."""
+    mine, theirs, control = [], [], []
+    check = ControlSide()
     try:
         for _ in range(args.rounds):
             mine.append(ours.window(args.seconds))
             theirs.append(peer.window(args.seconds))
+            control.append(check.window(args.seconds))
     finally:
         peer.close()
     a, b = _rates(mine, per), _rates(theirs, per)
+    c = _rates(control, ControlSide.WORLDS * ControlSide.BODIES)
     paired = [
         (m["calls"] / m["wall"]) / (t["calls"] / t["wall"])
         for m, t in zip(mine, theirs, strict=True)
@@ -300,6 +321,7 @@ def _interleaved(ours: LocalSide, peer: PeerWorker, args: Any, per: int) -> dict
         "ratio_cpu": a["per_cpu_s"] / b["per_cpu_s"],
         "paired_ratio_min": min(paired),
         "paired_ratio_max": max(paired),
+        "control": c,
         "rounds": args.rounds,
         "seconds": args.seconds,
     }
@@ -326,10 +348,12 @@ def _row(what: str, row: dict[str, Any], scale: float, unit: str) -> str:
             return f"{v:,.2f}{unit} ({lo:,.2f}-{hi:,.2f})"
         return f"{v:,.0f} ({lo:,.0f}-{hi:,.0f})"
 
+    c = row["control"]
     return (
         f"| {what} | {fig(a)} | {fig(b)} | {row['ratio']:.2f} (paired "
         f"{row['paired_ratio_min']:.2f}-{row['paired_ratio_max']:.2f}; per CPU-s "
-        f"{row['ratio_cpu']:.2f}) |"
+        f"{row['ratio_cpu']:.2f}) | {c['per_s'] / 1e6:.2f} M ({c['per_s_min'] / 1e6:.2f}-"
+        f"{c['per_s_max'] / 1e6:.2f}), CPU {c['cpu_fraction']:.2f} |"
     )
 
 
@@ -338,6 +362,9 @@ def run(args: Any) -> int:
     namespace: ``vmas_python``, ``mpe2_python``, ``crowdnav_python``, ``crowdnav_root``,
     ``seconds``, ``rounds``, ``json``); prints a Markdown row per comparison, or one JSON object
     per line. Returns 0, also when a peer is skipped (it says why)."""
+    if not args.json:
+        print("| comparison | crowdsteer | peer | ratio | control: minimal step, body-steps/s |")
+        print("|:--|--:|--:|--:|--:|")
     vmas = _start("VMAS", args.vmas_python, _VMAS_WORKER, str(WORLDS), str(AGENTS))
     if vmas is not None:
         row = _interleaved(NoCrowdSide(), vmas, args, WORLDS * AGENTS)
