@@ -1,0 +1,180 @@
+"""CrowdNav's standard test: the recipe of the shipped policy, and the protocol that chose it.
+
+The policy is PPO with SARL's attention over the humans (``set_encoder.NeighbourSetExtractor``)
+on ``preset="crowdnav"``. The protocol keeps CrowdNav's 500 test cases out of every choice:
+
+- training: random episodes of the preset (CrowdNav's spawn rule, a new draw every episode from
+  the worlds' own generators; the test cases are drawn by another generator, CrowdNav's
+  Mersenne Twister seeded ``1000 + k``, and never played);
+- validation during training: ``EVAL_EPISODES`` random episodes of the same rule, world seeds
+  ``10000 + seed + e`` (``learn.learn_and_save``), logged in the run's ``evals.json``;
+- validation between runs: ``VALIDATION_EPISODES`` random episodes, world seeds
+  ``VALIDATION_SEED + e``, the same for every run (``validate``). The recipe, its
+  hyper-parameters and the shipped seed were chosen on these, the recipe on development seeds
+  other than the reported ones;
+- checkpoint: the model at the end of training (the learning rate anneals to 0), no choice;
+- test: each reported model scored once on the 500 test cases (``crowdsteer evaluate --policy
+  RUN/model.zip --preset crowdnav --test-cases --seed 0 --episodes 500``).
+
+``train`` runs the recipe for one seed in this process on one torch thread and writes the CPU
+time of the whole run (behaviour cloning, evaluations and saving included) to ``cpu.json``:
+
+    python -m crowdsteer.training.rl.crowdnav_recipe train --seed 0 --out runs
+    python -m crowdsteer.training.rl.crowdnav_recipe validate runs/crowdnav_s0 runs/crowdnav_s1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shlex
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+RECIPE: dict[str, Any] = {
+    "preset": "crowdnav",
+    # CrowdNav's reward plus a dense progress term and a time cost; a collision costs -2 in
+    # training (-0.25 in CrowdNav's reward, which the evaluation charges)
+    "reward_progress": 0.1,
+    "reward_time": -0.1,
+    "reward_collision": -2.0,
+    # warm start by cloning CrowdNav's ORCA robot, as CrowdNav pre-trains its policies
+    "bc_from": "orca",
+    # SARL's attention over the humans; it reads raw observations
+    "extractor": "attention",
+    "extractor_options": ["embed=[64,64]", "contribution=[64]", "attention=[64]"],
+    "norm_obs": False,
+    "net_arch": [128, 128],
+    "log_std_init": -1.0,
+    "num_worlds": 64,
+    "total_steps": 6_000_000,
+    "eval_episodes": 500,
+    "threads": 1,
+    "progress_bar": False,
+}
+"""``ppo.Args`` fields of the recipe (the others keep their defaults)."""
+
+EVAL_EPISODES = RECIPE["eval_episodes"]
+VALIDATION_SEED = 20_000
+"""World seed of the first validation episode between runs (random episodes, not test cases)."""
+VALIDATION_EPISODES = 1000
+
+
+def recipe_args(seed: int, out: str = "runs", name: str | None = None) -> Any:
+    """The ``ppo.Args`` of the recipe for ``seed``, its run in ``out/name``
+    (default ``crowdnav_s<seed>``)."""
+    from .ppo import Args
+
+    return Args(**RECIPE, seed=int(seed), out=str(out), name=name or f"crowdnav_s{seed}")
+
+
+def command(seed: int, out: str = "runs", name: str | None = None) -> str:
+    """The ``crowdsteer train`` command line of the recipe for ``seed``."""
+    from dataclasses import fields
+
+    from .ppo import Args
+
+    args, base = recipe_args(seed, out, name), Args()
+    parts = ["crowdsteer train --algo ppo"]
+    for f in fields(Args):
+        value = getattr(args, f.name)
+        if value == getattr(base, f.name):
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(value, bool):
+            parts.append(flag if value else "--no-" + flag[2:])
+        elif isinstance(value, list):
+            parts.append(flag + "".join(f" {shlex.quote(str(v))}" for v in value))
+        else:
+            parts.append(f"{flag} {shlex.quote(str(value))}")
+    return " ".join(parts)
+
+
+def cpu_seconds() -> float:
+    """User plus system CPU seconds of this process so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def train(seed: int, out: str = "runs", name: str | None = None, **overrides: Any) -> Path:
+    """Train the recipe for ``seed`` (``overrides``: other ``ppo.Args`` values); returns the run
+    directory, holding ``cpu.json`` (the run's CPU and wall seconds) beside the model."""
+    from dataclasses import replace
+
+    from . import ppo
+
+    args = replace(recipe_args(seed, out, name), **overrides)
+    cpu0, wall0 = cpu_seconds(), time.time()
+    status = ppo.train(args)
+    run_dir = Path(args.out) / args.name
+    spent = {"cpu_s": round(cpu_seconds() - cpu0, 1), "wall_s": round(time.time() - wall0, 1)}
+    (run_dir / "cpu.json").write_text(json.dumps({**spent, "exit_status": status}, indent=1))
+    print(f"{run_dir}: {spent['cpu_s']:.0f} CPU s, {spent['wall_s']:.0f} wall s")
+    return run_dir
+
+
+def validate(
+    runs: Sequence[str | Path],
+    episodes: int = VALIDATION_EPISODES,
+    seed: int = VALIDATION_SEED,
+    **config: Any,
+) -> list[dict[str, float]]:
+    """Each run's ``model.zip`` on the validation episodes (random episodes of the preset,
+    world seeds ``seed + e``; ``config``: other ``CrowdConfig`` values): the ``metric_means``
+    of each, with its run directory."""
+    from crowdsteer.baselines.policies import load_policy
+    from crowdsteer.training.evaluation.evaluate import evaluate, metric_means
+
+    rows = []
+    for run in runs:
+        model = Path(run) / "model.zip" if Path(run).is_dir() else Path(run)
+        result = evaluate(
+            load_policy(str(model)), preset="crowdnav", episodes=episodes, seed=seed, **config
+        )
+        rows.append({"run": str(run), **metric_means(result)})
+    return rows
+
+
+def best_run(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The run to ship among validated ones: the highest success rate, then the fewest
+    collisions, then the shortest time to goal."""
+    if not rows:
+        raise ValueError("best_run needs at least one validated run")
+    return max(rows, key=lambda r: (r["success_rate"], -r["collision_rate"], -r["time_to_goal"]))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m crowdsteer.training.rl.crowdnav_recipe")
+    sub = parser.add_subparsers(dest="what", required=True)
+    t = sub.add_parser("train", help="train the recipe for one seed")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--out", default="runs")
+    t.add_argument("--name", default=None)
+    v = sub.add_parser("validate", help="score runs on the validation episodes")
+    v.add_argument("runs", nargs="+")
+    v.add_argument("--episodes", type=int, default=VALIDATION_EPISODES)
+    v.add_argument("--seed", type=int, default=VALIDATION_SEED)
+    c = sub.add_parser("command", help="print the recipe's crowdsteer train command")
+    c.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.what == "train":
+        train(args.seed, args.out, args.name)
+    elif args.what == "validate":
+        import torch
+
+        torch.set_num_threads(1)
+        rows = validate(args.runs, args.episodes, args.seed)
+        keys = ("success_rate", "collision_rate", "timeout_rate", "time_to_goal")
+        for row in rows:
+            print(row["run"], " ".join(f"{k}={row[k]:.4f}" for k in keys))
+        print("best:", best_run(rows)["run"])
+    else:
+        print(command(args.seed))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
