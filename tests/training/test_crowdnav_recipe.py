@@ -56,3 +56,25 @@ def test_validation_plays_random_episodes_not_test_cases():
     assert (abs(starts[False] - starts[True]) > 1e-3).all()
     rows = crowdnav_recipe.validate([shipped_model("crowdnav")], episodes=3)
     assert rows[0]["episodes"] == 3 and 0.0 <= rows[0]["success_rate"] <= 1.0
+
+
+def test_explicit_test_cases_replay_the_presets_own():
+    """The explicit scene of a test case plays exactly what ``test_cases=1`` plays (ORCA, the
+    first 12 cases: outcome, time and return equal); with 10 humans its first 5 are the 5-human
+    case's."""
+    import numpy as np
+
+    from crowdsteer.training.evaluation.evaluate import evaluate
+
+    cases = range(12)
+    mine = crowdnav_recipe.evaluate_test_cases("orca", 5, cases)
+    ref = evaluate(
+        "orca", preset="crowdnav", scenario_params={"test_cases": 1}, episodes=12, seed=0
+    )
+    for key in ("success_rate", "collision_rate", "time_to_goal", "discounted_return"):
+        assert mine[key].mean == ref[key].mean
+    five = crowdnav_recipe.test_case_scene(7, 5)["agents"]
+    ten = crowdnav_recipe.test_case_scene(7, 10)["agents"]
+    assert ten[:6] == five and len(ten) == 11
+    assert ten[0]["role"] == "learner" and ten[0]["start"] == (0.0, -4.0)
+    assert np.allclose(ten[9]["goal"], -np.asarray(ten[9]["start"]))

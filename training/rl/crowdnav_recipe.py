@@ -138,6 +138,46 @@ def validate(
     return rows
 
 
+def test_case_scene(index: int, n_humans: int) -> dict[str, Any]:
+    """CrowdNav's test case ``index`` with ``n_humans`` humans as an explicit scene: the
+    ``crowdnav_circle`` draw of that case (CrowdNav's rule fed by the Mersenne Twister seeded
+    ``1000 + index``, so its first humans are the 5-human case's), robot first, its bounds.
+
+    ``scenario_params={"test_cases": 1}`` plays the same cases, but the scenario refuses more
+    humans than it can place for certain (6 on the 4 m circle); every case of 10 humans places in
+    at most 76 draws, and an explicit scene is built without that guarantee."""
+    from crowdsteer.envs.scenarios.base import BodyDefaults, Counts
+    from crowdsteer.envs.scenarios.crowdnav_circle import CrowdnavCircleParams, test_case
+
+    spec = test_case(index, Counts(1, int(n_humans), 0), BodyDefaults(), CrowdnavCircleParams())
+    roles = ["learner"] + ["pedestrian"] * int(n_humans)
+    agents = [
+        {"start": tuple(map(float, a)), "goal": tuple(map(float, g)), "role": role}
+        for a, g, role in zip(spec.start, spec.goal, roles, strict=True)
+    ]
+    return {"agents": agents, "bounds": tuple(float(v) for v in spec.bounds)}
+
+
+def evaluate_test_cases(
+    policy: Any, n_humans: int, cases: Sequence[int] = range(500), preset: str = "crowdnav"
+) -> dict[str, Any]:
+    """``policy`` (a name, path or object with ``act``) on CrowdNav's test cases ``cases`` with
+    ``n_humans`` humans under ``preset``'s rules (``test_case_scene``, one episode each): the
+    ``evaluate`` aggregate, with ``per_episode`` (one ``learner_metrics`` dict per case)."""
+    from crowdsteer.training.evaluation.evaluate import evaluate, make_config, resolve_policy
+    from crowdsteer.training.evaluation.metrics import aggregate
+
+    acting = resolve_policy(policy, make_config(preset=preset))
+    per_episode = []
+    for k in cases:
+        scene = test_case_scene(int(k), n_humans)
+        result = evaluate(
+            acting, scenario=scene, episodes=1, seed=int(k), preset=preset, return_records=True
+        )
+        per_episode += result["per_episode"]
+    return {**aggregate(per_episode), "per_episode": per_episode}
+
+
 def best_run(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The run to ship among validated ones: the highest success rate, then the fewest
     collisions, then the shortest time to goal."""
