@@ -55,7 +55,10 @@ class CrowdNavVectorEnv(VectorEnv):
             raise ConfigError("dict_obs=True is not supported by the vector env; use flat obs")
         self.batch = make_batch(self.config, num_envs)
         if self.batch.num_learners != 1:
-            raise ValueError("the vector env has one learner per world; use make_sb3_vec_env")
+            raise ConfigError(
+                f"n_learners={self.batch.num_learners} is invalid for the vector env, which has "
+                "one learner per world; use make_sb3_vec_env for several"
+            )
         self.num_envs = num_envs
         self.single_observation_space = observation_space(self.batch.layout, False)
         self.single_action_space = action_space()

@@ -20,6 +20,11 @@ def read_progress(run_dir: str | Path) -> dict[str, list[float]]:
     path = Path(run_dir)
     if path.is_dir():
         path = path / "progress.csv"
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{str(run_dir)!r} holds no progress.csv: give a training run's folder or a "
+                "progress.csv file"
+            )
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows:

@@ -230,9 +230,44 @@ def _runners_wanted(args: Args) -> tuple[int, float]:
     return args.num_env_runners, args.cpus_per_runner
 
 
+def check_options(args: Args) -> None:
+    """The counts and sizes of ``args``, before anything starts: ``UsageError`` naming the flag."""
+    import math
+
+    from ..support.preflight import UsageError
+
+    for name, low in (
+        ("iterations", 1),
+        ("num_env_runners", 0),
+        ("envs_per_runner", 1),
+        ("n_learners", 1),
+        ("n_pedestrians", 0),
+        ("max_steps", 1),
+        ("train_batch", 1),
+        ("minibatch", 1),
+        ("epochs", 1),
+        ("seed", 0),
+    ):
+        value = getattr(args, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"argument {flag}: must be an int >= {low}, got {value!r}")
+    for name in ("lr", "cpus_per_runner"):
+        value = getattr(args, name)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not (math.isfinite(value) and value > 0)
+        ):
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"argument {flag}: must be a finite number > 0, got {value!r}")
+
+
 def train(args: Args) -> int:
     """Train; prints one line per iteration. Returns 0; 2 when Ray is missing or an option or
-    the cluster's size rules the run out (with the reason)."""
+    the cluster's size rules the run out (with the reason). Options are checked first, with Ray
+    or without (``UsageError`` naming the flag)."""
+    check_options(args)
     if not ray_available():
         print(MISSING_RAY)
         return 2
