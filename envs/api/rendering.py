@@ -81,7 +81,7 @@ class RenderHandle:
         b = self.world if world is None else int(world)
         sim = self.batch.sim
         s = sim.state
-        sl = sim.learner_slice
+        sl = slice(0, sim.num_learners)
         info = {
             "step": int(s.step_count[b]),
             "arrived": int(s.reached[b, sl].sum()),
@@ -90,7 +90,7 @@ class RenderHandle:
         return self._viewer(b).draw(
             s,
             world=b,
-            bounds=sim.bounds[b],
+            bounds=sim.state.bounds[b],
             info=info,
             inspect=lambda i: self.inspect(b, i),
             trace=sim.buffers.trace,

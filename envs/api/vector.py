@@ -125,7 +125,7 @@ class CrowdNavVectorEnv(VectorEnv):
             "position": s.pos[:, 0].copy(),
             "velocity": s.vel[:, 0].copy(),
             "reached_goal": s.reached[:, 0].copy(),
-            "collision": sim.collided_now[:, 0].copy(),
+            "collision": sim.buffers.collided_now[:, 0].copy(),
         }
         for t, name in enumerate(REWARD_TERMS):
             infos[f"reward_{name}"] = self.batch.terms[:, 0, t].copy()

@@ -335,7 +335,7 @@ class CrowdBatch:
         pos = s.pos[b, :n_l].copy()  # basic slices: one copy or list each, rows taken below
         vel = s.vel[b, :n_l].copy()
         reached = s.reached[b, :n_l].tolist()
-        collided = sim.collided_now[b, :n_l].tolist()
+        collided = sim.buffers.collided_now[b, :n_l].tolist()
         terms = self.terms[b].tolist()
         return [_info(pos[i], vel[i], reached[i], collided[i], terms[i]) for i in learners]
 

@@ -231,43 +231,6 @@ class Simulator:
         )
 
     # ------------------------------------------------------------------ views
-    @property
-    def learner_slice(self) -> slice:
-        return slice(0, self.num_learners)
-
-    @property
-    def bounds(self) -> np.ndarray:
-        """(B, 4) scene bounds ``(x0, y0, x1, y1)`` of every world."""
-        return self.state.bounds
-
-    @property
-    def arrived_now(self) -> np.ndarray:
-        return self.buffers.arrived_now
-
-    @property
-    def collided_now(self) -> np.ndarray:
-        return self.buffers.collided_now
-
-    @property
-    def min_gap(self) -> np.ndarray:
-        return self.buffers.min_gap
-
-    @property
-    def hit_body(self) -> np.ndarray:
-        return self.buffers.hit_body
-
-    @property
-    def hit_static(self) -> np.ndarray:
-        return self.buffers.hit_static
-
-    @property
-    def progress(self) -> np.ndarray:
-        return self.buffers.progress
-
-    @property
-    def goal_dist(self) -> np.ndarray:
-        return self.buffers.goal_dist
-
     def truncated(self) -> np.ndarray:
         """(B,) worlds whose episode hit the time limit."""
         return self.state.step_count >= self.config.max_steps

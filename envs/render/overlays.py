@@ -194,7 +194,7 @@ def learner_trace_to_world(batch, world: int, rows: np.ndarray) -> np.ndarray:
     learners of ``world`` (the frame of their observation at that moment)."""
     from crowdsteer.envs.core.sensing import goal_frame_angle
 
-    s, sl = batch.state, batch.sim.learner_slice
+    s, sl = batch.state, slice(0, batch.sim.num_learners)
     theta = goal_frame_angle(s.pos[world, sl], s.goal[world, sl], s.heading[world, sl])
     c, si = np.cos(theta)[:, None], np.sin(theta)[:, None]
     x, y = rows[..., 0], rows[..., 1]

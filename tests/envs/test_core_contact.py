@@ -64,7 +64,7 @@ def test_fast_body_stops_at_a_thin_wall_at_dt_quarter_second():
         batch.step(np.array([[[1.0, 0.0]]]))
         x = batch.state.pos[0, :2, 0]
         assert (x <= 5.0 - batch.state.radius[0, :2] - SKIN / 2).all(), x
-        hits += int(batch.sim.hit_static[0, 0])
+        hits += int(batch.sim.buffers.hit_static[0, 0])
     assert hits >= 1 and batch.state.collided[0, 0]
 
 

@@ -266,7 +266,7 @@ def test_degenerate_geometry_never_produces_nan(behaviour, kinematics):
             assert np.isfinite(getattr(s, name)).all(), name
         assert np.isfinite(batch.obs).all()
         assert (batch.obs >= batch.obs_low).all() and (batch.obs <= batch.obs_high).all()
-        assert np.isfinite(batch.sim.min_gap).all() and np.isfinite(batch.terms).all()
+        assert np.isfinite(batch.sim.buffers.min_gap).all() and np.isfinite(batch.terms).all()
 
     assert np.array_equal(s.pos[:, 0], s.pos[:, 1])  # the degenerate scene is in place
     finite_everywhere()

@@ -114,7 +114,7 @@ def _head_on(swept: bool) -> tuple[bool, float]:
     batch.step(np.array([[[1.0, 0.0], [1.0, 0.0]]]))  # full speed toward each goal
     s = batch.state
     assert np.allclose(s.pos[0, :2], [[0.5, 0.0], [-0.5, 0.0]])
-    return bool(batch.sim.collided_now[0, 0]), float(batch.sim.min_gap[0, 0])
+    return bool(batch.sim.buffers.collided_now[0, 0]), float(batch.sim.buffers.min_gap[0, 0])
 
 
 def test_swept_collision_catches_bodies_passing_through_each_other():

@@ -242,7 +242,7 @@ def test_scenario_params_run_finite_or_are_refused_by_name(request_, seed, finit
     event("ran")
     batch = finite_run(config, steps=3, seed=seed, worlds=2)
     lim = 1e6 + 10
-    assert (np.abs(batch.sim.bounds) <= lim).all()
+    assert (np.abs(batch.sim.state.bounds) <= lim).all()
     for _ in range(3):  # later resets succeed too
         batch.reset()
 

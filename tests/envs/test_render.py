@@ -638,7 +638,7 @@ def test_a_collided_learner_stays_drawn_until_its_world_resets():
     faded = tint(STYLE.learner, STYLE.finished_tint)
     v = Viewer(400, 400, show_legend=False)
     without = Viewer(400, 400, show_legend=False)  # the same frames with learner 0 not drawn
-    bounds = batch.sim.bounds[0]
+    bounds = batch.sim.state.bounds[0]
     for k in range(6):  # the next frames, while the episode goes on
         frame = v.draw(s, 0, bounds)
         gone = s.copy()

@@ -77,7 +77,7 @@ def frame_of(scenario: str, policy: str, body: str, step: int = STEP):
         obs = batch.obs.reshape(-1, batch.layout.dim)
         batch.step(np.asarray(pol.act(obs), np.float64).reshape(1, batch.num_learners, 2))
     frame = viewer.draw(
-        s, 0, batch.sim.bounds[0], {"scenario": scenario}, trace=batch.sim.buffers.trace
+        s, 0, batch.sim.state.bounds[0], {"scenario": scenario}, trace=batch.sim.buffers.trace
     )
     return viewer, frame
 

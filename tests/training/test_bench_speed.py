@@ -274,8 +274,8 @@ def test_large_world_grid_searches_match_brute_force():
         np.fill_diagonal(swept, np.inf)
         assert np.all(swept <= gap + 1e-12)
         expect_gap = np.minimum(swept.min(axis=1), GAP_CAP)
-        assert np.allclose(sim.min_gap[b, act], expect_gap, rtol=0.0, atol=1e-12)
-        assert np.array_equal(sim.hit_body[b, act], swept.min(axis=1) < 0.0)
+        assert np.allclose(sim.buffers.min_gap[b, act], expect_gap, rtol=0.0, atol=1e-12)
+        assert np.array_equal(sim.buffers.hit_body[b, act], swept.min(axis=1) < 0.0)
         for k, i in enumerate(act[act < n_l][:10]):  # learners: the K nearest in the observation
             order = np.lexsort((act, gap[k]))  # by gap, then index
             near = [j for j in act[order] if gap[k][np.searchsorted(act, j)] <= c.sensing_radius]

@@ -169,7 +169,7 @@ def _run_chunk(
             walls=s.walls[w][s.wall_active[w]].copy(),
             path=s.path[w].copy(),
             path_len=s.path_len[w].copy(),
-            bounds=tuple(float(v) for v in sim.bounds[w]),
+            bounds=tuple(float(v) for v in sim.state.bounds[w]),
         )
         for w in range(b)
     ]
@@ -197,9 +197,9 @@ def _run_chunk(
         pos[t], vel[t] = s.pos, s.vel
         valid[t] = s.active
         valid[t, :, :n_l] = alive_before
-        arrived = sim.arrived_now & (reached < 0)
+        arrived = sim.buffers.arrived_now & (reached < 0)
         reached[arrived] = t
-        hit = sim.collided_now & (collided < 0)
+        hit = sim.buffers.collided_now & (collided < 0)
         collided[hit] = t
         now_done = batch.world_done() & ~done
         end[now_done] = t

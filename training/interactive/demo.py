@@ -195,7 +195,7 @@ def run_clip(
     clip = Clip()
     batch.seed([seed])
     s, sim = batch.state, batch.sim
-    sl = sim.learner_slice
+    sl = slice(0, sim.num_learners)
     n_learners = batch.num_learners
     try:
         while episodes is None or clip.episodes < episodes:
@@ -224,7 +224,12 @@ def run_clip(
                 if not traced:
                     shown[:, :n_learners] = sim.buffers.trace[:, :n_learners]
                 frame = viewer.draw(
-                    s, 0, sim.bounds[0], info, inspect=lambda i: handle.inspect(0, i), trace=shown
+                    s,
+                    0,
+                    sim.state.bounds[0],
+                    info,
+                    inspect=lambda i: handle.inspect(0, i),
+                    trace=shown,
                 )
                 clip.drawn += 1
                 clip.with_learner += int(walking.size > 0)

@@ -104,8 +104,8 @@ class EpisodeRecorder:
         valid = s.active[0].copy()
         valid[: self.batch.num_learners] = alive_before
         self.valid.append(valid)
-        self.reached[sim.arrived_now[0] & (self.reached < 0)] = t
-        self.collided[sim.collided_now[0] & (self.collided < 0)] = t
+        self.reached[sim.buffers.arrived_now[0] & (self.reached < 0)] = t
+        self.collided[sim.buffers.collided_now[0] & (self.collided < 0)] = t
 
     def record(self) -> EpisodeRecord:
         c = self.batch.config
@@ -288,7 +288,9 @@ def run_play(
                     "arrived": int(s.reached[0, :n_l].sum()),
                     "collisions": int(s.collided[0, :n_l].sum()),
                 }
-                viewer.show(s, 0, sim.bounds[0], info, inspect=inspect, trace=sim.buffers.trace)
+                viewer.show(
+                    s, 0, sim.state.bounds[0], info, inspect=inspect, trace=sim.buffers.trace
+                )
                 if on_frame is not None:
                     on_frame(viewer)
                 if viewer.window_closed or c.restart_requested:
@@ -339,7 +341,9 @@ def run_play(
                 viewer.card = (f"episode {len(results)} over: R next episode, Q quit", rows)
                 c.restart_requested = False
                 while not viewer.window_closed and not c.restart_requested:
-                    viewer.show(s, 0, sim.bounds[0], info, inspect=inspect, trace=sim.buffers.trace)
+                    viewer.show(
+                        s, 0, sim.state.bounds[0], info, inspect=inspect, trace=sim.buffers.trace
+                    )
                     if on_frame is not None:
                         on_frame(viewer)
                     time.sleep(FRAME_S)
