@@ -147,7 +147,7 @@ def test_a_behaviour_added_by_the_guide_works_everywhere(tmp_path):
         NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"),
         CROWDSTEER_PRECOMPILED_DIR=str(tmp_path / "no-precompiled"),
     )
-    run = dict(capture_output=True, text=True, env=env, cwd=tmp_path, timeout=1800)
+    run = dict(capture_output=True, text=True, env=env, cwd=tmp_path)
     out = subprocess.run([sys.executable, "-c", CHECK.format(root=str(tmp_path))], **run)
     assert out.returncode == 0 and out.stdout.strip().endswith("OK"), out.stderr[-3000:]
     # its own test, and the registry's tests for it (crowd member and baseline agree; the overlay
