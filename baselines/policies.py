@@ -314,9 +314,10 @@ class SB3Policy:
         size = np.shape(obs)[-1] if np.ndim(obs) in (1, 2) else None
         if size is not None and size != self.obs_dim:
             raise ObservationSizeError(
-                f"observations of size {size} do not fit this model, trained on observations of "
-                f"size {self.obs_dim}: evaluate it with the observation settings it was trained "
-                "with (load_policy(..., config=...) checks them when loading)"
+                f"observations of size {size} (shape {np.shape(obs)}) do not fit this model, "
+                f"trained on observations of size {self.obs_dim}: evaluate it with the "
+                "observation settings it was trained with (load_policy(..., config=...) checks "
+                "them when loading)"
             )
         arr = check_observations(obs[None] if single else obs, self.obs_dim)
         obs = arr.astype(np.float32)

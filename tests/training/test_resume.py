@@ -47,7 +47,13 @@ def _kill_when(proc: subprocess.Popen, ready: Callable[[], bool]) -> None:
 
 
 def _units(out: Path) -> list[Path]:
-    return [p for p in (out / ".partial").glob("*.json") if p.name != "settings.json"]
+    """The units a benchmark kept (not its settings, nor a file being written: hidden)."""
+    folder = out / ".partial"
+    if not (folder / "settings.json").is_file():
+        return []
+    return [
+        p for p in folder.glob("*.json") if p.name != "settings.json" and not p.name.startswith(".")
+    ]
 
 
 BENCHMARK = [
@@ -179,3 +185,64 @@ def test_resume_refuses_a_run_started_with_other_options(tmp_path, capsys):
     assert "learning_rate" in capsys.readouterr().err
     assert main([*TRAIN, "--out", str(tmp_path), "--name", "missing", "--resume"]) == 2
     assert "holds no run" in capsys.readouterr().err
+
+
+class Killed(Exception):
+    """Stands in for the process dying right after a checkpoint was written."""
+
+
+def test_an_interrupted_generalist_resumes_to_the_uninterrupted_model(tmp_path, monkeypatch):
+    pytest.importorskip("stable_baselines3")
+    import torch
+
+    from crowdsteer.training.rl import generalist, resume, study
+    from crowdsteer.training.rl.mix import MixEntry, make_mixed_env
+
+    mix = (
+        MixEntry("obstacle_field", 2, (1, 3), ("right_of_way", "orca")),
+        MixEntry("two_walkers", 2, (0, 0), ("right_of_way",)),
+    )
+    monkeypatch.setattr(generalist, "SCENARIO_MIX", mix)
+    monkeypatch.setattr(
+        generalist, "make_mixed_env", lambda w, **config: make_mixed_env(w, mix=mix, **config)
+    )
+    monkeypatch.setattr(
+        generalist,
+        "mix_evaluation",
+        lambda policy, episodes, seed: study.mix_evaluation(
+            policy, episodes, seed, ["two_walkers"]
+        ),
+    )
+
+    def args(name: str, resumed: bool = False):
+        return generalist.Args(
+            worlds_per_env=1,
+            total_steps=1200,
+            n_steps=32,
+            batch_size=64,
+            eval_every=400,
+            eval_episodes=2,
+            checkpoint_every=300,
+            out=str(tmp_path),
+            name=name,
+            resume=resumed,
+        )
+
+    assert generalist.train(args("whole")) == 0
+    save = resume.ResumeCheckpoints.save
+
+    def save_then_die(self):
+        folder = save(self)
+        if self.num_timesteps >= 600:
+            raise Killed
+        return folder
+
+    monkeypatch.setattr(resume.ResumeCheckpoints, "save", save_then_die)
+    with pytest.raises(Killed):
+        generalist.train(args("killed"))
+    monkeypatch.setattr(resume.ResumeCheckpoints, "save", save)
+    assert generalist.train(args("killed", resumed=True)) == 0
+    a = _policy_weights(tmp_path / "whole" / "model.zip")
+    b = _policy_weights(tmp_path / "killed" / "model.zip")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert _metrics(tmp_path / "killed") == _metrics(tmp_path / "whole")
