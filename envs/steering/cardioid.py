@@ -16,6 +16,7 @@ import numpy as np
 from ..kernels.bundle import Range, body_points, broadcast, bundle, row_points, typed_params
 from ..kernels.geometry import EPS, normalize
 from ..kernels.jit import njit
+from .senses import Bodies, Body, Rows, Senses, bodies_of, body_at, rows_of, senses_at, work_senses
 
 
 @bundle
@@ -50,30 +51,22 @@ def _n_valid(n_nb: int, k: int) -> int:
 
 @njit(cache=True)
 def cardioid_push(
-    px: float,
-    py: float,
-    radius: float,
-    ox: float,
-    oy: float,
-    o_radius: float,
-    dirx: float,
-    diry: float,
-    personal_space: float,
-    power: float,
+    me: Body, sense: Senses, k: int, dirx: float, diry: float, params: CardioidParams
 ) -> tuple[float, float, float, float]:
-    """Anti-gravity push of one obstacle on a body, unweighted, and its cardioid weight.
+    """Anti-gravity push of obstacle row ``k`` of ``sense: Senses`` on ``me: Body``, unweighted,
+    and its cardioid weight; ``params``: any parameters with ``personal_space`` and ``power``.
 
     Returns ``(vx, vy, mag, r)``: the push ``v`` points from the obstacle to the body with length
     ``mag``; ``r`` is the cardioid weight for the unit target direction ``(dirx, diry)``. A body
     exactly on the obstacle has no defined push direction and gets ``(0, 0, 0, 0)``.
     """
-    ex = px - ox
-    ey = py - oy
+    ex = me.px - sense.pos[k, 0]
+    ey = me.py - sense.pos[k, 1]
     d = np.sqrt(ex * ex + ey * ey)
     if d < EPS:
         return 0.0, 0.0, 0.0, 0.0
-    w = radius + o_radius
-    mag = personal_space * w * w / (d * d)
+    w = me.radius + sense.radius[k]
+    mag = params.personal_space * w * w / (d * d)
     ux = ex / d
     uy = ey / d
     # delta is the angle between the target direction and the direction to the obstacle (-u);
@@ -83,121 +76,62 @@ def cardioid_push(
         c = 1.0
     elif c < -1.0:
         c = -1.0
-    r = ((1.0 + c) * 0.5) ** power
+    r = ((1.0 + c) * 0.5) ** params.power
     return ux * mag, uy * mag, mag, r
 
 
 @njit(cache=True)
-def cardioid_one(
-    px: float,
-    py: float,
-    tx: float,
-    ty: float,
-    radius: float,
-    nb_pos: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: int,
-    params: CardioidParams,
-) -> tuple[float, float]:
-    """Unit desired direction of one body at ``(px, py)`` heading for ``(tx, ty)``.
+def cardioid_one(me: Body, sense: Senses, params: CardioidParams) -> tuple[float, float]:
+    """Unit desired direction of ``me: Body`` from ``(me.px, me.py)`` toward ``(me.tx, me.ty)``.
 
-    ``nb_pos: (K, 2)``, ``nb_radius: (K,)``; the first ``n_nb`` rows are the obstacles. Returns
-    ``(0, 0)`` on the target.
+    The obstacles are the first ``me.n`` rows of ``sense: Senses`` (``pos (C, 2)``,
+    ``radius (C,)``). Returns ``(0, 0)`` on the target.
     """
-    dirx, diry = normalize(tx - px, ty - py)
+    dirx, diry = normalize(me.tx - me.px, me.ty - me.py)
     if dirx == 0.0 and diry == 0.0:
         return 0.0, 0.0
     sx = 0.0  # the weighted pushes, then the target direction (in this order: the episodes' bits)
     sy = 0.0
-    for k in range(_n_valid(n_nb, nb_pos.shape[0])):
-        vx, vy, _, r = cardioid_push(
-            px,
-            py,
-            radius,
-            nb_pos[k, 0],
-            nb_pos[k, 1],
-            nb_radius[k],
-            dirx,
-            diry,
-            params.personal_space,
-            params.power,
-        )
+    for k in range(_n_valid(me.n, sense.pos.shape[0])):
+        vx, vy, _, r = cardioid_push(me, sense, k, dirx, diry, params)
         sx += vx * r
         sy += vy * r
     return normalize(dirx + sx, diry + sy)
 
 
 @njit(cache=True)
-def cardioid_pushes_one(
-    px: float,
-    py: float,
-    tx: float,
-    ty: float,
-    radius: float,
-    nb_pos: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: int,
-    params: CardioidParams,
-    out: np.ndarray,
-) -> None:
-    """Write each obstacle's weighted push ``v * r`` into ``out: (K, 2)`` (zeros past ``n_nb``),
-    for drawing the push vectors over a rendered frame."""
+def cardioid_pushes_one(me: Body, sense: Senses, params: CardioidParams, out: np.ndarray) -> None:
+    """Write each obstacle's weighted push ``v * r`` on ``me: Body`` into ``out: (C, 2)`` (zeros
+    past ``me.n``), for drawing the push vectors over a rendered frame; obstacles as in
+    :func:`cardioid_one`."""
     out[:, :] = 0.0
-    dirx, diry = normalize(tx - px, ty - py)
+    dirx, diry = normalize(me.tx - me.px, me.ty - me.py)
     if dirx == 0.0 and diry == 0.0:
         return
-    for k in range(_n_valid(n_nb, nb_pos.shape[0])):
-        vx, vy, _, r = cardioid_push(
-            px,
-            py,
-            radius,
-            nb_pos[k, 0],
-            nb_pos[k, 1],
-            nb_radius[k],
-            dirx,
-            diry,
-            params.personal_space,
-            params.power,
-        )
+    for k in range(_n_valid(me.n, sense.pos.shape[0])):
+        vx, vy, _, r = cardioid_push(me, sense, k, dirx, diry, params)
         out[k, 0] = vx * r
         out[k, 1] = vy * r
 
 
 @njit(cache=True, allocates=True)
-def _cardioid_batch(pos, target, radius, nb_pos, nb_radius, n_nb, params):
-    n = pos.shape[0]
+def _cardioid_batch(bodies, rows, params):
+    n = bodies.pos.shape[0]
     out = np.zeros((n, 2))
+    work = work_senses(0)
     for a in range(n):
-        out[a, 0], out[a, 1] = cardioid_one(
-            pos[a, 0],
-            pos[a, 1],
-            target[a, 0],
-            target[a, 1],
-            radius[a],
-            nb_pos[a],
-            nb_radius[a],
-            n_nb[a],
-            params,
-        )
+        me = body_at(bodies, a, rows.n[a], rows.n[a])
+        out[a, 0], out[a, 1] = cardioid_one(me, senses_at(rows, a, work), params)
     return out
 
 
 @njit(cache=True, allocates=True)
-def _cardioid_pushes_batch(pos, target, radius, nb_pos, nb_radius, n_nb, params):
-    out = np.zeros(nb_pos.shape)
-    for a in range(pos.shape[0]):
-        cardioid_pushes_one(
-            pos[a, 0],
-            pos[a, 1],
-            target[a, 0],
-            target[a, 1],
-            radius[a],
-            nb_pos[a],
-            nb_radius[a],
-            n_nb[a],
-            params,
-            out[a],
-        )
+def _cardioid_pushes_batch(bodies, rows, params):
+    out = np.zeros(rows.pos.shape)
+    work = work_senses(0)
+    for a in range(bodies.pos.shape[0]):
+        me = body_at(bodies, a, rows.n[a], rows.n[a])
+        cardioid_pushes_one(me, senses_at(rows, a, work), params, out[a])
     return out
 
 
@@ -208,11 +142,12 @@ def _check_batch(
     nb_pos: np.ndarray,
     nb_radius: np.ndarray,
     n_nb: np.ndarray,
-) -> tuple[np.ndarray, ...]:
-    """Validate and convert the common batch arguments to contiguous float64 / int64 arrays.
+) -> tuple[Bodies, Rows]:
+    """Validate the common batch arguments and bundle them as contiguous float64 / int64 arrays.
 
     ``pos, target: (A, 2)``, ``radius: (A,)`` or scalar, ``nb_pos: (A, K, 2)``,
-    ``nb_radius: (A, K)``, ``n_nb: (A,)``.
+    ``nb_radius: (A, K)``, ``n_nb: (A,)``. Returns the bodies and their obstacle rows (zero
+    velocities, zero heading and preferred speed: the side-choice family's callers set those).
     """
     pos = body_points("pos", pos)
     a = pos.shape[0]
@@ -224,7 +159,8 @@ def _check_batch(
     if nb_radius.shape != nb_pos.shape[:2]:
         raise ValueError(f"nb_radius must be {nb_pos.shape[:2]}, got {nb_radius.shape}")
     # counts above K are clipped by the kernels (``_n_valid``), so they are not rejected here
-    return pos, target, broadcast(radius, (a,)), nb_pos, nb_radius, broadcast(n_nb, (a,), np.int64)
+    bodies = bodies_of(pos, target=target, radius=radius)
+    return bodies, rows_of(nb_pos, nb_radius, broadcast(n_nb, (a,), np.int64))
 
 
 def cardioid(

@@ -38,7 +38,7 @@ from .orca import ORCA_RANGES, OrcaParams, orca_one
 from .path_follow import PATH_FOLLOW_RANGES, PathFollowParams
 from .right_of_way import N_NB_DEBUG as ROW_NB_DEBUG
 from .right_of_way import N_SUM_DEBUG as ROW_SUM_DEBUG
-from .right_of_way import RIGHT_OF_WAY_RANGES, RightOfWayParams, _right_of_way_core
+from .right_of_way import RIGHT_OF_WAY_RANGES, RightOfWayParams, right_of_way_one
 from .seek import ARRIVE_RANGES, ArriveParams, arrive_one
 from .senses import Body, Senses
 from .side_choice import (
@@ -49,7 +49,7 @@ from .side_choice import (
     DBG_TURNED,
     SIDE_CHOICE_RANGES,
     SideChoiceParams,
-    _side_choice_core,
+    side_choice_one,
 )
 from .social_force import SOCIAL_FORCE_RANGES, SocialForceParams, social_force_one
 from .trace import (
@@ -140,15 +140,11 @@ def steer_goal_seek(me, sense, params):
 @njit(cache=True, inline="always")
 def steer_cardioid(me, sense, params):
     """Anti-gravity pushes weighted by the cardioid, added to the target direction (Gast 1)."""
-    fx, fy = cardioid_one(
-        me.px, me.py, me.tx, me.ty, me.radius, sense.pos, sense.radius, me.n, params
-    )
+    fx, fy = cardioid_one(me, sense, params)
     trace = sense.trace
     if trace.shape[0] > 0:  # each weighted push and their sum, as the kernel added them
         pushes = sense.dbg_nb[:, DBG_NB_PLAIN : DBG_NB_PLAIN + 2]
-        cardioid_pushes_one(
-            me.px, me.py, me.tx, me.ty, me.radius, sense.pos, sense.radius, me.n, params, pushes
-        )
+        cardioid_pushes_one(me, sense, params, pushes)
         sx = 0.0
         sy = 0.0
         for k in range(me.n):
@@ -162,20 +158,8 @@ def steer_cardioid(me, sense, params):
 @njit(cache=True, inline="always")
 def steer_side_choice(me, sense, params):
     """Cardioid with adjusted pushes and a chosen side for symmetric obstacles (Gast 2-3)."""
-    # the kernel's debug rows (empty when nothing is recorded: the kernel skips them)
-    fx, fy = _side_choice_core(
-        me.px,
-        me.py,
-        me.tx,
-        me.ty,
-        me.radius,
-        sense.pos,
-        sense.radius,
-        me.n,
-        params,
-        sense.dbg_nb,
-        sense.dbg,
-    )
+    # the kernel writes its debug rows (empty when nothing is recorded: the kernel skips them)
+    fx, fy = side_choice_one(me, sense, params)
     _record_kernel_debug(sense, me.n)
     return me.v_pref * fx, me.v_pref * fy
 
@@ -183,23 +167,7 @@ def steer_side_choice(me, sense, params):
 @njit(cache=True, inline="always")
 def steer_right_of_way(me, sense, params):
     """Side choice plus right of way between crossing walkers (Gast 4)."""
-    fx, fy = _right_of_way_core(
-        me.px,
-        me.py,
-        me.tx,
-        me.ty,
-        me.vx,
-        me.vy,
-        me.radius,
-        me.v_pref,
-        sense.pos,
-        sense.vel,
-        sense.radius,
-        me.n,
-        params,
-        sense.dbg_nb,
-        sense.dbg,
-    )
+    fx, fy = right_of_way_one(me, sense, params)
     _record_kernel_debug(sense, me.n)
     return me.v_pref * fx, me.v_pref * fy
 

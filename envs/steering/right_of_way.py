@@ -44,6 +44,7 @@ from ..kernels.bundle import Range, broadcast, bundle, typed_params
 from ..kernels.geometry import EPS, normalize, segment_intersection
 from ..kernels.jit import njit
 from .cardioid import _check_batch, _n_valid, cardioid_push
+from .senses import Body, Senses, body_at, senses_at, senses_of, work_senses
 from .side_choice import (
     DBG_ADJUSTED_SUM,
     DBG_FINAL,
@@ -55,9 +56,9 @@ from .side_choice import (
     DBG_TARGET,
     DBG_TURNED,
     SIDE_CHOICE_RANGES,
-    _write_sums,
     adjusted_push,
     combine_sums,
+    write_sums,
 )
 from .side_choice import N_NB_DEBUG as N_SIDE_NB_DEBUG
 from .side_choice import N_SUM_DEBUG as N_SIDE_SUM_DEBUG
@@ -167,28 +168,25 @@ def mirror_vector(ux: float, uy: float, mx: float, my: float) -> tuple[float, fl
 
 @njit(cache=True, inline="always")
 def cross_path_fix(
-    px: float,
-    py: float,
+    me: Body,
+    sense: Senses,
+    k: int,
     dirx: float,
     diry: float,
-    v_pref: float,
-    vx: float,
-    vy: float,
-    ox: float,
-    oy: float,
-    ovx: float,
-    ovy: float,
     dis: float,
     d40: float,
     params: RightOfWayParams,
 ) -> tuple[int, float, bool, float, float, bool, float, float, float, float]:
-    """The article's ``crossPathFix`` for one body (at ``p``, desired unit direction ``dir``,
-    velocity ``v``) and one moving neighbour (at ``o``, velocity ``ov``) at distance ``dis``.
+    """The article's ``crossPathFix`` for ``me: Body`` (desired unit direction ``dir``) and the
+    moving neighbour in row ``k`` of ``sense: Senses``, at distance ``dis``.
 
     Returns ``(mode, scale, hit1, ix1, iy1, hit2, ix2, iy2, t1, t2)``: what to do with the pushes
     (``MODE_*``) and by how much to scale them, the crossings of the neighbour's look-ahead with the
     desired path (1) and the current path (2), and the frames to the crossing for both walkers.
     """
+    px, py, vx, vy, v_pref = me.px, me.py, me.vx, me.vy, me.v_pref
+    ox, oy = sense.pos[k, 0], sense.pos[k, 1]  # the neighbour's position and velocity
+    ovx, ovy = sense.vel[k, 0], sense.vel[k, 1]
     horizon = params.path_frames * params.frame_time  # seconds of look-ahead
     # g1: desired path; g1v: current path; g2: the neighbour's current path.
     g1x = px + dirx * v_pref * horizon
@@ -250,11 +248,19 @@ def cross_path_fix(
 
 
 @njit(cache=True)
-def _right_of_way_core(
-    px, py, tx, ty, vx, vy, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb, params, dbg_nb, dbg
-):
+def right_of_way_one(me: Body, sense: Senses, params: RightOfWayParams) -> tuple[float, float]:
+    """Unit desired direction of ``me: Body`` from ``(me.px, me.py)`` with velocity
+    ``(me.vx, me.vy)`` and preferred speed ``me.v_pref`` toward ``(me.tx, me.ty)``.
+
+    The neighbours are the first ``me.n`` rows of ``sense: Senses`` (``pos, vel (C, 2)``,
+    ``radius (C,)``; zero velocity for static obstacles). When ``sense.dbg`` is not empty, the
+    intermediate values are written to ``sense.dbg_nb: (C, N_NB_DEBUG)`` and
+    ``sense.dbg: (N_SUM_DEBUG,)`` (``DBG_*``). Returns ``(0, 0)`` on the target.
+    """
+    px, py, vx, vy, radius, v_pref = me.px, me.py, me.vx, me.vy, me.radius, me.v_pref
+    dbg_nb, dbg = sense.dbg_nb, sense.dbg
     want = dbg.shape[0] > 0
-    dirx, diry = normalize(tx - px, ty - py)
+    dirx, diry = normalize(me.tx - px, me.ty - py)
     speed = math.sqrt(vx * vx + vy * vy)
     d40 = speed * params.check_frames * params.frame_time + radius
     if want:
@@ -278,14 +284,12 @@ def _right_of_way_core(
     agy = 0.0
     adjx = 0.0
     adjy = 0.0
-    for k in range(_n_valid(n_nb, nb_pos.shape[0])):
-        ox = nb_pos[k, 0]
-        oy = nb_pos[k, 1]
-        ovx = nb_vel[k, 0]
-        ovy = nb_vel[k, 1]
-        rvx, rvy, _, r = cardioid_push(
-            px, py, radius, ox, oy, nb_radius[k], dirx, diry, params.personal_space, params.power
-        )
+    for k in range(_n_valid(me.n, sense.pos.shape[0])):
+        ox = sense.pos[k, 0]
+        oy = sense.pos[k, 1]
+        ovx = sense.vel[k, 0]
+        ovy = sense.vel[k, 1]
+        rvx, rvy, _, r = cardioid_push(me, sense, k, dirx, diry, params)
         avx, avy = adjusted_push(rvx, rvy, r, dirx, diry, params.side, params.tie_angle)
         ex = ox - px
         ey = oy - py
@@ -302,7 +306,7 @@ def _right_of_way_core(
             and ovx * ovx + ovy * ovy > params.moving_speed * params.moving_speed
         ):
             mode, scale, hit1, ix1, iy1, hit2, ix2, iy2, t1, t2 = cross_path_fix(
-                px, py, dirx, diry, v_pref, vx, vy, ox, oy, ovx, ovy, d, d40, params
+                me, sense, k, dirx, diry, d, d40, params
             )
             if mode == MODE_YIELD:
                 rvx, rvy = mirror_vector(dirx, diry, rvx, rvy)
@@ -336,75 +340,18 @@ def _right_of_way_core(
         dirx, diry, agx, agy, adjx, adjy, params.side, params.tie_angle
     )
     if want:
-        _write_sums(dbg, agx, agy, adjx, adjy, gx, gy, ig, fx, fy)
+        write_sums(dbg, (agx, agy), (adjx, adjy), (gx, gy), ig, (fx, fy))
     return fx, fy
 
 
 @njit(cache=True, allocates=True)
-def right_of_way_one(
-    px: float,
-    py: float,
-    tx: float,
-    ty: float,
-    vx: float,
-    vy: float,
-    radius: float,
-    v_pref: float,
-    nb_pos: np.ndarray,
-    nb_vel: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: int,
-    params: RightOfWayParams,
-) -> tuple[float, float]:
-    """Unit desired direction of one body at ``(px, py)`` with velocity ``(vx, vy)`` and preferred
-    speed ``v_pref`` heading for ``(tx, ty)``.
-
-    ``nb_pos, nb_vel: (K, 2)``, ``nb_radius: (K,)``; the first ``n_nb`` rows are the neighbours
-    (zero velocity for static obstacles). Returns ``(0, 0)`` on the target.
-    """
-    return _right_of_way_core(
-        px,
-        py,
-        tx,
-        ty,
-        vx,
-        vy,
-        radius,
-        v_pref,
-        nb_pos,
-        nb_vel,
-        nb_radius,
-        n_nb,
-        params,
-        np.empty((0, N_NB_DEBUG)),
-        np.empty(0),
-    )
-
-
-@njit(cache=True, allocates=True)
-def _right_of_way_batch(pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb, params):
-    n = pos.shape[0]
+def _right_of_way_batch(bodies, rows, params):
+    n = bodies.pos.shape[0]
     out = np.zeros((n, 2))
-    no_nb = np.empty((0, N_NB_DEBUG))
-    no_sum = np.empty(0)
+    work = work_senses(0)  # no debug rows: the kernel skips them
     for a in range(n):
-        out[a, 0], out[a, 1] = _right_of_way_core(
-            pos[a, 0],
-            pos[a, 1],
-            target[a, 0],
-            target[a, 1],
-            vel[a, 0],
-            vel[a, 1],
-            radius[a],
-            v_pref[a],
-            nb_pos[a],
-            nb_vel[a],
-            nb_radius[a],
-            n_nb[a],
-            params,
-            no_nb,
-            no_sum,
-        )
+        me = body_at(bodies, a, rows.n[a], rows.n[a])
+        out[a, 0], out[a, 1] = right_of_way_one(me, senses_at(rows, a, work), params)
     return out
 
 
@@ -426,27 +373,16 @@ def right_of_way(
     ``nb_pos, nb_vel: (A, K, 2)``, ``nb_radius: (A, K)``, ``n_nb: (A,)`` valid rows per body.
     ``(0, 0)`` for a body on its target.
     """
-    pos, target, radius, nb_pos, nb_radius, n_nb = _check_batch(
-        pos, target, radius, nb_pos, nb_radius, n_nb
-    )
+    bodies, rows = _check_batch(pos, target, radius, nb_pos, nb_radius, n_nb)
     vel = np.ascontiguousarray(vel, dtype=np.float64)
     nb_vel = np.ascontiguousarray(nb_vel, dtype=np.float64)
-    if vel.shape != pos.shape:
-        raise ValueError(f"vel must be {pos.shape}, got {vel.shape}")
-    if nb_vel.shape != nb_pos.shape:
-        raise ValueError(f"nb_vel must be {nb_pos.shape}, got {nb_vel.shape}")
-    v_pref = broadcast(v_pref, radius.shape)
+    if vel.shape != bodies.pos.shape:
+        raise ValueError(f"vel must be {bodies.pos.shape}, got {vel.shape}")
+    if nb_vel.shape != rows.pos.shape:
+        raise ValueError(f"nb_vel must be {rows.pos.shape}, got {nb_vel.shape}")
+    bodies = bodies._replace(vel=vel, v_pref=broadcast(v_pref, bodies.radius.shape))
     return _right_of_way_batch(
-        pos,
-        target,
-        vel,
-        radius,
-        v_pref,
-        nb_pos,
-        nb_vel,
-        nb_radius,
-        n_nb,
-        typed_params(RightOfWayParams, params),
+        bodies, rows._replace(vel=nb_vel), typed_params(RightOfWayParams, params)
     )
 
 
@@ -478,23 +414,19 @@ def right_of_way_debug(
     pos = np.asarray(pos, np.float64)
     target = np.asarray(target, np.float64)
     vel = np.asarray(vel, np.float64)
-    _right_of_way_core(
-        float(pos[0]),
-        float(pos[1]),
-        float(target[0]),
-        float(target[1]),
-        float(vel[0]),
-        float(vel[1]),
-        float(radius),
-        float(v_pref),
-        nb_pos,
-        nb_vel,
-        nb_radius,
-        n,
-        p,
-        dbg_nb,
-        dbg,
+    me = Body(
+        px=float(pos[0]),
+        py=float(pos[1]),
+        vx=float(vel[0]),
+        vy=float(vel[1]),
+        tx=float(target[0]),
+        ty=float(target[1]),
+        radius=float(radius),
+        v_pref=float(v_pref),
+        n=n,
+        n_bodies=n,
     )
+    right_of_way_one(me, senses_of(nb_pos, nb_radius, nb_vel, dbg_nb, dbg), p)
     horizon = p.path_frames * p.frame_time
     other = np.stack([nb_pos[:n], nb_pos[:n] + nb_vel[:n] * horizon], axis=1)
     return RightOfWayDebug(

@@ -1,7 +1,10 @@
 """How a steering body and what it senses reach a behaviour: two bundles, in any frame.
 
 The crowd fills them from the world state (``crowdsteer.envs.core.crowd``), the baselines from a
-learner's observation (``crowdsteer.baselines.observed``); the registry's adapters read them.
+learner's observation (``crowdsteer.baselines.observed``); the registry's adapters and the
+behaviours' per-body kernels read them. The library's batch functions hold the same values with a
+leading batch axis (``Bodies``, ``Rows``) and take out one body's bundles per row
+(:func:`body_at`, :func:`senses_at`); :func:`senses_of` builds a ``Senses`` from Python.
 """
 
 from __future__ import annotations
@@ -10,7 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import bundle
+from ..kernels.bundle import broadcast, bundle
+from ..kernels.jit import njit
 
 
 @bundle
@@ -18,20 +22,21 @@ class Body(NamedTuple):
     """One steering body as its behaviour sees it, in any frame (world or a learner's goal frame):
     position, velocity, heading (rad), target point (goal or path target), radius, preferred
     speed, the time step (s), and how many rows of its ``Senses`` are filled: ``n`` in all, the
-    first ``n_bodies`` of them moving bodies."""
+    first ``n_bodies`` of them moving bodies. Fields default to zero for callers that build one
+    from Python (tests, the debug views); pass floats for the float fields."""
 
-    px: float
-    py: float
-    vx: float
-    vy: float
-    heading: float
-    tx: float
-    ty: float
-    radius: float
-    v_pref: float
-    dt: float
-    n: int
-    n_bodies: int
+    px: float = 0.0
+    py: float = 0.0
+    vx: float = 0.0
+    vy: float = 0.0
+    heading: float = 0.0
+    tx: float = 0.0
+    ty: float = 0.0
+    radius: float = 0.0
+    v_pref: float = 0.0
+    dt: float = 0.0
+    n: int = 0
+    n_bodies: int = 0
 
 
 @bundle
@@ -50,3 +55,143 @@ class Senses(NamedTuple):
     dbg: np.ndarray  # (S,) kernel debug values per body (empty: no trace)
     trace: np.ndarray  # (T, 2) the body's steering vectors (T = 0: not recorded)
     no_walls: np.ndarray  # (0, 2, 2): walls reach the social force as points instead
+
+
+@bundle
+class Bodies(NamedTuple):
+    """``A`` steering bodies of a batch call: ``pos, vel, target: (A, 2)``, ``heading, radius,
+    v_pref: (A,)``; zeros in the fields a behaviour does not read. Row ``a`` is a ``Body``
+    (:func:`body_at`)."""
+
+    pos: np.ndarray
+    vel: np.ndarray
+    heading: np.ndarray
+    target: np.ndarray
+    radius: np.ndarray
+    v_pref: np.ndarray
+
+
+@bundle
+class Rows(NamedTuple):
+    """Each body's neighbour (or obstacle) rows in a batch call: ``pos, vel: (A, C, 2)``,
+    ``radius: (A, C)``, the first ``n: (A,)`` of each body's rows filled. Row ``a`` is the
+    neighbour part of a ``Senses`` (:func:`senses_at`)."""
+
+    pos: np.ndarray
+    vel: np.ndarray
+    radius: np.ndarray
+    n: np.ndarray
+
+
+def bodies_of(
+    pos: np.ndarray,
+    vel: np.ndarray | None = None,
+    heading: np.ndarray | float = 0.0,
+    target: np.ndarray | None = None,
+    radius: np.ndarray | float = 0.0,
+    v_pref: np.ndarray | float = 0.0,
+) -> Bodies:
+    """``Bodies`` of checked ``pos: (A, 2)`` float64; the other fields broadcast to their shapes
+    as contiguous float64 (zeros when not given)."""
+    a = pos.shape[0]
+    return Bodies(
+        pos,
+        np.zeros((a, 2)) if vel is None else broadcast(vel, (a, 2)),
+        broadcast(heading, (a,)),
+        np.zeros((a, 2)) if target is None else broadcast(target, (a, 2)),
+        broadcast(radius, (a,)),
+        broadcast(v_pref, (a,)),
+    )
+
+
+def rows_of(
+    pos: np.ndarray, radius: np.ndarray | float, n: np.ndarray, vel: np.ndarray | None = None
+) -> Rows:
+    """``Rows`` of checked ``pos: (A, C, 2)`` float64 and ``n: (A,)`` int64; ``radius`` and
+    ``vel`` broadcast to ``(A, C)`` and ``(A, C, 2)`` (zero velocities when not given)."""
+    return Rows(
+        pos,
+        np.zeros(pos.shape) if vel is None else broadcast(vel, pos.shape),
+        broadcast(radius, pos.shape[:2]),
+        n,
+    )
+
+
+def senses_of(
+    pos: np.ndarray,
+    radius: np.ndarray,
+    vel: np.ndarray | None = None,
+    dbg_nb: np.ndarray | None = None,
+    dbg: np.ndarray | None = None,
+) -> Senses:
+    """``Senses`` over the rows ``pos: (C, 2)``, ``radius: (C,)``, ``vel: (C, 2)`` (zeros when
+    None), with half-plane scratch of ``C`` rows, for a kernel called from Python; the kernels'
+    debug rows ``dbg_nb: (C, D)`` and ``dbg: (S,)`` when given (none otherwise), no trace."""
+    pos = np.ascontiguousarray(pos, dtype=np.float64).reshape(-1, 2)
+    c = max(pos.shape[0], 1)
+    return Senses(
+        pos,
+        np.zeros(pos.shape) if vel is None else np.ascontiguousarray(vel, np.float64),
+        np.ascontiguousarray(radius, dtype=np.float64).reshape(-1),
+        np.zeros((c, 4)),
+        np.zeros((c, 4)),
+        np.zeros((0, 1)) if dbg_nb is None else dbg_nb,
+        np.zeros(0) if dbg is None else dbg,
+        np.zeros((0, 2)),
+        np.zeros((0, 2, 2)),
+    )
+
+
+@njit(cache=True, allocates=True)
+def work_senses(capacity):
+    """A batch call's ``Senses`` buffers: ``capacity`` neighbour rows (zeros) with half-plane
+    scratch, no debug rows and no trace; :func:`senses_at` lends them its work buffers."""
+    c = max(capacity, 1)
+    return Senses(
+        np.zeros((c, 2)),
+        np.zeros((c, 2)),
+        np.zeros(c),
+        np.zeros((c, 4)),
+        np.zeros((c, 4)),
+        np.zeros((0, 1)),
+        np.zeros(0),
+        np.zeros((0, 2)),
+        np.zeros((0, 2, 2)),
+    )
+
+
+@njit(cache=True, inline="always")
+def body_at(bodies, a, n, n_bodies):
+    """Row ``a`` of ``bodies: Bodies`` as a ``Body`` with ``n`` sensed rows, the first
+    ``n_bodies`` of them moving bodies (time step 0: no batch kernel reads it)."""
+    return Body(
+        bodies.pos[a, 0],
+        bodies.pos[a, 1],
+        bodies.vel[a, 0],
+        bodies.vel[a, 1],
+        bodies.heading[a],
+        bodies.target[a, 0],
+        bodies.target[a, 1],
+        bodies.radius[a],
+        bodies.v_pref[a],
+        0.0,
+        n,
+        n_bodies,
+    )
+
+
+@njit(cache=True, inline="always", allocates=True)
+def senses_at(rows, a, work):
+    """Row ``a`` of ``rows: Rows`` as a ``Senses`` (views of its arrays), with the work buffers
+    of ``work: Senses``."""
+    return Senses(
+        rows.pos[a],
+        rows.vel[a],
+        rows.radius[a],
+        work.lines,
+        work.proj,
+        work.dbg_nb,
+        work.dbg,
+        work.trace,
+        work.no_walls,
+    )

@@ -41,6 +41,7 @@ from ..kernels.bundle import Range, bundle, typed_params
 from ..kernels.geometry import EPS, normalize, rotate
 from ..kernels.jit import njit
 from .cardioid import CARDIOID_RANGES, _check_batch, _n_valid, cardioid_push
+from .senses import Body, Senses, body_at, senses_at, senses_of, work_senses
 
 
 @bundle
@@ -209,23 +210,33 @@ def combine_sums(
 
 
 @njit(cache=True, inline="always")
-def _write_sums(dbg, agx, agy, adjx, adjy, gx, gy, ig, fx, fy):
-    """The per-body sums of the side-choice family into its debug row."""
-    dbg[DBG_PLAIN_SUM] = agx
-    dbg[DBG_PLAIN_SUM + 1] = agy
-    dbg[DBG_ADJUSTED_SUM] = adjx
-    dbg[DBG_ADJUSTED_SUM + 1] = adjy
-    dbg[DBG_TURNED] = gx
-    dbg[DBG_TURNED + 1] = gy
-    dbg[DBG_IG_FAC] = ig
-    dbg[DBG_FINAL] = fx
-    dbg[DBG_FINAL + 1] = fy
+def write_sums(dbg, plain, adjusted, turned, ig_fac, final):
+    """The per-body sums of the side-choice family into its debug row ``dbg: (S,)``: the yellow
+    ``plain``, blue ``adjusted`` and green ``turned`` sums and the ``final`` direction, each an
+    ``(x, y)`` pair, and igFac."""
+    dbg[DBG_PLAIN_SUM] = plain[0]
+    dbg[DBG_PLAIN_SUM + 1] = plain[1]
+    dbg[DBG_ADJUSTED_SUM] = adjusted[0]
+    dbg[DBG_ADJUSTED_SUM + 1] = adjusted[1]
+    dbg[DBG_TURNED] = turned[0]
+    dbg[DBG_TURNED + 1] = turned[1]
+    dbg[DBG_IG_FAC] = ig_fac
+    dbg[DBG_FINAL] = final[0]
+    dbg[DBG_FINAL + 1] = final[1]
 
 
 @njit(cache=True)
-def _side_choice_core(px, py, tx, ty, radius, nb_pos, nb_radius, n_nb, params, dbg_nb, dbg):
+def side_choice_one(me: Body, sense: Senses, params: SideChoiceParams) -> tuple[float, float]:
+    """Unit desired direction of ``me: Body`` from ``(me.px, me.py)`` toward ``(me.tx, me.ty)``.
+
+    The obstacles are the first ``me.n`` rows of ``sense: Senses`` (``pos (C, 2)``,
+    ``radius (C,)``). When ``sense.dbg`` is not empty, the intermediate vectors are written to
+    ``sense.dbg_nb: (C, N_NB_DEBUG)`` and ``sense.dbg: (N_SUM_DEBUG,)`` (``DBG_*``). Returns
+    ``(0, 0)`` on the target.
+    """
+    dbg_nb, dbg = sense.dbg_nb, sense.dbg
     want = dbg.shape[0] > 0
-    dirx, diry = normalize(tx - px, ty - py)
+    dirx, diry = normalize(me.tx - me.px, me.ty - me.py)
     if want:
         dbg_nb[:, :] = 0.0
         dbg[:] = 0.0
@@ -237,19 +248,8 @@ def _side_choice_core(px, py, tx, ty, radius, nb_pos, nb_radius, n_nb, params, d
     agy = 0.0
     adjx = 0.0
     adjy = 0.0
-    for k in range(_n_valid(n_nb, nb_pos.shape[0])):
-        vx, vy, _, r = cardioid_push(
-            px,
-            py,
-            radius,
-            nb_pos[k, 0],
-            nb_pos[k, 1],
-            nb_radius[k],
-            dirx,
-            diry,
-            params.personal_space,
-            params.power,
-        )
+    for k in range(_n_valid(me.n, sense.pos.shape[0])):
+        vx, vy, _, r = cardioid_push(me, sense, k, dirx, diry, params)
         avx, avy = adjusted_push(vx, vy, r, dirx, diry, params.side, params.tie_angle)
         agx += vx * r
         agy += vy * r
@@ -265,62 +265,18 @@ def _side_choice_core(px, py, tx, ty, radius, nb_pos, nb_radius, n_nb, params, d
         dirx, diry, agx, agy, adjx, adjy, params.side, params.tie_angle
     )
     if want:
-        _write_sums(dbg, agx, agy, adjx, adjy, gx, gy, ig, fx, fy)
+        write_sums(dbg, (agx, agy), (adjx, adjy), (gx, gy), ig, (fx, fy))
     return fx, fy
 
 
 @njit(cache=True, allocates=True)
-def side_choice_one(
-    px: float,
-    py: float,
-    tx: float,
-    ty: float,
-    radius: float,
-    nb_pos: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: int,
-    params: SideChoiceParams,
-) -> tuple[float, float]:
-    """Unit desired direction of one body at ``(px, py)`` heading for ``(tx, ty)``.
-
-    ``nb_pos: (K, 2)``, ``nb_radius: (K,)``; the first ``n_nb`` rows are the obstacles. Returns
-    ``(0, 0)`` on the target.
-    """
-    return _side_choice_core(
-        px,
-        py,
-        tx,
-        ty,
-        radius,
-        nb_pos,
-        nb_radius,
-        n_nb,
-        params,
-        np.empty((0, N_NB_DEBUG)),
-        np.empty(0),
-    )
-
-
-@njit(cache=True, allocates=True)
-def _side_choice_batch(pos, target, radius, nb_pos, nb_radius, n_nb, params):
-    n = pos.shape[0]
+def _side_choice_batch(bodies, rows, params):
+    n = bodies.pos.shape[0]
     out = np.zeros((n, 2))
-    no_nb = np.empty((0, N_NB_DEBUG))
-    no_sum = np.empty(0)
+    work = work_senses(0)  # no debug rows: the kernel skips them
     for a in range(n):
-        out[a, 0], out[a, 1] = _side_choice_core(
-            pos[a, 0],
-            pos[a, 1],
-            target[a, 0],
-            target[a, 1],
-            radius[a],
-            nb_pos[a],
-            nb_radius[a],
-            n_nb[a],
-            params,
-            no_nb,
-            no_sum,
-        )
+        me = body_at(bodies, a, rows.n[a], rows.n[a])
+        out[a, 0], out[a, 1] = side_choice_one(me, senses_at(rows, a, work), params)
     return out
 
 
@@ -338,8 +294,8 @@ def side_choice(
     ``pos, target: (A, 2)``, ``radius: (A,)``, ``nb_pos: (A, K, 2)``, ``nb_radius: (A, K)``,
     ``n_nb: (A,)`` valid rows per body. ``(0, 0)`` for a body on its target.
     """
-    args = _check_batch(pos, target, radius, nb_pos, nb_radius, n_nb)
-    return _side_choice_batch(*args, typed_params(SideChoiceParams, params))
+    bodies, rows = _check_batch(pos, target, radius, nb_pos, nb_radius, n_nb)
+    return _side_choice_batch(bodies, rows, typed_params(SideChoiceParams, params))
 
 
 def side_choice_debug(
@@ -363,19 +319,17 @@ def side_choice_debug(
     n = k if n_nb is None else max(0, min(int(n_nb), k))
     dbg_nb = np.zeros((k, N_NB_DEBUG))
     dbg = np.zeros(N_SUM_DEBUG)
-    _side_choice_core(
-        float(pos[0]),
-        float(pos[1]),
-        float(target[0]),
-        float(target[1]),
-        float(radius),
-        nb_pos,
-        nb_radius,
-        n,
-        typed_params(SideChoiceParams, params),
-        dbg_nb,
-        dbg,
+    me = Body(
+        px=float(pos[0]),
+        py=float(pos[1]),
+        tx=float(target[0]),
+        ty=float(target[1]),
+        radius=float(radius),
+        n=n,
+        n_bodies=n,
     )
+    sense = senses_of(nb_pos, nb_radius, dbg_nb=dbg_nb, dbg=dbg)
+    side_choice_one(me, sense, typed_params(SideChoiceParams, params))
     return SideChoiceDebug(
         plain=dbg_nb[:n, DBG_NB_PLAIN : DBG_NB_PLAIN + 2].copy(),
         adjusted=dbg_nb[:n, DBG_NB_ADJUSTED : DBG_NB_ADJUSTED + 2].copy(),

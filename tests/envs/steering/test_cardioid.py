@@ -12,6 +12,7 @@ from crowdsteer.envs.steering.cardioid import (
     cardioid_one,
     cardioid_pushes,
 )
+from crowdsteer.envs.steering.senses import Body, senses_of
 
 EPS = 1e-9
 
@@ -119,9 +120,8 @@ def _one(pos, target, obstacles, radius=0.3, params=None):
     params = CardioidParams() if params is None else params
     nb = np.array([o[0] for o in obstacles], float).reshape(-1, 2)
     nr = np.array([o[1] for o in obstacles], float)
-    return np.array(
-        cardioid_one(pos[0], pos[1], target[0], target[1], radius, nb, nr, len(nb), params)
-    )
+    me = Body(px=pos[0], py=pos[1], tx=target[0], ty=target[1], radius=radius, n=len(nb))
+    return np.array(cardioid_one(me, senses_of(nb, nr), params))
 
 
 def test_obstacle_behind_has_no_effect():

@@ -17,6 +17,7 @@ from crowdsteer.envs.steering.right_of_way import (
     right_of_way_debug,
     right_of_way_one,
 )
+from crowdsteer.envs.steering.senses import Body, senses_of
 from crowdsteer.envs.steering.side_choice import SideChoiceParams, side_choice
 
 EPS = 1e-9
@@ -483,7 +484,8 @@ def test_stationary_neighbours_are_plain_side_choice():
         nb = rng.uniform(-2, 2, (4, 2)) + [1.5, 0.0]
         nr = rng.uniform(0.1, 0.5, 4)
         nv = rng.uniform(-0.03, 0.03, (4, 2))  # below moving_speed
-        a = right_of_way_one(0.0, 0.0, 5.0, 1.0, 1.2, 0.1, 0.3, 1.3, nb, nv, nr, 4, P)
+        me = Body(tx=5.0, ty=1.0, vx=1.2, vy=0.1, radius=0.3, v_pref=1.3, n=4, n_bodies=4)
+        a = right_of_way_one(me, senses_of(nb, nr, nv), P)
         b = side_choice(
             np.zeros((1, 2)), [[5.0, 1.0]], 0.3, nb[None], nr[None], [4], SideChoiceParams()
         )

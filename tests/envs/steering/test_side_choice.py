@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crowdsteer.envs.steering.cardioid import cardioid
+from crowdsteer.envs.steering.senses import Body, senses_of
 from crowdsteer.envs.steering.side_choice import (
     SideChoiceParams,
     side_choice,
@@ -263,19 +264,17 @@ def test_symmetric_pair_stalls_plain_cardioid():
     assert np.all(np.abs(lateral) < 0.5)
 
 
+def _one(tx, ty, radius, nb_pos, nb_radius, n_nb, params):
+    """``side_choice_one`` for a body at the origin heading for ``(tx, ty)``."""
+    me = Body(tx=tx, ty=ty, radius=radius, n=n_nb, n_bodies=n_nb)
+    return side_choice_one(me, senses_of(nb_pos, nb_radius), params)
+
+
 @pytest.mark.parametrize("side", [1.0, -1.0])
 def test_single_obstacle_dead_ahead_uses_side(side):
     """An obstacle exactly on the path: the adjusted (blue) push is sideways, toward the side."""
-    out = side_choice_one(
-        0.0,
-        0.0,
-        6.0,
-        0.0,
-        0.3,
-        np.array([[1.5, 0.0]]),
-        np.array([0.3]),
-        1,
-        SideChoiceParams(side=side),
+    out = _one(
+        6.0, 0.0, 0.3, np.array([[1.5, 0.0]]), np.array([0.3]), 1, SideChoiceParams(side=side)
     )
     assert out[0] > 0.0
     assert -side * out[1] > 0.1
@@ -294,8 +293,8 @@ def test_mirror_symmetry_away_from_ties():
         nr = rng.uniform(0.1, 0.5, 4)
         for side in (1.0, -1.0):
             p = SideChoiceParams(side=side)
-            a = side_choice_one(0.0, 0.0, 5.0, 0.0, 0.3, nb, nr, 4, p)
-            b = side_choice_one(0.0, 0.0, 5.0, 0.0, 0.3, nb * [1.0, -1.0], nr, 4, p)
+            a = _one(5.0, 0.0, 0.3, nb, nr, 4, p)
+            b = _one(5.0, 0.0, 0.3, nb * [1.0, -1.0], nr, 4, p)
             np.testing.assert_allclose(a, (b[0], -b[1]), atol=1e-12)
 
 
