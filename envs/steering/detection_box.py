@@ -26,6 +26,7 @@ from ..kernels.bundle import (
 )
 from ..kernels.geometry import EPS
 from ..kernels.jit import njit
+from .senses import Body, Senses, bodies_of, body_at, rows_of, senses_at, work_senses
 
 
 @bundle
@@ -51,17 +52,12 @@ DETECTION_BOX_RANGES = {
 
 @njit(cache=True)
 def _detection_box_core(
-    px: float,
-    py: float,
-    heading: float,
-    speed: float,
-    max_speed: float,
-    radius: float,
-    obs_pos: np.ndarray,
-    obs_radius: np.ndarray,
-    n_obs: int,
-    params: DetectionBoxParams,
+    me: Body, sense: Senses, speed: float, params: DetectionBoxParams
 ) -> tuple[float, float, int, float]:
+    """:func:`detection_box_one`'s force ``(fx, fy)`` with the row of the obstacle avoided (-1
+    for none) and the box's length (m)."""
+    px, py, heading, max_speed, radius = me.px, me.py, me.heading, me.v_pref, me.radius
+    obs_pos, obs_radius = sense.pos, sense.radius
     # Box length: min length plus speed / max speed times min length (Buckland).
     ratio = speed / max_speed if max_speed > EPS else 0.0
     box_length = params.min_length + ratio * params.min_length
@@ -73,7 +69,7 @@ def _detection_box_core(
     local_x = 0.0
     local_y = 0.0
     expanded_closest = 0.0
-    for j in range(n_obs):
+    for j in range(me.n):
         tx = obs_pos[j, 0] - px
         ty = obs_pos[j, 1] - py
         # Only obstacles within box length + their radius are considered (Buckland's tagging).
@@ -122,23 +118,14 @@ def _detection_box_core(
 
 @njit(cache=True)
 def detection_box_one(
-    px: float,
-    py: float,
-    heading: float,
-    speed: float,
-    max_speed: float,
-    radius: float,
-    obs_pos: np.ndarray,
-    obs_radius: np.ndarray,
-    n_obs: int,
-    params: DetectionBoxParams,
+    me: Body, sense: Senses, speed: float, params: DetectionBoxParams
 ) -> tuple[float, float]:
-    """Steering force of one body. ``obs_pos: (K, 2)``, ``obs_radius: (K,)``, first ``n_obs``
-    rows valid; ``heading`` in radians. Returns the world-frame force ``(fx, fy)``, zero when
-    nothing intersects the box."""
-    fx, fy, _, _ = _detection_box_core(
-        px, py, heading, speed, max_speed, radius, obs_pos, obs_radius, n_obs, params
-    )
+    """Steering force of ``me: Body`` moving at ``speed`` (m/s) along ``me.heading`` (rad): its
+    box's half-width is ``me.radius``, its length grows with ``speed`` over the maximum speed
+    ``me.v_pref``. The obstacles are the first ``me.n`` rows of ``sense: Senses`` (``pos (C, 2)``,
+    ``radius (C,)``). Returns the force ``(fx, fy)`` in ``me``'s frame, zero when nothing
+    intersects the box."""
+    fx, fy, _, _ = _detection_box_core(me, sense, speed, params)
     return fx, fy
 
 
@@ -163,24 +150,16 @@ def detection_box_direction_one(
 
 
 @njit(cache=True, allocates=True)
-def _batch(pos, heading, speed, max_speed, radius, obs_pos, obs_radius, n_obs, params):
+def _batch(bodies, rows, speed, params):
+    pos, heading, radius = bodies.pos, bodies.heading, bodies.radius
     n = pos.shape[0]
     force = np.zeros((n, 2))
     chosen = np.full(n, -1, dtype=np.int64)
     corners = np.zeros((n, 4, 2))
+    work = work_senses(0)
     for a in range(n):
-        fx, fy, k, length = _detection_box_core(
-            pos[a, 0],
-            pos[a, 1],
-            heading[a],
-            speed[a],
-            max_speed[a],
-            radius[a],
-            obs_pos[a],
-            obs_radius[a],
-            n_obs[a],
-            params,
-        )
+        me = body_at(bodies, a, rows.n[a], rows.n[a])
+        fx, fy, k, length = _detection_box_core(me, senses_at(rows, a, work), speed[a], params)
         force[a, 0] = fx
         force[a, 1] = fy
         chosen[a] = k
@@ -208,18 +187,15 @@ def _direction_batch(seek_dir: np.ndarray, force: np.ndarray, gain: float) -> np
 
 
 def _prep(pos, heading, speed, max_speed, radius, obs_pos, obs_radius, n_obs):
+    """The bodies (preferred speed: the maximum speed), their obstacle rows and speeds ``(A,)``,
+    checked and bundled for the batch kernel."""
     pos = body_points("pos", pos)
     a = pos.shape[0]
     obs_pos = row_points("obs_pos", obs_pos, a)
     return (
-        pos,
-        broadcast(heading, (a,)),
+        bodies_of(pos, heading=heading, radius=radius, v_pref=max_speed),
+        rows_of(obs_pos, obs_radius, row_counts("n_obs", n_obs, a, obs_pos.shape[1])),
         broadcast(speed, (a,)),
-        broadcast(max_speed, (a,)),
-        broadcast(radius, (a,)),
-        obs_pos,
-        broadcast(obs_radius, obs_pos.shape[:2]),
-        row_counts("n_obs", n_obs, a, obs_pos.shape[1]),
     )
 
 

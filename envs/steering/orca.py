@@ -30,6 +30,7 @@ from ..kernels.bundle import (
 )
 from ..kernels.geometry import EPS
 from ..kernels.jit import njit
+from .senses import Body, Senses, bodies_of, body_at, rows_of, work_senses
 
 
 @bundle
@@ -126,33 +127,23 @@ def _orca_line(
 
 
 @njit(cache=True)
-def orca_fill_lines(
-    px: float,
-    py: float,
-    vx: float,
-    vy: float,
-    radius: float,
-    nb_pos: np.ndarray,
-    nb_vel: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: int,
-    obs_pos: np.ndarray,
-    obs_radius: np.ndarray,
-    n_obs: int,
-    params: OrcaParams,
-    lines: np.ndarray,
-) -> int:
-    """Write the ORCA lines of one body into ``lines: (>= n_obs + n_nb, 4)``, obstacles first;
-    return how many were written."""
+def orca_fill_lines(me: Body, sense: Senses, params: OrcaParams) -> int:
+    """Write the ORCA lines of ``me: Body`` into ``sense.lines: (>= me.n, 4)``, obstacles first;
+    return how many were written. The first ``me.n_bodies`` rows of ``sense: Senses`` (``pos,
+    vel (C, 2)``, ``radius (C,)``) are moving neighbours, the next ``me.n - me.n_bodies`` static
+    discs."""
+    px, py, vx, vy, radius = me.px, me.py, me.vx, me.vy, me.radius
+    n_nb = me.n_bodies
+    lines = sense.lines
     n = np.int64(0)  # not 0: a literal compiles the callees once more for its own type
-    for j in range(n_obs):
+    for j in range(n_nb, me.n):
         # A static disc: relative velocity = own velocity, full responsibility (point = v + u).
         dx, dy, ux, uy = _orca_line(
-            obs_pos[j, 0] - px,
-            obs_pos[j, 1] - py,
+            sense.pos[j, 0] - px,
+            sense.pos[j, 1] - py,
             vx,
             vy,
-            radius + obs_radius[j] + params.safety_margin,
+            radius + sense.radius[j] + params.safety_margin,
             params.time_horizon_obst,
             params.time_step,
         )
@@ -163,11 +154,11 @@ def orca_fill_lines(
         n += 1
     for j in range(n_nb):
         dx, dy, ux, uy = _orca_line(
-            nb_pos[j, 0] - px,
-            nb_pos[j, 1] - py,
-            vx - nb_vel[j, 0],
-            vy - nb_vel[j, 1],
-            radius + nb_radius[j] + 2.0 * params.safety_margin,
+            sense.pos[j, 0] - px,
+            sense.pos[j, 1] - py,
+            vx - sense.vel[j, 0],
+            vy - sense.vel[j, 1],
+            radius + sense.radius[j] + 2.0 * params.safety_margin,
             params.time_horizon,
             params.time_step,
         )
@@ -271,14 +262,14 @@ def _lp3(
     n_obst_lines: int,
     begin_line: int,
     radius: float,
+    result: tuple[float, float],
     eps: float,
-    rx: float,
-    ry: float,
     proj: np.ndarray,
 ) -> tuple[float, float]:
     """3-D LP fallback: minimise the largest violation of the non-obstacle lines while keeping
-    the obstacle lines, starting at the line the 2-D LP failed on. ``proj`` is scratch space of at
-    least ``n_lines`` rows."""
+    the obstacle lines, starting at the line the 2-D LP failed on and from its ``result``
+    ``(x, y)``. ``proj`` is scratch space of at least ``n_lines`` rows."""
+    rx, ry = result
     distance = 0.0
     for i in range(begin_line, n_lines):
         ix = lines[i, 0]
@@ -349,127 +340,71 @@ def orca_solve(
         lines, n_lines, radius, pref_vx, pref_vy, np.bool_(False), params.lp_epsilon
     )
     if fail < n_lines:
-        rx, ry = _lp3(lines, n_lines, n_obst_lines, fail, radius, params.lp_epsilon, rx, ry, proj)
+        rx, ry = _lp3(lines, n_lines, n_obst_lines, fail, radius, (rx, ry), params.lp_epsilon, proj)
     return rx, ry
 
 
 @njit(cache=True)
 def orca_one(
-    px: float,
-    py: float,
-    vx: float,
-    vy: float,
-    radius: float,
-    pref_vx: float,
-    pref_vy: float,
-    max_speed: float,
-    nb_pos: np.ndarray,
-    nb_vel: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: int,
-    obs_pos: np.ndarray,
-    obs_radius: np.ndarray,
-    n_obs: int,
-    params: OrcaParams,
-    lines: np.ndarray,
-    proj: np.ndarray,
+    me: Body, sense: Senses, pref_vx: float, pref_vy: float, params: OrcaParams
 ) -> tuple[float, float]:
-    """New velocity of one body. ``nb_pos, nb_vel: (K, 2)``, ``nb_radius: (K,)``, first ``n_nb``
-    valid; ``obs_pos: (M, 2)``, ``obs_radius: (M,)``, first ``n_obs`` valid. ``lines`` and
-    ``proj`` are scratch buffers of at least ``n_nb + n_obs`` rows and 4 columns (allocate once,
-    reuse across bodies)."""
-    n_lines = orca_fill_lines(
-        px,
-        py,
-        vx,
-        vy,
-        radius,
-        nb_pos,
-        nb_vel,
-        nb_radius,
-        n_nb,
-        obs_pos,
-        obs_radius,
-        n_obs,
-        params,
-        lines,
-    )
-    return orca_solve(lines, n_lines, n_obs, max_speed, pref_vx, pref_vy, params, proj)
+    """New velocity of ``me: Body``: the one closest to the preferred ``(pref_vx, pref_vy)``
+    within the maximum speed ``me.v_pref``. The first ``me.n_bodies`` rows of ``sense: Senses``
+    (``pos, vel (C, 2)``, ``radius (C,)``) are moving neighbours, the next
+    ``me.n - me.n_bodies`` static discs; ``sense.lines`` and ``sense.proj``, ``(>= me.n, 4)``,
+    are the half-planes' scratch."""
+    n_lines = orca_fill_lines(me, sense, params)
+    n_obs = me.n - me.n_bodies
+    return orca_solve(sense.lines, n_lines, n_obs, me.v_pref, pref_vx, pref_vy, params, sense.proj)
+
+
+@njit(cache=True, inline="always")
+def _append_rows(rows, a, sense, n):
+    """Copy body ``a``'s filled rows of ``rows: Rows`` into ``sense: Senses`` from row ``n`` on;
+    returns the new count of rows."""
+    for j in range(rows.n[a]):
+        sense.pos[n, 0] = rows.pos[a, j, 0]
+        sense.pos[n, 1] = rows.pos[a, j, 1]
+        sense.vel[n, 0] = rows.vel[a, j, 0]
+        sense.vel[n, 1] = rows.vel[a, j, 1]
+        sense.radius[n] = rows.radius[a, j]
+        n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _gather_rows(nb, obs, a, sense):
+    """Body ``a``'s neighbour rows of ``nb: Rows``, then its disc rows of ``obs: Rows``, copied
+    into ``sense`` as :func:`orca_one` reads them; returns how many rows were filled."""
+    return _append_rows(obs, a, sense, _append_rows(nb, a, sense, np.int64(0)))
 
 
 @njit(cache=True, allocates=True)
-def _batch(
-    pos,
-    vel,
-    radius,
-    pref_vel,
-    max_speed,
-    nb_pos,
-    nb_vel,
-    nb_radius,
-    n_nb,
-    obs_pos,
-    obs_radius,
-    n_obs,
-    params,
-):
-    n = pos.shape[0]
+def _batch(bodies, nb, obs, pref_vel, params):
+    n = bodies.pos.shape[0]
     out = np.zeros((n, 2))
-    size = max(nb_pos.shape[1] + obs_pos.shape[1], 1)
-    lines = np.zeros((size, 4))
-    proj = np.zeros((size, 4))
+    sense = work_senses(nb.pos.shape[1] + obs.pos.shape[1])
     for a in range(n):
-        out[a, 0], out[a, 1] = orca_one(
-            pos[a, 0],
-            pos[a, 1],
-            vel[a, 0],
-            vel[a, 1],
-            radius[a],
-            pref_vel[a, 0],
-            pref_vel[a, 1],
-            max_speed[a],
-            nb_pos[a],
-            nb_vel[a],
-            nb_radius[a],
-            n_nb[a],
-            obs_pos[a],
-            obs_radius[a],
-            n_obs[a],
-            params,
-            lines,
-            proj,
-        )
+        me = body_at(bodies, a, _gather_rows(nb, obs, a, sense), nb.n[a])
+        out[a, 0], out[a, 1] = orca_one(me, sense, pref_vel[a, 0], pref_vel[a, 1], params)
     return out
 
 
 @njit(cache=True, allocates=True)
-def _lines_batch(
-    pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs, params
-):
-    n = pos.shape[0]
-    lines = np.zeros((n, max(nb_pos.shape[1] + obs_pos.shape[1], 1), 4))
+def _lines_batch(bodies, nb, obs, params):
+    n = bodies.pos.shape[0]
+    lines = np.zeros((n, max(nb.pos.shape[1] + obs.pos.shape[1], 1), 4))
     count = np.zeros(n, dtype=np.int64)
+    sense = work_senses(nb.pos.shape[1] + obs.pos.shape[1])
     for a in range(n):
-        count[a] = orca_fill_lines(
-            pos[a, 0],
-            pos[a, 1],
-            vel[a, 0],
-            vel[a, 1],
-            radius[a],
-            nb_pos[a],
-            nb_vel[a],
-            nb_radius[a],
-            n_nb[a],
-            obs_pos[a],
-            obs_radius[a],
-            n_obs[a],
-            params,
-            lines[a],
-        )
+        me = body_at(bodies, a, _gather_rows(nb, obs, a, sense), nb.n[a])
+        count[a] = orca_fill_lines(me, sense, params)
+        lines[a, : count[a]] = sense.lines[: count[a]]
     return lines, count
 
 
 def _prep(pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs):
+    """The bodies, their neighbour rows and their disc rows, checked and bundled."""
     pos = body_points("pos", pos)
     a = pos.shape[0]
     nb_pos = row_points("nb_pos", nb_pos, a)
@@ -479,16 +414,9 @@ def _prep(pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius
         n_obs = 0
     obs_pos = row_points("obs_pos", obs_pos, a, "M")
     return (
-        pos,
-        broadcast(vel, (a, 2)),
-        broadcast(radius, (a,)),
-        nb_pos,
-        broadcast(nb_vel, nb_pos.shape),
-        broadcast(nb_radius, nb_pos.shape[:2]),
-        row_counts("n_nb", n_nb, a, nb_pos.shape[1]),
-        obs_pos,
-        broadcast(obs_radius, obs_pos.shape[:2]),
-        row_counts("n_obs", n_obs, a, obs_pos.shape[1], "M"),
+        bodies_of(pos, vel=vel, radius=radius),
+        rows_of(nb_pos, nb_radius, row_counts("n_nb", n_nb, a, nb_pos.shape[1]), nb_vel),
+        rows_of(obs_pos, obs_radius, row_counts("n_obs", n_obs, a, obs_pos.shape[1], "M")),
     )
 
 
@@ -513,11 +441,13 @@ def orca(
     (A, K, 2)``, ``nb_radius: (A, K)``, ``n_nb: (A,)``; static disc obstacles ``obs_pos:
     (A, M, 2)``, ``obs_radius: (A, M)``, ``n_obs: (A,)`` (none when ``obs_pos`` is None).
     """
-    args = _prep(pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs)
-    a = args[0].shape[0]
+    bodies, nb, obs = _prep(
+        pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs
+    )
+    a = bodies.pos.shape[0]
+    bodies = bodies._replace(v_pref=broadcast(max_speed, (a,)))  # ORCA's speed limit
     pref_vel = broadcast(pref_vel, (a, 2))
-    max_speed = broadcast(max_speed, (a,))
-    return _batch(*args[:3], pref_vel, max_speed, *args[3:], typed_params(OrcaParams, params))
+    return _batch(bodies, nb, obs, pref_vel, typed_params(OrcaParams, params))
 
 
 def orca_half_planes(

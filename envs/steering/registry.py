@@ -178,22 +178,8 @@ def steer_social_force(me, sense, params):
     velocity over the simulation's time step, speed capped at the preferred speed. Walls arrive
     as zero-radius points."""
     ex, ey = normalize(me.tx - me.px, me.ty - me.py)
-    ax, ay = social_force_one(
-        me.px,
-        me.py,
-        me.vx,
-        me.vy,
-        me.radius,
-        ex,
-        ey,
-        me.v_pref,
-        sense.pos,
-        sense.radius,
-        me.n,
-        sense.no_walls,
-        np.int64(0),  # int64: one specialisation for all callers
-        params,
-    )
+    # int64: one specialisation for all callers
+    ax, ay = social_force_one(me, sense, ex, ey, sense.no_walls, np.int64(0), params)
     record(sense.trace, TRACE_FORCE, ax, ay)
     wx = me.vx + ax * me.dt
     wy = me.vy + ay * me.dt
@@ -216,45 +202,14 @@ def steer_orca(me, sense, params):
     slow = max(params.arrive_time, me.dt)
     speed = me.v_pref * min(1.0, d / max(me.v_pref * slow, 1e-6))
     record(sense.trace, TRACE_FORCE, ux * speed, uy * speed)
-    nb = me.n_bodies
-    return orca_one(
-        me.px,
-        me.py,
-        me.vx,
-        me.vy,
-        me.radius,
-        ux * speed,
-        uy * speed,
-        me.v_pref,
-        sense.pos,
-        sense.vel,
-        sense.radius,
-        nb,
-        sense.pos[nb:],
-        sense.radius[nb:],
-        me.n - nb,
-        params,
-        sense.lines,
-        sense.proj,
-    )
+    return orca_one(me, sense, ux * speed, uy * speed, params)
 
 
 @njit(cache=True, inline="always")
 def steer_detection_box(me, sense, params):
     """Buckland's detection box ahead along the heading; its force bends the target direction."""
     speed = math.sqrt(me.vx * me.vx + me.vy * me.vy)
-    fx, fy = detection_box_one(
-        me.px,
-        me.py,
-        me.heading,
-        speed,
-        me.v_pref,
-        me.radius,
-        sense.pos,
-        sense.radius,
-        me.n,
-        params,
-    )
+    fx, fy = detection_box_one(me, sense, speed, params)
     record(sense.trace, TRACE_FORCE, fx, fy)
     dx, dy = detection_box_direction_one(
         me.tx - me.px, me.ty - me.py, fx, fy, params.direction_gain

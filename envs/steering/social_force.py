@@ -34,6 +34,7 @@ from ..kernels.bundle import (
 )
 from ..kernels.geometry import EPS, closest_point_on_segment
 from ..kernels.jit import njit
+from .senses import Body, Senses, bodies_of, body_at, rows_of, senses_at, work_senses
 
 MAX_EXPONENT = 50.0
 """Cap of ``(r_ij - d_ij) / B``: deep overlaps push hard but finitely (exp(50) ~ 5e21)."""
@@ -66,25 +67,21 @@ environment the force is integrated over the simulation's ``dt``."""
 
 @njit(cache=True)
 def social_force_one(
-    px: float,
-    py: float,
-    vx: float,
-    vy: float,
-    radius: float,
+    me: Body,
+    sense: Senses,
     ex: float,
     ey: float,
-    v_pref: float,
-    nb_pos: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: int,
     walls: np.ndarray,
     n_walls: int,
     params: SocialForceParams,
 ) -> tuple[float, float]:
-    """Acceleration ``(ax, ay)`` (m/s^2) of one body. ``(ex, ey)`` is the desired direction (made
-    unit here); ``nb_pos: (K, 2)``, ``nb_radius: (K,)`` other bodies and disc obstacles, first
-    ``n_nb`` valid; ``walls: (W, 2, 2)`` segments, first ``n_walls`` valid. A neighbour exactly on
-    the body's centre gives no direction and is ignored."""
+    """Acceleration ``(ax, ay)`` (m/s^2) of ``me: Body`` (position, velocity, radius, preferred
+    speed). ``(ex, ey)`` is the desired direction (made unit here); the first ``me.n`` rows of
+    ``sense: Senses`` (``pos (C, 2)``, ``radius (C,)``) are the other bodies and disc obstacles;
+    ``walls: (W, 2, 2)`` segments, first ``n_walls`` valid. A neighbour exactly on the body's
+    centre gives no direction and is ignored."""
+    px, py, vx, vy, radius, v_pref = me.px, me.py, me.vx, me.vy, me.radius, me.v_pref
+    nb_pos, nb_radius = sense.pos, sense.radius
     n = math.sqrt(ex * ex + ey * ey)
     if n > EPS:
         ex /= n
@@ -99,7 +96,7 @@ def social_force_one(
     k = params.A / max(params.mass, EPS)
     b = max(params.B, EPS)
     cos_view = math.cos(params.view_half_angle)
-    for j in range(n_nb):
+    for j in range(me.n):
         dx = px - nb_pos[j, 0]
         dy = py - nb_pos[j, 1]
         d = math.sqrt(dx * dx + dy * dy)
@@ -126,22 +123,17 @@ def social_force_one(
 
 
 @njit(cache=True, allocates=True)
-def _accel_batch(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls, p):
-    n = pos.shape[0]
+def _accel_batch(bodies, rows, desired_dir, walls, n_walls, p):
+    n = bodies.pos.shape[0]
     out = np.zeros((n, 2))
+    work = work_senses(0)
     for a in range(n):
+        me = body_at(bodies, a, rows.n[a], rows.n[a])
         out[a, 0], out[a, 1] = social_force_one(
-            pos[a, 0],
-            pos[a, 1],
-            vel[a, 0],
-            vel[a, 1],
-            radius[a],
+            me,
+            senses_at(rows, a, work),
             desired_dir[a, 0],
             desired_dir[a, 1],
-            v_pref[a],
-            nb_pos[a],
-            nb_radius[a],
-            n_nb[a],
             walls[a],
             n_walls[a],
             p,
@@ -150,14 +142,11 @@ def _accel_batch(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb,
 
 
 @njit(cache=True, allocates=True)
-def _velocity_batch(
-    pos, vel, radius, desired_dir, v_pref, max_speed, nb_pos, nb_radius, n_nb, walls, n_walls, p
-):
-    acc = _accel_batch(
-        pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls, p
-    )
+def _velocity_batch(bodies, rows, desired_dir, max_speed, walls, n_walls, p):
+    acc = _accel_batch(bodies, rows, desired_dir, walls, n_walls, p)
+    vel = bodies.vel
     out = np.zeros_like(acc)
-    for a in range(pos.shape[0]):
+    for a in range(bodies.pos.shape[0]):
         nvx = vel[a, 0] + acc[a, 0] * p.time_step
         nvy = vel[a, 1] + acc[a, 1] * p.time_step
         s = math.sqrt(nvx * nvx + nvy * nvy)
@@ -171,6 +160,8 @@ def _velocity_batch(
 
 
 def _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls):
+    """The bodies, their neighbour rows, desired directions ``(A, 2)``, walls ``(A, W, 2, 2)``
+    and wall counts ``(A,)``, checked and bundled for the batch kernels."""
     pos = body_points("pos", pos)
     a = pos.shape[0]
     nb_pos = row_points("nb_pos", nb_pos, a)
@@ -181,14 +172,9 @@ def _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls,
     if walls.ndim != 4 or walls.shape[0] != a or walls.shape[2:] != (2, 2):
         raise ValueError(f"walls must be (A, W, 2, 2) with A = {a}, got {walls.shape}")
     return (
-        pos,
-        broadcast(vel, (a, 2)),
-        broadcast(radius, (a,)),
+        bodies_of(pos, vel=vel, radius=radius, v_pref=v_pref),
+        rows_of(nb_pos, nb_radius, row_counts("n_nb", n_nb, a, nb_pos.shape[1])),
         broadcast(desired_dir, (a, 2)),
-        broadcast(v_pref, (a,)),
-        nb_pos,
-        broadcast(nb_radius, nb_pos.shape[:2]),
-        row_counts("n_nb", n_nb, a, nb_pos.shape[1]),
         walls,
         row_counts("n_walls", n_walls, a, walls.shape[1], "W"),
     )
@@ -235,6 +221,5 @@ def social_force(
     force acceleration, clipped to ``max_speed: (A,)``. Other arguments as in
     :func:`social_force_acceleration`."""
     args = _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls)
-    a = args[0].shape[0]
-    max_speed = broadcast(max_speed, (a,))
-    return _velocity_batch(*args[:5], max_speed, *args[5:], typed_params(SocialForceParams, params))
+    max_speed = broadcast(max_speed, (args[0].pos.shape[0],))
+    return _velocity_batch(*args[:3], max_speed, *args[3:], typed_params(SocialForceParams, params))
