@@ -21,7 +21,14 @@ import numpy as np
 from crowdsteer.envs.kernels.bundle import bundle
 from crowdsteer.envs.kernels.geometry import closest_point_on_segment, normalize
 from crowdsteer.envs.kernels.jit import njit
-from crowdsteer.envs.steering.flocking import flocking_one, flocking_turn_rate_one
+from crowdsteer.envs.steering.flocking import (
+    Mates,
+    Obstacles,
+    Target,
+    Unit,
+    flocking_one,
+    flocking_turn_rate_one,
+)
 from crowdsteer.envs.steering.path_follow import path_follow_projected_one
 from crowdsteer.envs.steering.registry import Body, Senses, dispatch, senses_buffers, steer_traced
 from crowdsteer.envs.steering.trace import TRACE_FINAL, TRACE_FORCE, TRACE_TARGET
@@ -211,26 +218,21 @@ def flock_velocity(b, i, state, params, scratch, n, n_bodies):
             fl_int[m] = s.behaviour[b, j] == 1
             m += 1
     heading = s.heading[b, i]
-    force, _ = flocking_one(
+    me = Unit(
         s.pos[b, i, 0],
         s.pos[b, i, 1],
         heading,
         s.vel[b, i, 0],
         s.vel[b, i, 1],
         s.behaviour[b, i] == 1,
-        fl_pos,
-        fl_vel,
-        fl_int,
-        m,
-        rows.pos[n_bodies:],
-        rows.radius[n_bodies:],
-        n - n_bodies,
-        s.target_pos[b, 0],
-        s.target_pos[b, 1],
-        s.target_vel[b, 0],
-        s.target_vel[b, 1],
         params.flock_view,
         np.bool_(True),
+    )
+    force, _ = flocking_one(
+        me,
+        Mates(fl_pos, fl_vel, fl_int, m),
+        Obstacles(rows.pos[n_bodies:], rows.radius[n_bodies:], n - n_bodies),
+        Target(s.target_pos[b, 0], s.target_pos[b, 1], s.target_vel[b, 0], s.target_vel[b, 1]),
         params.flocking,
     )
     turn = flocking_turn_rate_one(force, params.flocking)

@@ -1,7 +1,8 @@
 """Steering behaviours of the source articles, as compiled pure functions over arrays.
 
-Each behaviour has a per-body core ``<name>_one`` (callable from other compiled code, neighbours
-in buffers with a count) and a batch function ``<name>`` over a leading batch dimension, with a
+Each behaviour has a per-body kernel ``<name>_one`` (callable from other compiled code) that takes
+the body and what it senses as bundles (``Body`` and ``Senses``; the flock's ``Unit``, ``Mates``,
+``Obstacles`` and ``Target``), a batch function ``<name>`` over a leading batch dimension, and a
 ``NamedTuple`` of parameters defaulting to the article's constants. Nothing here imports the
 environment core. Below it: the compiled primitives (``crowdsteer.envs.kernels``).
 """
@@ -20,6 +21,10 @@ from .flocking import (
     NARROW,
     WIDE,
     FlockingParams,
+    Mates,
+    Obstacles,
+    Target,
+    Unit,
     flocking,
     flocking_one,
     flocking_turn_rate,
@@ -43,6 +48,7 @@ from .right_of_way import (
     right_of_way_one,
 )
 from .seek import ArriveParams, arrive, arrive_one, seek, seek_one
+from .senses import Body, Senses, senses_of
 from .side_choice import (
     SideChoiceDebug,
     SideChoiceParams,
@@ -62,16 +68,22 @@ __all__ = [
     "NARROW",
     "WIDE",
     "ArriveParams",
+    "Body",
     "CardioidParams",
     "DetectionBoxParams",
     "FlockingParams",
+    "Mates",
+    "Obstacles",
     "OrcaParams",
     "PathFollowParams",
     "RightOfWayDebug",
     "RightOfWayParams",
+    "Senses",
     "SideChoiceDebug",
     "SideChoiceParams",
     "SocialForceParams",
+    "Target",
+    "Unit",
     "arrive",
     "arrive_one",
     "cardioid",
@@ -101,6 +113,7 @@ __all__ = [
     "right_of_way_one",
     "seek",
     "seek_one",
+    "senses_of",
     "side_choice",
     "side_choice_debug",
     "side_choice_one",

@@ -16,8 +16,8 @@ Distances. The book's radii are factors times the unit length (4 pixels); they a
 of ``unit_length`` in metres, so the proportions of the flock carry over.
 
 Neighbours. The book loops ``for (j = 1; ...)``, skipping unit 0, the player's craft that the flock
-chases. Here every unit passed in the neighbour buffers is a neighbour (leave the target out of the
-buffers to reproduce the book), and the target comes in separately.
+chases. Here every unit passed in ``Mates`` is a neighbour (leave the target out of them to
+reproduce the book), and the target comes in separately (``Target``).
 """
 
 from __future__ import annotations
@@ -84,6 +84,66 @@ FLOCKING_RANGES = {
 """Allowed values of ``FlockingParams``' fields."""
 
 
+@bundle
+class Unit(NamedTuple):
+    """One flock unit: position, heading (rad), velocity, whether it is an interceptor (else a
+    chaser), its view (``WIDE``, ``LIMITED``, ``NARROW``) and whether it chases the target when
+    it leads."""
+
+    px: float
+    py: float
+    heading: float
+    vx: float
+    vy: float
+    interceptor: bool
+    view_mode: int
+    chase: bool
+
+
+@bundle
+class Mates(NamedTuple):
+    """The units a flock unit may see: ``pos, vel: (K, 2)``, ``interceptor: (K,)`` bool, the
+    first ``n`` rows filled (the batch call holds every unit's with a leading axis ``A``)."""
+
+    pos: np.ndarray
+    vel: np.ndarray
+    interceptor: np.ndarray
+    n: int
+
+
+@bundle
+class Obstacles(NamedTuple):
+    """Static discs a flock unit avoids: ``pos: (M, 2)``, ``radius: (M,)``, the first ``n`` rows
+    filled (the batch call holds every unit's with a leading axis ``A``)."""
+
+    pos: np.ndarray
+    radius: np.ndarray
+    n: int
+
+
+@bundle
+class Target(NamedTuple):
+    """What the flock chases or intercepts: its position and velocity."""
+
+    px: float
+    py: float
+    vx: float
+    vy: float
+
+
+@bundle
+class Units(NamedTuple):
+    """A batch call's units: ``pos, vel: (A, 2)``, ``heading: (A,)``, ``interceptor,
+    chase: (A,)`` bool, ``view_mode: (A,)`` int; row ``a`` is a ``Unit``."""
+
+    pos: np.ndarray
+    heading: np.ndarray
+    vel: np.ndarray
+    interceptor: np.ndarray
+    view_mode: np.ndarray
+    chase: np.ndarray
+
+
 @njit(cache=True)
 def _toward(l: float, f: float) -> float:
     """Turn sign (+1 left) to steer toward an offset with left/forward components ``l, f``.
@@ -116,34 +176,19 @@ def _angle_term(vx: float, vy: float, ux: float, uy: float) -> float:
 
 @njit(cache=True)
 def flocking_one(
-    px: float,
-    py: float,
-    heading: float,
-    vx: float,
-    vy: float,
-    interceptor: bool,
-    nb_pos: np.ndarray,
-    nb_vel: np.ndarray,
-    nb_interceptor: np.ndarray,
-    n_nb: int,
-    obs_pos: np.ndarray,
-    obs_radius: np.ndarray,
-    n_obs: int,
-    tx: float,
-    ty: float,
-    tvx: float,
-    tvy: float,
-    view_mode: int,
-    chase: bool,
-    params: FlockingParams,
+    me: Unit, mates: Mates, obstacles: Obstacles, target: Target, params: FlockingParams
 ) -> tuple[float, bool]:
-    """Lateral steering force of one unit (the book's DoUnitAI) and whether it leads.
+    """Lateral steering force of one unit ``me`` (the book's DoUnitAI) and whether it leads.
 
-    ``nb_pos, nb_vel: (K, 2)``, ``nb_interceptor: (K,)`` bool, first ``n_nb`` rows valid;
-    ``obs_pos: (M, 2)``, ``obs_radius: (M,)``, first ``n_obs`` valid; ``(tx, ty)``, ``(tvx, tvy)``
-    the target's position and velocity. Returns ``(force, leader)``, force > 0 turning left. The
-    unit leads (and chases the target) when ``chase`` is on and nobody is in its narrow view.
+    ``mates``: the units it may see, ``obstacles``: the static discs, ``target``: the target's
+    position and velocity. Returns ``(force, leader)``, force > 0 turning left. The unit leads
+    (and chases the target) when ``me.chase`` is on and nobody is in its narrow view.
     """
+    px, py, heading, vx, vy = me.px, me.py, me.heading, me.vx, me.vy
+    interceptor, view_mode = me.interceptor, me.view_mode
+    nb_pos, nb_vel, nb_interceptor = mates.pos, mates.vel, mates.interceptor
+    obs_pos, obs_radius = obstacles.pos, obstacles.radius
+    tx, ty, tvx, tvy = target.px, target.py, target.vx, target.vy
     unit = params.unit_length
     steer = params.steering_force
     hx = math.cos(heading)
@@ -172,7 +217,7 @@ def flocking_one(
     pave_y = 0.0
     vave_x = 0.0
     vave_y = 0.0
-    for j in range(n_nb):
+    for j in range(mates.n):
         dx = nb_pos[j, 0] - px
         dy = nb_pos[j, 1] - py
         fwd = dx * hx + dy * hy  # book w.y
@@ -225,7 +270,7 @@ def flocking_one(
                 * _angle_term(dvx, dvy, ux, uy)
             )
 
-    leader = chase and n_front == 0
+    leader = me.chase and n_front == 0
     if leader:
         if interceptor:
             # Intercept: aim where the target will be after the time to close the range at the
@@ -247,7 +292,7 @@ def flocking_one(
     # Static obstacles: project the centre on the direction of motion, p = (a.u) u, b = p - a.
     visibility = params.collision_visibility_factor * unit
     margin = 0.5 * params.obstacle_radius_factor * unit
-    for j in range(n_obs):
+    for j in range(obstacles.n):
         ax = obs_pos[j, 0] - px
         ay = obs_pos[j, 1] - py
         along = ax * dvx + ay * dvy  # signed |p|
@@ -276,48 +321,26 @@ def flocking_turn_rate_one(force: float, params: FlockingParams) -> float:
 
 
 @njit(cache=True, allocates=True)
-def _batch(
-    pos,
-    heading,
-    vel,
-    interceptor,
-    nb_pos,
-    nb_vel,
-    nb_interceptor,
-    n_nb,
-    obs_pos,
-    obs_radius,
-    n_obs,
-    target_pos,
-    target_vel,
-    view_mode,
-    chase,
-    params,
-):
-    n = pos.shape[0]
+def _batch(units, mates, obstacles, target_pos, target_vel, params):
+    n = units.pos.shape[0]
     force = np.zeros(n)
     leader = np.zeros(n, dtype=np.bool_)
     for a in range(n):
+        me = Unit(
+            units.pos[a, 0],
+            units.pos[a, 1],
+            units.heading[a],
+            units.vel[a, 0],
+            units.vel[a, 1],
+            units.interceptor[a],
+            units.view_mode[a],
+            units.chase[a],
+        )
         force[a], leader[a] = flocking_one(
-            pos[a, 0],
-            pos[a, 1],
-            heading[a],
-            vel[a, 0],
-            vel[a, 1],
-            interceptor[a],
-            nb_pos[a],
-            nb_vel[a],
-            nb_interceptor[a],
-            n_nb[a],
-            obs_pos[a],
-            obs_radius[a],
-            n_obs[a],
-            target_pos[a, 0],
-            target_pos[a, 1],
-            target_vel[a, 0],
-            target_vel[a, 1],
-            view_mode[a],
-            chase[a],
+            me,
+            Mates(mates.pos[a], mates.vel[a], mates.interceptor[a], mates.n[a]),
+            Obstacles(obstacles.pos[a], obstacles.radius[a], obstacles.n[a]),
+            Target(target_pos[a, 0], target_pos[a, 1], target_vel[a, 0], target_vel[a, 1]),
             params,
         )
     return force, leader
@@ -366,22 +389,26 @@ def flocking(
     view = broadcast(view_mode, (a,), np.int64)
     if np.any((view < WIDE) | (view > NARROW)):
         raise ValueError("view_mode must be WIDE (0), LIMITED (1) or NARROW (2)")
-    return _batch(
+    units = Units(
         pos,
         broadcast(heading, (a,)),
         broadcast(vel, (a, 2)),
         broadcast(interceptor, (a,), np.bool_),
+        view,
+        broadcast(chase, (a,), np.bool_),
+    )
+    mates = Mates(
         nb_pos,
         broadcast(nb_vel, nb_pos.shape),
         broadcast(nb_interceptor, nb_pos.shape[:2], np.bool_),
         n_nb,
-        obs_pos,
-        broadcast(obs_radius, obs_pos.shape[:2]),
-        n_obs,
+    )
+    return _batch(
+        units,
+        mates,
+        Obstacles(obs_pos, broadcast(obs_radius, obs_pos.shape[:2]), n_obs),
         broadcast(target_pos, (a, 2)),
         broadcast(target_vel, (a, 2)),
-        view,
-        broadcast(chase, (a,), np.bool_),
         typed_params(FlockingParams, params),
     )
 
