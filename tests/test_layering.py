@@ -33,6 +33,8 @@ LAYERS = {
     "training/support": "support",
     "training/evaluation": "evaluation",
     "training/rl": "rl",
+    "training/marl": "marl",
+    "training/marl/hydra_plugin": "marl",
     "training/perf": "perf",
     "training/interactive": "interactive",
     "training/realism": "realism",
@@ -62,6 +64,8 @@ ALLOWED = {
         "kernels",
     },
     "rl": {"support", "evaluation", "envs", "core", "scenarios", "policies", "steering"},
+    # TorchRL and BenchMARL: the batched env, the task family, its evaluation beside the others
+    "marl": {"support", "evaluation", "envs", "core", "scenarios", "policies", "steering"},
     # perf also runs evaluation: ``crowdsteer compile`` exercises it, ``bench-speed`` times it
     "perf": {
         "support",
@@ -110,6 +114,7 @@ FORBIDDEN = {
     "support": FRAMEWORKS,
     "evaluation": {"torch", "stable_baselines3", "ray"},
     "realism": {"torch", "stable_baselines3", "ray", "pygame"},
+    "marl": {"stable_baselines3", "ray", "pygame"},
     "cli": {"torch", "stable_baselines3", "ray", "pygame"},
 }
 

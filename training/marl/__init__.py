@@ -1,0 +1,8 @@
+"""Multi-agent learning on the crowd with TorchRL and BenchMARL (the ``marl`` extra).
+
+``torchrl_env.CrowdTorchEnv`` is a TorchRL ``EnvBase`` over B worlds and all their learners, one
+compiled batch step per ``step``; ``tasks`` declares the BenchMARL task family ``crowdsteer/...``
+(its configuration files are in ``conf/task/crowdsteer``), registered with BenchMARL by
+``tasks.register()`` and, for BenchMARL's own command line, by the Hydra plugin in
+``hydra_plugin``. Importing this package imports neither torch nor BenchMARL.
+"""
