@@ -94,25 +94,34 @@ class CrowdsteerClass(TaskClass):
     def group_map(self, env: EnvBase) -> dict[str, list[str]]:
         return env.group_map
 
+    # BenchMARL reads the specs of one world (the env's batch dimension dropped)
     def observation_spec(self, env: EnvBase) -> Composite:
-        spec = env.observation_spec[GROUP]
-        return Composite(
-            {GROUP: Composite({"observation": spec["observation"].clone()}, shape=spec.shape)},
-            shape=env.observation_spec.shape,
-        )
+        return self._only(env, {(GROUP, "observation")})
 
     def info_spec(self, env: EnvBase) -> Composite | None:
-        spec = env.observation_spec[GROUP]
-        return Composite(
-            {GROUP: Composite({"info": spec["info"].clone()}, shape=spec.shape)},
-            shape=env.observation_spec.shape,
-        )
+        return self._only(env, {(GROUP, "info")})
 
     def state_spec(self, env: EnvBase) -> Composite | None:
-        return Composite({"state": env.observation_spec["state"].clone()})
+        return self._only(env, {"state"})
+
+    @staticmethod
+    def _only(env: EnvBase, keys: set) -> Composite:
+        """The env's unbatched observation spec with only ``keys`` kept (a group key keeps the
+        group's entry, e.g. ``("agents", "info")`` with its fields)."""
+        full = env.full_observation_spec_unbatched
+        out = Composite(shape=full.shape)
+        for key in keys:
+            if isinstance(key, tuple):
+                group = full[key[0]]
+                if key[0] not in out.keys():
+                    out[key[0]] = Composite(shape=group.shape)
+                out[key] = full[key].clone()
+            else:
+                out[key] = full[key].clone()
+        return out
 
     def action_spec(self, env: EnvBase) -> Composite:
-        return env.full_action_spec
+        return env.full_action_spec_unbatched
 
     def action_mask_spec(self, env: EnvBase) -> Composite | None:
         return None

@@ -49,27 +49,25 @@ GROUP = "agents"
 
 
 def global_state_size(num_bodies: int, num_learners: int) -> int:
-    """Length of ``global_state``: position and velocity of every body, goal and presence of
+    """Length of ``global_state``: position, velocity and presence of every body, goal of
     every learner, and the fraction of the episode's time left."""
-    return 4 * num_bodies + 3 * num_learners + 1
+    return 5 * num_bodies + 2 * num_learners + 1
 
 
 def global_state(batch: Any, out: np.ndarray) -> np.ndarray:
     """The global state of every world written into ``out: (B, S)`` float32 and returned.
 
-    Per world: every body's position and velocity (``4 N``, zeros for absent bodies, world frame
-    in metres and m/s), every learner's goal and whether it is still walking (``3 L``), and the
-    fraction of the time limit left (1). The same quantities as ``crowd_v0``'s ``state()`` plus
-    what a centralised critic needs to value the learners' episodes."""
-    s, b, n_l = batch.state, batch.num_worlds, batch.num_learners
-    n = s.pos.shape[1]
-    active = s.active[:, :, None]
-    view = out[:, : 4 * n].reshape(b, n, 4)
-    np.multiply(s.pos, active, out=view[:, :, 0:2], casting="unsafe")
-    np.multiply(s.vel, active, out=view[:, :, 2:4], casting="unsafe")
-    goals = out[:, 4 * n : 4 * n + 2 * n_l].reshape(b, n_l, 2)
-    goals[:] = s.goal[:, :n_l]
-    out[:, 4 * n + 2 * n_l : 4 * n + 3 * n_l] = batch.alive
+    Per world, in this order: every body's position (``2 N``, world frame, metres), velocity
+    (``2 N``, m/s) and presence (``N``, 1 for an active body: a pedestrian drawn this episode, a
+    learner still walking), every learner's goal (``2 L``), and the fraction of the time limit
+    left (1): what ``crowd_v0``'s ``state()`` holds, with presence flags instead of zeroed rows,
+    plus what a centralised critic needs to value the learners' episodes."""
+    s, n_l = batch.state, batch.num_learners
+    b, n = s.active.shape
+    out[:, : 2 * n] = s.pos.reshape(b, 2 * n)
+    out[:, 2 * n : 4 * n] = s.vel.reshape(b, 2 * n)
+    out[:, 4 * n : 5 * n] = s.active
+    out[:, 5 * n : 5 * n + 2 * n_l] = s.goal[:, :n_l].reshape(b, 2 * n_l)
     max_steps = batch.config.max_steps
     out[:, -1] = (max_steps - s.step_count) / max_steps
     return out
@@ -233,36 +231,41 @@ class CrowdTorchEnv(EnvBase):
         events: tuple[np.ndarray, np.ndarray],
         reward: np.ndarray | None,
     ) -> TensorDict:
-        """The step's (or reset's) tensordict, each array copied once into a tensor."""
+        """The step's (or reset's) tensordict: the learners' flags and events copied in one
+        block, every other array copied once, each into a tensor."""
         b, n_l = self.num_worlds, self.num_learners
-        agents = (b, n_l)
-        term = torch.from_numpy(self._terminated.reshape(b, n_l, 1).copy())
-        trunc = torch.from_numpy(truncated.reshape(b, n_l, 1).copy())
-        arrived, collided = events
+        flags = torch.from_numpy(np.stack((self._terminated, truncated, *events), axis=-1))
+        term, trunc = flags[..., 0:1], flags[..., 1:2]
         group = {
             "observation": torch.from_numpy(self.batch.obs.copy()),
             "terminated": term,
             "truncated": trunc,
             "done": term | trunc,
-            "info": TensorDict(
-                {
-                    "reached_goal": torch.from_numpy(arrived.reshape(b, n_l, 1).copy()),
-                    "collision": torch.from_numpy(collided.reshape(b, n_l, 1).copy()),
-                },
-                batch_size=agents,
+            "info": _tensordict(
+                {"reached_goal": flags[..., 2:3], "collision": flags[..., 3:4]}, (b, n_l)
             ),
         }
         if reward is not None:
-            group["reward"] = torch.from_numpy(reward.astype(np.float32).reshape(b, n_l, 1))
-        world_term = torch.from_numpy(world[0].reshape(b, 1))
-        world_trunc = torch.from_numpy(world[1].reshape(b, 1).copy())
-        return TensorDict(
+            group["reward"] = torch.from_numpy(reward.astype(np.float32)).unsqueeze(-1)
+        world_flags = torch.from_numpy(np.stack(world, axis=-1))
+        world_term, world_trunc = world_flags[:, 0:1], world_flags[:, 1:2]
+        return _tensordict(
             {
-                GROUP: TensorDict(group, batch_size=agents),
+                GROUP: _tensordict(group, (b, n_l)),
                 "state": torch.from_numpy(global_state(self.batch, self._state).copy()),
                 "terminated": world_term,
                 "truncated": world_trunc,
                 "done": world_term | world_trunc,
             },
-            batch_size=(b,),
+            (b,),
         )
+
+
+def _tensordict(entries: dict, batch_size: tuple) -> TensorDict:
+    """A CPU tensordict of ``entries`` built without checking them: every tensor made above has
+    the batch's leading shape by construction, and the checks of ``TensorDict(...)`` cost more
+    than the rest of a small world's step (tensordict's own constructor for trusted data)."""
+    return TensorDict._new_unsafe(entries, batch_size=torch.Size(batch_size), device=_CPU)
+
+
+_CPU = torch.device("cpu")
