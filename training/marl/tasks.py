@@ -113,7 +113,7 @@ class CrowdsteerClass(TaskClass):
         for key in keys:
             if isinstance(key, tuple):
                 group = full[key[0]]
-                if key[0] not in out.keys():
+                if key[0] not in out:
                     out[key[0]] = Composite(shape=group.shape)
                 out[key] = full[key].clone()
             else:
