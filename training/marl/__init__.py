@@ -6,3 +6,9 @@ compiled batch step per ``step``; ``tasks`` declares the BenchMARL task family `
 ``tasks.register()`` and, for BenchMARL's own command line, by the Hydra plugin in
 ``hydra_plugin``. Importing this package imports neither torch nor BenchMARL.
 """
+
+from pathlib import Path
+
+CONFIG_DIR = Path(__file__).resolve().parent / "conf"
+"""The Hydra configuration folder of the family: ``task/crowdsteer/<task>.yaml`` and
+``experiment/crowdsteer_cpu.yaml``."""

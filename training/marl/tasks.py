@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from benchmarl.environments.common import Task, TaskClass
@@ -27,13 +26,11 @@ from torchrl.envs import EnvBase
 
 from crowdsteer.envs.core.config import CrowdConfig
 
+from . import CONFIG_DIR
 from .torchrl_env import GROUP, CrowdTorchEnv
 
 ENV_NAME = "crowdsteer"
 """The family's name: tasks are ``crowdsteer/<task>`` on BenchMARL's command line."""
-
-CONFIG_DIR = Path(__file__).resolve().parent / "conf"
-"""The Hydra configuration folder holding ``task/crowdsteer/<task>.yaml``."""
 
 
 @dataclass

@@ -9,13 +9,8 @@ hand, which also serves editable installs (whose packages Hydra's scan does not 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hydra.core.config_search_path import ConfigSearchPath
 from hydra.plugins.search_path_plugin import SearchPathPlugin
-
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "conf"
-"""crowdsteer's BenchMARL configuration folder (``task/crowdsteer/<task>.yaml``)."""
 
 
 class CrowdsteerSearchPathPlugin(SearchPathPlugin):
@@ -24,10 +19,10 @@ class CrowdsteerSearchPathPlugin(SearchPathPlugin):
 
     def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
         try:
+            from crowdsteer.training.marl import CONFIG_DIR
             from crowdsteer.training.marl.tasks import register
-        except ImportError:  # BenchMARL or torch not installed: nothing to offer
+        except ImportError:  # crowdsteer's marl extra not installed: nothing to offer
             return
         register()
-        entry = f"file://{CONFIG_DIR}"
         if all(e.path != str(CONFIG_DIR) for e in search_path.get_path()):
-            search_path.append(provider="crowdsteer", path=entry)
+            search_path.append(provider="crowdsteer", path=f"file://{CONFIG_DIR}")

@@ -1,0 +1,75 @@
+"""BenchMARL's command line on a crowdsteer task, for real (the optional ``marl`` extra; skips
+without BenchMARL): MAPPO and IPPO train for two collections each, write BenchMARL's marl-eval
+file and a checkpoint, and the checkpoint's policy acts in crowdsteer's evaluation."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torchrl")
+pytest.importorskip("benchmarl")
+
+from crowdsteer.training.evaluation.evaluate import evaluate  # noqa: E402
+from crowdsteer.training.marl.policy import BenchmarlPolicy  # noqa: E402
+from crowdsteer.training.marl.results import final_checkpoint, find_runs, task_kwargs  # noqa: E402
+
+TINY = [
+    "experiment=crowdsteer_cpu",
+    "experiment.max_n_frames=1200",
+    "experiment.on_policy_collected_frames_per_batch=600",
+    "experiment.on_policy_n_envs_per_worker=6",
+    "experiment.on_policy_minibatch_size=200",
+    "experiment.on_policy_n_minibatch_iters=2",
+    "experiment.evaluation_interval=600",
+    "experiment.evaluation_episodes=3",
+    "model.num_cells=[16]",
+    "critic_model.num_cells=[16]",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", ["mappo", "ippo"])
+def test_benchmarl_command_line_trains_and_the_policy_acts(tmp_path, algorithm):
+    cmd = [
+        sys.executable,
+        "-m",
+        "crowdsteer.training.marl.run",
+        f"algorithm={algorithm}",
+        "task=crowdsteer/corridor",
+        "seed=3",
+        *TINY,
+        f"experiment.save_folder={tmp_path}",
+        f"hydra.run.dir={tmp_path / 'hydra'}",
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    runs = find_runs(tmp_path)
+    assert list(runs) == [(algorithm, "corridor", 3)]
+    folder = runs[algorithm, "corridor", 3]
+    report = json.loads((folder / f"{folder.name}.json").read_text())
+    seed_record = report["crowdsteer"]["corridor"][algorithm]["seed_3"]
+    steps = sorted(v["step_count"] for k, v in seed_record.items() if k.startswith("step_"))
+    assert steps == [600, 1200]
+    evaluations = [v for k, v in seed_record.items() if k.startswith("step_")]
+    assert all(len(v["return"]) == 3 for v in evaluations)  # 3 evaluation episodes each
+    assert "return" in seed_record["absolute_metrics"]
+    scalars = folder / folder.name / "scalars"
+    assert (scalars / "collection_agents_success_rate.csv").is_file()
+
+    policy = BenchmarlPolicy(final_checkpoint(folder))
+    actions = policy.act(np.zeros((5, 97), np.float32))  # 5 rows: one world and a padded one
+    assert actions.shape == (5, 2) and actions.dtype == np.float32
+    assert np.all(np.abs(actions) <= 1.0)
+    assert np.array_equal(actions[0], actions[4])  # rows are acted on alone
+    result = evaluate(policy, episodes=4, seed=100, num_worlds=4, **task_kwargs("corridor"))
+    assert result["learner_episodes"] == 16
+    again = evaluate(policy, episodes=4, seed=100, num_worlds=4, **task_kwargs("corridor"))
+    assert again["success_rate"] == result["success_rate"]
+    assert again["collision_rate"] == result["collision_rate"]

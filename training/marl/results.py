@@ -1,0 +1,285 @@
+"""The multi-agent study's results: BenchMARL runs beside shared-policy PPO and the baselines.
+
+``python -m crowdsteer.training.marl.results`` reads the runs of the study (``STUDY``: BenchMARL
+experiments under ``runs/marl``, made by ``python -m crowdsteer.training.marl.run``, and
+``crowdsteer train --algo ppo`` runs under ``runs/marl_ppo``), evaluates the final policy of
+every run and the scripted baselines on the same held-out episodes (world seeds ``EVAL_SEED``
+onwards, never used in training), and writes
+
+- ``docs/marl_results.json``: marl-eval's format, as BenchMARL writes it (``env -> task ->
+  algorithm -> seed_k``), each run's training evaluations (``step_k``: BenchMARL's evaluation
+  returns) kept and the held-out outcomes added under ``absolute_metrics`` (per episode: the
+  fraction of its learners that succeeded, that collided), and the pooled estimates with 95 %
+  Wilson intervals under ``crowdsteer_summary``;
+- ``docs/marl_curves.png``: the learning curves, mean and 95 % t-interval over seeds;
+- the Markdown table of the docs (printed).
+
+Nothing is selected on the held-out episodes: each run's last checkpoint is evaluated.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from crowdsteer.training.evaluation.evaluate import evaluate
+from crowdsteer.training.evaluation.metrics import aggregate, student_t_quantile
+
+from .tasks import ENV_NAME, CrowdsteerTask, TaskConfig
+
+
+@dataclass(frozen=True)
+class Study:
+    """What the study ran and how it is evaluated."""
+
+    tasks: tuple[str, ...] = ("circle_crossing", "corridor", "crossing_flows")
+    algorithms: tuple[str, ...] = ("mappo", "ippo")
+    seeds: tuple[int, ...] = (0, 1, 2)
+    runs: Path = Path("runs/marl")
+    ppo_runs: Path = Path("runs/marl_ppo")
+    baselines: tuple[str, ...] = ("right_of_way", "orca", "social_force", "cardioid", "goal_seek")
+    eval_seed: int = 100_000
+    eval_episodes: int = 200
+    out: Path = Path("docs")
+
+
+STUDY = Study()
+PPO_LABEL = "ppo_shared"
+"""The shared-policy PPO of ``crowdsteer train`` (Stable-Baselines3) in the tables."""
+
+
+def task_kwargs(task: str) -> dict[str, Any]:
+    """``evaluate`` keyword arguments of a crowdsteer task (its configuration file)."""
+    cfg = dict(CrowdsteerTask[task.upper()].get_from_yaml().config)
+    options = dict(cfg.pop("options") or {})
+    unknown = sorted(set(cfg) - set(TaskConfig.__dataclass_fields__))
+    if unknown:
+        raise ValueError(f"task {task!r} has fields {unknown} that are not TaskConfig's")
+    return {**cfg, **options}
+
+
+def find_runs(root: Path) -> dict[tuple[str, str, int], Path]:
+    """BenchMARL experiment folders under ``root`` by ``(algorithm, task, seed)``, read from the
+    marl-eval file each writes (a second run of the same key is an error)."""
+    found: dict[tuple[str, str, int], Path] = {}
+    for folder in sorted(p for p in Path(root).iterdir() if (p / "config.pkl").is_file()):
+        data = json.loads((folder / f"{folder.name}.json").read_text())
+        for task, algos in data[ENV_NAME].items():
+            for algo, seeds in algos.items():
+                for seed_key in seeds:
+                    key = (algo, task, int(seed_key.removeprefix("seed_")))
+                    if key in found:
+                        raise ValueError(f"two runs of {key}: {found[key]} and {folder}")
+                    found[key] = folder
+    return found
+
+
+def final_checkpoint(folder: Path) -> Path:
+    """The checkpoint with the most frames in an experiment folder."""
+    points = list((folder / "checkpoints").glob("checkpoint_*.pt"))
+    if not points:
+        raise FileNotFoundError(f"no checkpoint in {folder / 'checkpoints'}")
+    return max(points, key=lambda p: int(p.stem.removeprefix("checkpoint_")))
+
+
+def held_out(policy: Any, task: str, study: Study = STUDY) -> list[dict]:
+    """Per-episode learner metrics of ``policy`` on the task's held-out episodes."""
+    result = evaluate(
+        policy,
+        episodes=study.eval_episodes,
+        seed=study.eval_seed,
+        num_worlds=study.eval_episodes,
+        return_records=True,
+        **task_kwargs(task),
+    )
+    return result["per_episode"]
+
+
+def _episode_rates(per_episode: Sequence[dict], key: str) -> list[float]:
+    return [float(np.mean(ep[key])) for ep in per_episode]
+
+
+def _estimate(per_episode: Sequence[dict], key: str) -> dict[str, float]:
+    est = aggregate(list(per_episode))[key]
+    return {"mean": est.mean, "low": est.low, "high": est.high, "n": est.n}
+
+
+def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
+    """The marl-eval document of the study (see the module's docstring)."""
+    from .policy import BenchmarlPolicy
+
+    runs = find_runs(study.runs)
+    doc: dict[str, Any] = {ENV_NAME: {}}
+    summary: dict[str, Any] = {}
+    for task in study.tasks:
+        table = doc[ENV_NAME].setdefault(task, {})
+        summary[task] = {}
+        entries: list[tuple[str, int, Any, dict | None]] = []
+        for algo in study.algorithms:
+            for seed in study.seeds:
+                folder = runs.get((algo, task, seed))
+                if folder is None:
+                    print(f"missing run {algo} {task} seed {seed}", file=sys.stderr)
+                    continue
+                curve = json.loads((folder / f"{folder.name}.json").read_text())
+                record = curve[ENV_NAME][task][algo][f"seed_{seed}"]
+                entries.append((algo, seed, BenchmarlPolicy(final_checkpoint(folder)), record))
+        for seed in study.seeds:
+            model = study.ppo_runs / f"ppo_{task}_{seed}" / "model.zip"
+            if model.is_file():
+                entries.append((PPO_LABEL, seed, str(model), None))
+        entries += [(name, 0, name, None) for name in study.baselines]
+        pooled: dict[str, list[dict]] = {}
+        for label, seed, policy, record in entries:
+            per_episode = held_out(policy, task, study)
+            pooled.setdefault(label, []).extend(per_episode)
+            run = dict(record or {})
+            run["absolute_metrics"] = {
+                **run.get("absolute_metrics", {}),
+                "success_rate": _episode_rates(per_episode, "success"),
+                "collision_rate": _episode_rates(per_episode, "collision"),
+            }
+            table.setdefault(label, {})[f"seed_{seed}"] = run
+            summary[task].setdefault(label, {"per_seed": {}})["per_seed"][str(seed)] = {
+                k: _estimate(per_episode, k) for k in ("success_rate", "collision_rate")
+            }
+            print(f"{task} {label} seed {seed}: {summary[task][label]['per_seed'][str(seed)]}")
+        for label, per_episode in pooled.items():
+            summary[task][label]["pooled"] = {
+                k: _estimate(per_episode, k)
+                for k in ("success_rate", "collision_rate", "time_to_goal")
+            }
+    doc["crowdsteer_summary"] = {
+        "eval_seed": study.eval_seed,
+        "eval_episodes_per_run": study.eval_episodes,
+        "tasks": summary,
+    }
+    return doc
+
+
+def _seed_interval(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and 95 % Student-t half-width over seeds (NaN half-width for one seed)."""
+    x = np.asarray(values, float)
+    if x.size < 2:
+        return float(x.mean()), math.nan
+    half = student_t_quantile(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
+    return float(x.mean()), float(half)
+
+
+def markdown_table(doc: dict[str, Any]) -> str:
+    """The docs' table: per task and policy, success and collision pooled over the held-out
+    learner-episodes of every seed [95 % Wilson interval], and each seed's success."""
+    lines = [
+        "| task | policy | seeds | success [95 % CI] | success per seed | collision [95 % CI] "
+        "| time to goal [s] |",
+        "|:--|:--|--:|--:|:--|--:|--:|",
+    ]
+    for task, rows in doc["crowdsteer_summary"]["tasks"].items():
+        for label, row in rows.items():
+            s, c = row["pooled"]["success_rate"], row["pooled"]["collision_rate"]
+            t = row["pooled"]["time_to_goal"]["mean"]
+            per_seed = [row["per_seed"][k]["success_rate"]["mean"] for k in sorted(row["per_seed"])]
+            seeds = " / ".join(f"{v:.3f}" for v in per_seed) if len(per_seed) > 1 else ""
+            lines.append(
+                f"| {task} | {label} | {len(per_seed)} | {s['mean']:.3f} [{s['low']:.3f}, "
+                f"{s['high']:.3f}] | {seeds} | {c['mean']:.3f} [{c['low']:.3f}, {c['high']:.3f}] "
+                f"| {t:.2f} |"
+            )
+    return "\n".join(lines)
+
+
+def _read_scalar(folder: Path, name: str) -> np.ndarray:
+    """A BenchMARL csv scalar (``step, value`` rows) of an experiment folder."""
+    path = folder / folder.name / "scalars" / f"{name}.csv"
+    with path.open() as f:
+        return np.asarray([[float(a), float(b)] for a, b in csv.reader(f)])
+
+
+def plot_curves(doc: dict[str, Any], study: Study = STUDY) -> Path:
+    """Learning curves per task: BenchMARL's evaluation return and the success rate of the
+    collected batches (MAPPO, IPPO), and the shared PPO's periodic evaluation success, against
+    learner steps (a frame of a task is one step of each of its learners)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = find_runs(study.runs)
+    fig, axes = plt.subplots(2, len(study.tasks), figsize=(4.2 * len(study.tasks), 6.4))
+    for col, task in enumerate(study.tasks):
+        n_l = task_kwargs(task)["n_learners"]
+        ax_ret, ax_succ = axes[0, col], axes[1, col]
+        for algo in study.algorithms:
+            steps, returns, success = [], [], []
+            for seed in study.seeds:
+                record = doc[ENV_NAME][task].get(algo, {}).get(f"seed_{seed}")
+                folder = runs.get((algo, task, seed))
+                if record is None or folder is None:
+                    continue
+                points = sorted(
+                    (v["step_count"], float(np.mean(v["return"])))
+                    for k, v in record.items()
+                    if k.startswith("step_")
+                )
+                steps.append([p[0] * n_l for p in points])
+                returns.append([p[1] for p in points])
+                rates = _read_scalar(folder, "collection_agents_success_rate")
+                success.append(rates[:, 1])
+            if not returns:
+                continue
+            _band(ax_ret, np.asarray(steps[0]), np.asarray(returns), algo)
+            frames = 6000 * n_l * (np.arange(min(map(len, success))) + 1)
+            _band(ax_succ, frames, np.asarray([s[: len(frames)] for s in success]), algo)
+        ppo = []
+        for seed in study.seeds:
+            path = study.ppo_runs / f"ppo_{task}_{seed}" / "evals.json"
+            if path.is_file():
+                ppo.append(json.loads(path.read_text()))
+        if ppo:
+            steps = np.asarray([e["timesteps"] for e in ppo[0]])
+            length = min(len(p) for p in ppo)
+            values = np.asarray([[e["success_rate"] for e in p[:length]] for p in ppo])
+            _band(ax_succ, steps[:length], values, f"{PPO_LABEL} (evaluation)", style="--")
+        ax_ret.set_title(f"crowdsteer/{task}")
+        ax_ret.set_ylabel("evaluation return (BenchMARL)")
+        ax_succ.set_ylabel("success rate")
+        ax_succ.set_xlabel("learner steps")
+        ax_succ.legend(fontsize=7)
+    fig.tight_layout()
+    out = study.out / "marl_curves.png"
+    fig.savefig(out, dpi=110)
+    return out
+
+
+def _band(ax: Any, x: np.ndarray, ys: np.ndarray, label: str, style: str = "-") -> None:
+    """Mean over seeds (rows of ``ys``) with its 95 % t-interval."""
+    stats = [_seed_interval(ys[:, j]) for j in range(ys.shape[1])]
+    mean = np.asarray([m for m, _ in stats])
+    half = np.nan_to_num(np.asarray([h for _, h in stats]))
+    (line,) = ax.plot(x[: len(mean)], mean, style, label=f"{label} ({ys.shape[0]} seeds)")
+    ax.fill_between(x[: len(mean)], mean - half, mean + half, color=line.get_color(), alpha=0.2)
+
+
+def main() -> None:
+    """Evaluate the study, write its marl-eval file and curves, print the table."""
+    import torch
+
+    torch.set_num_threads(1)
+    doc = evaluate_study(STUDY)
+    STUDY.out.mkdir(parents=True, exist_ok=True)
+    path = STUDY.out / "marl_results.json"
+    path.write_text(json.dumps(doc, indent=1, allow_nan=True))
+    print(f"wrote {path} and {plot_curves(doc)}")
+    print(markdown_table(doc))
+
+
+if __name__ == "__main__":
+    main()
