@@ -48,6 +48,7 @@ from crowdsteer.envs.core.layout import (
     WP_Y,
 )
 from crowdsteer.envs.kernels.bundle import bundle
+from crowdsteer.envs.kernels.geometry import normalize
 from crowdsteer.envs.kernels.jit import njit
 from crowdsteer.envs.steering.path_follow import PathFollowParams, path_follow_projected_one
 from crowdsteer.envs.steering.registry import Body, senses_buffers, steer_traced
@@ -88,7 +89,7 @@ def _decode(row, c, sense, path):
     vy = row[OWN_VY]
     radius = row[OWN_RADIUS]
     v_pref = max(row[OWN_V_PREF], 1e-6)
-    heading = math.atan2(row[HEADING_SIN], row[HEADING_COS])
+    hx, hy = normalize(row[HEADING_COS], row[HEADING_SIN])  # the unit heading, goal frame
     n = 0
     base = OWN_DIM
     for k in range(c.n_neighbours):
@@ -119,7 +120,7 @@ def _decode(row, c, sense, path):
             path[n_path, 0] = row[e + WP_X]
             path[n_path, 1] = row[e + WP_Y]
             n_path += 1
-    return goal_dist, vx, vy, radius, v_pref, heading, n, n_bodies, n_path
+    return goal_dist, vx, vy, radius, v_pref, hx, hy, n, n_bodies, n_path
 
 
 @bundle
@@ -165,20 +166,19 @@ def act_from_observations(obs, policy, out, trace):
     for a in range(obs.shape[0]):
         for j in range(row.shape[0]):
             row[j] = obs[a, j]
-        goal_dist, vx, vy, radius, v_pref, heading, n, n_bodies, n_path = _decode(row, c, buf, path)
+        goal_dist, vx, vy, radius, v_pref, hx, hy, n, n_bodies, n_path = _decode(row, c, buf, path)
         tx = goal_dist
         ty = 0.0
         if n_path >= 2:
             tx, ty, _ = path_follow_projected_one(0.0, 0.0, path, n_path, 0, policy.path)
-        me = Body(0.0, 0.0, vx, vy, heading, tx, ty, radius, v_pref, c.dt, n, n_bodies)
+        me = Body(0.0, 0.0, vx, vy, hx, hy, tx, ty, radius, v_pref, c.dt, n, n_bodies)
         wx, wy = steer_traced(c.behaviour, me, buf, policy.steering)
         if record:
             rows = min(trace.shape[1], buf.trace.shape[0])
             trace[a, :rows] = buf.trace[:rows]
         if c.unicycle:
             speed = math.sqrt(wx * wx + wy * wy)
-            err = math.atan2(wy, wx) - heading
-            err = (err + math.pi) % (2.0 * math.pi) - math.pi
+            err = math.atan2(hx * wy - hy * wx, hx * wx + hy * wy)  # heading to w, [-pi, pi]
             ax = 2.0 * speed / v_pref - 1.0
             ay = err / (c.max_turn_rate * c.dt)
         else:

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from crowdsteer.envs.kernels.bundle import bundle
-from crowdsteer.envs.kernels.geometry import closest_point_on_segment, normalize
+from crowdsteer.envs.kernels.geometry import closest_point_on_segment, normalize, rotate
 from crowdsteer.envs.kernels.jit import njit
 from crowdsteer.envs.steering.flocking import (
     Mates,
@@ -217,11 +217,13 @@ def flock_velocity(b, i, state, params, scratch, n, n_bodies):
             fl_vel[m, 1] = rows.vel[k, 1]
             fl_int[m] = s.behaviour[b, j] == 1
             m += 1
-    heading = s.heading[b, i]
+    hx = s.heading[b, i, 0]
+    hy = s.heading[b, i, 1]
     me = Unit(
         s.pos[b, i, 0],
         s.pos[b, i, 1],
-        heading,
+        hx,
+        hy,
         s.vel[b, i, 0],
         s.vel[b, i, 1],
         s.behaviour[b, i] == 1,
@@ -236,11 +238,11 @@ def flock_velocity(b, i, state, params, scratch, n, n_bodies):
         params.flocking,
     )
     turn = flocking_turn_rate_one(force, params.flocking)
-    h = heading + turn * params.dt
+    dx, dy = rotate(hx, hy, turn * params.dt)
     if trace.shape[0] > 0:  # the lateral force, across the heading
-        trace[TRACE_FORCE, 0] = -force * math.sin(heading)
-        trace[TRACE_FORCE, 1] = force * math.cos(heading)
-    return s.v_pref[b, i] * math.cos(h), s.v_pref[b, i] * math.sin(h)
+        trace[TRACE_FORCE, 0] = -force * hy
+        trace[TRACE_FORCE, 1] = force * hx
+    return s.v_pref[b, i] * dx, s.v_pref[b, i] * dy
 
 
 @njit(cache=True, inline="always")
@@ -377,7 +379,8 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
                     py,
                     vel[b, i, 0],
                     vel[b, i, 1],
-                    s.heading[b, i],
+                    s.heading[b, i, 0],
+                    s.heading[b, i, 1],
                     tx,
                     ty,
                     s.radius[b, i],

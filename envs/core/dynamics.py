@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from crowdsteer.envs.kernels.geometry import EPS, wrap_angle
+from crowdsteer.envs.kernels.geometry import EPS, turn_toward
 from crowdsteer.envs.kernels.jit import njit
 
 from .contact import sweep_body
@@ -40,24 +40,22 @@ def holonomic_velocity(vx, vy, dvx, dvy, v_max, max_dv):
 
 
 @njit(cache=True)
-def _unicycle_velocity(vx, vy, heading, dvx, dvy, v_max, max_dv, max_dtheta):
-    """New (vx, vy, heading) of a forward-only unicycle steering toward (dvx, dvy)."""
+def _unicycle_velocity(vx, vy, hx, hy, dvx, dvy, v_max, max_dv, max_dtheta):
+    """New ``(vx, vy, hx, hy)`` of a forward-only unicycle with unit heading ``(hx, hy)``
+    steering toward ``(dvx, dvy)``: the heading turns toward it by at most ``max_dtheta``."""
     speed = math.sqrt(vx * vx + vy * vy)
     target_speed = math.sqrt(dvx * dvx + dvy * dvy)
-    new_heading = heading
     if target_speed > EPS:
-        turn = wrap_angle(math.atan2(dvy, dvx) - heading)
-        turn = min(max(turn, -max_dtheta), max_dtheta)
-        new_heading = wrap_angle(heading + turn)
+        hx, hy = turn_toward(hx, hy, dvx, dvy, max_dtheta)
     ds = min(max(target_speed - speed, -max_dv), max_dv)
     speed = min(max(speed + ds, 0.0), v_max)
-    return speed * math.cos(new_heading), speed * math.sin(new_heading), new_heading
+    return speed * hx, speed * hy, hx, hy
 
 
 @njit(cache=True, inline="always")
 def kinematics_worlds(lo, hi, state, buffers, max_dv, max_dtheta):
     """Move every active body's velocity in worlds ``lo <= b < hi`` toward its desired velocity
-    (``buffers.desired``), in place (``state.vel``, and ``state.heading``).
+    (``buffers.desired``), in place (``state.vel``, and the unit ``state.heading``).
 
     ``max_dv = max_accel * dt`` and ``max_dtheta = max_turn_rate * dt`` are the per-step limits.
     Holonomic bodies whose speed is above ``EPS`` take the heading of their velocity.
@@ -73,23 +71,28 @@ def kinematics_worlds(lo, hi, state, buffers, max_dv, max_dtheta):
             dvx = desired_vel[b, i, 0]
             dvy = desired_vel[b, i, 1]
             if kinematics[b, i] == UNICYCLE:
-                nx, ny, h = _unicycle_velocity(
+                nx, ny, hx, hy = _unicycle_velocity(
                     vel[b, i, 0],
                     vel[b, i, 1],
-                    heading[b, i],
+                    heading[b, i, 0],
+                    heading[b, i, 1],
                     dvx,
                     dvy,
                     v_max[b, i],
                     max_dv,
                     max_dtheta,
                 )
-                heading[b, i] = h
+                heading[b, i, 0] = hx
+                heading[b, i, 1] = hy
             else:
                 nx, ny = holonomic_velocity(
                     vel[b, i, 0], vel[b, i, 1], dvx, dvy, v_max[b, i], max_dv
                 )
-                if nx * nx + ny * ny > EPS * EPS:
-                    heading[b, i] = math.atan2(ny, nx)
+                speed2 = nx * nx + ny * ny
+                if speed2 > EPS * EPS:  # it faces where it goes (the unit velocity, no angle)
+                    speed = math.sqrt(speed2)
+                    heading[b, i, 0] = nx / speed
+                    heading[b, i, 1] = ny / speed
             vel[b, i, 0] = nx
             vel[b, i, 1] = ny
 

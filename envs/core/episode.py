@@ -26,7 +26,8 @@ FLOCK_LEADERS = ("chase", "intercept", "mixed")
 @bundle
 class Episode(NamedTuple):
     """One drawn episode of ``n = n_learners + n_pedestrians + n_flock`` bodies, in that order:
-    ``start, goal, vel: (n, 2)``; ``radius, v_pref, heading: (n,)``; ``kind, behaviour: (n,) int``
+    ``start, goal, vel, heading: (n, 2)`` (``heading``: unit vectors); ``radius, v_pref: (n,)``;
+    ``kind, behaviour: (n,) int``
     (behaviour -1: the configuration's); ``path: (n, P', 2)`` with ``path_len: (n,)``; obstacles
     ``obstacle_pos: (m, 2)``, ``obstacle_radius: (m,)``; walls ``(w, 2, 2)``; ``bounds: (4,)``."""
 
@@ -127,7 +128,8 @@ def write_world(b, state, buffers, episode, slots):
             s.path[b, i, q, 0] = path[k, q, 0]
             s.path[b, i, q, 1] = path[k, q, 1]
         s.path_len[b, i] = path_len[k]
-        s.heading[b, i] = heading[k]
+        s.heading[b, i, 0] = heading[k, 0]
+        s.heading[b, i, 1] = heading[k, 1]
         s.vel[b, i, 0] = vel[k, 0]
         s.vel[b, i, 1] = vel[k, 1]
     for m in range(s.obstacle_active.shape[1]):

@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from crowdsteer.envs.kernels.bundle import bundle
+from crowdsteer.envs.kernels.geometry import rotate
 from crowdsteer.envs.kernels.jit import njit
 
 from .rewards import SHAPING, reward_terms
@@ -66,12 +67,11 @@ def learner_desired_velocity(actions, state, params, out):
             vp = v_pref[b, i]
             if kinematics[b, i] == UNICYCLE:
                 speed = 0.5 * (actions[b, i, 0] + 1.0) * vp
-                h = heading[b, i] + actions[b, i, 1] * turn
-                out[b, i, 0] = speed * math.cos(h)
-                out[b, i, 1] = speed * math.sin(h)
-            else:
-                # the frame of the observation this action answers (kept by the observation)
-                _, c, s = goal_frame(pos, goal, heading, frame, b, i)
+                hx, hy = rotate(heading[b, i, 0], heading[b, i, 1], actions[b, i, 1] * turn)
+                out[b, i, 0] = speed * hx
+                out[b, i, 1] = speed * hy
+            else:  # in the frame of the observation this action answers
+                c, s = goal_frame(pos, goal, heading, frame, b, i)
                 ax = actions[b, i, 0] * vp
                 ay = actions[b, i, 1] * vp
                 out[b, i, 0] = c * ax - s * ay

@@ -131,37 +131,36 @@ def observe_scratch(
 
 @njit(cache=True, inline="always")
 def goal_frame(pos, goal, heading, frame, b, i):
-    """The angle, cosine and sine of learner ``i``'s goal frame in world ``b``: x toward the
-    goal, or along the heading when on it.
+    """The cosine and sine of learner ``i``'s goal frame in world ``b``: x toward the goal, or
+    along its unit ``heading: (B, N, 2)`` when on it.
 
-    The step needs the frame twice: for the observation at its end and, from the same position,
-    goal and heading, for the next action's desired velocity. ``frame: (B, N, 8)`` keeps the
-    last one with its inputs, and an exact match of all five returns it without recomputing
-    (one arctangent, one cosine and one sine per learner and step); the result is the one
-    the computation gives, bit for bit.
+    The step needs the frame twice: for the observation at its end and, from the same position
+    and goal, for the next action's desired velocity. ``frame: (B, N, 6)`` keeps the last one with
+    its inputs, and an exact match returns it without recomputing (one arctangent, one cosine
+    and one sine per learner and step, the angle's functions giving the frame's bits).
     """
     px = pos[b, i, 0]
     py = pos[b, i, 1]
     qx = goal[b, i, 0]
     qy = goal[b, i, 1]
-    h = heading[b, i]
     f = frame[b, i]
-    if f[0] == px and f[1] == py and f[2] == qx and f[3] == qy and f[4] == h:
-        return f[5], f[6], f[7]
+    if f[0] == px and f[1] == py and f[2] == qx and f[3] == qy:
+        return f[4], f[5]
     gx = qx - px
     gy = qy - py
-    theta = math.atan2(gy, gx) if math.sqrt(gx * gx + gy * gy) > EPS else h
-    c = math.cos(theta)
-    s = math.sin(theta)
+    if math.sqrt(gx * gx + gy * gy) > EPS:
+        theta = math.atan2(gy, gx)
+        c = math.cos(theta)
+        s = math.sin(theta)
+    else:  # on the goal: the heading's frame (not kept: the heading turns)
+        return heading[b, i, 0], heading[b, i, 1]
     f[0] = px
     f[1] = py
     f[2] = qx
     f[3] = qy
-    f[4] = h
-    f[5] = theta
-    f[6] = c
-    f[7] = s
-    return theta, c, s
+    f[4] = c
+    f[5] = s
+    return c, s
 
 
 @njit(cache=True, nogil=True)
@@ -213,7 +212,7 @@ def observe_worlds(lo, hi, state, which, params, out, scratch):
             gx = goal[b, i, 0] - px
             gy = goal[b, i, 1] - py
             gd = math.sqrt(gx * gx + gy * gy)
-            theta, c, s = goal_frame(pos, goal, heading, frame, b, i)
+            c, s = goal_frame(pos, goal, heading, frame, b, i)
             vx = vel[b, i, 0]
             vy = vel[b, i, 1]
             o[GOAL_DISTANCE] = min(gd, POS_CLIP)
@@ -221,13 +220,12 @@ def observe_worlds(lo, hi, state, which, params, out, scratch):
             o[OWN_VY] = _clip(-s * vx + c * vy, VEL_CLIP)
             o[OWN_RADIUS] = min(radius[b, i], SIZE_CLIP)
             o[OWN_V_PREF] = min(v_pref[b, i], VEL_CLIP)
-            # the angle once, both functions before the stores: the compiler then makes one
-            # sincos call of them (a store into ``o`` between would make it reload the heading)
-            relative = heading[b, i] - theta
-            cos_rel = math.cos(relative)
-            sin_rel = math.sin(relative)
-            o[HEADING_COS] = cos_rel
-            o[HEADING_SIN] = sin_rel
+            # the heading in the goal frame: cos and sin of (heading - goal direction), from the
+            # two unit vectors
+            hx = heading[b, i, 0]
+            hy = heading[b, i, 1]
+            o[HEADING_COS] = c * hx + s * hy
+            o[HEADING_SIN] = c * hy - s * hx
             o[TIME_LEFT] = max(0.0, 1.0 - step_count[b] / max_steps)
             base = OWN_DIM
             # K nearest other bodies by surface gap
@@ -350,10 +348,11 @@ class ObserveSettings(NamedTuple):
 
 
 def goal_frame_angle(pos: np.ndarray, goal: np.ndarray, heading: np.ndarray) -> np.ndarray:
-    """Angle of each learner's goal frame: (...,) from ``pos, goal: (..., 2)``, ``heading: (...)``.
-
-    The frame of the observations: the direction to the goal, or the heading when on the goal.
-    """
+    """Angle of each learner's goal frame: (...,) from ``pos, goal, heading: (..., 2)`` (the unit
+    headings). The frame of the observations: the direction to the goal, or the heading when on
+    the goal."""
     g = goal - pos
     d = np.hypot(g[..., 0], g[..., 1])
-    return np.where(d > EPS, np.arctan2(g[..., 1], g[..., 0]), heading)
+    return np.where(
+        d > EPS, np.arctan2(g[..., 1], g[..., 0]), np.arctan2(heading[..., 1], heading[..., 0])
+    )

@@ -146,16 +146,17 @@ class Simulator:
         goal = np.ascontiguousarray(spec.goal, np.float64)
         v_pref = np.ascontiguousarray(spec.v_pref, np.float64)
         kind = np.ascontiguousarray(spec.kind, np.int64)
-        # bodies start facing their goals (flock units: a heading drawn from the world's generator)
+        # bodies start facing their goals (on it: along x); flock units face a direction drawn
+        # from the world's generator, and start moving at their cruising speed along it
         to_goal = goal - start
-        heading = np.arctan2(to_goal[:, 1], to_goal[:, 0])
+        length = np.hypot(to_goal[:, 0], to_goal[:, 1])[:, None]
+        heading = np.where(length > 0.0, to_goal / np.where(length > 0.0, length, 1.0), (1.0, 0.0))
         vel = np.zeros_like(start)
         if counts.flock:  # (no draw is taken otherwise: a draw of no values takes none)
             flock = kind == FLOCK
-            heading[flock] = self.rngs[b].uniform(-np.pi, np.pi, int(flock.sum()))
-            # flock units start moving at their cruising speed along their heading
-            vel[flock, 0] = v_pref[flock] * np.cos(heading[flock])
-            vel[flock, 1] = v_pref[flock] * np.sin(heading[flock])
+            angle = self.rngs[b].uniform(-np.pi, np.pi, int(flock.sum()))
+            heading[flock] = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+            vel[flock] = v_pref[flock, None] * heading[flock]
         episode = Episode(
             n_learners=counts.learners,
             n_pedestrians=counts.pedestrians,

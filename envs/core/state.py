@@ -32,7 +32,9 @@ class WorldState(NamedTuple):
     """Arrays of B worlds x N bodies, M disc obstacles, W wall segments, P path points: one bundle
     that the compiled step takes whole.
 
-    Bodies: ``pos, vel, goal, start: (B, N, 2)``; ``heading, radius, v_pref, v_max: (B, N)``;
+    Bodies: ``pos, vel, goal, start, heading: (B, N, 2)`` (``heading``: the unit vector a body
+    faces, ``(cos, sin)`` of its heading angle; ``heading_angle()`` gives the angles);
+    ``radius, v_pref, v_max: (B, N)``;
     ``kind, behaviour, kinematics: (B, N) int64``; ``active, reached, collided: (B, N) bool``.
     Paths: ``path: (B, N, P, 2)`` waypoints, ``path_len: (B, N)`` valid points (0 = no path),
     ``path_index: (B, N)`` current segment. Obstacles: ``obstacle_pos: (B, M, 2)``,
@@ -40,8 +42,8 @@ class WorldState(NamedTuple):
     (segment end points), ``wall_active: (B, W)``. Flock targets: ``target_pos, target_vel: (B, 2)``
     (the roaming point chased by flock leaders). Clock: ``step_count: (B,)``. Scene:
     ``bounds: (B, 4)`` as ``(x0, y0, x1, y1)``, which flock units never leave. Derived:
-    ``goal_frame: (B, N, 8)``, each learner's last goal frame with the values it was computed
-    from (``sensing.goal_frame``; NaN until first computed).
+    ``goal_frame: (B, N, 6)``, each learner's last goal frame (cosine, sine) with the position and
+    goal it was computed from (``sensing.goal_frame``; NaN until first computed).
     """
 
     pos: np.ndarray
@@ -83,7 +85,7 @@ class WorldState(NamedTuple):
         return cls(
             pos=np.zeros((b, n, 2), f),
             vel=np.zeros((b, n, 2), f),
-            heading=np.zeros((b, n), f),
+            heading=np.zeros((b, n, 2), f),
             goal=np.zeros((b, n, 2), f),
             start=np.zeros((b, n, 2), f),
             radius=np.zeros((b, n), f),
@@ -107,8 +109,12 @@ class WorldState(NamedTuple):
             target_vel=np.zeros((b, 2), f),
             step_count=np.zeros(b, np.int64),
             bounds=np.zeros((b, 4), f),
-            goal_frame=np.full((b, n, 8), np.nan, f),
+            goal_frame=np.full((b, n, 6), np.nan, f),
         )
+
+    def heading_angle(self) -> np.ndarray:
+        """(B, N) heading angles (rad) of the bodies, from their unit headings."""
+        return np.arctan2(self.heading[..., 1], self.heading[..., 0])
 
     @property
     def num_worlds(self) -> int:

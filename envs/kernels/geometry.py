@@ -105,6 +105,20 @@ def segment_intersection(
     return hit, ix, iy, t, s
 
 
+@njit(cache=True, inline="always")
+def turn_toward(hx, hy, dx, dy, max_turn):
+    """The unit heading ``(hx, hy)`` turned toward the direction ``(dx, dy)`` by at most
+    ``max_turn`` radians (all the way when it is nearer), renormalised; ``(hx, hy)`` itself for
+    a zero direction. The angle between them is ``atan2(h x d, h . d)``, in ``[-pi, pi]``."""
+    if dx == 0.0 and dy == 0.0:
+        return hx, hy
+    turn = math.atan2(hx * dy - hy * dx, hx * dx + hy * dy)
+    turn = min(max(turn, -max_turn), max_turn)
+    c = math.cos(turn)
+    s = math.sin(turn)
+    return normalize(c * hx - s * hy, s * hx + c * hy)
+
+
 @njit(cache=True)
 def wrap_delta(d, period):
     """Nearest image of the coordinate difference ``d`` along a periodic axis: in

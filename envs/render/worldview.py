@@ -57,7 +57,7 @@ def world_view(state: WorldState, world: int = 0) -> WorldView:
     return WorldView(
         pos=_ro(state.pos[b]),
         vel=_ro(state.vel[b]),
-        heading=_ro(state.heading[b]),
+        heading=_ro(np.arctan2(state.heading[b, :, 1], state.heading[b, :, 0])),
         goal=_ro(state.goal[b]),
         radius=_ro(state.radius[b]),
         v_pref=_ro(state.v_pref[b]),

@@ -56,14 +56,12 @@ def _detection_box_core(
 ) -> tuple[float, float, int, float]:
     """:func:`detection_box_one`'s force ``(fx, fy)`` with the row of the obstacle avoided (-1
     for none) and the box's length (m)."""
-    px, py, heading, max_speed, radius = me.px, me.py, me.heading, me.v_pref, me.radius
+    px, py, hx, hy, max_speed, radius = me.px, me.py, me.hx, me.hy, me.v_pref, me.radius
     obs_pos, obs_radius = sense.pos, sense.radius
     # Box length: min length plus speed / max speed times min length (Buckland).
     ratio = speed / max_speed if max_speed > EPS else 0.0
     box_length = params.min_length + ratio * params.min_length
     half_width = radius
-    hx = math.cos(heading)
-    hy = math.sin(heading)
     closest = -1
     dist_to_closest_ip = math.inf
     local_x = 0.0
@@ -120,7 +118,7 @@ def _detection_box_core(
 def detection_box_one(
     me: Body, sense: Senses, speed: float, params: DetectionBoxParams
 ) -> tuple[float, float]:
-    """Steering force of ``me: Body`` moving at ``speed`` (m/s) along ``me.heading`` (rad): its
+    """Steering force of ``me: Body`` moving at ``speed`` (m/s) along its heading: its
     box's half-width is ``me.radius``, its length grows with ``speed`` over the maximum speed
     ``me.v_pref``. The obstacles are the first ``me.n`` rows of ``sense: Senses`` (``pos (C, 2)``,
     ``radius (C,)``). Returns the force ``(fx, fy)`` in ``me``'s frame, zero when nothing

@@ -86,13 +86,14 @@ FLOCKING_RANGES = {
 
 @bundle
 class Unit(NamedTuple):
-    """One flock unit: position, heading (rad), velocity, whether it is an interceptor (else a
-    chaser), its view (``WIDE``, ``LIMITED``, ``NARROW``) and whether it chases the target when
-    it leads."""
+    """One flock unit: position, unit heading ``(hx, hy)``, velocity, whether it is an
+    interceptor (else a chaser), its view (``WIDE``, ``LIMITED``, ``NARROW``) and whether it
+    chases the target when it leads."""
 
     px: float
     py: float
-    heading: float
+    hx: float
+    hy: float
     vx: float
     vy: float
     interceptor: bool
@@ -184,15 +185,13 @@ def flocking_one(
     position and velocity. Returns ``(force, leader)``, force > 0 turning left. The unit leads
     (and chases the target) when ``me.chase`` is on and nobody is in its narrow view.
     """
-    px, py, heading, vx, vy = me.px, me.py, me.heading, me.vx, me.vy
+    px, py, hx, hy, vx, vy = me.px, me.py, me.hx, me.hy, me.vx, me.vy
     interceptor, view_mode = me.interceptor, me.view_mode
     nb_pos, nb_vel, nb_interceptor = mates.pos, mates.vel, mates.interceptor
     obs_pos, obs_radius = obstacles.pos, obstacles.radius
     tx, ty, tvx, tvy = target.px, target.py, target.vx, target.vy
     unit = params.unit_length
     steer = params.steering_force
-    hx = math.cos(heading)
-    hy = math.sin(heading)
     # The book's v: the velocity direction; the heading for a unit at rest.
     speed = math.sqrt(vx * vx + vy * vy)
     if speed > EPS:
@@ -329,7 +328,8 @@ def _batch(units, mates, obstacles, target_pos, target_vel, params):
         me = Unit(
             units.pos[a, 0],
             units.pos[a, 1],
-            units.heading[a],
+            math.cos(units.heading[a]),
+            math.sin(units.heading[a]),
             units.vel[a, 0],
             units.vel[a, 1],
             units.interceptor[a],

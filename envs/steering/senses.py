@@ -9,6 +9,7 @@ leading batch axis (``Bodies``, ``Rows``) and take out one body's bundles per ro
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -20,16 +21,18 @@ from ..kernels.jit import njit
 @bundle
 class Body(NamedTuple):
     """One steering body as its behaviour sees it, in any frame (world or a learner's goal frame):
-    position, velocity, heading (rad), target point (goal or path target), radius, preferred
-    speed, the time step (s), and how many rows of its ``Senses`` are filled: ``n`` in all, the
-    first ``n_bodies`` of them moving bodies. Fields default to zero for callers that build one
-    from Python (tests, the debug views); pass floats for the float fields."""
+    position, velocity, unit heading ``(hx, hy)``, target point (goal or path target), radius,
+    preferred speed, the time step (s), and how many rows of its ``Senses`` are filled: ``n`` in
+    all, the first ``n_bodies`` of them moving bodies. Fields default to zero (the heading to
+    +x) for callers that build one from Python (tests, the debug views); pass floats for the
+    float fields."""
 
     px: float = 0.0
     py: float = 0.0
     vx: float = 0.0
     vy: float = 0.0
-    heading: float = 0.0
+    hx: float = 1.0
+    hy: float = 0.0
     tx: float = 0.0
     ty: float = 0.0
     radius: float = 0.0
@@ -60,8 +63,8 @@ class Senses(NamedTuple):
 @bundle
 class Bodies(NamedTuple):
     """``A`` steering bodies of a batch call: ``pos, vel, target: (A, 2)``, ``heading, radius,
-    v_pref: (A,)``; zeros in the fields a behaviour does not read. Row ``a`` is a ``Body``
-    (:func:`body_at`)."""
+    v_pref: (A,)`` (``heading`` in radians); zeros in the fields a behaviour does not read. Row
+    ``a`` is a ``Body`` (:func:`body_at`)."""
 
     pos: np.ndarray
     vel: np.ndarray
@@ -169,7 +172,8 @@ def body_at(bodies, a, n, n_bodies):
         bodies.pos[a, 1],
         bodies.vel[a, 0],
         bodies.vel[a, 1],
-        bodies.heading[a],
+        math.cos(bodies.heading[a]),
+        math.sin(bodies.heading[a]),
         bodies.target[a, 0],
         bodies.target[a, 1],
         bodies.radius[a],

@@ -46,11 +46,13 @@ def _written_with_numpy(sim, b, spec, counts, rng):
     )
     s.path[b, slots, : spec.path.shape[1]] = spec.path
     s.path_len[b, slots] = spec.path_len
-    heading = np.arctan2(*(spec.goal - spec.start)[:, ::-1].T)
-    heading[flock] = rng.uniform(-np.pi, np.pi, int(flock.sum()))
+    to_goal = spec.goal - spec.start
+    length = np.hypot(to_goal[:, 0], to_goal[:, 1])[:, None]
+    heading = np.where(length > 0.0, to_goal / np.where(length > 0.0, length, 1.0), (1.0, 0.0))
+    angle = rng.uniform(-np.pi, np.pi, int(flock.sum()))
+    heading[flock] = np.stack([np.cos(angle), np.sin(angle)], axis=1)
     s.heading[b, slots] = heading
-    s.vel[b, slots[flock], 0] = spec.v_pref[flock] * np.cos(heading[flock])
-    s.vel[b, slots[flock], 1] = spec.v_pref[flock] * np.sin(heading[flock])
+    s.vel[b, slots[flock]] = spec.v_pref[flock, None] * heading[flock]
     m, w = len(spec.obstacle_pos), len(spec.walls)
     s.obstacle_active[b] = s.wall_active[b] = False
     s.obstacle_pos[b, :m] = spec.obstacle_pos

@@ -138,15 +138,16 @@ def test_speed_and_turn_limits(kinematics):
     s = sim.state
     max_dtheta = 2.0 * 0.1
     for _ in range(150):
-        heading = s.heading.copy()
+        heading = s.heading_angle()
         sim.step(rng.uniform(-5, 5, (6, 3, 2)))  # far beyond any preferred speed
         speed = np.hypot(s.vel[..., 0], s.vel[..., 1])
         assert (speed <= s.v_max * (1 + 1e-12)).all()
         uni = (s.kinematics == UNICYCLE) & s.active
-        turn = np.abs((s.heading - heading + np.pi) % (2 * np.pi) - np.pi)
+        turn = np.abs((s.heading_angle() - heading + np.pi) % (2 * np.pi) - np.pi)
         assert (turn[uni] <= max_dtheta + 1e-9).all()
-        # unicycles move along their heading only
-        along = s.vel[..., 0] * np.sin(s.heading) - s.vel[..., 1] * np.cos(s.heading)
+        # unicycles move along their unit heading only
+        assert np.allclose(np.hypot(s.heading[..., 0], s.heading[..., 1])[s.active], 1.0)
+        along = s.vel[..., 0] * s.heading[..., 1] - s.vel[..., 1] * s.heading[..., 0]
         assert np.abs(along[uni]).max(initial=0.0) < 1e-9
     assert (s.kinematics[:, 3 + 8 :] == UNICYCLE).all()  # flock units are always unicycles
     assert (s.kinematics[:, :3] == (UNICYCLE if kinematics == "unicycle" else 0)).all()
@@ -156,10 +157,10 @@ def test_unicycle_turns_at_its_limit_toward_a_target_behind():
     scene = {"agents": [{"start": (0.0, 0.0), "goal": (5.0, 0.0), "role": "learner"}]}
     sim = _sim(1, scenario=scene, kinematics="unicycle", max_turn_rate=1.0, dt=0.25)
     sim.reset_worlds()
-    headings = [sim.state.heading[0, 0]]
+    headings = [sim.state.heading_angle()[0, 0]]
     for _ in range(6):
         sim.step(np.array([[[-1.0, 1e-3]]]))  # wants to go straight back
-        headings.append(sim.state.heading[0, 0])
+        headings.append(sim.state.heading_angle()[0, 0])
     np.testing.assert_allclose(np.diff(headings), 0.25, atol=1e-12)
 
 

@@ -43,7 +43,7 @@ def one_body(pos, kind=LEARNER, heading=0.0, radius=0.4, active=True) -> WorldSt
     s = WorldState.empty(1, 1, 0, 0, 0)
     s.pos[0, 0] = pos
     s.kind[0, 0] = kind
-    s.heading[0, 0] = heading
+    s.heading[0, 0] = (np.cos(heading), np.sin(heading))
     s.radius[0, 0] = radius
     s.active[0, 0] = active
     s.goal[0, 0] = (-4.5, -4.5)
@@ -58,7 +58,8 @@ def busy_state() -> WorldState:
     s.kind[0] = [LEARNER, PEDESTRIAN, PEDESTRIAN, FLOCK, FLOCK, LEARNER, PEDESTRIAN]
     s.pos[0] = [[-3, 0], [0, -2], [1, 2], [2, 3], [2.5, 3.4], [-3, 0.5], [3, -3]]
     s.vel[0] = [[1, 0], [0, 1], [-1, 0], [-1, 0], [-1, 0.2], [0, 0], [0, 0]]
-    s.heading[0] = [0.0, np.pi / 2, np.pi, np.pi, 2.9, 0.0, 0.0]
+    angle = np.array([0.0, np.pi / 2, np.pi, np.pi, 2.9, 0.0, 0.0])
+    s.heading[0] = np.stack([np.cos(angle), np.sin(angle)], axis=-1)
     s.goal[0] = [[4, 0], [0, 4], [-4, 2], [0, 0], [0, 0], [-4, -4], [0, 0]]
     s.radius[0] = [0.3, 0.3, 0.3, 0.2, 0.2, 0.3, 0.3]
     s.v_pref[0] = 1.0
@@ -566,7 +567,7 @@ def test_human_window_on_xvfb_shows_the_rgb_array_frame(tmp_path):
             s.kind[0] = [0, 1, FLOCK]
             s.radius[0] = 0.3
             s.pos[0] = [[-1, 0], [1, 1], [0, -1]]
-            s.heading[0] = [0.5, 2.0, -1.0]
+            s.heading[0] = [[np.cos(a), np.sin(a)] for a in (0.5, 2.0, -1.0)]
             s.obstacle_pos[0, 0] = (1, -1); s.obstacle_radius[0, 0] = 0.4
             s.obstacle_active[0, 0] = True
             opts = OverlayOptions(personal_space=True, steering_vectors=True)

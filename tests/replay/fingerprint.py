@@ -9,6 +9,11 @@ must leave the episodes as they were.
 
     python tests/replay/fingerprint.py --record /tmp/before.json
     python tests/replay/fingerprint.py --check /tmp/before.json
+
+``fingerprints.json`` beside this file is the record of the current version, taken on the
+machine of ``docs/performance.md`` (the last bits depend on the processor's math library, so
+another machine may differ); it is re-taken, with a line in the commit saying why, when a change
+is allowed to move the last bits (no outcome changed: ``outcomes.py``).
 """
 
 from __future__ import annotations

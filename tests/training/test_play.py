@@ -93,7 +93,7 @@ def test_human_action_is_the_action_of_the_wished_world_velocity():
     s = batch.state
     for direction in ([1.0, 0.0], [0.0, -1.0], [np.sqrt(0.5), np.sqrt(0.5)]):
         a = human_action(
-            np.array(direction), 0.7, s.pos[0, 0], s.goal[0, 0], s.heading[0, 0], config
+            np.array(direction), 0.7, s.pos[0, 0], s.goal[0, 0], s.heading_angle()[0, 0], config
         )
         desired = batch.desired_velocity(a.reshape(1, 1, 2))[0, 0]
         np.testing.assert_allclose(desired, 0.7 * config.v_pref * np.array(direction), atol=1e-12)

@@ -69,7 +69,8 @@ def human_action(
         turn = (turn + math.pi) % (2.0 * math.pi) - math.pi
         per_step = max(float(config.max_turn_rate) * float(config.dt), 1e-9)
         return np.array([2.0 * f - 1.0, float(np.clip(turn / per_step, -1.0, 1.0))])
-    theta = float(goal_frame_angle(np.asarray(pos), np.asarray(goal), np.asarray(heading)))
+    unit = np.array([math.cos(heading), math.sin(heading)])
+    theta = float(goal_frame_angle(np.asarray(pos), np.asarray(goal), unit))
     c, s = math.cos(theta), math.sin(theta)
     v = f * d
     return np.clip(np.array([c * v[0] + s * v[1], -s * v[0] + c * v[1]]), -1.0, 1.0)
@@ -312,7 +313,7 @@ def run_play(
                     fraction,
                     s.pos[0, PLAYER],
                     s.goal[0, PLAYER],
-                    float(s.heading[0, PLAYER]),
+                    float(s.heading_angle()[0, PLAYER]),
                     config,
                 )
                 alive_before = batch.alive[0].copy()

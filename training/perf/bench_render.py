@@ -44,8 +44,9 @@ def random_state(num_bodies: int, rng: np.random.Generator) -> WorldState:
     s.kind[0, n_learn : n_learn + n_ped] = PEDESTRIAN
     s.pos[0] = rng.uniform(-half, half, (n, 2))
     s.goal[0] = rng.uniform(-half, half, (n, 2))
-    s.heading[0] = rng.uniform(-np.pi, np.pi, n)
-    s.vel[0] = np.stack([np.cos(s.heading[0]), np.sin(s.heading[0])], axis=-1)
+    angle = rng.uniform(-np.pi, np.pi, n)
+    s.heading[0] = np.stack([np.cos(angle), np.sin(angle)], axis=-1)
+    s.vel[0] = s.heading[0]
     s.radius[0] = np.where(s.kind[0] == FLOCK, 0.2, 0.3)
     s.v_pref[0] = 1.0
     s.v_max[0] = 1.5
@@ -66,8 +67,9 @@ def random_state(num_bodies: int, rng: np.random.Generator) -> WorldState:
 
 def advance(s: WorldState, rng: np.random.Generator, dt: float = 0.1) -> None:
     """A small random walk of every body (the benchmark's own copy; no simulator involved)."""
-    s.heading[0] += rng.normal(0.0, 0.2, s.num_bodies)
-    s.vel[0] = np.stack([np.cos(s.heading[0]), np.sin(s.heading[0])], axis=-1)
+    angle = s.heading_angle()[0] + rng.normal(0.0, 0.2, s.num_bodies)
+    s.heading[0] = np.stack([np.cos(angle), np.sin(angle)], axis=-1)
+    s.vel[0] = s.heading[0]
     s.pos[0] = np.clip(s.pos[0] + dt * s.vel[0], -WORLD / 2, WORLD / 2)
     s.step_count[0] += 1
 

@@ -81,7 +81,7 @@ def _give_both_copies_the_same_motion(batch, subject: int) -> None:
     second = [subject, subject + 1, subject + 2, subject + 3]
     for idx in (first, second):
         s.vel[0, idx] = vel
-        s.heading[0, idx] = np.arctan2(vel[:, 1], vel[:, 0])
+        s.heading[0, idx] = vel / np.hypot(vel[:, :1], vel[:, 1:])
     batch._observe()
 
 
