@@ -51,10 +51,11 @@ def _n_valid(n_nb: int, k: int) -> int:
 
 @njit(cache=True)
 def cardioid_push(
-    me: Body, sense: Senses, k: int, dirx: float, diry: float, params: CardioidParams
+    me: Body, sense: Senses, k: int, dirx: float, diry: float, personal_space: float, power: float
 ) -> tuple[float, float, float, float]:
     """Anti-gravity push of obstacle row ``k`` of ``sense: Senses`` on ``me: Body``, unweighted,
-    and its cardioid weight; ``params``: any parameters with ``personal_space`` and ``power``.
+    and its cardioid weight, with ``CardioidParams``' two fields passed as floats (so that the
+    side-choice family's parameter bundles share one compiled push).
 
     Returns ``(vx, vy, mag, r)``: the push ``v`` points from the obstacle to the body with length
     ``mag``; ``r`` is the cardioid weight for the unit target direction ``(dirx, diry)``. A body
@@ -66,7 +67,7 @@ def cardioid_push(
     if d < EPS:
         return 0.0, 0.0, 0.0, 0.0
     w = me.radius + sense.radius[k]
-    mag = params.personal_space * w * w / (d * d)
+    mag = personal_space * w * w / (d * d)
     ux = ex / d
     uy = ey / d
     # delta is the angle between the target direction and the direction to the obstacle (-u);
@@ -76,7 +77,7 @@ def cardioid_push(
         c = 1.0
     elif c < -1.0:
         c = -1.0
-    r = ((1.0 + c) * 0.5) ** params.power
+    r = ((1.0 + c) * 0.5) ** power
     return ux * mag, uy * mag, mag, r
 
 
@@ -93,7 +94,7 @@ def cardioid_one(me: Body, sense: Senses, params: CardioidParams) -> tuple[float
     sx = 0.0  # the weighted pushes, then the target direction (in this order: the episodes' bits)
     sy = 0.0
     for k in range(_n_valid(me.n, sense.pos.shape[0])):
-        vx, vy, _, r = cardioid_push(me, sense, k, dirx, diry, params)
+        vx, vy, _, r = cardioid_push(me, sense, k, dirx, diry, params.personal_space, params.power)
         sx += vx * r
         sy += vy * r
     return normalize(dirx + sx, diry + sy)
@@ -109,7 +110,7 @@ def cardioid_pushes_one(me: Body, sense: Senses, params: CardioidParams, out: np
     if dirx == 0.0 and diry == 0.0:
         return
     for k in range(_n_valid(me.n, sense.pos.shape[0])):
-        vx, vy, _, r = cardioid_push(me, sense, k, dirx, diry, params)
+        vx, vy, _, r = cardioid_push(me, sense, k, dirx, diry, params.personal_space, params.power)
         out[k, 0] = vx * r
         out[k, 1] = vy * r
 

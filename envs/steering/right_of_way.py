@@ -289,7 +289,9 @@ def right_of_way_one(me: Body, sense: Senses, params: RightOfWayParams) -> tuple
         oy = sense.pos[k, 1]
         ovx = sense.vel[k, 0]
         ovy = sense.vel[k, 1]
-        rvx, rvy, _, r = cardioid_push(me, sense, k, dirx, diry, params)
+        rvx, rvy, _, r = cardioid_push(
+            me, sense, k, dirx, diry, params.personal_space, params.power
+        )
         avx, avy = adjusted_push(rvx, rvy, r, dirx, diry, params.side, params.tie_angle)
         ex = ox - px
         ey = oy - py

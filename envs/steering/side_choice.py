@@ -249,7 +249,7 @@ def side_choice_one(me: Body, sense: Senses, params: SideChoiceParams) -> tuple[
     adjx = 0.0
     adjy = 0.0
     for k in range(_n_valid(me.n, sense.pos.shape[0])):
-        vx, vy, _, r = cardioid_push(me, sense, k, dirx, diry, params)
+        vx, vy, _, r = cardioid_push(me, sense, k, dirx, diry, params.personal_space, params.power)
         avx, avy = adjusted_push(vx, vy, r, dirx, diry, params.side, params.tie_angle)
         agx += vx * r
         agy += vy * r

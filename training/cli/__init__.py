@@ -29,11 +29,12 @@ from .watch import add_watch_commands
 DESCRIPTION = """\
 Crowd-navigation environments with compiled steering baselines.
 
-Commands by purpose: watch (demo, play, render, gallery), score (evaluate, benchmark), train (train,
-train-rllib, plot-curves) and measure (bench-speed, bench-peers, bench-memory, bench-render,
-bench-penetration, realism); set up: compile (the kernels ahead of time, once per install).
-COMMAND --help lists a command's options; --debug shows the
-traceback of an error, which is otherwise reported in one line naming the argument."""
+Commands by purpose: watch (demo, play, render, gallery), score (evaluate, benchmark), train
+(train, train-rllib, train-generalist, study, crowdnav-recipe, dataset, plot-curves) and measure
+(bench-speed, bench-peers, bench-memory, bench-render, bench-penetration, realism); set up:
+compile (the kernels ahead of time, once per install). COMMAND --help lists a command's options;
+--debug shows the traceback of an error, which is otherwise reported in one line naming the
+argument."""
 
 USER_ERRORS = (UsageError, ValueError, OSError, ImportError)
 """Errors reported in one line: bad values, files, missing packages."""

@@ -94,6 +94,48 @@ def _plot_curves(args: argparse.Namespace) -> int:
     return 0
 
 
+def _crowdnav_recipe(args: argparse.Namespace) -> int:
+    from ..rl import crowdnav_recipe as recipe
+
+    if args.what == "command":
+        print(recipe.command(args.seed))
+        return 0
+    preflight.require(TRAIN_MODULES, "crowdsteer crowdnav-recipe")
+    if args.what == "train":
+        recipe.train(args.seed, args.out, args.name)
+        return 0
+    rows = recipe.validate(args.runs, args.episodes, args.seed)
+    keys = ("success_rate", "collision_rate", "timeout_rate", "time_to_goal")
+    for row in rows:
+        print(row["run"], " ".join(f"{k}={row[k]:.4f}" for k in keys))
+    print("best:", recipe.best_run(rows)["run"])
+    return 0
+
+
+def _add_crowdnav_recipe(commands: Commands) -> None:
+    from ..rl.crowdnav_recipe import VALIDATION_EPISODES, VALIDATION_SEED
+
+    p = commands.add(
+        "crowdnav-recipe",
+        _crowdnav_recipe,
+        "the shipped CrowdNav policy's recipe: train a seed, validate runs (the 'train' extra)",
+        "train: the recipe for one seed, with the run's CPU time in RUN/cpu.json; validate:\n"
+        "runs scored on the validation episodes (never CrowdNav's test cases) and the best one\n"
+        "named; command: the equivalent crowdsteer train command line.",
+    )
+    sub = p.add_subparsers(dest="what", required=True, metavar="WHAT")
+    t = sub.add_parser("train", help="train the recipe for one seed")
+    t.add_argument("--seed", type=int, default=0, help="the run's seed")
+    t.add_argument("--out", default="runs", help="folder of the run folders")
+    t.add_argument("--name", default=None, help="the run's name (crowdnav_sSEED when absent)")
+    v = sub.add_parser("validate", help="score runs on the validation episodes")
+    v.add_argument("runs", nargs="+", help="run folders (or model.zip files)")
+    v.add_argument("--episodes", type=int, default=VALIDATION_EPISODES, help="episodes per run")
+    v.add_argument("--seed", type=int, default=VALIDATION_SEED, help="first world seed")
+    c = sub.add_parser("command", help="print the recipe's crowdsteer train command")
+    c.add_argument("--seed", type=int, default=0, help="the run's seed")
+
+
 def baseline_line(text: str) -> str:
     """Argument type: ``NAME=SUCCESS_RATE`` with a rate in [0, 1]."""
     name, sep, value = text.partition("=")
@@ -164,6 +206,8 @@ def add_train_commands(commands: Commands) -> None:
         pass_through=True,
         add_help=False,
     )
+
+    _add_crowdnav_recipe(commands)
 
     p = commands.add(
         "plot-curves",

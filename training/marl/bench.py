@@ -5,7 +5,10 @@ per second of the raw ``CrowdBatch`` loop (``advance``, then ``reset`` of the fi
 and of ``CrowdTorchEnv.step_and_maybe_reset`` (what TorchRL's collectors call: the step, the
 tensordict's bookkeeping and the partial resets), and their ratio. The two loops run the same
 actions from the same seeds, timed in alternating rounds so that a change of machine load falls
-on both; the ratio is that of their median round times. Torch runs on one thread.
+on both; the ratio is that of their median round times. Torch runs on one thread. A second
+table repeats one task at several B: the time the env adds per step (TorchRL's bookkeeping of a
+step and of a partial reset, and the tensors built from the batch's arrays) stays nearly the
+same from 64 to 1024 worlds, since no Python runs per world or per learner.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ NUM_WORLDS = 256
 ROUNDS = 7
 STEPS_PER_ROUND = 100
 SEED = 0
+SCALING_WORLDS = (64, 256, 1024)
 
 
 def _raw_round(batch, actions: np.ndarray, steps: int) -> float:
@@ -66,19 +70,28 @@ def compare(task: CrowdsteerTask, num_worlds: int = NUM_WORLDS) -> dict[str, flo
     steps = STEPS_PER_ROUND * num_worlds
     raw_rate = steps / statistics.median(raw)
     env_rate = steps / statistics.median(wrapped)
-    return {"raw": raw_rate, "torchrl": env_rate, "ratio": env_rate / raw_rate}
+    added_ms = 1e3 * (statistics.median(wrapped) - statistics.median(raw)) / STEPS_PER_ROUND
+    return {"raw": raw_rate, "torchrl": env_rate, "ratio": env_rate / raw_rate, "added": added_ms}
 
 
 def main() -> None:
     torch.set_num_threads(1)
     print(f"world-steps/s at B={NUM_WORLDS} (median of {ROUNDS} alternating rounds)")
-    print("| task | learners | raw CrowdBatch | CrowdTorchEnv | ratio |")
-    print("|:--|--:|--:|--:|--:|")
+    print("| task | learners | raw CrowdBatch | CrowdTorchEnv | ratio | added per step [ms] |")
+    print("|:--|--:|--:|--:|--:|--:|")
     for task in CrowdsteerTask:
         r = compare(task)
         n_l = task.get_from_yaml().config["n_learners"]
         line = f"| {task.name.lower()} | {n_l} | {r['raw']:,.0f} | {r['torchrl']:,.0f} |"
-        print(f"{line} {r['ratio']:.2f} |", flush=True)
+        print(f"{line} {r['ratio']:.2f} | {r['added']:.2f} |", flush=True)
+    task = CrowdsteerTask.CIRCLE_CROSSING
+    print(f"\n{task.name.lower()} at several B")
+    print("| B | raw CrowdBatch | CrowdTorchEnv | ratio | added per step [ms] |")
+    print("|--:|--:|--:|--:|--:|")
+    for b in SCALING_WORLDS:
+        r = compare(task, b)
+        line = f"| {b} | {r['raw']:,.0f} | {r['torchrl']:,.0f} | {r['ratio']:.2f}"
+        print(f"{line} | {r['added']:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

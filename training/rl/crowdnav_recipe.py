@@ -19,13 +19,12 @@ on ``preset="crowdnav"``. The protocol keeps CrowdNav's 500 test cases out of ev
 ``train`` runs the recipe for one seed in this process on one torch thread and writes the CPU
 time of the whole run (behaviour cloning, evaluations and saving included) to ``cpu.json``:
 
-    python -m crowdsteer.training.rl.crowdnav_recipe train --seed 0 --out runs
-    python -m crowdsteer.training.rl.crowdnav_recipe validate runs/crowdnav_s0 runs/crowdnav_s1
+    crowdsteer crowdnav-recipe train --seed 0 --out runs
+    crowdsteer crowdnav-recipe validate runs/crowdnav_s0 runs/crowdnav_s1
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import resource
 import shlex
@@ -124,10 +123,13 @@ def validate(
 ) -> list[dict[str, float]]:
     """Each run's ``model.zip`` on the validation episodes (random episodes of the preset,
     world seeds ``seed + e``; ``config``: other ``CrowdConfig`` values): the ``metric_means``
-    of each, with its run directory."""
+    of each, with its run directory. Torch runs on one thread, as in training."""
+    import torch
+
     from crowdsteer.baselines.policies import load_policy
     from crowdsteer.training.evaluation.evaluate import evaluate, metric_means
 
+    torch.set_num_threads(1)
     rows = []
     for run in runs:
         model = Path(run) / "model.zip" if Path(run).is_dir() else Path(run)
@@ -184,37 +186,3 @@ def best_run(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if not rows:
         raise ValueError("best_run needs at least one validated run")
     return max(rows, key=lambda r: (r["success_rate"], -r["collision_rate"], -r["time_to_goal"]))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m crowdsteer.training.rl.crowdnav_recipe")
-    sub = parser.add_subparsers(dest="what", required=True)
-    t = sub.add_parser("train", help="train the recipe for one seed")
-    t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--out", default="runs")
-    t.add_argument("--name", default=None)
-    v = sub.add_parser("validate", help="score runs on the validation episodes")
-    v.add_argument("runs", nargs="+")
-    v.add_argument("--episodes", type=int, default=VALIDATION_EPISODES)
-    v.add_argument("--seed", type=int, default=VALIDATION_SEED)
-    c = sub.add_parser("command", help="print the recipe's crowdsteer train command")
-    c.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    if args.what == "train":
-        train(args.seed, args.out, args.name)
-    elif args.what == "validate":
-        import torch
-
-        torch.set_num_threads(1)
-        rows = validate(args.runs, args.episodes, args.seed)
-        keys = ("success_rate", "collision_rate", "timeout_rate", "time_to_goal")
-        for row in rows:
-            print(row["run"], " ".join(f"{k}={row[k]:.4f}" for k in keys))
-        print("best:", best_run(rows)["run"])
-    else:
-        print(command(args.seed))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
