@@ -513,7 +513,8 @@ def load_policy(
         from stable_baselines3 import PPO, SAC
     except ImportError as err:  # the core install has no SB3
         raise ImportError(
-            "loading a trained model needs Stable-Baselines3: pip install 'crowdsteer[train]'"
+            "loading a trained model needs Stable-Baselines3, the 'train' extra: install "
+            "torch==2.13.0 first (its CPU build), then pip install -e '.[train]' in the checkout"
         ) from err
 
     algorithm = {"PPO": PPO, "SAC": SAC}[info.algorithm]

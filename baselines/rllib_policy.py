@@ -166,7 +166,7 @@ def load_rllib_policy(path: str | Path, module_id: str | None = None) -> RLlibPo
     except ImportError as err:
         raise ImportError(
             f"loading the RLlib checkpoint {str(path)!r} needs Ray RLlib: pip install "
-            "'crowdsteer[rllib]' (in an environment of its own, with torch installed first)"
+            "-e '.[rllib]' in the checkout (in an environment of its own, torch==2.13.0 first)"
         ) from err
     if (p / ALGORITHM_MARKER).is_file():
         _check_connectors(p)

@@ -158,7 +158,8 @@ def add_train_commands(commands: Commands) -> None:
         "train with Stable-Baselines3 (the 'train' extra); --help lists the options",
         "Trains one shared policy over every learner of every world. --algo chooses PPO or\n"
         "SAC; every other option belongs to that algorithm's Args (crowdsteer train --algo\n"
-        "ppo --help lists them). Needs the 'train' extra: pip install 'crowdsteer[train]'.",
+        "ppo --help lists them). Needs the 'train' extra: torch==2.13.0 (its CPU build) first,\n"
+        "then pip install -e '.[train]' in the checkout.",
         pass_through=True,
         add_help=False,
     )

@@ -1,6 +1,6 @@
 """The same measurements on JuPedSim's pedestrian models, for comparison (optional extra).
 
-JuPedSim (``pip install crowdsteer[realism]``, Forschungszentrum Juelich) ships models validated
+JuPedSim (``pip install -e '.[realism]'``, Forschungszentrum Juelich) ships models validated
 against the same experiments: the collision-free speed model (Tordeux, Chraibi, Seyfried 2016)
 and the social force model (Helbing and Molnar 1995) are measured here, each with JuPedSim's
 default parameters and bodies of 0.2 m. Its simulations have no periodic boundary, so its
