@@ -7,8 +7,8 @@ plots, ``video`` (imageio-ffmpeg) for MP4 files, ``rllib`` for ``train-rllib``.
 
 Commands by purpose: watch (``demo``, ``play``, ``render``), score (``evaluate``,
 ``benchmark``), train (``train``, ``train-rllib``, ``plot-curves``) and measure (``bench-speed``,
-``bench-peers``, ``bench-memory``, ``bench-render``, ``bench-penetration``, ``realism``) and set
-up (``compile``: the kernels ahead of time).
+``bench-peers``, ``bench-memory``, ``bench-render``, ``bench-penetration``, ``realism``,
+``export-trajectories``) and set up (``compile``: the kernels ahead of time).
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ Crowd-navigation environments with compiled steering baselines.
 
 Commands by purpose: watch (demo, play, render, gallery), score (evaluate, benchmark), train
 (train, train-rllib, train-generalist, study, crowdnav-recipe, dataset, plot-curves) and measure
-(bench-speed, bench-peers, bench-memory, bench-render, bench-penetration, realism); set up:
-compile (the kernels ahead of time, once per install). COMMAND --help lists a command's options;
---debug shows the traceback of an error, which is otherwise reported in one line naming the
-argument."""
+(bench-speed, bench-peers, bench-memory, bench-render, bench-penetration, realism,
+export-trajectories); set up: compile (the kernels ahead of time, once per install). COMMAND
+--help lists a command's options; --debug shows the traceback of an error, which is otherwise
+reported in one line naming the argument."""
 
 USER_ERRORS = (UsageError, ValueError, OSError, ImportError)
 """Errors reported in one line: bad values, files, missing packages."""

@@ -20,6 +20,7 @@ EXTRAS = {
     "moviepy": ("video", "moviepy"),
     "minari": ("dataset", "Minari"),
     "h5py": ("dataset", "h5py"),
+    "shapely": ("realism", "shapely"),
 }
 """Optional module -> (the extra that installs it, its display name)."""
 
