@@ -13,19 +13,7 @@ import csv
 import sys
 from pathlib import Path
 
-METRICS = (
-    "success_rate",
-    "collision_rate",
-    "timeout_rate",
-    "time_to_goal",
-    "path_efficiency",
-    "min_separation",
-    "discomfort_rate",
-    "smoothness",
-    "deadlock_rate",
-    "discounted_return",
-)
-"""The benchmark's metrics, each with ``_ci_low`` and ``_ci_high`` columns."""
+from crowdsteer.training.evaluation.benchmark import METRIC_COLUMNS
 
 
 def read_table(path: Path) -> dict[tuple[str, str], dict[str, str]]:
@@ -48,7 +36,7 @@ def compare(old_path: Path, new_path: Path) -> dict[str, object]:
     cells = identical = 0
     outside = []
     for key in sorted(set(old) & set(new)):
-        for metric in METRICS:
+        for metric in METRIC_COLUMNS:  # each with _ci_low and _ci_high columns
             before, after = _number(old[key][metric]), _number(new[key][metric])
             if before is None or after is None:
                 continue
