@@ -55,6 +55,9 @@ class CrowdConfig:
     ``max_steps`` (episode length in steps; the time limit lives here only), ``max_accel``
     (m/s^2), ``max_turn_rate`` (rad/s), ``goal_tolerance`` (m, centre-to-goal distance counted as
     arrival), ``collision_ends`` (a learner that collides leaves the episode),
+    ``contact_iterations`` (sweeps per step of the body contact that pushes overlapping bodies
+    apart, action = reaction, within walls and obstacles, so bodies do not pass through each
+    other; 0: bodies may overlap, as in CrowdNav; see ``envs.core.body_contact``),
     ``swept_collisions`` (bodies collide when their closest approach during the step overlaps,
     not only at its end; the nearest gap is the step's smallest too), ``collision_sweep``
     (``"actual"``: the swept test moves both bodies of a pair along their moves over the step;
@@ -105,6 +108,7 @@ class CrowdConfig:
     max_turn_rate: float = 3.0
     goal_tolerance: float = 0.3
     collision_ends: bool = True
+    contact_iterations: int = 0
     swept_collisions: bool = True
     collision_sweep: str = "actual"
     pedestrians_at_goal: str = "turn_back"
@@ -215,6 +219,7 @@ INT_RANGES: dict[str, tuple[int, int, str]] = {
     "n_learners": (0, MAX_BODIES, "learners per world"),
     "n_flock": (0, MAX_BODIES, "flock units per world"),
     "max_steps": (1, 10**12, "episode length in steps"),
+    "contact_iterations": (0, 100, "body contact sweeps per step; 0: bodies may overlap"),
     "obs_neighbours": (0, 64, "bodies in the observation"),
     "obs_obstacles": (0, 64, "obstacles in the observation"),
     "obs_walls": (0, 64, "walls in the observation"),
@@ -407,9 +412,16 @@ _CROWDNAV = CrowdConfig(
 # calibrated against Weidmann's fundamental diagram and the bottleneck experiments' specific flow
 # (``crowdsteer realism``, docs/realism): bodies of 0.18 m, Weidmann's free speeds
 # (1.34 +- 0.26 m/s), a 0.1 s step (25 s episodes), a relaxation time of 0.2 s, a repulsion of
-# 400 N over 0.3 m, and a fifth of it from bodies outside the 200-degree field of view.
+# 400 N over 0.3 m, and a fifth of it from bodies outside the 200-degree field of view; bodies
+# in contact are pushed apart (``envs.core.body_contact``), so they do not pass through each other.
+REALISTIC_CONTACT_ITERATIONS = 20
+"""Body contact sweeps of ``realistic_crowd``: enough to keep the 95th percentile of the
+interpenetration of bodies in contact below 1 cm up to Weidmann's jam density, 5.4 /m^2
+(``crowdsteer realism``, docs/realism.md)."""
+
 _REALISTIC_CROWD = CrowdConfig(
     radius=0.18,
+    contact_iterations=REALISTIC_CONTACT_ITERATIONS,
     v_pref=1.34,
     v_pref_sd=0.26,
     pedestrian_behaviour="social_force",

@@ -34,6 +34,8 @@ class StepParams(NamedTuple):
     ``period`` (m) is the length after which the scene repeats along x from ``period_origin``
     (0: not periodic; see ``periodic``). ``flock``: the worlds have flock slots (without them,
     their quarry, ``WorldState.target_pos``, stays where the reset put it).
+    ``contact_iterations``: sweeps of the body contact's projection per step (0: bodies may
+    overlap; ``body_contact``).
     """
 
     dt: float
@@ -57,6 +59,7 @@ class StepParams(NamedTuple):
     period: float = 0.0
     period_origin: float = 0.0
     flock: bool = True
+    contact_iterations: int = 0
 
 
 def step_params(
@@ -91,4 +94,5 @@ def step_params(
         period=0.0 if period_x is None else float(period_x[1] - period_x[0]),
         period_origin=0.0 if period_x is None else float(period_x[0]),
         flock=bool(flock),
+        contact_iterations=int(c.contact_iterations),
     )

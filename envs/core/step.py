@@ -21,6 +21,10 @@ call (:func:`fused_step`) for a serial batch, or stage by stage otherwise:
       that crossed its seam after the move and measures every pair at its nearest image; with
       CrowdNav's rule the learners' test is made again against the others' previous velocities
       (``collisions.learner_collisions_previous_velocity``);
+   c'. **contact** (``contact_iterations > 0``): bodies that overlap after the move are pushed
+      apart, pair by pair, action = reaction, swept against walls and obstacles like the move
+      (``body_contact.contact_world``); the collisions above keep what the bodies asked for, so
+      a learner that runs into a body still collides;
    d. **events**: the learners' progress, arrivals and collisions (``events.learner_events_steps``),
       and the world's clock;
 3. **rewards and flags** (``learners.finish_step``): reward terms, their sum, terminated and
@@ -38,6 +42,7 @@ import numpy as np
 
 from crowdsteer.envs.kernels.jit import njit
 
+from .body_contact import contact_world
 from .collisions import collisions_worlds, learner_collisions_previous_velocity
 from .crowd import crowd_worlds
 from .dynamics import kinematics_worlds, move_worlds
@@ -78,6 +83,11 @@ def world_step(lo, hi, state, buffers, params, scratch):
         collisions_worlds(lo, hi, state, buffers, scratch.idx_buf, scratch.cells, True, swept)
     if params.collision_previous_velocity:
         learner_collisions_previous_velocity(lo, hi, state, buffers, params)
+    if params.contact_iterations > 0:  # c'. contact: overlapping bodies pushed apart
+        for b in range(lo, hi):
+            contact_world(b, state, scratch, params)
+            if params.period > 0.0:
+                wrap_world(b, state, buffers, params.period, params.period_origin)
     learner_events_steps(lo, hi, state, buffers, params.goal_tolerance, params.collision_ends)
     step_count = state.step_count
     for b in range(lo, hi):  # d. events (above) and the clock
