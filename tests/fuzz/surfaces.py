@@ -1,4 +1,5 @@
-"""Bad inputs to the surfaces added since the first probe: realism, bench-penetration, study,
+"""Bad inputs to the surfaces added since the first probe: realism, export-trajectories,
+bench-penetration, study,
 train-generalist, dataset, play's options, broken and foreign model files, the RLlib paths.
 
 Each case is a ``crowdsteer`` command line (``argv``) or a snippet, with the flag or argument it
@@ -40,6 +41,20 @@ SURFACE_CASES: list[dict[str, Any]] = [
     _cli("realism --behaviours nope", ["realism", "--behaviours", "nope"], "behaviours"),
     _cli("realism --behaviours (none)", ["realism", "--behaviours"], "behaviours"),
     _cli("realism --out /proc/nope", [*REALISM, "--quick", "--out", "/proc/nope"], "/proc/nope"),
+    # export-trajectories
+    _cli("export-trajectories --scene room", ["export-trajectories", "--scene", "room"], "scene"),
+    _cli("export-trajectories --seconds 0", ["export-trajectories", "--seconds", "0"], "seconds"),
+    _cli(
+        "export-trajectories --frame-interval 0.15 (not a multiple of the step)",
+        ["export-trajectories", "--frame-interval", "0.15", "--out", "t"],
+        "frame-interval",
+    ),
+    _cli("export-trajectories --walkers -3", ["export-trajectories", "--walkers", "-3"], "walkers"),
+    _cli(
+        "export-trajectories --width 0.1 (narrower than a walker)",
+        ["export-trajectories", "--width", "0.1", "--out", "t"],
+        "width",
+    ),
     # bench-penetration
     _cli(
         "bench-penetration --body-steps 0", ["bench-penetration", "--body-steps", "0"], "body-steps"
