@@ -58,6 +58,9 @@ class CrowdConfig:
     ``contact_iterations`` (sweeps per step of the body contact that pushes overlapping bodies
     apart, action = reaction, within walls and obstacles, so bodies do not pass through each
     other; 0: bodies may overlap, as in CrowdNav; see ``envs.core.body_contact``),
+    ``walk_backwards`` (scripted pedestrians may ask for a velocity pointing back from their
+    target; False: that part is dropped, the sideways part kept, so a packed crowd stands still
+    instead of walking backwards; see ``envs.core.crowd.no_backward_step``),
     ``swept_collisions`` (bodies collide when their closest approach during the step overlaps,
     not only at its end; the nearest gap is the step's smallest too), ``collision_sweep``
     (``"actual"``: the swept test moves both bodies of a pair along their moves over the step;
@@ -109,6 +112,7 @@ class CrowdConfig:
     goal_tolerance: float = 0.3
     collision_ends: bool = True
     contact_iterations: int = 0
+    walk_backwards: bool = True
     swept_collisions: bool = True
     collision_sweep: str = "actual"
     pedestrians_at_goal: str = "turn_back"
@@ -231,6 +235,7 @@ INT_RANGES: dict[str, tuple[int, int, str]] = {
 
 BOOLEANS = (
     "learners_visible",
+    "walk_backwards",
     "collision_ends",
     "swept_collisions",
     "discomfort_on_arrival",
@@ -408,20 +413,22 @@ _CROWDNAV = CrowdConfig(
     reward_time=0.0,
 )
 
-# Pedestrians that move like people: the social force with Helbing and Molnar's field of view,
-# calibrated against Weidmann's fundamental diagram and the bottleneck experiments' specific flow
-# (``crowdsteer realism``, docs/realism): bodies of 0.18 m, Weidmann's free speeds
-# (1.34 +- 0.26 m/s), a 0.1 s step (25 s episodes), a relaxation time of 0.2 s, a repulsion of
-# 400 N over 0.3 m, and a fifth of it from bodies outside the 200-degree field of view; bodies
-# in contact are pushed apart (``envs.core.body_contact``), so they do not pass through each other.
 REALISTIC_CONTACT_ITERATIONS = 20
 """Body contact sweeps of ``realistic_crowd``: enough to keep the 95th percentile of the
 interpenetration of bodies in contact below 1 cm up to Weidmann's jam density, 5.4 /m^2
 (``crowdsteer realism``, docs/realism.md)."""
 
+# Pedestrians that move like people: the social force with Helbing and Molnar's field of view,
+# calibrated against Weidmann's fundamental diagram and the bottleneck experiments' specific flow
+# (``crowdsteer realism``, docs/realism): bodies of 0.18 m, Weidmann's free speeds
+# (1.34 +- 0.26 m/s), a 0.1 s step (25 s episodes), a relaxation time of 0.2 s, a repulsion of
+# 400 N over 0.3 m, and a fifth of it from bodies outside the 200-degree field of view; bodies
+# in contact are pushed apart (``envs.core.body_contact``), so they do not pass through each other,
+# and a push from the front stops a walker but never walks it backwards (``walk_backwards``).
 _REALISTIC_CROWD = CrowdConfig(
     radius=0.18,
     contact_iterations=REALISTIC_CONTACT_ITERATIONS,
+    walk_backwards=False,
     v_pref=1.34,
     v_pref_sd=0.26,
     pedestrian_behaviour="social_force",

@@ -35,7 +35,8 @@ class StepParams(NamedTuple):
     (0: not periodic; see ``periodic``). ``flock``: the worlds have flock slots (without them,
     their quarry, ``WorldState.target_pos``, stays where the reset put it).
     ``contact_iterations``: sweeps of the body contact's projection per step (0: bodies may
-    overlap; ``body_contact``).
+    overlap; ``body_contact``). ``walk_backwards``: a pedestrian's desired velocity may point
+    back from its target (False: that part is dropped, ``crowd.no_backward_step``).
     """
 
     dt: float
@@ -60,6 +61,7 @@ class StepParams(NamedTuple):
     period_origin: float = 0.0
     flock: bool = True
     contact_iterations: int = 0
+    walk_backwards: bool = True
 
 
 def step_params(
@@ -95,4 +97,5 @@ def step_params(
         period_origin=0.0 if period_x is None else float(period_x[0]),
         flock=bool(flock),
         contact_iterations=int(c.contact_iterations),
+        walk_backwards=bool(c.walk_backwards),
     )
