@@ -21,7 +21,15 @@ from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.simulator import Simulator
 from crowdsteer.envs.scenarios import ScenarioError, scenario_source
 
-from .measure import Area, flow_rate, line_crossings, voronoi_density_speed, walking_speed
+from .measure import (
+    Area,
+    flow_rate,
+    line_crossings,
+    never_crossed,
+    overlap_depths,
+    voronoi_density_speed,
+    walking_speed,
+)
 
 MEASUREMENT_BODY: dict[str, Any] = {
     "radius": 0.2,
@@ -66,8 +74,10 @@ class Doorway:
 class DiagramResult:
     """A fundamental diagram of one crowd: ``nominal`` densities (K,) set in the corridor;
     per seed and density (S, K): the measured Voronoi ``density`` (/m^2), ``speed`` along the
-    walking direction (m/s), specific ``flow`` (/m/s) and ``overlap`` (share of body-steps in
-    which a body overlapped another)."""
+    walking direction (m/s), specific ``flow`` (/m/s), ``overlap`` (share of body-steps in
+    which a body overlapped another, at its closest approach within the step) and
+    ``depth_p95`` (m, the 95th percentile of the penetration depth of the pairs that overlap at
+    the end of a step, over the recorded frames; 0 when none does)."""
 
     label: str
     oncoming: float
@@ -76,18 +86,21 @@ class DiagramResult:
     speed: np.ndarray
     flow: np.ndarray
     overlap: np.ndarray
+    depth_p95: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
 
 @dataclass
 class BottleneckResult:
     """Bottleneck flow of one crowd: door ``widths`` (K,) (m); per seed and width (S, K): the
-    ``flow`` (/s) and ``specific`` flow (/m/s); ``overlap`` as in ``DiagramResult``."""
+    ``flow`` (/s) and ``specific`` flow (/m/s); ``overlap`` as in ``DiagramResult``;
+    ``stranded``: walkers that never passed the door within ``Doorway.time_limit``."""
 
     label: str
     widths: np.ndarray
     flow: np.ndarray
     specific: np.ndarray
     overlap: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    stranded: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
 
 def crowd_config(
@@ -188,7 +201,7 @@ def fundamental_diagram(
     area = Area(-c.area_length / 2, -c.width / 2, c.area_length / 2, c.width / 2)
     domain = Area(-c.length / 2, -c.width / 2, c.length / 2, c.width / 2)
     shape = (len(seeds), len(densities))
-    out = {k: np.full(shape, np.nan) for k in ("density", "speed", "overlap")}
+    out = {k: np.full(shape, np.nan) for k in ("density", "speed", "overlap", "depth_p95")}
     for k, rho in enumerate(densities):
         try:
             config = corridor_config(behaviour, rho, oncoming, c, overrides)
@@ -213,17 +226,15 @@ def fundamental_diagram(
                 overlaps += sim.buffers.hit_body.sum(axis=1)
             pos[f] = s.pos
             speed[f] = walking_speed(s.vel, direction)
+        present = np.broadcast_to(s.active[None], (frames, *s.active.shape))
         for b in range(len(seeds)):
             rho_v, v_v = voronoi_density_speed(
-                pos[:, b],
-                speed[:, b],
-                area,
-                domain,
-                s.active[None, b].repeat(frames, 0),
-                period=c.length,
+                pos[:, b], speed[:, b], area, domain, present[:, b], period=c.length
             )
             out["density"][b, k] = np.mean(rho_v)
             out["speed"][b, k] = np.mean(v_v)
+            depth = overlap_depths(pos[:, b], s.radius[b], present[:, b], period=c.length)
+            out["depth_p95"][b, k] = np.percentile(depth, 95) if depth.size else 0.0
         out["overlap"][:, k] = overlaps / (frames * every * n)
     return DiagramResult(
         label or behaviour,
@@ -233,6 +244,7 @@ def fundamental_diagram(
         out["speed"],
         out["density"] * out["speed"],
         out["overlap"],
+        out["depth_p95"],
     )
 
 
@@ -246,11 +258,13 @@ def bottleneck(
 ) -> BottleneckResult:
     """Measure the flow of a waiting crowd of pedestrians of ``behaviour`` through a doorway of
     each of ``widths`` (m): crossings of the doorway's line, flow over the middle crossings
-    (``Doorway.skip`` dropped at each end), one world per seed."""
+    (``Doorway.skip`` dropped at each end), and the walkers stranded (never through the door
+    within ``Doorway.time_limit``), one world per seed."""
     d = doorway
     shape = (len(seeds), len(widths))
     flow = np.full(shape, np.nan)
     overlap = np.full(shape, np.nan)
+    stranded = np.full(shape, np.nan)
     for k, width in enumerate(widths):
         config = doorway_config(behaviour, width, d, overrides)
         sim = _simulator(config, seeds)
@@ -271,6 +285,10 @@ def bottleneck(
         for b in range(len(seeds)):
             crossed = line_crossings(xs[: done + 1, b], times, 0.0, (-width / 2, width / 2))
             flow[b, k] = flow_rate(crossed, skip=d.skip)
+            present = np.broadcast_to(s.active[b], xs[: done + 1, b].shape[:2])
+            stranded[b, k] = np.sum(never_crossed(xs[: done + 1, b], 0.0, present))
         overlap[:, k] = hits / (done * d.walkers)
     widths_arr = np.asarray(widths, float)
-    return BottleneckResult(label or behaviour, widths_arr, flow, flow / widths_arr, overlap)
+    return BottleneckResult(
+        label or behaviour, widths_arr, flow, flow / widths_arr, overlap, stranded
+    )

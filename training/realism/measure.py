@@ -224,6 +224,38 @@ def line_crossings(
     return np.sort(np.asarray(out, float))
 
 
+def overlap_depths(
+    pos: np.ndarray, radius: np.ndarray, present: np.ndarray | None = None, period: float = 0.0
+) -> np.ndarray:
+    """Penetration depths (m) of every pair of present discs that overlap, over all frames:
+    ``r_i + r_j - d_ij`` where positive, pairs at the nearest image along x when ``period > 0``.
+    pos: (T, N, 2); radius: (N,). Returns a 1-D array (empty when no pair overlaps)."""
+    pos, present = _frames(pos, present)
+    radius = np.asarray(radius, float)
+    iu = np.triu_indices(pos.shape[1], 1)
+    reach = (radius[:, None] + radius[None, :])[iu]
+    out = []
+    for t in range(pos.shape[0]):  # frames are few; each is one (N, N) array
+        dx = pos[t, None, :, 0] - pos[t, :, None, 0]
+        if period > 0:
+            dx = dx - period * np.floor(dx / period + 0.5)
+        dy = pos[t, None, :, 1] - pos[t, :, None, 1]
+        depth = reach - np.hypot(dx, dy)[iu]
+        both = (present[t][:, None] & present[t][None, :])[iu]
+        out.append(depth[both & (depth > 0.0)])
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def never_crossed(pos: np.ndarray, x_line: float, present: np.ndarray | None = None) -> np.ndarray:
+    """Walkers that never got past the line ``x = x_line`` toward +x in any frame: (N,) bool
+    (a walker never present is not counted). pos: (T, N, 2). In a bottleneck whose door lies on
+    the line these are the walkers stranded in the room: experiments report every walker
+    through (Seyfried et al. 2009; Kretz et al. 2006), a clog is counted, never dropped."""
+    pos, present = _frames(pos, present)
+    beyond = present & (pos[..., 0] > x_line)
+    return present.any(axis=0) & ~beyond.any(axis=0)
+
+
 def flow_rate(crossings: np.ndarray, skip: int = 0) -> float:
     """Flow (persons/s) of sorted crossing times, ``(k - 1) / (t_last - t_first)`` over the
     crossings left after dropping ``skip`` at each end (the start-up and the last stragglers);

@@ -209,11 +209,12 @@ def _crowd(unit: dict[str, Any]) -> Crowd:
         return {k: np.array(d[k], float) if k in names else d[k] for k in d}
 
     crowd = Crowd(unit["label"], unit["behaviour"], unit["calibrated"])
-    fields_d = ("nominal", "density", "speed", "flow", "overlap")
+    fields_d = ("nominal", "density", "speed", "flow", "overlap", "depth_p95")
     crowd.diagrams = [DiagramResult(**arrays(d, fields_d)) for d in unit["diagrams"]]
     if "bottleneck" in unit:
         b = unit["bottleneck"]
-        crowd.bottleneck = BottleneckResult(**arrays(b, ("widths", "flow", "specific", "overlap")))
+        names = ("widths", "flow", "specific", "overlap", "stranded")
+        crowd.bottleneck = BottleneckResult(**arrays(b, names))
     return crowd
 
 
@@ -277,7 +278,8 @@ def _measure_crowds(args: RealismArgs, log, store: Any = None) -> list[Crowd]:
 
 def summary(crowd: Crowd) -> dict[str, Any]:
     """The table's row of a crowd: RMS speed errors (one direction, both), specific flow at
-    ``TABLE_WIDTH`` (mean, min, max over seeds) and the mean overlap share."""
+    ``TABLE_WIDTH`` (mean, min, max over seeds), the mean overlap share and the walkers stranded
+    at the door per run (mean over widths and seeds; NaN where not counted)."""
     row: dict[str, Any] = {"crowd": crowd.label}
     for d in crowd.diagrams:
         key = "rms_uni" if d.oncoming == 0 else "rms_bi"
@@ -292,6 +294,9 @@ def summary(crowd: Crowd) -> dict[str, Any]:
     row["js_max"] = float(np.max(js[ok])) if ok.any() else float("nan")
     overlaps = [np.nanmean(d.overlap) for d in crowd.diagrams if d.overlap.size]
     row["overlap"] = float(np.mean(overlaps)) if overlaps else float("nan")
+    stranded = np.zeros(0) if bn is None else np.asarray(bn.stranded, float)
+    measured = stranded[np.isfinite(stranded)]
+    row["stranded"] = float(np.mean(measured)) if measured.size else float("nan")
     row["passes"] = bool(
         row.get("rms_uni", np.inf) <= SPEED_RMS_TOLERANCE
         and abs(row["js_mean"] / BOTTLENECK_SPECIFIC_FLOW - 1) <= BOTTLENECK_TOLERANCE
@@ -305,9 +310,9 @@ def table(crowds: list[Crowd]) -> str:
     lines = [
         f"| pedestrians | speed RMS vs Weidmann, {lo:g}-{hi:g} /m^2, one direction (m/s) "
         f"| same, two directions (m/s) | specific flow at {TABLE_WIDTH:g} m (/m/s, range over "
-        f"seeds) | overlapping body-steps | within {SPEED_RMS_TOLERANCE:g} m/s and "
-        f"{BOTTLENECK_TOLERANCE:.0%} |",
-        "|---|---:|---:|---:|---:|:---:|",
+        f"seeds) | overlapping body-steps | walkers stranded at the door per run | within "
+        f"{SPEED_RMS_TOLERANCE:g} m/s and {BOTTLENECK_TOLERANCE:.0%} |",
+        "|---|---:|---:|---:|---:|---:|:---:|",
     ]
 
     def f(v: float, digits: int = 2) -> str:
@@ -318,7 +323,8 @@ def table(crowds: list[Crowd]) -> str:
         js = f"{f(r['js_mean'])} ({f(r['js_min'])}-{f(r['js_max'])})"
         lines.append(
             f"| {r['crowd']} | {f(r.get('rms_uni', np.nan))} | {f(r.get('rms_bi', np.nan))} "
-            f"| {js} | {f(r['overlap'], 3)} | {'yes' if r['passes'] else 'no'} |"
+            f"| {js} | {f(r['overlap'], 3)} | {f(r['stranded'], 1)} "
+            f"| {'yes' if r['passes'] else 'no'} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -11,6 +11,8 @@ from crowdsteer.training.realism.measure import (
     classical_speed,
     flow_rate,
     line_crossings,
+    never_crossed,
+    overlap_depths,
     specific_flow,
     voronoi_density_speed,
     walking_speed,
@@ -143,3 +145,23 @@ def test_bad_input_is_named():
             Area(0, 0, 1, 1),
             resolution=0.0,
         )
+
+
+def test_never_crossed_counts_the_walkers_left_behind():
+    """Three walkers: one through the door line, one through and back, one that stays behind;
+    a fourth never present is not counted."""
+    t = np.linspace(0.0, 1.0, 11)
+    pos = np.zeros((11, 4, 2))
+    pos[:, 0, 0] = -1.0 + 2.0 * t
+    pos[:, 1, 0] = 0.5 - np.abs(t - 0.5) * 2.0  # beyond at the middle, behind at both ends
+    pos[:, 2, 0] = -0.5
+    present = np.ones((11, 4), bool)
+    present[:, 3] = False
+    assert never_crossed(pos, 0.0, present).tolist() == [False, False, True, False]
+
+
+def test_overlap_depths_of_the_pairs_that_touch_across_the_seam():
+    pos = np.array([[[-5.9, 0.0], [5.85, 0.0], [0.0, 0.0]]])  # 0.25 m apart through the seam
+    depth = overlap_depths(pos, np.full(3, 0.2), period=12.0)
+    assert depth == pytest.approx([0.15])
+    assert overlap_depths(pos, np.full(3, 0.2)).size == 0  # not periodic: far apart

@@ -41,6 +41,16 @@ def test_bottleneck_flow_grows_with_the_width():
     np.testing.assert_allclose(bn.specific, bn.flow / bn.widths)
 
 
+def test_the_stranded_counter_is_not_blind():
+    """Cut the run short: the walkers still in the room are counted, one per walker whose
+    door crossing never came."""
+    short = Doorway(walkers=30, time_limit=3.0)
+    bn = bottleneck("social_force", [0.8], seeds=(0,), doorway=short)
+    assert 0 < bn.stranded[0, 0] < 30
+    full = bottleneck("social_force", [2.5], seeds=(0,), doorway=Doorway(walkers=10))
+    assert full.stranded[0, 0] == 0
+
+
 def test_run_realism_writes_plots_table_and_numbers(tmp_path):
     args = RealismArgs(
         out=str(tmp_path), behaviours=["goal_seek", "social_force"], quick=True, jupedsim=False
