@@ -67,10 +67,15 @@ def task_kwargs(task: str) -> dict[str, Any]:
 
 
 def find_runs(root: Path) -> dict[tuple[str, str, int], Path]:
-    """BenchMARL experiment folders under ``root`` by ``(algorithm, task, seed)``, read from the
-    marl-eval file each writes (a second run of the same key is an error)."""
+    """Finished BenchMARL experiment folders under ``root`` by ``(algorithm, task, seed)``, read
+    from the marl-eval file each writes (a second run of the same key is an error). A folder
+    without a checkpoint is a run still going or stopped before its end (the experiment
+    checkpoints at its end): it is left out, and named on stderr."""
     found: dict[tuple[str, str, int], Path] = {}
     for folder in sorted(p for p in Path(root).iterdir() if (p / "config.pkl").is_file()):
+        if not any((folder / "checkpoints").glob("checkpoint_*.pt")):
+            print(f"unfinished run left out: {folder}", file=sys.stderr)
+            continue
         data = json.loads((folder / f"{folder.name}.json").read_text())
         for task, algos in data[ENV_NAME].items():
             for algo, seeds in algos.items():
@@ -213,7 +218,9 @@ def plot_curves(doc: dict[str, Any], study: Study = STUDY) -> Path:
     import matplotlib.pyplot as plt
 
     runs = find_runs(study.runs)
-    fig, axes = plt.subplots(2, len(study.tasks), figsize=(4.2 * len(study.tasks), 6.4))
+    fig, axes = plt.subplots(
+        2, len(study.tasks), figsize=(4.2 * len(study.tasks), 6.4), squeeze=False
+    )
     for col, task in enumerate(study.tasks):
         n_l = task_kwargs(task)["n_learners"]
         ax_ret, ax_succ = axes[0, col], axes[1, col]
@@ -251,6 +258,7 @@ def plot_curves(doc: dict[str, Any], study: Study = STUDY) -> Path:
         ax_ret.set_title(f"crowdsteer/{task}")
         ax_ret.set_ylabel("evaluation return (BenchMARL)")
         ax_succ.set_ylabel("success rate")
+        ax_succ.set_ylim(-0.02, 1.02)
         ax_succ.set_xlabel("learner steps")
         ax_succ.legend(fontsize=7)
     fig.tight_layout()

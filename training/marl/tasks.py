@@ -9,6 +9,10 @@ the Hydra plugin (``hydra_plugin``) calls it for BenchMARL's own command line.
 
 ``log_info`` adds the learners' outcomes to BenchMARL's logs of each collected batch:
 ``success_rate`` and ``collision_rate`` over the learner episodes that ended in it.
+
+Rewards and episodes are each learner's own. MAPPO's centralised critic should therefore give a
+value per learner: ``algorithm.share_param_critic=false``. BenchMARL's default (``true``) makes it
+one value per world from the global state, the same for every learner of that world.
 """
 
 from __future__ import annotations

@@ -44,6 +44,8 @@ def test_benchmarl_command_line_trains_and_the_policy_acts(tmp_path, algorithm):
         "task=crowdsteer/corridor",
         "seed=3",
         *TINY,
+        # MAPPO as the docs run it: the centralised critic gives a value per learner
+        *(["algorithm.share_param_critic=false"] if algorithm == "mappo" else []),
         f"experiment.save_folder={tmp_path}",
         f"hydra.run.dir={tmp_path / 'hydra'}",
     ]
