@@ -10,16 +10,16 @@ points (every point counts, whatever density it measured), the mean speed and th
 of the penetration depth of overlapping bodies at each density, the specific flow at each door
 width beside Seyfried et al. 2009's, and the walkers stranded at the door per run.
 
-    python -m crowdsteer.training.realism.holdout --seeds held_out --out out/realism-holdout
-    python -m crowdsteer.training.realism.holdout --seeds held_out --jam   # every behaviour
+    crowdsteer realism-holdout --seeds held_out --out out/realism-holdout
+    crowdsteer realism-holdout --seeds held_out --jam   # every behaviour
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,8 @@ import numpy as np
 from crowdsteer.envs.core.behaviours import PEDESTRIAN_BEHAVIOURS
 from crowdsteer.envs.core.config import PRESETS
 
+from ..support.options import arg
+from ..support.preflight import UsageError
 from .calibrate import CALIBRATED
 from .experiments import Doorway, bottleneck, fundamental_diagram
 from .reference import weidmann_speed
@@ -196,41 +198,36 @@ def markdown(figures: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m crowdsteer.training.realism.holdout",
-        description="realistic_crowd measured on its calibration seeds and on held-out seeds",
-    )
-    parser.add_argument(
-        "--seeds",
-        choices=("held_out", "calibration"),
-        default="held_out",
-        help="HELD_OUT_SEEDS (100-109) or CALIBRATION_SEEDS (0-1)",
-    )
-    parser.add_argument("--out", default="out/realism-holdout", help="folder written")
-    parser.add_argument(
-        "--jam",
-        action="store_true",
-        help="instead: every behaviour's mean speed at 4.5-5.4 /m^2 on the first JAM_SEEDS seeds",
-    )
-    args = parser.parse_args(argv)
-    seeds = HELD_OUT_SEEDS if args.seeds == "held_out" else CALIBRATION_SEEDS
+@dataclass
+class HoldoutArgs:
+    """Measure ``realistic_crowd`` on its calibration seeds or on held-out seeds."""
+
+    seeds: str = arg("held_out", "held_out (HELD_OUT_SEEDS, 100-109) or calibration (0-1)")
+    out: str = arg("out/realism-holdout", "folder written")
+    jam: bool = arg(False, "instead: every behaviour's mean speed at 4.5-5.4 /m^2 (JAM_SEEDS)")
+
+    def __post_init__(self) -> None:
+        if self.seeds not in SEED_SETS:
+            raise UsageError(f"argument --seeds: {self.seeds!r}; choose one of {list(SEED_SETS)}")
+
+
+SEED_SETS = {"held_out": HELD_OUT_SEEDS, "calibration": CALIBRATION_SEEDS}
+
+
+def run_holdout(args: HoldoutArgs) -> str:
+    """Measure what ``args`` asks, write ``NAME.json`` and ``NAME.md`` to ``args.out`` (NAME the
+    seed set, ``jam_`` before it with ``jam``) and return the Markdown."""
+    seeds = SEED_SETS[args.seeds]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.jam:
-        jam = jam_speeds(seeds[:JAM_SEEDS])
-        (out / f"jam_{args.seeds}.json").write_text(json.dumps(jam, indent=1))
-        text = jam_markdown(jam)
-        (out / f"jam_{args.seeds}.md").write_text(text)
-        print(text)
-        return 0
-    figures = measure(seeds)
-    (out / f"{args.seeds}.json").write_text(json.dumps(figures, indent=1))
-    text = markdown(figures)
-    (out / f"{args.seeds}.md").write_text(text)
-    print(text)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+        name = f"jam_{args.seeds}"
+        figures = jam_speeds(seeds[:JAM_SEEDS])
+        text = jam_markdown(figures)
+    else:
+        name = args.seeds
+        figures = measure(seeds)
+        text = markdown(figures)
+    (out / f"{name}.json").write_text(json.dumps(figures, indent=1))
+    (out / f"{name}.md").write_text(text)
+    return text
