@@ -119,7 +119,7 @@ def test_rllib_checkpoints_are_recognised_without_importing_ray(tmp_path):
 @pytest.mark.skipif(rllib_env.ray_available(), reason="Ray is installed here")
 def test_without_ray_loading_a_checkpoint_names_the_extra(tmp_path):
     ck = _fake_algorithm_checkpoint(tmp_path / "ck")
-    with pytest.raises(ImportError, match=r"crowdsteer\[rllib\]"):
+    with pytest.raises(ImportError, match=r"pip install -e '\.\[rllib\]'"):
         load_policy(str(ck))
 
 
