@@ -20,6 +20,11 @@ SKIN = 1e-6
 """Clearance (m) kept between a body's disc and a surface it touches, so rounding never tips it
 into an overlap."""
 
+GRAZE = SKIN / 2
+"""A body within reach of a circle (an obstacle, a wall's end) may move on when its closest
+approach stays within this much (m) of the reach: it still keeps half the clearance, and a body
+sliding along a wall past its end (nearest the end by a few ulps) is not held there."""
+
 MAX_SLIDES = 3
 """Sweeps per step: the first move plus up to two slides along the surfaces met."""
 
@@ -43,7 +48,14 @@ def _sweep_circle(px, py, dx, dy, cx, cy, r):
     c = ox * ox + oy * oy - r * r
     if c <= 0.0:
         inward = b < -INWARD * math.sqrt(a) * math.sqrt(ox * ox + oy * oy)
-        return 0.0 if inward else NO_HIT
+        if not inward:
+            return NO_HIT
+        # a move that only grazes the circle (nearest to its centre within GRAZE of ``r``) is
+        # free: a body touching a wall's rounded end and sliding past it along the wall
+        t = min(-b / a, 1.0)
+        qx = ox + t * dx
+        qy = oy + t * dy
+        return NO_HIT if qx * qx + qy * qy >= (r - GRAZE) * (r - GRAZE) else 0.0
     if a <= 0.0 or b >= 0.0:
         return NO_HIT
     disc = b * b - a * c
@@ -69,7 +81,7 @@ def _sweep_segment(px, py, dx, dy, ax, ay, bx, by, r):
     ds = dx * nx + dy * ny
     u0 = ((px - ax) * ex + (py - ay) * ey) / length  # position along the segment
     du = (dx * ex + dy * ey) / length
-    if abs(s0) < r:
+    if abs(s0) <= r:
         # already within reach of the line: a contact now if inside the flat part, moving in
         inward = (ds < 0.0) if s0 > 0.0 else (ds > 0.0)
         if 0.0 <= u0 <= length and inward and abs(ds) > INWARD * math.sqrt(dx * dx + dy * dy):

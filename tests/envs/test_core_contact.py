@@ -171,3 +171,18 @@ def test_the_violation_counter_sees_violations():
     s.pos[0, flock] = s.bounds[0, 2:] + 1.0  # outside the scene
     counts = count_violations(s, before)
     assert counts["wall_crossings"] >= 1 and counts["flock_out_of_bounds"] == 1
+
+
+def test_a_body_touching_a_wall_slides_along_it_and_round_its_end():
+    """Bodies held by rounding at a doorway's wall: one touching the flat part (its clearance
+    to the line exactly the reach), one just past the wall's rounded end; both asked to move
+    along the wall and into it. They slide instead of stopping, and stay clear of the wall."""
+    r = 0.18
+    lower = ((0.0, -2.5), (0.0, -0.6))
+    x, y, _ = _sweep((-(r + SKIN), -0.7353695467558321), (0.01206, 0.02431), r, walls=[lower])
+    assert y > -0.7353695467558321 + 0.02 and x <= -r
+    upper = ((0.0, 0.6), (0.0, 2.5))
+    p = (-(r + SKIN), 0.6000000011648974)
+    x, y, _ = _sweep(p, (0.0193, -0.0147), r, walls=[upper])
+    assert y < p[1] - 0.01
+    assert np.hypot(x, y - np.clip(y, 0.6, 2.5)) >= r  # clear of the wall and its end
