@@ -13,7 +13,9 @@ By default it is isotropic: in an exactly symmetric head-on encounter the two bo
 face to face; any lateral offset makes both sidestep. Helbing and Molnar's field of view is an
 option: a body outside the cone of half-angle ``view_half_angle`` around the desired direction
 pushes with the weight ``out_of_view_weight`` (their article: 100 degrees and 0.5), so that a
-walker heeds the one ahead more than the one behind and slows down in a dense stream.
+walker heeds the one ahead more than the one behind and slows down in a dense stream. Walls push
+as bodies do unless ``wall_strength`` and ``wall_range`` scale their ``A`` and ``B`` (crowd
+simulators commonly give walls a repulsion of their own, e.g. JuPedSim's social force model).
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class SocialForceParams(NamedTuple):
     time_step: float = 0.1  # s; step of the explicit Euler update in social_force()
     view_half_angle: float = math.pi  # rad; bodies beyond it from the desired direction ...
     out_of_view_weight: float = 1.0  # ... push with this weight (1: isotropic)
+    wall_strength: float = 1.0  # walls push with A times this (1: as bodies do) ...
+    wall_range: float = 1.0  # ... over B times this
 
 
 SOCIAL_FORCE_RANGES = {
@@ -60,6 +64,8 @@ SOCIAL_FORCE_RANGES = {
     "mass": Range(1.0, 1000.0, "kg"),
     "view_half_angle": Range(0.0, math.pi, "rad; half-angle of the field of view"),
     "out_of_view_weight": Range(0.0, 1.0, "weight of the bodies outside the field of view"),
+    "wall_strength": Range(0.0, 100.0, "walls' repulsion strength as a multiple of A"),
+    "wall_range": Range(0.01, 100.0, "walls' repulsion range as a multiple of B"),
 }
 """Allowed values of ``SocialForceParams``' fields. ``time_step`` is not among them: in the
 environment the force is integrated over the simulation's ``dt``."""
@@ -77,8 +83,9 @@ def social_force_one(
 ) -> tuple[float, float]:
     """Acceleration ``(ax, ay)`` (m/s^2) of ``me: Body`` (position, velocity, radius, preferred
     speed). ``(ex, ey)`` is the desired direction (made unit here); the first ``me.n`` rows of
-    ``sense: Senses`` (``pos (C, 2)``, ``radius (C,)``) are the other bodies and disc obstacles;
-    ``walls: (W, 2, 2)`` segments, first ``n_walls`` valid. A neighbour exactly on the body's
+    ``sense: Senses`` (``pos (C, 2)``, ``radius (C,)``) are the other bodies (the first
+    ``me.n_bodies``), then disc obstacles and walls' closest points, which push with the wall
+    scaling; ``walls: (W, 2, 2)`` segments, first ``n_walls`` valid. A neighbour exactly on the body's
     centre gives no direction and is ignored."""
     px, py, vx, vy, radius, v_pref = me.px, me.py, me.vx, me.vy, me.radius, me.v_pref
     nb_pos, nb_radius = sense.pos, sense.radius
@@ -96,13 +103,18 @@ def social_force_one(
     k = params.A / max(params.mass, EPS)
     b = max(params.B, EPS)
     cos_view = math.cos(params.view_half_angle)
+    k_wall = k * params.wall_strength
+    b_wall = max(params.B * params.wall_range, EPS)
     for j in range(me.n):
         dx = px - nb_pos[j, 0]
         dy = py - nb_pos[j, 1]
         d = math.sqrt(dx * dx + dy * dy)
         if d <= EPS:
             continue
-        mag = k * math.exp(min((radius + nb_radius[j] - d) / b, MAX_EXPONENT))
+        if j < me.n_bodies:
+            mag = k * math.exp(min((radius + nb_radius[j] - d) / b, MAX_EXPONENT))
+        else:  # a disc obstacle or a wall's closest point (radius 0)
+            mag = k_wall * math.exp(min((radius + nb_radius[j] - d) / b_wall, MAX_EXPONENT))
         if -(ex * dx + ey * dy) < d * cos_view:  # outside the field of view
             mag *= params.out_of_view_weight
         ax += mag * dx / d
@@ -116,7 +128,7 @@ def social_force_one(
         d = math.sqrt(dx * dx + dy * dy)
         if d <= EPS:
             continue
-        mag = k * math.exp(min((radius - d) / b, MAX_EXPONENT))
+        mag = k_wall * math.exp(min((radius - d) / b_wall, MAX_EXPONENT))
         ax += mag * dx / d
         ay += mag * dy / d
     return ax, ay

@@ -176,3 +176,25 @@ def test_coincident_bodies_and_deep_overlaps_are_finite():
     assert np.all(np.isfinite(v))
     assert np.all(v[0] == 0.0)  # exactly coincident: no direction, no push
     np.testing.assert_allclose(np.linalg.norm(v[1]), 2.0)  # pushed, clipped to max speed
+
+
+def test_walls_and_obstacles_push_with_their_own_scaling():
+    """In the environment the neighbour rows after ``n_bodies`` are disc obstacles and walls'
+    closest points: ``wall_strength`` and ``wall_range`` scale their push, never a body's."""
+    from crowdsteer.envs.steering.senses import Body, senses_of
+    from crowdsteer.envs.steering.social_force import social_force_one
+
+    nb = np.array([[0.0, 0.6], [0.0, -0.6]])  # a body above, a wall point below
+    sense = senses_of(nb, np.zeros(2), np.zeros((2, 2)))
+    me = Body(radius=0.3, n=2, n_bodies=1)
+    no_walls = np.zeros((0, 2, 2))
+
+    def push(**params):
+        return social_force_one(me, sense, 0.0, 0.0, no_walls, 0, SocialForceParams(**params))
+
+    k = 2000.0 / 80.0
+    body = k * np.exp((0.3 - 0.6) / 0.08)
+    np.testing.assert_allclose(push(), [0.0, 0.0], atol=1e-12)  # alike: they cancel
+    np.testing.assert_allclose(push(wall_strength=0.5), [0.0, -0.5 * body], rtol=1e-12)
+    wall = k * np.exp((0.3 - 0.6) / (0.08 * 0.5))
+    np.testing.assert_allclose(push(wall_range=0.5), [0.0, wall - body], rtol=1e-12)
