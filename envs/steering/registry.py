@@ -51,7 +51,7 @@ from .side_choice import (
     SideChoiceParams,
     side_choice_one,
 )
-from .social_force import SOCIAL_FORCE_RANGES, SocialForceParams, social_force_one
+from .social_force import SOCIAL_FORCE_RANGES, SocialForceParams, gap_ahead, social_force_one
 from .trace import (
     TRACE_BLUE,
     TRACE_FINAL,
@@ -175,14 +175,24 @@ def steer_right_of_way(me, sense, params):
 @njit(cache=True, inline="always")
 def steer_social_force(me, sense, params):
     """Helbing and Molnar's social force, one Euler step of the acceleration from the current
-    velocity over the simulation's time step, speed capped at the preferred speed. Walls arrive
-    as zero-radius points."""
+    velocity over the simulation's time step, speed capped at the preferred speed (and, with a
+    ``time_gap``, its part toward the target at the gap ahead over it). Walls arrive as
+    zero-radius points."""
     ex, ey = normalize(me.tx - me.px, me.ty - me.py)
     # int64: one specialisation for all callers
     ax, ay = social_force_one(me, sense, ex, ey, sense.no_walls, np.int64(0), params)
     record(sense.trace, TRACE_FORCE, ax, ay)
     wx = me.vx + ax * me.dt
     wy = me.vy + ay * me.dt
+    if params.time_gap > 0.0:
+        # Tordeux et al. 2016: toward its target no faster than the gap ahead allows; the
+        # sideways part is left free, so a walker blocked ahead may still step aside
+        along = wx * ex + wy * ey
+        if along > 0.0:
+            excess = along - gap_ahead(me, sense, ex, ey) / params.time_gap
+            if excess > 0.0:
+                wx -= excess * ex
+                wy -= excess * ey
     s = math.sqrt(wx * wx + wy * wy)
     if s > me.v_pref:
         wx *= me.v_pref / s

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -198,3 +199,36 @@ def test_walls_and_obstacles_push_with_their_own_scaling():
     np.testing.assert_allclose(push(wall_strength=0.5), [0.0, -0.5 * body], rtol=1e-12)
     wall = k * np.exp((0.3 - 0.6) / (0.08 * 0.5))
     np.testing.assert_allclose(push(wall_range=0.5), [0.0, wall - body], rtol=1e-12)
+
+
+def test_gap_ahead_follows_only_bodies_in_the_path_walking_its_way():
+    """The time gap's headway (Tordeux et al. 2016): the nearest body ahead within the sum of
+    the radii of the path, surface to surface; oncoming, behind and off-path bodies do not
+    count."""
+    from crowdsteer.envs.steering.senses import Body, senses_of
+    from crowdsteer.envs.steering.social_force import gap_ahead
+
+    me = Body(radius=0.2, n=5, n_bodies=5)
+    pos = np.array([[1.0, 0.1], [0.7, 0.39], [-0.5, 0.0], [0.6, 0.0], [3.0, 0.0]])
+    vel = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [-0.5, 0.0], [0.0, 0.0]])
+    sense = senses_of(pos, np.full(5, 0.2), vel)
+    # body 0 (ahead, 0.1 m off the line); body 1 just inside the path; 2 behind; 3 oncoming
+    expected = min(np.hypot(1.0, 0.1), np.hypot(0.7, 0.39)) - 0.4
+    assert gap_ahead(me, sense, 1.0, 0.0) == pytest.approx(expected)
+    only_oncoming = senses_of(pos[[3]], np.full(1, 0.2), vel[[3]])
+    assert gap_ahead(Body(radius=0.2, n=1, n_bodies=1), only_oncoming, 1.0, 0.0) == np.inf
+    touching = senses_of(np.array([[0.3, 0.0]]), np.full(1, 0.2), np.zeros((1, 2)))
+    assert gap_ahead(Body(radius=0.2, n=1, n_bodies=1), touching, 1.0, 0.0) == 0.0
+
+
+def test_the_time_gap_caps_the_speed_toward_the_target_and_leaves_sideways_free():
+    from crowdsteer.envs.steering.registry import steer_social_force
+    from crowdsteer.envs.steering.senses import Body, senses_of
+
+    ahead = senses_of(np.array([[0.7, 0.0]]), np.full(1, 0.2), np.zeros((1, 2)))
+    me = Body(vx=1.0, vy=0.3, tx=10.0, radius=0.2, v_pref=1.3, dt=0.1, n=1, n_bodies=1)
+    free = SocialForceParams(A=0.0, tau=1e9)  # no push, no relaxation: the velocity stays
+    vx, vy = steer_social_force(me, ahead, free)
+    np.testing.assert_allclose((vx, vy), (1.0, 0.3))
+    vx, vy = steer_social_force(me, ahead, free._replace(time_gap=0.6))
+    np.testing.assert_allclose((vx, vy), ((0.7 - 0.4) / 0.6, 0.3))  # forward capped, sideways kept
