@@ -22,9 +22,10 @@ def test_the_backward_part_is_dropped_and_the_rest_kept():
     assert no_backward_step(-1.0, 0.0, 0.0, 0.0) == (-1.0, 0.0)  # at its target: no direction
 
 
-def _mean_speed(walk_backwards: bool, seed: int = 0) -> float:
+def _mean_speed(walk_backwards: bool, seed: int = 0, **overrides) -> float:
     """Mean speed (m/s) along the walking direction of a one-way periodic corridor 12 m x 3 m
-    at the jam density, the preset's crowd, over 10 s after 10 s of settling."""
+    at the jam density, the preset's crowd (with ``overrides``), over 10 s after 10 s of
+    settling."""
     config = CrowdConfig.from_kwargs(
         preset="realistic_crowd",
         scenario="periodic_corridor",
@@ -33,6 +34,7 @@ def _mean_speed(walk_backwards: bool, seed: int = 0) -> float:
         n_pedestrians=int(round(JAM_DENSITY * 36)),
         max_steps=10**9,
         walk_backwards=walk_backwards,
+        **overrides,
     )
     sim = Simulator(config, scenario_source(config), num_worlds=1)
     sim.seed([seed])
@@ -49,8 +51,12 @@ def _mean_speed(walk_backwards: bool, seed: int = 0) -> float:
 
 def test_a_packed_crowd_stands_still_instead_of_walking_backwards():
     assert _mean_speed(walk_backwards=False) >= 0.0
-    # the same crowd allowed to walk back does: the check is not blind
-    assert _mean_speed(walk_backwards=True) < 0.0
+    # a social force without the time gap whose field of view makes the front push harder than
+    # the back walks back when allowed to, and stands when not: the check is not blind
+    sp = {"tau": 0.2, "A": 400.0, "B": 0.3, "out_of_view_weight": 0.2, "view_half_angle": 1.745}
+    pushed = {"radius": 0.18, "steering_params": {"social_force": sp}}
+    assert _mean_speed(walk_backwards=True, **pushed) < 0.0
+    assert _mean_speed(walk_backwards=False, **pushed) >= 0.0
 
 
 def test_walk_backwards_is_refused_when_not_a_bool():

@@ -1,6 +1,8 @@
 """``crowdsteer realism``: the crowd measured against published pedestrian data;
 ``crowdsteer realism-holdout``: ``realistic_crowd`` out of sample;
-``crowdsteer export-trajectories``: a measured crowd's trajectories in PedPy's formats."""
+``crowdsteer export-trajectories``: a measured crowd's trajectories in PedPy's formats;
+``crowdsteer realism-data``: the Jülich corridor experiments' points, measured from their
+trajectories."""
 
 from __future__ import annotations
 
@@ -28,6 +30,16 @@ def _export_trajectories(args: argparse.Namespace) -> int:
     return 0
 
 
+def _realism_data(args: argparse.Namespace) -> int:
+    from ..realism.corridor_data import CorridorDataArgs, derive_points
+
+    options = parse_dataclass(CorridorDataArgs, args.rest, prog="crowdsteer realism-data")
+    preflight.require(("pedpy",), "crowdsteer realism-data")
+    for path in derive_points(options):
+        print(f"wrote {path}")
+    return 0
+
+
 def _realism_holdout(args: argparse.Namespace) -> int:
     from ..realism.holdout import HoldoutArgs, run_holdout
 
@@ -37,7 +49,7 @@ def _realism_holdout(args: argparse.Namespace) -> int:
 
 
 def add_realism_commands(commands: Commands) -> None:
-    """``realism``, ``realism-holdout`` and ``export-trajectories``."""
+    """``realism``, ``realism-holdout``, ``export-trajectories`` and ``realism-data``."""
     commands.add(
         "realism",
         _realism,
@@ -53,10 +65,12 @@ def add_realism_commands(commands: Commands) -> None:
         "realism-holdout",
         _realism_holdout,
         "realistic_crowd on its calibration seeds and on held-out seeds, with confidence intervals",
-        "Measures preset realistic_crowd (body contact on) on the seeds its parameters were\n"
-        "calibrated on or on ten held-out seeds: speed against Weidmann's curve, overlap depth\n"
-        "and mean speed up to 5.4 /m^2, specific flow and stranded walkers at every door width;\n"
-        "--jam: every behaviour's mean speed at 4.5-5.4 /m^2; --help lists the options.",
+        "Measures preset realistic_crowd on the set its parameters were calibrated on or on\n"
+        "held-out seeds, densities and door widths: speed against Weidmann's curve and Zhang et\n"
+        "al. 2011's points, overlap depth and mean speed up to 5.4 /m^2, specific flow and\n"
+        "stranded walkers at every door against the measured points, lanes, jams and flow of\n"
+        "two opposing streams; --jam: every behaviour's mean speed at 4.5-5.4 /m^2; --search:\n"
+        "rerun the preset's calibration search; --help lists the options.",
         pass_through=True,
         add_help=False,
     )
@@ -68,6 +82,18 @@ def add_realism_commands(commands: Commands) -> None:
         "writes trajectory.txt (PedPy's text format), geometry.wkt (the walkable area) and\n"
         "meta.json to --out, for pedpy.load_trajectory_from_txt and pedpy.WalkableArea; needs\n"
         "shapely (PedPy's dependency); --help lists the options.",
+        pass_through=True,
+        add_help=False,
+    )
+    commands.add(
+        "realism-data",
+        _realism_data,
+        "the Jülich corridor experiments' points, measured from their trajectories with PedPy",
+        "Measures the Voronoi density and speed of Zhang et al. 2011's one-way and 2012's\n"
+        "two-way corridor runs (HERMES trajectories, --raw: the folder of uo-/bo- files) and the\n"
+        "flow through the one-way runs' narrowed exits, and writes the CSV files the realism\n"
+        "measurements compare with (shipped in crowdsteer/training/realism/data); needs pedpy\n"
+        "(the 'realism' extra); --help lists the options.",
         pass_through=True,
         add_help=False,
     )

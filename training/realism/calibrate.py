@@ -1,17 +1,17 @@
 """Calibration of each behaviour's free parameters against the published data.
 
 The articles fix their own constants (they stay the defaults); what they leave open is tried on a
-small grid (``SEARCH``): the body's radius and, per behaviour, its personal space or repulsion
-(social force: relaxation time, strength, range and Helbing and Molnar's field of view, refined
-around the best of a coarser grid over radius 0.18-0.2 m, A 250-600 N, B 0.2-0.3 m; ORCA: safety
-margin and time horizon; the cardioid family: the push's scale; the detection box: its length
-and braking). Every candidate runs the fundamental diagram (one direction, 0.5-4 /m^2, two
+small grid (``SEARCH``): the body's radius and, per behaviour, its personal space (ORCA: safety
+margin and time horizon; the cardioid family: the push's scale; the detection box: its length and
+braking). Every candidate runs the fundamental diagram (one direction, 0.5-4 /m^2, two
 seeds) and the 1.2 m bottleneck; the score adds, each over its tolerance, the speed error against
 Weidmann's curve, the bottleneck's deviation from the published specific flow and the share of
 body-steps spent overlapping another body; a candidate within both tolerances ranks before any
 that is not. ``CALIBRATED`` holds the best candidate of each
 behaviour found by ``crowdsteer realism --calibrate`` (docs/realism/calibration.md); the free
-speeds are Weidmann's throughout.
+speeds are Weidmann's throughout. The social force's calibrated crowd is the steering of
+``preset="realistic_crowd"``, chosen by its own search on measurements disjoint from those
+reported (``preset_calibration``, ``crowdsteer realism-holdout --search``).
 """
 
 from __future__ import annotations
@@ -43,14 +43,6 @@ SEARCH: dict[str, dict[str, Sequence[Any]]] = {
     "cardioid": {"radius": (0.18, 0.2), **_PUSH},
     "side_choice": {"radius": (0.18, 0.2), **_PUSH},
     "right_of_way": {"radius": (0.18, 0.2), **_PUSH},
-    "social_force": {
-        "radius": (0.18,),
-        "tau": (0.2, 0.3),
-        "A": (200.0, 250.0, 300.0, 400.0),
-        "B": (0.25, 0.3, 0.35),
-        "out_of_view_weight": (0.1, 0.2, 0.3),
-        "view_half_angle": (1.745,),  # Helbing and Molnar: 200 degrees of view
-    },
     "orca": {"radius": (0.18, 0.2), "safety_margin": (0.0, 0.05, 0.1), "time_horizon": (1.0, 5.0)},
     "detection_box": {
         "radius": (0.18, 0.2),
@@ -78,7 +70,8 @@ CALIBRATED: dict[str, dict[str, Any]] = {
     },
 }
 """Config overrides of each behaviour's best candidate over ``SEARCH`` (``crowdsteer realism
---calibrate`` reruns the search); social force's are the ``realistic_crowd`` preset's."""
+--calibrate`` reruns the search); social force's are the ``realistic_crowd`` preset's
+(``preset_calibration``)."""
 
 
 SEARCH_CORRIDOR = Corridor()

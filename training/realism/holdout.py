@@ -1,17 +1,20 @@
-"""``realistic_crowd`` measured out of sample: on the seeds its parameters were chosen on, and on
-seeds it never saw, each figure with its 95 % interval over seeds.
+"""``realistic_crowd`` measured out of sample: on the measurements its parameters were chosen
+on, and on seeds, densities and door widths it never saw, each figure with its 95 % interval
+over seeds.
 
-The preset's free parameters were chosen by ``calibrate.evaluate`` on ``CALIBRATION_SEEDS``; the
-figures on ``HELD_OUT_SEEDS`` are out of sample. Per seed (one world each): the one-way
-fundamental diagram in the periodic corridor (``experiments.fundamental_diagram``) at
-``RMS_DENSITIES`` and ``JAM_DENSITIES``, and the bottleneck (``experiments.bottleneck``) at
-``WIDTHS``. Reported: the speed RMS error against Weidmann's curve over the nominal 0.5-4 /m^2
-points (every point counts, whatever density it measured), the mean speed and the 95th percentile
-of the penetration depth of overlapping bodies at each density, the specific flow at each door
-width beside Seyfried et al. 2009's, and the walkers stranded at the door per run.
+The preset's free parameters were chosen on ``preset_calibration.CALIBRATION`` (seeds 0-1,
+densities 0.75-3.75 /m^2, doors 0.9 and 1.1 m); ``HELD_OUT`` shares none of them (seeds
+100-109, densities 0.5-4 /m^2 and the jam densities 4.5-5.4 /m^2, doors 0.8-2.5 m). Per seed
+(one world each): the one-way fundamental diagram in the periodic corridor
+(``experiments.fundamental_diagram``) against Weidmann's curve and the scatter of Zhang et al.
+2011's one-way points; the bottleneck (``experiments.bottleneck``) with 115 walkers per metre of
+door against the measured points (``reference.reference_specific_flow``), with the walkers
+stranded; two opposing streams (``counterflow``): the lane order parameter against time, the
+jammed fraction and the specific flow against the scatter of Zhang et al. 2012's two-way points.
 
     crowdsteer realism-holdout --seeds held_out --out out/realism-holdout
-    crowdsteer realism-holdout --seeds held_out --jam   # every behaviour
+    crowdsteer realism-holdout --seeds held_out --jam   # every behaviour at 4.5-5.4 /m^2
+    crowdsteer realism-holdout --search                 # rerun the preset's calibration
 """
 
 from __future__ import annotations
@@ -31,17 +34,28 @@ from crowdsteer.envs.core.config import PRESETS
 from ..support.options import arg
 from ..support.preflight import UsageError
 from .calibrate import CALIBRATED
-from .experiments import Doorway, bottleneck, fundamental_diagram
-from .reference import weidmann_speed
+from .corridor_data import BIDIRECTIONAL_FILE, UNIDIRECTIONAL_FILE
+from .counterflow import counterflow
+from .experiments import bottleneck, fundamental_diagram
+from .preset_calibration import (
+    CALIBRATION,
+    MeasurementSet,
+    bottleneck_doorway,
+    preset_overrides,
+    search_markdown,
+    search_preset,
+)
+from .reference import read_points, reference_specific_flow, speed_scatter, weidmann_speed
 
-CALIBRATION_SEEDS = (0, 1)
-"""The seeds ``calibrate.evaluate`` chose the preset's parameters on (in-sample)."""
+HELD_OUT = MeasurementSet(
+    seeds=tuple(range(100, 110)),
+    densities=(0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0),
+    widths=(0.8, 1.0, 1.2, 1.6, 2.0, 2.5),
+)
+"""Ten seeds, the densities and the door widths no calibration ran (out of sample)."""
 
-HELD_OUT_SEEDS = tuple(range(100, 110))
-"""Ten seeds no calibration ran (out of sample)."""
-
-RMS_DENSITIES = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0)
-"""Nominal densities (/m^2) of the speed RMS error against Weidmann's curve."""
+CALIBRATION_SEEDS = CALIBRATION.seeds
+HELD_OUT_SEEDS = HELD_OUT.seeds
 
 JAM_DENSITIES = (4.5, 5.0, 5.4)
 """Nominal densities (/m^2) up to Weidmann's jam density where the crowd must not walk back."""
@@ -49,13 +63,11 @@ JAM_DENSITIES = (4.5, 5.0, 5.4)
 JAM_SEEDS = 4
 """Seeds (the first of the set) of every behaviour's speeds at the jam densities."""
 
-WIDTHS = (0.8, 1.0, 1.2, 1.6, 2.0, 2.5)
-"""Door widths (m): the realism report's."""
+COUNTERFLOW_DENSITIES = (0.5, 1.0, 2.0, 3.0)
+"""Nominal densities (/m^2) of the two opposing streams."""
 
-SEYFRIED_2009_FLOW = {0.8: 1.288, 0.9: 1.674, 1.0: 1.900, 1.1: 2.123, 1.2: 2.364}
-"""Flow (/s) through a bottleneck of each width (m): Seyfried, Passon, Steffen, Boltes, Rupprecht
-and Klingsch 2009, "New insights into pedestrian flow through bottlenecks", Transportation
-Science 43: 395-406 (their table of J against b)."""
+COUNTERFLOW_DURATION = 120.0
+"""s of each counterflow run, from the random start."""
 
 _T_1_10 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
 _T_11_20 = (2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086)
@@ -81,45 +93,79 @@ def interval(values: Sequence[float]) -> dict[str, float]:
     return {"mean": mean, "low": mean - half, "high": mean + half, "min": lo, "max": hi, "n": n}
 
 
-def measure(seeds: Sequence[int], doorway: Doorway | None = None) -> dict[str, Any]:
-    """Every figure of ``realistic_crowd`` over ``seeds`` (see the module's docstring)."""
-    doorway = Doorway() if doorway is None else doorway
-    preset = PRESETS["realistic_crowd"]
-    overrides = {
-        "radius": preset.radius,
-        "steering_params": dict(preset.steering_params),
-        "contact_iterations": preset.contact_iterations,
-        "walk_backwards": preset.walk_backwards,
-    }
-    densities = (*RMS_DENSITIES, *JAM_DENSITIES)
+def _flow_scatter(points: dict[str, np.ndarray], density: float) -> tuple[float, float]:
+    """The middle 95 % of the measured specific flows within 0.25 /m^2 of ``density`` (NaN: no
+    data)."""
+    flows = {"density": points["density"], "speed": points["density"] * points["speed"]}
+    low, high, _ = speed_scatter(flows, density)
+    return low, high
+
+
+def measure(where: MeasurementSet) -> dict[str, Any]:
+    """Every figure of ``realistic_crowd`` on ``where`` (see the module's docstring)."""
+    seeds = where.seeds
+    overrides = preset_overrides()
+    densities = (*where.densities, *JAM_DENSITIES)
     fd = fundamental_diagram("social_force", densities, 0.0, seeds, overrides=overrides)
-    k = len(RMS_DENSITIES)
+    k = len(where.densities)
     error = fd.speed[:, :k] - weidmann_speed(fd.density[:, :k])
     rms = np.sqrt(np.nanmean(error**2, axis=1))
-    per_density = {
-        f"{rho:g}": {
+    one_way = read_points(UNIDIRECTIONAL_FILE)
+    per_density = {}
+    for j, rho in enumerate(densities):
+        speed = interval(fd.speed[:, j])
+        low, high, n = speed_scatter(one_way, float(np.nanmean(fd.density[:, j])))
+        per_density[f"{rho:g}"] = {
             "density": interval(fd.density[:, j]),
-            "speed": interval(fd.speed[:, j]),
+            "speed": speed,
             "weidmann": float(np.nanmean(weidmann_speed(fd.density[:, j]))),
+            "zhang_2011": {"low": low, "high": high, "n": n},
+            "inside_zhang_2011": bool(low <= speed["mean"] <= high) if n >= 5 else None,
             "depth_p95": interval(fd.depth_p95[:, j]),
         }
-        for j, rho in enumerate(densities)
-    }
-    bn = bottleneck("social_force", WIDTHS, seeds, doorway, overrides)
-    doors = {
-        f"{w:g}": {
-            "specific_flow": interval(bn.specific[:, j]),
-            "seyfried_2009": SEYFRIED_2009_FLOW[w] / w if w in SEYFRIED_2009_FLOW else None,
+    bn = bottleneck("social_force", where.widths, seeds, bottleneck_doorway(), overrides)
+    doors = {}
+    for j, w in enumerate(where.widths):
+        flow = interval(bn.specific[:, j])
+        ref = reference_specific_flow(w)
+        doors[f"{w:g}"] = {
+            "specific_flow": flow,
+            "reference": None if ref is None else {"value": ref[0], "tolerance": ref[1]},
+            "source": None if ref is None else ref[2],
+            "deviation": None if ref is None else flow["mean"] / ref[0] - 1.0,
             "stranded": interval(bn.stranded[:, j]),
+            "walkers": bottleneck_doorway().count(w),
         }
-        for j, w in enumerate(WIDTHS)
-    }
+    cf = counterflow(
+        "social_force", COUNTERFLOW_DENSITIES, seeds, COUNTERFLOW_DURATION, overrides=overrides
+    )
+    two_way = read_points(BIDIRECTIONAL_FILE)
+    lanes = {}
+    for j, rho in enumerate(COUNTERFLOW_DENSITIES):
+        flow = interval(cf.density[:, j] * cf.voronoi_speed[:, j])
+        low, high = _flow_scatter(two_way, float(np.nanmean(cf.density[:, j])))
+        late = cf.times > COUNTERFLOW_DURATION / 2
+        lanes[f"{rho:g}"] = {
+            "times": cf.times.tolist(),
+            "order": np.nanmean(cf.order[:, j], axis=0).tolist(),
+            "order_shuffled": np.nanmean(cf.order_shuffled[:, j], axis=0).tolist(),
+            "jammed": np.nanmean(cf.jammed[:, j], axis=0).tolist(),
+            "order_late": interval(np.nanmean(cf.order[:, j][:, late], axis=1)),
+            "order_shuffled_late": interval(np.nanmean(cf.order_shuffled[:, j][:, late], axis=1)),
+            "jammed_late": interval(np.nanmean(cf.jammed[:, j][:, late], axis=1)),
+            "density": interval(cf.density[:, j]),
+            "specific_flow": flow,
+            "zhang_2012": {"low": low, "high": high},
+        }
     return {
         "seeds": [int(s) for s in seeds],
+        "set": "calibration" if where == CALIBRATION else "held_out",
         "speed_rms": interval(rms),
         "densities": per_density,
         "doors": doors,
-        "walkers": doorway.walkers,
+        "counterflow": lanes,
+        "steering": overrides["steering_params"]["social_force"],
+        "radius": overrides["radius"],
     }
 
 
@@ -166,68 +212,104 @@ def _ci(x: dict[str, float], digits: int = 2) -> str:
 
 
 def markdown(figures: dict[str, Any]) -> str:
-    """The figures as Markdown tables (mean [95 % interval] over seeds)."""
+    """The figures as Markdown tables (mean [95 % interval over seeds])."""
     seeds = figures["seeds"]
     lines = [
-        f"Seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}); mean [95 % interval over seeds].",
+        f"{figures.get('set', 'held_out')}: seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}); "
+        "mean [95 % interval over seeds].",
         "",
-        f"Speed RMS vs Weidmann, one way, nominal 0.5-4 /m^2: {_ci(figures['speed_rms'], 3)} m/s",
+        f"Speed RMS vs Weidmann, one way: {_ci(figures['speed_rms'], 3)} m/s",
         "",
-        "| density (/m^2) | measured density | mean speed (m/s) | Weidmann (m/s) "
-        "| overlap depth p95 (cm) |",
-        "|---:|---:|---:|---:|---:|",
+        "| density (m^-2) | measured density | mean speed (m/s) | Weidmann (m/s) "
+        "| Zhang et al. 2011, middle 95 % (m/s) | overlap depth p95 (cm) |",
+        "|---:|---:|---:|---:|---:|---:|",
     ]
     for rho, d in figures["densities"].items():
         depth = {k: v * 100 if isinstance(v, float) else v for k, v in d["depth_p95"].items()}
+        z = d["zhang_2011"]
+        band = "no data" if z["n"] < 5 else f"{z['low']:.2f}-{z['high']:.2f}"
+        if d["inside_zhang_2011"] is False:
+            band += " (outside)"
         lines.append(
             f"| {rho} | {_ci(d['density'])} | {_ci(d['speed'], 3)} | {d['weidmann']:.3f} "
-            f"| {_ci(depth)} |"
+            f"| {band} | {_ci(depth)} |"
         )
     lines += [
         "",
-        f"| door width (m) | specific flow (/m/s) | Seyfried et al. 2009 (/m/s) "
-        f"| walkers stranded of {figures['walkers']} (max) |",
-        "|---:|---:|---:|---:|",
+        "| door width (m) | walkers | specific flow (m^-1 s^-1) | measured (source) "
+        "| deviation | walkers stranded (max) |",
+        "|---:|---:|---:|---:|---:|---:|",
     ]
     for w, d in figures["doors"].items():
-        ref = "-" if d["seyfried_2009"] is None else f"{d['seyfried_2009']:.2f}"
+        if d["reference"] is None:
+            ref, dev = "no data", "-"
+        else:
+            ref = f"{d['reference']['value']:.2f} ({d['source']})"
+            tol = 100 * d["reference"]["tolerance"]
+            dev = f"{100 * d['deviation']:+.0f} % (tolerance {tol:.0f} %)"
         st = d["stranded"]
         lines.append(
-            f"| {w} | {_ci(d['specific_flow'])} | {ref} | {_ci(st, 1)} ({st.get('max', 0):g}) |"
+            f"| {w} | {d['walkers']} | {_ci(d['specific_flow'])} | {ref} | {dev} "
+            f"| {_ci(st, 1)} ({st.get('max', 0):g}) |"
+        )
+    lines += [
+        "",
+        "Two opposing streams, the second half of each run: lane order (1: lanes; shuffled: the "
+        "same walkers with their directions shuffled), jammed fraction (slower than 0.1 m/s).",
+        "",
+        "| density (m^-2) | lane order | shuffled | jammed | specific flow (m^-1 s^-1) "
+        "| Zhang et al. 2012, middle 95 % |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for rho, d in figures["counterflow"].items():
+        z = d["zhang_2012"]
+        band = "no data" if not np.isfinite(z["low"]) else f"{z['low']:.2f}-{z['high']:.2f}"
+        lines.append(
+            f"| {rho} | {_ci(d['order_late'])} | {_ci(d['order_shuffled_late'])} "
+            f"| {_ci(d['jammed_late'])} | {_ci(d['specific_flow'])} | {band} |"
         )
     return "\n".join(lines) + "\n"
 
 
 @dataclass
 class HoldoutArgs:
-    """Measure ``realistic_crowd`` on its calibration seeds or on held-out seeds."""
+    """Measure ``realistic_crowd`` on its calibration set or on the held-out one."""
 
-    seeds: str = arg("held_out", "held_out (HELD_OUT_SEEDS, 100-109) or calibration (0-1)")
+    seeds: str = arg("held_out", "held_out (seeds 100-109) or calibration (seeds 0-1)")
     out: str = arg("out/realism-holdout", "folder written")
     jam: bool = arg(False, "instead: every behaviour's mean speed at 4.5-5.4 /m^2 (JAM_SEEDS)")
+    search: bool = arg(False, "instead: rerun the preset's calibration search (search.md)")
 
     def __post_init__(self) -> None:
         if self.seeds not in SEED_SETS:
             raise UsageError(f"argument --seeds: {self.seeds!r}; choose one of {list(SEED_SETS)}")
 
 
-SEED_SETS = {"held_out": HELD_OUT_SEEDS, "calibration": CALIBRATION_SEEDS}
+SEED_SETS = {"held_out": HELD_OUT, "calibration": CALIBRATION}
 
 
 def run_holdout(args: HoldoutArgs) -> str:
-    """Measure what ``args`` asks, write ``NAME.json`` and ``NAME.md`` to ``args.out`` (NAME the
-    seed set, ``jam_`` before it with ``jam``) and return the Markdown."""
-    seeds = SEED_SETS[args.seeds]
+    """Measure what ``args`` asks, write ``NAME.json`` and ``NAME.md`` (and ``NAME.png``) to
+    ``args.out`` (NAME the set, ``jam_`` before it with ``jam``, ``search`` with ``search``) and
+    return the Markdown."""
+    where = SEED_SETS[args.seeds]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.search:
+        text = search_markdown(search_preset())
+        (out / "search.md").write_text(text)
+        return text
     if args.jam:
         name = f"jam_{args.seeds}"
-        figures = jam_speeds(seeds[:JAM_SEEDS])
+        figures = jam_speeds(where.seeds[:JAM_SEEDS])
         text = jam_markdown(figures)
     else:
         name = args.seeds
-        figures = measure(seeds)
+        figures = measure(where)
         text = markdown(figures)
+        from .holdout_plots import plot_holdout
+
+        plot_holdout(figures, out / f"{name}.png")
     (out / f"{name}.json").write_text(json.dumps(figures, indent=1))
     (out / f"{name}.md").write_text(text)
     return text

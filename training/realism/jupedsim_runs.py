@@ -2,13 +2,17 @@
 
 JuPedSim (``pip install -e '.[realism]'``, Forschungszentrum Juelich) ships models validated
 against the same experiments: the collision-free speed model (Tordeux, Chraibi, Seyfried 2016)
-and the social force model (Helbing and Molnar 1995) are measured here, each with JuPedSim's
-default parameters and bodies of 0.2 m. Its simulations have no periodic boundary, so its
-fundamental diagram is measured in a ring corridor of the periodic corridor's width (the same
-topology: walkers go round for ever at a fixed density), each walker steered toward a point one
-metre ahead on its own circle; the density is the walkers over the ring's area and the speed
-their mean speed along the ring. Its bottleneck is the ``bottleneck_flow`` room itself (the
-same starts, the wall 0.1 m thick), counted through the doorway as ours.
+and the social force model (Helbing and Molnar 1995) are measured here with JuPedSim's default
+parameters and the body radius of its own bottleneck validation (``RADIUS``: 0.15 m). Its
+simulations have no periodic boundary, so its fundamental diagram is measured in a ring corridor
+of the periodic corridor's width (the same topology: walkers go round for ever at a fixed
+density) whose inner radius, 20 m, makes it nearly straight, each walker steered toward a point
+one metre ahead on its own circle. It is measured as our corridor is: every frame is unrolled
+(arc length at the middle radius along, distance from the middle circle across; areas within
+7 % of the ring's) into a periodic corridor, where the Voronoi density and speed (the speed
+along the ring) are taken over the same 4 m area. Its bottleneck is the ``bottleneck_flow``
+room itself (the same starts and number of walkers, the wall 0.1 m thick), counted through the
+doorway as ours, every walker that never crosses counted as stranded.
 """
 
 from __future__ import annotations
@@ -19,14 +23,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .experiments import BottleneckResult, DiagramResult, Doorway, crowd_config
-from .measure import flow_rate, line_crossings
+from .experiments import BottleneckResult, Corridor, DiagramResult, Doorway, crowd_config
+from .measure import Area, flow_rate, line_crossings, voronoi_density_speed
 from .reference import WEIDMANN_FREE_SPEED, WEIDMANN_FREE_SPEED_SD
 
 MODELS = ("collision_free_speed", "social_force_jps")
 """JuPedSim models measured, by the names shown in the plots. (Its generalized centrifugal force
 model is wired in too, but with its default parameters its walkers barely move in the ring and
 the room here, 0.3 m/s at 0.5 /m^2: it is left out of the comparison rather than shown wrong.)"""
+
+
+RADIUS = 0.15
+"""m: body radius of JuPedSim's agents, the value of its own bottleneck validation."""
+
+VORONOI_MARGIN = 4.0
+"""m: walkers this far beyond the measurement area along the unrolled ring still own cells; the
+largest cell at the lowest density measured (0.25 /m^2) spans about 2 m."""
 
 
 def available() -> bool:
@@ -47,7 +59,7 @@ class Ring:
     """The ring corridor: ``inner`` radius and ``width`` (m); ``warmup`` and ``duration`` (s) of
     the settling and of the recording, a frame every ``frame_interval`` s."""
 
-    inner: float = 2.3
+    inner: float = 20.0
     width: float = 3.0
     warmup: float = 8.0
     duration: float = 8.0
@@ -56,6 +68,11 @@ class Ring:
     @property
     def area(self) -> float:
         return math.pi * ((self.inner + self.width) ** 2 - self.inner**2)
+
+    @property
+    def middle(self) -> float:
+        """The radius of the ring's middle circle (m)."""
+        return self.inner + self.width / 2
 
 
 def _model(name: str):
@@ -69,13 +86,13 @@ def _model(name: str):
 
 
 def _agent(name: str, position, heading, speed: float, journey: int, stage: int):
-    """Agent parameters of model ``name``: bodies of 0.2 m where the model has a radius."""
+    """Agent parameters of model ``name``: bodies of ``RADIUS`` where the model has a radius."""
     import jupedsim as jps
 
     pos = (float(position[0]), float(position[1]))
     if name == "collision_free_speed":
         return jps.CollisionFreeSpeedModelAgentParameters(
-            position=pos, desired_speed=speed, radius=0.2, journey_id=journey, stage_id=stage
+            position=pos, desired_speed=speed, radius=RADIUS, journey_id=journey, stage_id=stage
         )
     if name == "generalized_centrifugal_force":
         return jps.GeneralizedCentrifugalForceModelAgentParameters(
@@ -89,7 +106,7 @@ def _agent(name: str, position, heading, speed: float, journey: int, stage: int)
         position=pos,
         orientation=heading,
         desired_speed=speed,
-        radius=0.2,
+        radius=RADIUS,
         journey_id=journey,
         stage_id=stage,
     )
@@ -130,21 +147,24 @@ def fundamental_diagram(
     densities: Sequence[float],
     oncoming: float = 0.0,
     seeds: Sequence[int] = (0, 1),
-    ring: Ring = Ring(),
+    ring: Ring | None = None,
 ) -> DiagramResult:
-    """Speed and specific flow against density of JuPedSim's ``model`` in the ring corridor,
-    a share ``oncoming`` of the walkers going round the other way."""
+    """Voronoi speed and specific flow against Voronoi density of JuPedSim's ``model`` in the
+    ring corridor, a share ``oncoming`` of the walkers going round the other way."""
     from shapely import Point
 
+    ring = Ring() if ring is None else ring
     outer = ring.inner + ring.width
-    geometry = Point(0, 0).buffer(outer, 12).difference(Point(0, 0).buffer(ring.inner, 12))
+    # 128-gons: within 7 mm of the circles, and JuPedSim's step stays cheap (few wall segments)
+    geometry = Point(0, 0).buffer(outer, 32).difference(Point(0, 0).buffer(ring.inner, 32))
     shape = (len(seeds), len(densities))
     density, speed = np.full(shape, np.nan), np.full(shape, np.nan)
     for s, seed in enumerate(seeds):
         for k, rho in enumerate(densities):
             try:
-                speed[s, k] = _ring_speed(model, rho, oncoming, seed, ring, geometry)
-                density[s, k] = max(int(round(rho * ring.area)), 1) / ring.area
+                density[s, k], speed[s, k] = _ring_voronoi(
+                    model, rho, oncoming, seed, ring, geometry
+                )
             except (RuntimeError, ValueError) as err:  # the model lost a walker, or no room
                 print(f"jupedsim {model} at {rho:g} /m^2: no point ({err})")
     return DiagramResult(
@@ -158,8 +178,11 @@ def fundamental_diagram(
     )
 
 
-def _ring_speed(model: str, rho: float, oncoming: float, seed: int, ring: Ring, geometry) -> float:
-    """Mean speed along the ring of ``model``'s walkers at density ``rho``."""
+def _ring_voronoi(
+    model: str, rho: float, oncoming: float, seed: int, ring: Ring, geometry
+) -> tuple[float, float]:
+    """Voronoi density and speed along the ring of ``model``'s walkers at ``rho``, measured in
+    the unrolled ring over the corridor's measurement area."""
     import jupedsim as jps
 
     dt = DT[model]
@@ -196,10 +219,18 @@ def _ring_speed(model: str, rho: float, oncoming: float, seed: int, ring: Ring, 
             angles.append(np.arctan2(pos[:, 1], pos[:, 0]))
             radii.append(np.hypot(pos[:, 0], pos[:, 1]))
         sim.iterate()
-    turn = np.diff(np.array(angles), axis=0)
-    turn = (turn + np.pi) % (2 * np.pi) - np.pi
-    radius = 0.5 * (np.array(radii)[1:] + np.array(radii)[:-1])
-    return float(np.mean(turn * radius * sense / (every * dt)))
+    angle, radius = np.array(angles), np.array(radii)
+    turn = (np.diff(angle, axis=0) + np.pi) % (2 * np.pi) - np.pi
+    along = turn * 0.5 * (radius[1:] + radius[:-1]) * sense / (every * dt)  # (F - 1, N)
+    unrolled = np.stack([angle[1:] * ring.middle, radius[1:] - ring.middle], axis=-1)
+    half = Corridor().area_length / 2
+    area = Area(-half, -ring.width / 2, half, ring.width / 2)
+    # the cells that reach the area belong to walkers within a few metres of it (angle 0)
+    reach = half + VORONOI_MARGIN
+    domain = Area(-reach, -ring.width / 2, reach, ring.width / 2)
+    near = np.abs(unrolled[..., 0]) < reach
+    rho_v, v_v = voronoi_density_speed(unrolled, along, area, domain, near)
+    return float(np.mean(rho_v)), float(np.mean(v_v))
 
 
 def bottleneck(
@@ -217,13 +248,14 @@ def bottleneck(
 
     d = Doorway() if doorway is None else doorway
     flow = np.full((len(seeds), len(widths)), np.nan)
+    stranded = np.full((len(seeds), len(widths)), np.nan)
     for k, width in enumerate(widths):
         room = max(d.room_width, width)
         config = crowd_config(
             "goal_seek",
             None,
             scenario="bottleneck_flow",
-            n_pedestrians=d.walkers,
+            n_pedestrians=d.count(width),
             scenario_params={
                 "room_width": room,
                 "door_width": width,
@@ -272,5 +304,8 @@ def bottleneck(
             pos = np.asarray(frames, float)
             crossed = line_crossings(pos, np.asarray(times), 0.0, (-hd, hd))
             flow[s, k] = flow_rate(crossed, skip=d.skip)
+            stranded[s, k] = len(ids) - len(crossed)
     widths_arr = np.asarray(widths, float)
-    return BottleneckResult(model, widths_arr, flow, flow / widths_arr, np.zeros_like(flow))
+    return BottleneckResult(
+        model, widths_arr, flow, flow / widths_arr, np.zeros_like(flow), stranded
+    )

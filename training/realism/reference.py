@@ -21,6 +21,8 @@ around it; the comparison here accepts a simulated specific flow within ``BOTTLE
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 WEIDMANN_FREE_SPEED = 1.34
@@ -85,3 +87,72 @@ def speed_rms_error(
     if not keep.any():
         return float("nan")
     return float(np.sqrt(np.mean((v[keep] - weidmann_speed(rho[keep])) ** 2)))
+
+
+DATA_DIR = Path(__file__).parent / "data"
+"""The experiments' measured points, one CSV file per source (``#`` lines: citation, method)."""
+
+SEYFRIED_TOLERANCE = 0.15
+"""Accepted relative deviation from Seyfried et al. 2009's point at each of their widths."""
+
+WIDE_DOOR_TOLERANCE = 0.2
+"""Accepted relative deviation from the measured points of doors wider than Seyfried's."""
+
+
+def read_points(file: str) -> dict[str, np.ndarray]:
+    """The columns of one of ``DATA_DIR``'s CSV files by name: ``experiment`` as strings, the
+    others as floats (each (P,))."""
+    lines = (DATA_DIR / file).read_text().splitlines()
+    rows = [line.split(",") for line in lines if line and not line.startswith("#")]
+    header, body = rows[0], rows[1:]
+    out: dict[str, np.ndarray] = {}
+    for i, name in enumerate(header):
+        column = [row[i] for row in body]
+        out[name] = np.array(column) if name == "experiment" else np.array(column, float)
+    return out
+
+
+def bottleneck_points() -> dict[str, np.ndarray]:
+    """Measured bottleneck flows: Seyfried et al. 2009 (0.8-1.2 m) and the narrowed exits of
+    Zhang et al. 2011's one-way runs (0.7-2.0 m): ``experiment``, ``width`` (m), ``flow`` (/s),
+    ``specific_flow`` (/m/s) and ``source`` (each (P,))."""
+    parts = []
+    for file, source in (
+        ("seyfried2009_bottleneck.csv", "Seyfried et al. 2009"),
+        ("zhang2011_exit_flows.csv", "Zhang et al. 2011 (exits)"),
+    ):
+        p = read_points(file)
+        p["source"] = np.full(len(p["width"]), source)
+        parts.append({k: p[k] for k in ("experiment", "width", "flow", "specific_flow", "source")})
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def reference_specific_flow(width: float) -> tuple[float, float, str] | None:
+    """The measured specific flow a door ``width`` m wide is compared with, its tolerance and
+    source: Seyfried et al. 2009's point at their widths (``SEYFRIED_TOLERANCE``), else the mean
+    of the measured exits within 0.05 m of it (``WIDE_DOOR_TOLERANCE``); None without one."""
+    points = bottleneck_points()
+    near = np.abs(points["width"] - width) <= 0.05
+    seyfried = near & (points["source"] == "Seyfried et al. 2009")
+    if seyfried.any():
+        return float(points["specific_flow"][seyfried][0]), SEYFRIED_TOLERANCE, "Seyfried 2009"
+    if near.any():
+        return float(np.mean(points["specific_flow"][near])), WIDE_DOOR_TOLERANCE, "Zhang 2011"
+    return None
+
+
+def speed_scatter(
+    points: dict[str, np.ndarray],
+    density: float,
+    half_window: float = 0.25,
+    quantiles: tuple[float, float] = (0.025, 0.975),
+) -> tuple[float, float, int]:
+    """The ``quantiles`` of the measured speeds of ``points`` (``density``, ``speed``) whose
+    density lies within ``half_window`` (/m^2) of ``density``, with how many there are; NaN
+    bounds with fewer than 5 points (no data there)."""
+    near = np.abs(points["density"] - density) <= half_window
+    n = int(near.sum())
+    if n < 5:
+        return float("nan"), float("nan"), n
+    low, high = np.quantile(points["speed"][near], quantiles)
+    return float(low), float(high), n

@@ -34,7 +34,7 @@ from crowdsteer.envs.core.behaviours import PEDESTRIAN_BEHAVIOURS
 
 from ..support.files import save_figure, write_text
 from . import jupedsim_runs
-from .calibrate import CALIBRATED, calibrate, within_tolerances
+from .calibrate import CALIBRATED, SEARCH, calibrate, within_tolerances
 from .experiments import (
     BottleneckResult,
     Corridor,
@@ -50,8 +50,6 @@ from .reference import (
     BOTTLENECK_TOLERANCE,
     RMS_DENSITY_RANGE,
     SPEED_RMS_TOLERANCE,
-    WEIDMANN_FREE_SPEED,
-    WEIDMANN_FREE_SPEED_SD,
     WEIDMANN_JAM_DENSITY,
     speed_rms_error,
     weidmann_specific_flow,
@@ -329,12 +327,39 @@ def table(crowds: list[Crowd]) -> str:
     return "\n".join(lines) + "\n"
 
 
+SPEED_AXIS = (-0.5, 2.0)
+FLOW_AXIS = (0.0, 4.0)
+"""Shared axes of every panel (m/s, m^-1 s^-1); a value beyond one is drawn at its edge as an
+open triangle and counted in the panel's title."""
+
+
+def _clipped(ax, x, y, axis, **style) -> int:
+    """Plot the points within ``axis`` with ``style``; draw those beyond it at its edge as open
+    triangles; return how many were beyond."""
+    x, y = np.ravel(x), np.ravel(y)
+    ok = np.isfinite(y)
+    x, y = x[ok], y[ok]
+    inside = (y >= axis[0]) & (y <= axis[1])
+    ax.plot(x[inside], y[inside], **style)
+    colour = style.get("color")
+    for edge, marker, beyond in ((axis[0], "v", y < axis[0]), (axis[1], "^", y > axis[1])):
+        if beyond.any():
+            ax.plot(x[beyond], np.full(beyond.sum(), edge), marker, color=colour, mfc="none",
+                    ms=5, clip_on=False)  # fmt: skip
+    return int((~inside).sum())
+
+
 def _plots(crowds: list[Crowd], out: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from .corridor_data import BIDIRECTIONAL_FILE, UNIDIRECTIONAL_FILE
+    from .reference import bottleneck_points, read_points
+
+    one_way = read_points(UNIDIRECTIONAL_FILE)
+    two_way = read_points(BIDIRECTIONAL_FILE)
     rho = np.linspace(0.05, 5.4, 200)
     groups: dict[str, list[Crowd]] = {}
     for c in crowds:
@@ -344,35 +369,37 @@ def _plots(crowds: list[Crowd], out: Path) -> None:
     n = len(groups)
     cols = min(n, 3)
     rows = -(-n // cols)
-    for kind, ylabel in (("speed", "speed (m/s)"), ("flow", "specific flow (/m/s)")):
+    density_label = "density (m$^{-2}$; JuPedSim: ring, global)"
+    for kind, ylabel, axis in (
+        ("speed", "speed (m/s)", SPEED_AXIS),
+        ("flow", "specific flow (m$^{-1}$ s$^{-1}$)", FLOW_AXIS),
+    ):
         fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
         for ax, (name, members) in zip(axes.ravel(), groups.items(), strict=False):
-            lo_v = weidmann_speed(rho, free_speed=WEIDMANN_FREE_SPEED - WEIDMANN_FREE_SPEED_SD)
-            hi_v = weidmann_speed(rho, free_speed=WEIDMANN_FREE_SPEED + WEIDMANN_FREE_SPEED_SD)
-            scale = rho if kind == "flow" else 1.0
-            ax.fill_between(rho, lo_v * scale, hi_v * scale, color="0.85", label="Weidmann +- SD")
+            for points, marker, colour, label in (
+                (one_way, ".", "0.7", "Zhang et al. 2011, one way"),
+                (two_way, "x", "0.8", "Zhang et al. 2012, two ways"),
+            ):
+                y = points["speed"] * (points["density"] if kind == "flow" else 1.0)
+                ax.plot(points["density"], y, marker, ms=2, color=colour, label=label)
             ref = weidmann_specific_flow(rho) if kind == "flow" else weidmann_speed(rho)
-            ax.plot(rho, ref, "k-", lw=1.5, label="Weidmann")
+            ax.plot(rho, ref, "k-", lw=1.5, label="Weidmann 1993")
+            off = 0
             for m, c in enumerate(members):
-                colour = f"C{m}"
                 for d in c.diagrams:
                     y = d.speed if kind == "speed" else d.flow
-                    marker = "o" if d.oncoming == 0 else "^"
                     tag = "one way" if d.oncoming == 0 else "two ways"
-                    label = c.label.replace("JuPedSim ", "") + f", {tag}"
-                    ax.plot(
-                        d.density.ravel(),
-                        y.ravel(),
-                        marker,
-                        ms=4,
-                        color=colour,
-                        mfc="none" if d.oncoming else colour,
-                        label=label,
-                    )
-            ax.set_title(name)
-            ax.set_xlabel("density (/m^2)")
+                    off += _clipped(
+                        ax, d.density, y, axis, ls="none", ms=4, color=f"C{m}",
+                        marker="o" if d.oncoming == 0 else "^",
+                        mfc="none" if d.oncoming else f"C{m}",
+                        label=c.label.replace("JuPedSim ", "") + f", {tag}",
+                    )  # fmt: skip
+            ax.set_title(name + (f" ({off} off the axis)" if off else ""), fontsize=9)
+            ax.set_xlabel(density_label if name == "JuPedSim" else "density (m$^{-2}$)")
             ax.set_ylabel(ylabel)
             ax.set_xlim(0, 5.5)
+            ax.set_ylim(*axis)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=6)
         for ax in axes.ravel()[n:]:
@@ -381,20 +408,18 @@ def _plots(crowds: list[Crowd], out: Path) -> None:
         save_figure(fig, out / f"{kind}_density.png", dpi=110)
         plt.close(fig)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
-    ref = BOTTLENECK_SPECIFIC_FLOW
+    points = bottleneck_points()
     jps = [c for c in crowds if c.label.startswith("JuPedSim")]
     panels = (
         ("the articles' constants", [c for c in crowds if not c.calibrated and c not in jps]),
         ("calibrated", [c for c in crowds if c.calibrated]),
     )
     for ax, (title, members) in zip(axes, panels, strict=True):
-        ax.axhspan(
-            ref * (1 - BOTTLENECK_TOLERANCE),
-            ref * (1 + BOTTLENECK_TOLERANCE),
-            color="0.88",
-            label="+- 20 %",
-        )
-        ax.axhline(ref, color="k", lw=1.5, label="experiments (Seyfried, Kretz): 1.9 /m/s")
+        for source, marker in (("Seyfried et al. 2009", "s"), ("Zhang et al. 2011 (exits)", "D")):
+            sel = points["source"] == source
+            ax.plot(points["width"][sel], points["specific_flow"][sel], marker, color="k",
+                    mfc="none", ms=6, label=source)  # fmt: skip
+        off = 0
         for m, c in enumerate(members + jps):
             bn = c.bottleneck
             if bn is None or not np.isfinite(bn.specific).any():
@@ -403,15 +428,18 @@ def _plots(crowds: list[Crowd], out: Path) -> None:
                 warnings.simplefilter("ignore", RuntimeWarning)
                 mean = np.nanmean(bn.specific, axis=0)
             style = "--" if c in jps else "-"
-            ax.plot(bn.widths, mean, style, marker="o", ms=3, color=f"C{m}", label=c.label)
-            for s in range(bn.specific.shape[0]):
-                ax.plot(bn.widths, bn.specific[s], ".", color=f"C{m}", alpha=0.5)
-        ax.set_title(f"bottleneck, {title} (points: seeds)")
+            shown = (mean >= FLOW_AXIS[0]) & (mean <= FLOW_AXIS[1])
+            ax.plot(bn.widths[shown], mean[shown], style, marker="o", ms=3, color=f"C{m}",
+                    label=c.label)  # fmt: skip
+            off += _clipped(ax, np.broadcast_to(bn.widths, bn.specific.shape), bn.specific,
+                            FLOW_AXIS, ls="none", marker=".", color=f"C{m}", alpha=0.5)  # fmt: skip
+        extra = f"; {off} seed points off the axis (triangles)" if off else ""
+        ax.set_title(f"bottleneck, {title} (points: seeds{extra})", fontsize=9)
         ax.set_xlabel("door width (m)")
-        ax.set_ylim(0, 4)
+        ax.set_ylim(*FLOW_AXIS)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6, ncol=2)
-    axes[0].set_ylabel("specific flow (/m/s)")
+    axes[0].set_ylabel("specific flow (m$^{-1}$ s$^{-1}$)")
     fig.tight_layout()
     save_figure(fig, out / "bottleneck.png", dpi=110)
     plt.close(fig)
@@ -488,8 +516,11 @@ def write_calibration(behaviours: list[str], path: Path, log=_say) -> None:
     rows: dict[str, list[str]] = {}
     if path.exists():  # the rows of the behaviours not searched now stay
         for line in path.read_text().splitlines()[2:]:
+            if not line.startswith("|"):
+                continue
             rows.setdefault(line.split("|")[1].strip(), []).append(line)
-    for behaviour in behaviours:
+    rows.pop("social_force", None)  # its search is the preset's (preset_calibration)
+    for behaviour in (b for b in behaviours if b in SEARCH):
         t = time.perf_counter()
         found = calibrate(behaviour)
         log(
@@ -504,5 +535,10 @@ def write_calibration(behaviours: list[str], path: Path, log=_say) -> None:
                 f"| {c.overlap:.3f} | {c.score:.2f} | {'yes' if within_tolerances(c) else 'no'} |"
             )
     order = [b for b in PEDESTRIAN_BEHAVIOURS if b in rows]
-    write_text(path, "\n".join(header + [r for b in order for r in rows[b]]) + "\n")
+    note = (
+        "\nsocial_force: the calibrated crowd is the steering of preset realistic_crowd, chosen "
+        "on measurements disjoint from those reported (`crowdsteer realism-holdout --search`, "
+        "[holdout/search.md](holdout/search.md)).\n"
+    )
+    write_text(path, "\n".join(header + [r for b in order for r in rows[b]]) + "\n" + note)
     log(f"wrote {path}")

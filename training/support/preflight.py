@@ -21,6 +21,7 @@ EXTRAS = {
     "minari": ("dataset", "Minari"),
     "h5py": ("dataset", "h5py"),
     "shapely": ("realism", "shapely"),
+    "pedpy": ("realism", "PedPy"),
 }
 """Optional module -> (the extra that installs it, its display name)."""
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from crowdsteer.envs.core.config import PRESETS
 from crowdsteer.training.cli import main
 from crowdsteer.training.realism.export import (
     ExportArgs,
@@ -58,7 +59,9 @@ def test_bad_options_are_refused_by_name(options, named):
 def test_a_preset_sets_the_crowd_and_the_set_up_the_scene():
     config = export_config(ExportArgs(preset="realistic_crowd", walkers=20))
     assert config.scenario == "bottleneck_flow" and config.n_pedestrians == 20
-    assert config.pedestrian_behaviour == "social_force" and config.radius == 0.18
+    preset = PRESETS["realistic_crowd"]
+    assert config.pedestrian_behaviour == "social_force" and config.radius == preset.radius
+    assert config.steering_params == preset.steering_params
     named = export_config(ExportArgs(preset="realistic_crowd", behaviour="orca"))
     assert named.pedestrian_behaviour == "orca"
 

@@ -1,22 +1,28 @@
-"""Figures out of sample: the seed sets are disjoint, and intervals are Student's t over seeds."""
+"""Figures out of sample: the calibration and held-out sets are disjoint, intervals are Student's
+t over seeds, the preset's search scores what it says, and the report lists every point."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
-from crowdsteer.training.realism.holdout import (
-    CALIBRATION_SEEDS,
-    HELD_OUT_SEEDS,
-    interval,
-    markdown,
+from crowdsteer.training.realism.counterflow import counterflow
+from crowdsteer.training.realism.holdout import HELD_OUT, interval, markdown
+from crowdsteer.training.realism.preset_calibration import (
+    CALIBRATION,
+    outside_scatter,
+    preset_overrides,
+    preset_score,
 )
 
 
-def test_held_out_seeds_are_ten_and_none_was_calibrated_on():
-    assert len(HELD_OUT_SEEDS) >= 10
-    assert not set(HELD_OUT_SEEDS) & set(CALIBRATION_SEEDS)
+def test_held_out_shares_no_seed_density_or_width_with_the_calibration():
+    assert len(HELD_OUT.seeds) >= 10
+    assert not set(HELD_OUT.seeds) & set(CALIBRATION.seeds)
+    assert not set(HELD_OUT.densities) & set(CALIBRATION.densities)
+    assert not set(HELD_OUT.widths) & set(CALIBRATION.widths)
 
 
 def test_interval_is_the_mean_and_students_t():
@@ -28,14 +34,90 @@ def test_interval_is_the_mean_and_students_t():
     assert interval([])["n"] == 0
 
 
-def test_markdown_lists_every_density_and_door():
+def test_the_preset_score_grows_with_every_error():
+    base = preset_score(0.1, 0, 0.1, 0)
+    assert preset_score(0.2, 0, 0.1, 0) > base
+    assert preset_score(0.1, 1, 0.1, 0) > base
+    assert preset_score(0.1, 0, 0.2, 0) > base
+    assert preset_score(0.1, 0, 0.1, 1) > base
+    assert preset_score(float("nan"), 0, 0.1, 0) == math.inf
+
+
+def test_outside_scatter_counts_means_off_the_measured_speeds():
+    # Zhang et al. 2011 near 2 /m^2: about 0.5-1.0 m/s; at 6 /m^2 there is no data
+    assert outside_scatter(np.array([2.0, 2.0, 6.0]), np.array([0.7, 1.6, 9.0])) == 1
+    assert outside_scatter(np.array([2.0]), np.array([0.05])) == 1
+
+
+def test_preset_overrides_replace_only_the_values_given():
+    ov = preset_overrides({"radius": 0.2, "A": 123.0})
+    assert ov["radius"] == 0.2 and ov["steering_params"]["social_force"]["A"] == 123.0
+    assert ov["walk_backwards"] is False and ov["contact_iterations"] > 0
+    assert preset_overrides()["steering_params"]["social_force"]["A"] != 123.0
+
+
+def test_counterflow_measures_lanes_jams_and_flow_over_time():
+    r = counterflow("social_force", (0.5, 2.0), (0, 1), duration=6.0)
+    assert r.order.shape == (2, 2, 6) and r.times.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    for a in (r.order, r.order_shuffled, r.jammed):
+        assert np.all((a >= 0) & (a <= 1))
+    assert np.all(np.isfinite(r.density)) and np.all(r.density > 0)
+    np.testing.assert_allclose(r.density, [[0.5, 2.0], [0.5, 2.0]], rtol=0.35)
+
+
+def test_markdown_lists_every_density_door_and_stream():
     one = interval([1.0, 1.0])
     figures = {
         "seeds": [100, 101],
+        "set": "held_out",
         "speed_rms": one,
-        "densities": {"4.5": {"density": one, "speed": one, "weidmann": 0.1, "depth_p95": one}},
-        "doors": {"1.2": {"specific_flow": one, "seyfried_2009": 1.97, "stranded": one}},
-        "walkers": 60,
+        "densities": {
+            "4.5": {
+                "density": one,
+                "speed": one,
+                "weidmann": 0.1,
+                "depth_p95": one,
+                "zhang_2011": {"low": math.nan, "high": math.nan, "n": 0},
+                "inside_zhang_2011": None,
+            },
+            "1": {
+                "density": one,
+                "speed": one,
+                "weidmann": 1.05,
+                "depth_p95": one,
+                "zhang_2011": {"low": 1.1, "high": 1.5, "n": 90},
+                "inside_zhang_2011": False,
+            },
+        },  # fmt: skip
+        "doors": {
+            "1.2": {
+                "specific_flow": one,
+                "reference": {"value": 1.97, "tolerance": 0.15},
+                "source": "Seyfried 2009",
+                "deviation": -0.49,
+                "stranded": one,
+                "walkers": 138,
+            },
+            "2.5": {
+                "specific_flow": one,
+                "reference": None,
+                "source": None,
+                "deviation": None,
+                "stranded": one,
+                "walkers": 288,
+            },
+        },  # fmt: skip
+        "counterflow": {
+            "2": {
+                "order_late": one,
+                "order_shuffled_late": one,
+                "jammed_late": one,
+                "specific_flow": one,
+                "zhang_2012": {"low": 1.0, "high": 1.4},
+            },
+        },  # fmt: skip
     }
     text = markdown(figures)
-    assert "| 4.5 |" in text and "| 1.2 |" in text and "1.97" in text
+    assert "| 4.5 |" in text and "no data" in text and "1.10-1.50 (outside)" in text
+    assert "| 1.2 | 138 |" in text and "1.97 (Seyfried 2009)" in text and "-49 %" in text
+    assert "| 2 |" in text and "1.00-1.40" in text

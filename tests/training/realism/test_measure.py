@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,8 @@ from crowdsteer.training.realism.measure import (
     classical_density,
     classical_speed,
     flow_rate,
+    jammed_fraction,
+    lane_order,
     line_crossings,
     never_crossed,
     overlap_depths,
@@ -165,3 +169,46 @@ def test_overlap_depths_of_the_pairs_that_touch_across_the_seam():
     depth = overlap_depths(pos, np.full(3, 0.2), period=12.0)
     assert depth == pytest.approx([0.15])
     assert overlap_depths(pos, np.full(3, 0.2)).size == 0  # not periodic: far apart
+
+
+def test_lane_order_tells_lanes_from_a_mixture():
+    """Two lanes walking apart score 1; alternating walkers in one line score 1/9 inside (one
+    walker its way, two against) and 0 at the ends; walkers across the seam of a periodic
+    corridor are neighbours at the nearest image."""
+    x = np.arange(8) * 0.5
+    lanes = np.concatenate([np.column_stack([x, np.zeros(8)]), np.column_stack([x, np.ones(8)])])
+    assert lane_order(lanes, np.repeat([1.0, -1.0], 8)) == 1.0
+    alternating = np.column_stack([x, np.zeros(8)])
+    phi = lane_order(alternating, np.tile([1.0, -1.0], 4), reach=0.6)
+    assert phi == pytest.approx(6 / 9 / 8)
+    seam = np.array([[0.1, 0.0], [9.9, 0.0]])
+    assert math.isnan(lane_order(seam, np.array([1.0, -1.0]), reach=1.0))
+    assert lane_order(seam, np.array([1.0, -1.0]), reach=1.0, period=10.0) == 0.0
+    assert lane_order(seam, np.array([1.0, 1.0]), reach=1.0, period=10.0) == 1.0
+
+
+def test_jammed_fraction_counts_the_slow_walkers_per_frame():
+    speed = np.array([[0.0, 0.05, 1.0, -0.3], [1.2, 1.1, 0.2, 0.09]])
+    assert jammed_fraction(speed).tolist() == [0.75, 0.25]
+
+
+def test_bottleneck_references_by_width():
+    from crowdsteer.training.realism.reference import bottleneck_points, reference_specific_flow
+
+    points = bottleneck_points()
+    assert set(points["source"]) == {"Seyfried et al. 2009", "Zhang et al. 2011 (exits)"}
+    np.testing.assert_allclose(points["specific_flow"], points["flow"] / points["width"], 1e-3)
+    assert reference_specific_flow(1.0) == (1.9, 0.15, "Seyfried 2009")
+    value, tolerance, source = reference_specific_flow(1.6)  # two exits of 1.6 m: their mean
+    sel = points["width"] == 1.6
+    assert value == pytest.approx(points["specific_flow"][sel].mean()) and tolerance == 0.2
+    assert reference_specific_flow(2.5) is None and source == "Zhang 2011"
+
+
+def test_speed_scatter_needs_five_points_near_the_density():
+    from crowdsteer.training.realism.reference import speed_scatter
+
+    points = {"density": np.array([1.0, 1.1, 1.2, 0.9, 1.05, 3.0]), "speed": np.arange(6.0)}
+    low, high, n = speed_scatter(points, 1.0, quantiles=(0.0, 1.0))
+    assert (low, high, n) == (0.0, 4.0, 5)
+    assert math.isnan(speed_scatter(points, 3.0)[0])

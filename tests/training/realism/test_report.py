@@ -101,7 +101,7 @@ def test_realistic_crowd_preset_draws_weidmanns_free_speeds():
         n_pedestrians=200,
         scenario_params={"length": 30.0},
     )
-    assert config.pedestrian_behaviour == "social_force" and config.radius == 0.18
+    assert config.pedestrian_behaviour == "social_force" and config.radius == 0.17
     sim = Simulator(config, scenario_source(config), num_worlds=2)
     sim.seed(0)
     sim.reset_worlds()
@@ -123,11 +123,12 @@ def test_jupedsim_models_on_the_same_measurements():
     bn = jupedsim_runs.bottleneck(
         "collision_free_speed", [1.2], seeds=(0,), doorway=Doorway(walkers=20, skip=2)
     )
-    assert 0.3 < bn.specific[0, 0] < 5.0
-    ring = jupedsim_runs.Ring(warmup=1.0, duration=1.0)
+    assert 0.3 < bn.specific[0, 0] < 5.0 and bn.stranded[0, 0] == 0
+    ring = jupedsim_runs.Ring(inner=5.0, warmup=1.0, duration=1.0)
     fd = jupedsim_runs.fundamental_diagram("collision_free_speed", [0.5], seeds=(0,), ring=ring)
     assert 0.2 < fd.speed[0, 0] < 1.8
-    np.testing.assert_allclose(fd.density, round(0.5 * ring.area) / ring.area)
+    # the Voronoi density in the unrolled ring: the ring's, within the unrolling's distortion
+    np.testing.assert_allclose(fd.density, round(0.5 * ring.area) / ring.area, rtol=0.35)
 
 
 def test_calibration_score_and_tolerances():

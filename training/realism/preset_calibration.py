@@ -1,0 +1,187 @@
+"""How ``preset="realistic_crowd"``'s free parameters were chosen, on measurements disjoint from
+those reported.
+
+The calibration set (``CALIBRATION``): seeds 0-1, the one-way corridor at the densities between
+the reported ones (0.75-3.75 /m^2) and doors of 0.9 and 1.1 m (Seyfried et al. 2009 measured
+both; the report uses 0.8, 1.0, 1.2 m and wider). Every candidate of ``PRESET_SEARCH`` (the
+social force with body contact, no backward steps and the preset's field of view) is scored by
+``preset_score``: its speed RMS error against Weidmann's curve over ``SPEED_RMS_TARGET``, the
+largest relative deviation of its doors' specific flow from Seyfried et al.'s over
+``SEYFRIED_TOLERANCE``, half a point per calibration density whose mean speed lies outside the
+middle 95 % of Zhang et al. 2011's one-way points near it, and two points per walker stranded at
+a door. ``crowdsteer realism-holdout --search`` reruns the search; the held-out figures
+(``holdout``) never enter it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from crowdsteer.envs.core.config import PRESETS
+
+from .corridor_data import UNIDIRECTIONAL_FILE
+from .experiments import Doorway, bottleneck, fundamental_diagram
+from .reference import (
+    SEYFRIED_TOLERANCE,
+    read_points,
+    reference_specific_flow,
+    speed_scatter,
+    weidmann_speed,
+)
+
+SPEED_RMS_TARGET = 0.12
+"""m/s: the speed RMS error against Weidmann's curve the preset must stay within."""
+
+BOTTLENECK_WALKERS_PER_METRE = 115.0
+"""Walkers per metre of door in every bottleneck run (Liao et al. 2016: a steady flow)."""
+
+BOTTLENECK_TIME_LIMIT = 150.0
+"""s before a bottleneck run stops, enough for every walker of the widest door to leave."""
+
+
+@dataclass(frozen=True)
+class MeasurementSet:
+    """Seeds, one-way corridor densities (/m^2) and door widths (m) of one set of runs."""
+
+    seeds: tuple[int, ...]
+    densities: tuple[float, ...]
+    widths: tuple[float, ...]
+
+
+CALIBRATION = MeasurementSet(
+    seeds=(0, 1),
+    densities=(0.75, 1.25, 1.75, 2.25, 2.75, 3.25, 3.75),
+    widths=(0.9, 1.1),
+)
+"""Where the preset's parameters were chosen (in-sample)."""
+
+PRESET_SEARCH: dict[str, Sequence[Any]] = {
+    "radius": (0.16, 0.17, 0.18),
+    "time_gap": (0.5, 0.6, 0.7),
+    "A": (400.0, 500.0),
+    "B": (0.2, 0.25),
+    "tau": (0.15, 0.2),
+}
+"""The values tried (every combination), with ``FIXED`` for the rest."""
+
+FIXED: dict[str, Any] = {
+    "view_half_angle": 1.745,
+    "out_of_view_weight": 0.2,
+    "wall_strength": 0.25,
+    "wall_range": 0.27,
+}
+"""Steering parameters every candidate shares: Helbing and Molnar's 200-degree view with a fifth
+of the push from behind, walls a quarter as strong over 0.27 of the range."""
+
+
+def bottleneck_doorway() -> Doorway:
+    """The doorway of the preset's bottleneck runs: ``BOTTLENECK_WALKERS_PER_METRE``."""
+    return Doorway(walkers_per_metre=BOTTLENECK_WALKERS_PER_METRE, time_limit=BOTTLENECK_TIME_LIMIT)
+
+
+def preset_overrides(values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Config overrides of ``realistic_crowd``, with a candidate's ``values`` (``radius`` or a
+    social force parameter) in place of the preset's."""
+    preset = PRESETS["realistic_crowd"]
+    values = dict(values or {})
+    steering = dict(preset.steering_params["social_force"])
+    steering.update({k: v for k, v in values.items() if k != "radius"})
+    return {
+        "radius": values.get("radius", preset.radius),
+        "steering_params": {"social_force": steering},
+        "contact_iterations": preset.contact_iterations,
+        "walk_backwards": preset.walk_backwards,
+    }
+
+
+@dataclass
+class PresetCandidate:
+    """One candidate and its calibration figures: speed ``rms`` (m/s), ``outside`` (calibration
+    densities outside Zhang et al.'s scatter), ``door_deviation`` (largest relative deviation
+    from Seyfried et al.), ``stranded`` walkers (all doors and seeds), ``score``."""
+
+    values: dict[str, Any]
+    rms: float
+    outside: int
+    door_deviation: float
+    stranded: int
+    score: float
+
+
+def preset_score(rms: float, outside: int, door_deviation: float, stranded: int) -> float:
+    """Lower is better; a NaN figure scores inf."""
+    value = (
+        rms / SPEED_RMS_TARGET
+        + door_deviation / SEYFRIED_TOLERANCE
+        + 0.5 * outside
+        + 2.0 * stranded
+    )
+    return float(value) if np.isfinite(value) else float("inf")
+
+
+def outside_scatter(density: np.ndarray, speed: np.ndarray) -> int:
+    """How many (density, mean speed) pairs ((K,) each) lie outside the middle 95 % of Zhang et
+    al. 2011's one-way speeds within 0.25 /m^2 (densities without data do not count)."""
+    points = read_points(UNIDIRECTIONAL_FILE)
+    count = 0
+    for rho, v in zip(density, speed, strict=True):
+        low, high, _ = speed_scatter(points, float(rho))
+        count += int(bool(np.isfinite(low)) and not low <= v <= high)
+    return count
+
+
+def evaluate_preset(
+    values: Mapping[str, Any], where: MeasurementSet = CALIBRATION
+) -> PresetCandidate:
+    """Measure one candidate on ``where`` and score it."""
+    ov = preset_overrides(values)
+    fd = fundamental_diagram("social_force", where.densities, 0.0, where.seeds, overrides=ov)
+    rms = float(np.sqrt(np.nanmean((fd.speed - weidmann_speed(fd.density)) ** 2)))
+    outside = outside_scatter(np.nanmean(fd.density, axis=0), np.nanmean(fd.speed, axis=0))
+    bn = bottleneck("social_force", where.widths, where.seeds, bottleneck_doorway(), ov)
+    deviation = 0.0
+    for j, width in enumerate(where.widths):
+        ref = reference_specific_flow(width)
+        if ref is not None:
+            deviation = max(deviation, abs(float(np.nanmean(bn.specific[:, j])) / ref[0] - 1.0))
+    stranded = int(np.nansum(bn.stranded))
+    return PresetCandidate(
+        dict(values), rms, outside, deviation, stranded,
+        preset_score(rms, outside, deviation, stranded),
+    )  # fmt: skip
+
+
+def search_preset(search: Mapping[str, Sequence[Any]] | None = None) -> list[PresetCandidate]:
+    """Every candidate of ``search`` (default ``PRESET_SEARCH``, with ``FIXED``), best first."""
+    grid = dict(PRESET_SEARCH if search is None else search)
+    names = list(grid)
+    found = [
+        evaluate_preset({**FIXED, **dict(zip(names, combo, strict=True))})
+        for combo in itertools.product(*(grid[n] for n in names))
+    ]
+    return sorted(found, key=lambda c: c.score)
+
+
+def search_markdown(found: Sequence[PresetCandidate], best: int = 10) -> str:
+    """The search's ``best`` candidates as a Markdown table."""
+    names = [k for k in found[0].values if k not in FIXED] if found else []
+    head = " | ".join(names)
+    lines = [
+        f"{len(found)} candidates on seeds {CALIBRATION.seeds}, densities "
+        f"{CALIBRATION.densities} /m^2, doors {CALIBRATION.widths} m; fixed: {FIXED}.",
+        "",
+        f"| {head} | speed RMS (m/s) | outside Zhang 2011 | door deviation | stranded | score |",
+        "|" + "---:|" * (len(names) + 5),
+    ]
+    for c in found[:best]:
+        cells = " | ".join(f"{c.values[n]:g}" for n in names)
+        lines.append(
+            f"| {cells} | {c.rms:.3f} | {c.outside} | {100 * c.door_deviation:.0f} % "
+            f"| {c.stranded} | {c.score:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
