@@ -73,3 +73,44 @@ def test_the_shipped_points_are_whole_and_cited():
         assert all(name.startswith(series) for name in p["experiment"])
         assert np.all(np.isfinite(p["density"])) and np.all(p["density"] > 0)
         assert np.all(np.isfinite(p["speed"])) and np.all(p["speed"] < 2.5)
+
+
+def test_our_voronoi_measure_agrees_with_pedpy():
+    """The corridor's own Voronoi density and speed (``measure.voronoi_density_speed``, which
+    also handles the periodic seam PedPy has no notion of) against PedPy's on the same frames of
+    a closed corridor."""
+    pd = pytest.importorskip("pandas")
+    pedpy = pytest.importorskip("pedpy")
+    import shapely
+
+    from crowdsteer.training.realism.measure import Area, voronoi_density_speed
+
+    rng = np.random.default_rng(5)
+    frames, n = 4, 40
+    pos = np.stack([rng.uniform([0.2, 0.2], [11.8, 2.8], (n, 2)) for _ in range(frames)])
+    speed = rng.uniform(0.2, 1.4, (frames, n))
+    area, domain = Area(4.0, 0.0, 8.0, 3.0), Area(0.0, 0.0, 12.0, 3.0)
+    rho, v = voronoi_density_speed(pos, speed, area, domain, resolution=0.02)
+
+    ids, frame = np.meshgrid(np.arange(n), np.arange(frames))
+    traj = pedpy.TrajectoryData(
+        data=pd.DataFrame({"id": ids.ravel(), "frame": frame.ravel(),
+                           "x": pos[..., 0].ravel(), "y": pos[..., 1].ravel()}),
+        frame_rate=1.0,
+    )  # fmt: skip
+    cells = pedpy.compute_individual_voronoi_polygons(
+        traj_data=traj, walkable_area=pedpy.WalkableArea(shapely.box(0.0, 0.0, 12.0, 3.0))
+    )
+    measurement = pedpy.MeasurementArea(shapely.box(4.0, 0.0, 8.0, 3.0))
+    density, intersecting = pedpy.compute_voronoi_density(
+        individual_voronoi_data=cells, measurement_area=measurement
+    )
+    speeds = pd.DataFrame({"id": ids.ravel(), "frame": frame.ravel(), "speed": speed.ravel()})
+    vp = pedpy.compute_voronoi_speed(
+        traj_data=traj,
+        individual_speed=speeds,
+        individual_voronoi_intersection=intersecting,
+        measurement_area=measurement,
+    )
+    np.testing.assert_allclose(rho, density.sort_values("frame").density, rtol=0.02)
+    np.testing.assert_allclose(v, vp.sort_values("frame").speed, rtol=0.02)
