@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from ..support.options import arg
+from ..support.preflight import UsageError
 
 FRAME_RATE = 16.0
 """Frames per second of the HERMES recordings."""
@@ -176,13 +177,18 @@ class CorridorDataArgs:
     raw: str = arg("", "folder holding uo-*.txt and bo*-*.txt (HERMES, id frame x y z in cm)")
     out: str = arg("out/realism-data", "folder to write the three CSV files to")
 
+    def __post_init__(self) -> None:
+        if not self.raw or not Path(self.raw).is_dir():
+            raise UsageError(
+                f"argument --raw: {self.raw!r} is not a folder; give the one holding the HERMES "
+                "uo-*.txt and bo*-*.txt trajectory files"
+            )
+
 
 def derive_points(args: CorridorDataArgs) -> list[Path]:
     """Measure every run in ``args.raw`` and write the one-way and two-way points to
     ``args.out``; returns the files written."""
     raw = Path(args.raw)
-    if not raw.is_dir():
-        raise ValueError(f"raw={args.raw!r} must be a folder holding the HERMES uo-/bo- files")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = []

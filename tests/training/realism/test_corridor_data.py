@@ -114,3 +114,11 @@ def test_our_voronoi_measure_agrees_with_pedpy():
     )
     np.testing.assert_allclose(rho, density.sort_values("frame").density, rtol=0.02)
     np.testing.assert_allclose(v, vp.sort_values("frame").speed, rtol=0.02)
+
+
+def test_realism_data_needs_the_trajectory_folder(tmp_path, capsys):
+    from crowdsteer.training.cli import main
+
+    assert main(["realism-data"]) == 2
+    assert "--raw" in capsys.readouterr().err
+    assert main(["realism-data", "--raw", str(tmp_path / "missing")]) == 2
