@@ -113,14 +113,15 @@ def _as_user(uid: int, temp: Path, code: str, extra_env: dict | None = None):
 
 
 def _install_is_read_only_for(uid: int) -> bool:
-    import crowdsteer.envs.kernels as kernels
-
+    """Whether ``uid`` can import the install (numpy and crowdsteer: a checkout in a folder only
+    root can enter cannot be) but not write into it."""
     probe = _as_user(
         uid,
         Path("/tmp"),
-        f"import os; print(os.access({str(Path(kernels.__file__).parent)!r}, os.W_OK))",
+        "import os, numpy, crowdsteer.envs.kernels as k; "
+        "print(os.access(os.path.dirname(k.__file__), os.W_OK))",
     )
-    return probe.returncode == 0 and probe.stdout.strip() == "False"
+    return probe.returncode == 0 and probe.stdout.strip().endswith("False")
 
 
 @pytest.mark.slow
@@ -134,7 +135,7 @@ def test_two_users_share_a_read_only_install_and_one_temporary_directory(request
     names an unwritable NUMBA_CACHE_DIR: both still import."""
     first, second, third, fourth = 50101, 50102, 50103, 50104
     if not _install_is_read_only_for(first):
-        pytest.skip("the install is writable by other users here")
+        pytest.skip("the install is writable by, or cannot be imported by, other users here")
     # reachable by every user, as /tmp is (pytest's own folder is not)
     temp = Path(tempfile.mkdtemp(prefix="crowdsteer-shared-tmp-"))
     request.addfinalizer(lambda: shutil.rmtree(temp, ignore_errors=True))
