@@ -45,6 +45,7 @@ from .experiments import (
     doorway_problem,
     fundamental_diagram,
 )
+from .preset_calibration import bottleneck_doorway
 from .reference import (
     BOTTLENECK_SPECIFIC_FLOW,
     BOTTLENECK_TOLERANCE,
@@ -129,7 +130,7 @@ def _settings(args: RealismArgs) -> tuple[list[float], list[float], list[int], C
         corridor = Corridor(length=8.0, width=2.0, area_length=3.0, warmup=3.0, duration=3.0)
         doorway = Doorway(walkers=24, time_limit=40.0)
     else:
-        corridor, doorway = Corridor(), Doorway()
+        corridor, doorway = Corridor(), bottleneck_doorway()  # 115 walkers per metre of door
     return (
         [float(d) for d in densities],
         [float(w) for w in widths],
