@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .experiments import Corridor, _simulator, corridor_config
-from .measure import Area, jammed_fraction, lane_order, voronoi_density_speed, walking_speed
+from .experiments import Corridor, _simulator, corridor_config, corridor_voronoi
+from .measure import jammed_fraction, lane_order, walking_speed
 
 FRAME_INTERVAL = 1.0
 """s between two frames of the order parameter."""
@@ -61,8 +61,6 @@ def counterflow(
     """Run two equal opposing streams of ``behaviour`` for ``duration`` s at each of
     ``densities`` (/m^2), one world per seed, and measure them (see the module's docstring)."""
     c = Corridor() if corridor is None else corridor
-    area = Area(-c.area_length / 2, -c.width / 2, c.area_length / 2, c.width / 2)
-    domain = Area(-c.length / 2, -c.width / 2, c.length / 2, c.width / 2)
     frames = int(round(duration / FRAME_INTERVAL))
     shape = (len(seeds), len(densities))
     order = np.full((*shape, frames), np.nan)
@@ -100,12 +98,7 @@ def counterflow(
                 pos[f - (frames - last)] = s.pos
                 along[f - (frames - last)] = v
         present = np.broadcast_to(s.active[None], (last, *s.active.shape))
-        for b in range(len(seeds)):
-            rho_v, v_v = voronoi_density_speed(
-                pos[:, b], along[:, b], area, domain, present[:, b], period=c.length
-            )
-            density[b, k] = np.mean(rho_v)
-            v_voronoi[b, k] = np.mean(v_v)
+        density[:, k], v_voronoi[:, k] = corridor_voronoi(pos, along, present, c)
     times = (np.arange(frames) + 1) * FRAME_INTERVAL
     return CounterflowResult(
         np.asarray(densities, float), times, order, shuffled, jammed, speed, density, v_voronoi

@@ -192,6 +192,24 @@ def _simulator(config: CrowdConfig, seeds: Sequence[int]) -> Simulator:
     return sim
 
 
+def corridor_voronoi(
+    pos: np.ndarray, speed: np.ndarray, present: np.ndarray, corridor: Corridor
+) -> tuple[np.ndarray, np.ndarray]:
+    """Voronoi density (/m^2) and speed (m/s) in ``corridor``'s measurement area, averaged over
+    the recorded frames of each seed's world. pos: (T, S, N, 2); speed, present: (T, S, N);
+    returns two (S,) arrays."""
+    c = corridor
+    area = Area(-c.area_length / 2, -c.width / 2, c.area_length / 2, c.width / 2)
+    domain = Area(-c.length / 2, -c.width / 2, c.length / 2, c.width / 2)
+    density, mean_speed = np.empty(pos.shape[1]), np.empty(pos.shape[1])
+    for b in range(pos.shape[1]):
+        rho_v, v_v = voronoi_density_speed(
+            pos[:, b], speed[:, b], area, domain, present[:, b], period=c.length
+        )
+        density[b], mean_speed[b] = np.mean(rho_v), np.mean(v_v)
+    return density, mean_speed
+
+
 def fundamental_diagram(
     behaviour: str,
     densities: Sequence[float],
@@ -206,8 +224,6 @@ def fundamental_diagram(
     direction, 0.5: two equal opposing flows); one world per seed, the same seeds at every
     density. A density at which the bodies cannot be placed gives NaN."""
     c = corridor
-    area = Area(-c.area_length / 2, -c.width / 2, c.area_length / 2, c.width / 2)
-    domain = Area(-c.length / 2, -c.width / 2, c.length / 2, c.width / 2)
     shape = (len(seeds), len(densities))
     out = {k: np.full(shape, np.nan) for k in ("density", "speed", "overlap", "depth_p95")}
     for k, rho in enumerate(densities):
@@ -235,12 +251,8 @@ def fundamental_diagram(
             pos[f] = s.pos
             speed[f] = walking_speed(s.vel, direction)
         present = np.broadcast_to(s.active[None], (frames, *s.active.shape))
+        out["density"][:, k], out["speed"][:, k] = corridor_voronoi(pos, speed, present, c)
         for b in range(len(seeds)):
-            rho_v, v_v = voronoi_density_speed(
-                pos[:, b], speed[:, b], area, domain, present[:, b], period=c.length
-            )
-            out["density"][b, k] = np.mean(rho_v)
-            out["speed"][b, k] = np.mean(v_v)
             depth = overlap_depths(pos[:, b], s.radius[b], present[:, b], period=c.length)
             out["depth_p95"][b, k] = np.percentile(depth, 95) if depth.size else 0.0
         out["overlap"][:, k] = overlaps / (frames * every * n)

@@ -54,9 +54,6 @@ HELD_OUT = MeasurementSet(
 )
 """Ten seeds, the densities and the door widths no calibration ran (out of sample)."""
 
-CALIBRATION_SEEDS = CALIBRATION.seeds
-HELD_OUT_SEEDS = HELD_OUT.seeds
-
 JAM_DENSITIES = (4.5, 5.0, 5.4)
 """Nominal densities (/m^2) up to Weidmann's jam density where the crowd must not walk back."""
 

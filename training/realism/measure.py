@@ -58,6 +58,14 @@ def _frames(pos: np.ndarray, present: np.ndarray | None) -> tuple[np.ndarray, np
     return pos, present & np.all(np.isfinite(pos), axis=2)
 
 
+def nearest_image(dx: np.ndarray, period: float) -> np.ndarray:
+    """Differences along x (any shape) taken at the nearest image of a scene periodic over
+    ``period`` (m); unchanged when ``period <= 0``."""
+    if period > 0:
+        return dx - period * np.floor(dx / period + 0.5)
+    return dx
+
+
 def walking_speed(vel: np.ndarray, direction: np.ndarray | None = None) -> np.ndarray:
     """Speed of every walker in every frame: ``|v|``, or the component of ``v`` along its unit
     walking ``direction`` ((N, 2) or (T, N, 2)) when given. vel: (T, N, 2); returns (T, N)."""
@@ -201,9 +209,8 @@ def line_crossings(
     for t in range(pos.shape[0] - 1):
         ok = present[t] & present[t + 1]
         x0 = pos[t, :, 0]
-        dx = pos[t + 1, :, 0] - x0
+        dx = nearest_image(pos[t + 1, :, 0] - x0, period)
         if period > 0:
-            dx = dx - period * np.floor(dx / period + 0.5)
             k0 = np.floor((x0 - x_line) / period)
             k1 = np.floor((x0 + dx - x_line) / period)
         else:
@@ -236,9 +243,7 @@ def overlap_depths(
     reach = (radius[:, None] + radius[None, :])[iu]
     out = []
     for t in range(pos.shape[0]):  # frames are few; each is one (N, N) array
-        dx = pos[t, None, :, 0] - pos[t, :, None, 0]
-        if period > 0:
-            dx = dx - period * np.floor(dx / period + 0.5)
+        dx = nearest_image(pos[t, None, :, 0] - pos[t, :, None, 0], period)
         dy = pos[t, None, :, 1] - pos[t, :, None, 1]
         depth = reach - np.hypot(dx, dy)[iu]
         both = (present[t][:, None] & present[t][None, :])[iu]
@@ -285,9 +290,7 @@ def lane_order(
     pos: (N, 2); direction: (N,) of +-1."""
     pos = np.asarray(pos, float)
     sign = np.asarray(direction, float)
-    dx = pos[None, :, 0] - pos[:, None, 0]
-    if period > 0:
-        dx = dx - period * np.floor(dx / period + 0.5)
+    dx = nearest_image(pos[None, :, 0] - pos[:, None, 0], period)
     dy = pos[None, :, 1] - pos[:, None, 1]
     near = (np.abs(dy) < half_width) & (np.abs(dx) < reach)  # the diagonal: i itself
     same = np.sum(near & (sign[None, :] == sign[:, None]), axis=1)
