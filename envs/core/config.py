@@ -67,9 +67,13 @@ class CrowdConfig:
     ``"previous_velocity"``: a learner's test moves every other body along its velocity at the
     start of the step against the learner's new velocity, CrowdNav's rule; it needs
     ``swept_collisions``), ``pedestrians_at_goal``
-    (``"turn_back"``: start and goal swap; ``"stop"``: they stay at their goals, as in CrowdNav).
+    (``"turn_back"``: start and goal swap; ``"stop"``: they stay at their goals, as in CrowdNav;
+    ``"replace"``: a new pedestrian takes their place on the scene's goal ring, as in DS-RNN and
+    CrowdNav++, ``envs.core.goal_ring``).
     Observations: ``obs_neighbours`` (K nearest bodies), ``obs_obstacles``, ``obs_walls``,
-    ``obs_waypoints``, ``sensing_radius`` (m; farther bodies are masked), ``dict_obs``.
+    ``obs_waypoints``, ``sensing_radius`` (m; the crowd's perception range, and the learners'
+    unless ``obs_range``, m of surface gap, > 0 sets theirs: farther bodies are masked),
+    ``dict_obs``.
     Rewards (weights; see ``envs.core.rewards``): ``reward_progress`` (per metre of progress),
     ``reward_arrival``, ``reward_collision``, ``reward_discomfort`` (per metre of intrusion per
     second), ``discomfort_distance`` (m, surface gap), ``discomfort_on_arrival`` (the arrival
@@ -121,6 +125,7 @@ class CrowdConfig:
     obs_walls: int = 2
     obs_waypoints: int = 2
     sensing_radius: float = 6.0
+    obs_range: float = 0.0
     dict_obs: bool = False
     reward_progress: float = 0.1
     reward_arrival: float = 1.0
@@ -207,6 +212,7 @@ RANGES: dict[str, tuple[float, float, bool, str]] = {
     "max_turn_rate": (0.0, 4.0 * math.pi, True, "rad/s"),
     "goal_tolerance": (0.0, 10.0, True, "m"),
     "sensing_radius": (0.0, 1000.0, True, "m"),
+    "obs_range": (0.0, 1000.0, False, "m of surface gap; 0: sensing_radius"),
     "reward_progress": (0.0, 1e6, False, "per metre of progress"),
     "reward_arrival": (0.0, 1e6, False, "a bonus"),
     "reward_collision": (-1e6, 0.0, False, "a penalty"),
@@ -242,7 +248,7 @@ BOOLEANS = (
     "dict_obs",
 )
 
-PEDESTRIANS_AT_GOAL = ("turn_back", "stop")
+PEDESTRIANS_AT_GOAL = ("turn_back", "stop", "replace")
 COLLISION_SWEEPS = ("actual", "previous_velocity")
 
 
@@ -413,6 +419,54 @@ _CROWDNAV = CrowdConfig(
     reward_time=0.0,
 )
 
+# CrowdNav++'s setting (Liu et al. 2023, Shuijing725/CrowdNav_Prediction_AttnGraph's config.py),
+# rule for rule where crowdsteer has the rule (docs/crowdnav.md lists the rest): the robot walks
+# between random points of a 12 m square arena through 20 ORCA humans who cross a ring of radius
+# 6 sqrt 2, with radii and speeds drawn per human, change goals with probability 0.5 every 5 s,
+# are replaced by new ones on arrival and do not see the robot (``crowdnav_arena``); the robot
+# observes the humans within 5 m (surface gap), the humans' ORCA every body within 10 m; dt
+# 0.25 s, the episode times out when 49 s have passed (195 steps); collisions and arrivals are
+# tested at the end of each step, velocities change at once; ORCA as the code's RVO2 set-up:
+# 0.15 m of safety space plus 0.01 m on every radius, time horizons 5 s, the preferred speed
+# min(1, v_pref, distance / 1 s) (the code asks every agent for 1 m/s); the social force of its
+# robot baseline: relaxation 1 s, 2 m/s^2 of repulsion over 1 m (the code's KI, A and B for a
+# unit mass); its reward: -20 on a collision, +10 on arrival, (gap - 0.25) * 10 * dt when the
+# nearest body is nearer than 0.25 m, 2 per metre of progress.
+_CROWDNAV_PP = CrowdConfig(
+    scenario="crowdnav_arena",
+    scenario_params={
+        "randomize_attributes": 1,
+        "goal_change_interval": 5.0,
+        "goal_change_chance": 0.5,
+    },
+    n_learners=1,
+    n_pedestrians=20,
+    n_flock=0,
+    radius=0.3,
+    v_pref=1.0,
+    pedestrian_behaviour="orca",
+    learners_visible=False,
+    dt=0.25,
+    max_steps=195,
+    max_accel=100.0,
+    swept_collisions=False,
+    pedestrians_at_goal="replace",
+    obs_neighbours=20,
+    sensing_radius=10.0,
+    obs_range=5.0,
+    steering_params={
+        "orca": {"safety_margin": 0.16, "arrive_time": 1.0, "speed_cap": 1.0},
+        "social_force": {"tau": 1.0, "A": 2.0, "B": 1.0, "mass": 1.0},
+    },
+    reward_progress=2.0,
+    reward_arrival=10.0,
+    reward_collision=-20.0,
+    reward_discomfort=10.0,
+    discomfort_distance=0.25,
+    discomfort_on_arrival=False,
+    reward_time=0.0,
+)
+
 REALISTIC_CONTACT_ITERATIONS = 20
 """Body contact sweeps of ``realistic_crowd``: enough to keep the 95th percentile of the
 interpenetration of bodies in contact below 1 cm up to Weidmann's jam density, 5.4 /m^2
@@ -457,5 +511,6 @@ PRESETS: dict[str, CrowdConfig] = {
     "crowdnav": _CROWDNAV,
     # CrowdNav's visible setting: the humans see the robot and avoid it as one of their own
     "crowdnav_visible": replace(_CROWDNAV, learners_visible=True),
+    "crowdnav_pp": _CROWDNAV_PP,
     "realistic_crowd": _REALISTIC_CROWD,
 }

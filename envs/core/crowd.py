@@ -7,7 +7,8 @@ as a zero-radius obstacle) into neighbour rows and steers through the behaviour 
 recording its steering vectors when the step keeps a trace. A pedestrian with a waypoint path
 aims at the projected path-following target instead of its goal. On reaching its goal a
 pedestrian turns back: start and goal swap (and its path reverses), so the crowd keeps moving
-for the whole episode; with ``pedestrians_at_goal="stop"`` it keeps its goal and stays there.
+for the whole episode; with ``pedestrians_at_goal="stop"`` it keeps its goal and stays there (and
+with ``"replace"`` the scene's goal ring replaces it, ``goal_ring``).
 With ``walk_backwards=False`` a pedestrian's desired velocity loses any part pointing back from
 its target (``no_backward_step``), so a packed crowd stands still instead of walking backwards.
 Flock units are unicycles at cruising speed, turned by the flocking lateral force.
@@ -392,7 +393,7 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
                 n, n_bodies = gather_neighbours(b, i, s, grid, reach, see_learners, scratch)
             px = pos[b, i, 0]
             py = pos[b, i, 1]
-            if kind[b, i] == PEDESTRIAN and not params.pedestrians_stop:
+            if kind[b, i] == PEDESTRIAN and not (params.pedestrians_stop or params.ring.respawn):
                 _renew_goal(b, i, s, params.goal_tolerance)
             if kind[b, i] == PEDESTRIAN:
                 tx = s.goal[b, i, 0]

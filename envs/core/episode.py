@@ -29,7 +29,8 @@ class Episode(NamedTuple):
     ``start, goal, vel, heading: (n, 2)`` (``heading``: unit vectors); ``radius, v_pref: (n,)``;
     ``kind, behaviour: (n,) int``
     (behaviour -1: the configuration's); ``path: (n, P', 2)`` with ``path_len: (n,)``; obstacles
-    ``obstacle_pos: (m, 2)``, ``obstacle_radius: (m,)``; walls ``(w, 2, 2)``; ``bounds: (4,)``."""
+    ``obstacle_pos: (m, 2)``, ``obstacle_radius: (m,)``; walls ``(w, 2, 2)``; ``bounds: (4,)``;
+    ``rng_key``: the key of the world's draws during the episode (``goal_ring``)."""
 
     n_learners: int
     n_pedestrians: int
@@ -48,6 +49,7 @@ class Episode(NamedTuple):
     obstacle_radius: np.ndarray
     walls: np.ndarray
     bounds: np.ndarray
+    rng_key: int
 
 
 @bundle
@@ -151,6 +153,7 @@ def write_world(b, state, buffers, episode, slots):
     s.target_vel[b, 0] = 0.0
     s.target_vel[b, 1] = 0.0
     s.step_count[b] = 0
+    s.rng_key[b] = ep.rng_key
     for i in range(nn):  # every slot, as the progress reward reads them
         dx = s.goal[b, i, 0] - s.pos[b, i, 0]
         dy = s.goal[b, i, 1] - s.pos[b, i, 1]

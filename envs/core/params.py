@@ -17,6 +17,7 @@ from crowdsteer.envs.steering.path_follow import PathFollowParams
 from crowdsteer.envs.steering.registry import NAMES
 
 from .behaviours import FLOCK_TARGETS, FLOCK_VIEWS
+from .goal_ring import GoalRing
 from .rewards import RewardSettings, reward_settings
 from .sensing import ObserveSettings
 from .steering_params import steering_param_set
@@ -37,6 +38,9 @@ class StepParams(NamedTuple):
     ``contact_iterations``: sweeps of the body contact's projection per step (0: bodies may
     overlap; ``body_contact``). ``walk_backwards``: a pedestrian's desired velocity may point
     back from its target (False: that part is dropped, ``crowd.no_backward_step``).
+    ``ring``: the rules of goals that move during the episode (``goal_ring``; radius 0: none).
+    ``obs_radius`` (m): the learners' observation range, as a surface gap (``sensing_radius``,
+    the crowd's, unless ``obs_range`` sets its own).
     """
 
     dt: float
@@ -62,16 +66,33 @@ class StepParams(NamedTuple):
     flock: bool = True
     contact_iterations: int = 0
     walk_backwards: bool = True
+    ring: GoalRing = GoalRing()
+    obs_radius: float = 6.0
 
 
 def step_params(
-    config: Any, period_x: tuple[float, float] | None = None, flock: bool = True
+    config: Any,
+    period_x: tuple[float, float] | None = None,
+    flock: bool = True,
+    ring: GoalRing | None = None,
 ) -> StepParams:
     """The step's parameters for a ``CrowdConfig``; ``period_x = (x0, x1)``: the scenario's
     scene repeats along x over ``[x0, x1)`` (None: it does not); ``flock``: the worlds have flock
-    slots."""
+    slots; ``ring``: the scenario's ``GoalRing`` (None: its goals do not move). ``ValueError``
+    when ``pedestrians_at_goal="replace"`` finds no ring to replace pedestrians on."""
     c = config
     steer = steering_param_set(c)
+    replace = c.pedestrians_at_goal == "replace"
+    if replace and ring is None:
+        raise ValueError(
+            "pedestrians_at_goal='replace' needs a scenario whose goals move on a ring "
+            "(scenario='crowdnav_arena'); use 'turn_back' or 'stop' with this scenario"
+        )
+    if ring is None:
+        ring = GoalRing()
+    else:  # a change every interval (the code tests global_time % interval == 0)
+        steps = round(ring.change_interval / c.dt) if ring.change_interval > 0.0 else 0
+        ring = GoalRing(*ring)._replace(respawn=replace, change_steps=max(int(steps), 0))
     return StepParams(
         dt=float(c.dt),
         max_steps=int(c.max_steps),
@@ -98,4 +119,6 @@ def step_params(
         flock=bool(flock),
         contact_iterations=int(c.contact_iterations),
         walk_backwards=bool(c.walk_backwards),
+        ring=ring,
+        obs_radius=float(c.obs_range if c.obs_range > 0.0 else c.sensing_radius),
     )

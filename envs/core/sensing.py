@@ -6,8 +6,9 @@ same observation. One flat float32 vector per learner, laid out as ``layout`` de
 learner's own state, then the K nearest bodies, O nearest obstacles, W nearest walls and P
 waypoints, each entry written at its named offset.
 
-Absent entries are zeros with a zero present flag. Bodies, obstacles and walls beyond
-``sensing_radius`` (surface distance) are absent. Neighbours with equal gaps are ordered by body
+Absent entries are zeros with a zero present flag. Bodies, obstacles and walls beyond the
+learners' observation range (``StepParams.obs_radius``, a surface distance: ``sensing_radius``
+unless ``obs_range`` sets its own) are absent. Neighbours with equal gaps are ordered by body
 index; worlds of more than ``DENSE_MAX_BODIES`` bodies find them through a uniform grid, with
 the same result as a scan of every body. Positions are clipped to +-``POS_CLIP`` m,
 velocities to +-``VEL_CLIP`` m/s, so every observation lies inside its documented ``Box``.
@@ -179,7 +180,7 @@ def observe_worlds(lo, hi, state, which, params, out, scratch):
     obstacle_pos, obstacle_radius = state.obstacle_pos, state.obstacle_radius
     obstacle_active, walls, wall_active = state.obstacle_active, state.walls, state.wall_active
     step_count, frame = state.step_count, state.goal_frame
-    max_steps, sensing_radius = params.max_steps, params.sensing_radius
+    max_steps, sensing_radius = params.max_steps, params.obs_radius
     counts = params.observe
     n_neighbours, n_obstacles = counts.n_neighbours, counts.n_obstacles
     n_walls, n_waypoints = counts.n_walls, counts.n_waypoints

@@ -94,7 +94,9 @@ class Simulator:
         self.rngs = [np.random.default_rng() for _ in range(num_worlds)]
         # the next numbered test case of each world (scenarios with test cases; None: drawn)
         self.next_case: list[int | None] = [None] * num_worlds
-        self.params: StepParams = step_params(config, probe.period_x, flock=self.counts.flock > 0)
+        self.params: StepParams = step_params(
+            config, probe.period_x, flock=self.counts.flock > 0, ring=probe.goal_ring
+        )
         chunks = min(num_worlds, PARALLEL_CHUNKS) if self.parallel else 1
         self._ranges = [
             (c * num_worlds // chunks, (c + 1) * num_worlds // chunks) for c in range(chunks)
@@ -175,6 +177,7 @@ class Simulator:
             obstacle_radius=np.ascontiguousarray(spec.obstacle_radius, np.float64).reshape(-1),
             walls=np.ascontiguousarray(spec.walls, np.float64).reshape(-1, 2, 2),
             bounds=np.asarray(spec.bounds, np.float64),
+            rng_key=np.int64(spec.rng_key),
         )
         args = (b, self.state, self.buffers, episode, self._slots)
         if self._write_entry is None:

@@ -43,7 +43,9 @@ class WorldState(NamedTuple):
     (the roaming point chased by flock leaders). Clock: ``step_count: (B,)``. Scene:
     ``bounds: (B, 4)`` as ``(x0, y0, x1, y1)``, which flock units never leave. Derived:
     ``goal_frame: (B, N, 6)``, each learner's last goal frame (cosine, sine) with the position and
-    goal it was computed from (``sensing.goal_frame``; NaN until first computed).
+    goal it was computed from (``sensing.goal_frame``; NaN until first computed). Draws during the
+    episode: ``rng_key: (B,) int64``, the key of each world's counter-based draws (drawn with its
+    scene; ``goal_ring``).
     """
 
     pos: np.ndarray
@@ -73,6 +75,7 @@ class WorldState(NamedTuple):
     step_count: np.ndarray
     bounds: np.ndarray
     goal_frame: np.ndarray
+    rng_key: np.ndarray
 
     @classmethod
     def empty(
@@ -110,6 +113,7 @@ class WorldState(NamedTuple):
             step_count=np.zeros(b, np.int64),
             bounds=np.zeros((b, 4), f),
             goal_frame=np.full((b, n, 6), np.nan, f),
+            rng_key=np.zeros(b, np.int64),
         )
 
     def heading_angle(self) -> np.ndarray:

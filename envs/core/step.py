@@ -27,6 +27,8 @@ call (:func:`fused_step`) for a serial batch, or stage by stage otherwise:
       a learner that runs into a body still collides;
    d. **events**: the learners' progress, arrivals and collisions (``events.learner_events_steps``),
       and the world's clock;
+   e. **moving goals** (a scene with a goal ring): pedestrians change goals and are replaced on
+      arrival (``goal_ring.ring_goals_worlds``);
 3. **rewards and flags** (``learners.finish_step``): reward terms, their sum, terminated and
    truncated;
 4. **observe** (``sensing.observe_worlds``): the learners' observations.
@@ -47,6 +49,7 @@ from .collisions import collisions_worlds, learner_collisions_previous_velocity
 from .crowd import crowd_worlds
 from .dynamics import kinematics_worlds, move_worlds
 from .events import learner_events_steps
+from .goal_ring import ring_goals_worlds
 from .learners import clip_actions, finish_step, learner_desired_velocity
 from .periodic import collisions_periodic, wrap_world
 from .sensing import observe_worlds
@@ -92,6 +95,7 @@ def world_step(lo, hi, state, buffers, params, scratch):
     step_count = state.step_count
     for b in range(lo, hi):  # d. events (above) and the clock
         step_count[b] += 1
+    ring_goals_worlds(lo, hi, state, params.ring)  # e. moving goals
     return faults
 
 

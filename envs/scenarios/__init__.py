@@ -7,6 +7,7 @@ from . import (  # noqa: F401  (registration side effects)
     config_checks,
     corridor,
     crossing_flows,
+    crowdnav_arena,
     crowdnav_circle,
     obstacle_field,
     path_course,

@@ -79,7 +79,8 @@ class ScenarioSpec:
     obstacle_pos: (m, 2), obstacle_radius: (m,); walls: (w, 2, 2); bounds: (xmin, ymin, xmax, ymax)
     of the walkable area (camera and the flock's roaming target use it); period_x: ``(x0, x1)``
     when the scene repeats along x over that interval (a periodic world, ``envs.core.periodic``),
-    None when it does not.
+    None when it does not; goal_ring: the ``GoalRing`` rules of a scene whose goals move during
+    the episode (None: none), with rng_key, the key of the world's draws that follow them.
     """
 
     start: np.ndarray
@@ -95,6 +96,8 @@ class ScenarioSpec:
     obstacle_radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
     walls: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 2)))
     period_x: tuple[float, float] | None = None
+    goal_ring: Any = None
+    rng_key: int = 0
 
     def __post_init__(self) -> None:
         n = len(self.start)

@@ -44,6 +44,8 @@ class OrcaParams(NamedTuple):
     safety_margin: float = 0.0  # m added to every radius (CrowdNav's RVO2 set-up: 0.01)
     arrive_time: float = 0.0  # s; the preferred speed falls to stop on the target within this
     # time (v_pref * min(1, distance / (v_pref * arrive_time))); 0: within one time step
+    speed_cap: float = 0.0  # m/s; > 0: the preferred speed is at most this (CrowdNav's code
+    # asks every agent for 1 m/s, whatever its own preferred speed); 0: no cap
 
 
 ORCA_RANGES = {
@@ -52,6 +54,7 @@ ORCA_RANGES = {
     "lp_epsilon": Range(1e-12, 0.1, "parallel-line tolerance of the linear programs"),
     "safety_margin": Range(0.0, 10.0, "m added to every radius"),
     "arrive_time": Range(0.0, 100.0, "s; the preferred speed stops on the target within it"),
+    "speed_cap": Range(0.0, 100.0, "m/s; the preferred speed is at most this (0: no cap)"),
 }
 """Allowed values of ``OrcaParams``' fields. ``time_step`` is not among them: in the environment
 it is the simulation's ``dt``."""

@@ -94,10 +94,12 @@ def _overlaps(sim: Simulator, b: int) -> list[str]:
 
 
 # a crowded draw of each scenario (path_course's start zones hold fewer walkers; crowdnav_circle
-# is CrowdNav's protocol: one robot, and its spawn rule fits at most 6 humans on a 4 m circle)
+# is CrowdNav's protocol: one robot, and its spawn rule fits at most 6 humans on a 4 m circle;
+# crowdnav_arena is CrowdNav++'s, one robot among 20 humans)
 CROWDED = {name: (3, 8, 4) for name in SCENARIOS} | {
     "path_course": (1, 5, 4),
     "crowdnav_circle": (1, 6, 4),
+    "crowdnav_arena": (1, 20, 0),
     "periodic_corridor": (3, 8, 0),  # measurement scenarios: walkers only
     "bottleneck_flow": (3, 8, 0),
 }

@@ -82,8 +82,9 @@ def _learners(name: str) -> int:
     return 3 if name in ("symmetric_obstacles", "two_walkers") else 1
 
 
-# the measurement scenarios hold walkers only (flock units are refused, naming n_flock)
-WALKERS_ONLY = {"bottleneck_flow", "periodic_corridor"}
+# the measurement scenarios and CrowdNav++'s arena hold walkers only (flock units are refused,
+# naming n_flock)
+WALKERS_ONLY = {"bottleneck_flow", "periodic_corridor", "crowdnav_arena"}
 
 CAP = 400  # search limit: two_walkers has no room limit of its own (pairs get cells of their own)
 
@@ -177,6 +178,7 @@ def test_dense_draws_are_deterministic_with_the_full_rejection_rounds(name):
 SIZES = {
     "circle_crossing": {"circle_radius": (1.0, 8.0), "noise": (0.0, 1.0)},
     "crowdnav_circle": {"circle_radius": (2.0, 8.0), "spawn_gap": (0.0, 0.5)},
+    "crowdnav_arena": {"circle_radius": (6.0, 12.0), "start_noise": (0.0, 3.0)},
     "square_crossing": {"width": (2.0, 12.0)},
     "corridor": {"length": (7.0, 16.0), "width": (1.0, 5.0), "end_zone": (0.5, 3.0)},
     "crossing_flows": {"size": (6.0, 14.0), "lane_width": (0.8, 4.0), "start_depth": (0.5, 2.5)},

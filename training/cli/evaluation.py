@@ -1,4 +1,4 @@
-"""Commands that score policies: ``evaluate`` and ``benchmark``."""
+"""Commands that score policies: ``evaluate``, ``benchmark`` and ``crowdnav-pp``."""
 
 from __future__ import annotations
 
@@ -20,8 +20,15 @@ def _benchmark(args: argparse.Namespace) -> int:
     return benchmark_cli(args)
 
 
+def _crowdnav_pp(args: argparse.Namespace) -> int:
+    from ..evaluation.crowdnav_pp import crowdnav_pp_cli
+
+    return crowdnav_pp_cli(args)
+
+
 def add_evaluation_commands(commands: Commands) -> None:
-    """``evaluate`` and ``benchmark``."""
+    """``evaluate``, ``benchmark`` and ``crowdnav-pp``."""
+    add_crowdnav_pp_command(commands)
     scenarios = ca.scenario_choices()
     policies = ca.policy_names()
     policy_help = ca.policy_help()
@@ -54,8 +61,18 @@ def add_evaluation_commands(commands: Commands) -> None:
     p.add_argument(
         "--test-cases",
         action="store_true",
-        help="play CrowdNav's numbered test cases (scenario crowdnav_circle): episode e plays "
-        "case --seed + e; CrowdNav's test set is --seed 0 --episodes 500",
+        help="play the numbered test cases of scenario crowdnav_circle (CrowdNav's) or "
+        "crowdnav_arena (CrowdNav++'s): episode e plays case --seed + e; their test sets are "
+        "--seed 0 --episodes 500",
+    )
+    p.add_argument(
+        "--scenario-param",
+        action="append",
+        type=ca.scenario_param,
+        default=None,
+        metavar="NAME=VALUE",
+        help="set one of the scenario's parameters (repeatable), over the preset's, e.g. "
+        "--scenario-param randomize_attributes=0",
     )
     p.add_argument(
         "--pedestrian-behaviour",
@@ -120,3 +137,36 @@ def add_evaluation_commands(commands: Commands) -> None:
         action="store_true",
         help="skip the runs a killed benchmark with the same options finished (OUT/.partial)",
     )
+
+
+def add_crowdnav_pp_command(commands: Commands) -> None:
+    """``crowdnav-pp``: CrowdNav++'s scripted rows beside the code's."""
+    p = commands.add(
+        "crowdnav-pp",
+        _crowdnav_pp,
+        "CrowdNav++'s test: scripted robots beside the code's own rows",
+        "Runs the scripted robots on preset crowdnav_pp's numbered test cases (CrowdNav++'s,\n"
+        "Liu et al. 2023) and prints the code's metrics beside the rows of its test logs,\n"
+        "with 95 % intervals: success, collision, timeout, navigation time, path length,\n"
+        "intrusion ratio and the distance during intrusions.",
+    )
+    p.add_argument(
+        "--policies",
+        nargs="+",
+        type=ca.policy,
+        default=["orca", "social_force"],
+        help="the policies run (default: the code's two scripted robots)",
+    )
+    p.add_argument(
+        "--setting",
+        choices=("crowdnav_pp", "fixed"),
+        default="crowdnav_pp",
+        help="crowdnav_pp: the preset (radii and speeds drawn per human, goals changed every 5 s; "
+        "the code's ORCA log); fixed: humans of one size and speed who keep their goals (its "
+        "social-force log)",
+    )
+    p.add_argument(
+        "--episodes", type=ca.int_at_least(1), default=500, help="test episodes run (the code: 500)"
+    )
+    ca.add_seed_option(p)
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")

@@ -13,6 +13,7 @@ SCENARIOS = (
     "circle_crossing",
     "corridor",
     "crossing_flows",
+    "crowdnav_arena",
     "crowdnav_circle",
     "obstacle_field",
     "path_course",
@@ -23,7 +24,7 @@ SCENARIOS = (
 )
 """``crowdsteer.envs.scenarios.scenario_names()``."""
 
-PRESETS = ("default", "crowdnav", "crowdnav_visible", "realistic_crowd")
+PRESETS = ("default", "crowdnav", "crowdnav_visible", "crowdnav_pp", "realistic_crowd")
 """``crowdsteer.envs.PRESETS``."""
 
 POLICIES = (

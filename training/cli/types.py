@@ -124,6 +124,19 @@ def add_scenario_option(
     )
 
 
+def scenario_param(text: str) -> tuple[str, float]:
+    """``NAME=VALUE`` as ``(name, number)``: a scenario parameter given on the command line
+    (its name and range are checked with the configuration)."""
+    name, sep, value = text.partition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        number = None
+    if not (sep and name and number is not None):
+        raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE with a number VALUE")
+    return name, int(number) if number.is_integer() and "." not in value else number
+
+
 def add_preset_option(parser: argparse.ArgumentParser) -> None:
     """``--preset NAME``, one of the configuration presets (None: the environment's defaults)."""
     parser.add_argument(
@@ -133,7 +146,8 @@ def add_preset_option(parser: argparse.ArgumentParser) -> None:
         help="a preset configuration: "
         + ", ".join(names.PRESETS)
         + " (crowdnav: the CrowdNav standard test, invisible robot; crowdnav_visible: the "
-        "humans see it; realistic_crowd: pedestrians calibrated on measured crowds)",
+        "humans see it; crowdnav_pp: CrowdNav++'s 20 goal-changing humans, partial view; "
+        "realistic_crowd: pedestrians calibrated on measured crowds)",
     )
 
 

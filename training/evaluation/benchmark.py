@@ -22,7 +22,9 @@ otherwise (dt 0.25 s, 100 steps, collisions end a learner's episode). Scenes bui
 situation use their own counts (``SCENARIO_CONFIG``): ``symmetric_obstacles`` 3 learners in
 separate lanes and no pedestrians (they would break the symmetry), ``two_walkers`` one crossing
 pair of 2 learners and no pedestrians, ``crowdnav_circle`` CrowdNav's test (``preset="crowdnav"``:
-one robot among 5 ORCA humans that do not see it; episode seed ``s`` plays its test case ``s``).
+one robot among 5 ORCA humans that do not see it; episode seed ``s`` plays its test case ``s``),
+``crowdnav_arena`` CrowdNav++'s (``preset="crowdnav_pp"``: one robot among 20 ORCA humans who
+change goals and are replaced on arrival; episode seed ``s`` plays its test case ``s``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from .evaluate import evaluate, policy_label
 from .metrics import Estimate
 
 DEFAULT_EPISODES = 200
-"""Episodes per (scenario, policy) by default: the full run (9 scenarios x 8 baselines, 14 400
+"""Episodes per (scenario, policy) by default: the full run (11 scenarios x 8 baselines, 17 600
 episodes) takes under a minute on one CPU core."""
 
 BENCHMARK_CONFIG: dict[str, Any] = {
@@ -64,6 +66,19 @@ SCENARIO_CONFIG: dict[str, dict[str, Any]] = {
         "n_pedestrians": 5,
         "pedestrian_behaviour": "orca",
         "scenario_params": {"test_cases": 1},
+    },
+    # CrowdNav++'s: its preset, one robot among 20 ORCA humans who change goals, its test cases
+    "crowdnav_arena": {
+        "preset": "crowdnav_pp",
+        "n_learners": 1,
+        "n_pedestrians": 20,
+        "pedestrian_behaviour": "orca",
+        "scenario_params": {
+            "randomize_attributes": 1,
+            "goal_change_interval": 5.0,
+            "goal_change_chance": 0.5,
+            "test_cases": 1,
+        },
     },
 }
 """Per-scenario overrides of ``BENCHMARK_CONFIG`` for scenes built around one situation."""

@@ -343,9 +343,16 @@ def evaluate_cli(args: Any) -> int:
     for key in ("n_learners", "n_pedestrians", "pedestrian_behaviour", "learners_visible"):
         if getattr(args, key, None) is not None:
             config[key] = getattr(args, key)
-    if getattr(args, "test_cases", False):
-        config["scenario_params"] = {"test_cases": 1}
     preset = getattr(args, "preset", None)
+    overrides = dict(getattr(args, "scenario_param", None) or [])
+    if getattr(args, "test_cases", False):
+        overrides["test_cases"] = 1
+    if overrides:  # on top of the preset's own parameters when it is for the same scenario
+        from crowdsteer.envs.core.config import PRESETS
+
+        base = PRESETS.get(preset) if preset is not None else None
+        same = base is not None and args.scenario in (None, base.scenario)
+        config["scenario_params"] = {**(base.scenario_params if same else {}), **overrides}
     cfg = make_config(args.scenario, preset=preset, **config)
     from crowdsteer.baselines.step_check import StepCheckPolicy
 

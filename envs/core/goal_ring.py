@@ -1,0 +1,189 @@
+"""Goals that move during the episode: the ring rules of DS-RNN and CrowdNav++.
+
+In the crowd simulator of Liu et al. (DS-RNN, ICRA 2021; CrowdNav++, ICRA 2023; ``crowd_sim.py``
+and ``crowd_sim_var_num.py`` of Shuijing725/CrowdNav_Prediction_AttnGraph) the humans keep the
+robot guessing: every ``change_steps`` steps each human draws, with probability
+``change_chance``, a new goal on the ring of radius ``radius`` (a ring point jittered by
+``+- goal_jitter * v_pref / 2`` per axis), and a human within its own radius of its goal is
+replaced by a new one, started on the ring (a ring point shifted by ``U(start_noise_low,
+start_noise_high)`` per axis) and walking to the antipode of its start, with a radius and a
+preferred speed drawn anew. Every draw is redone while the point lies nearer than the two radii
+plus ``gap`` to the position or the goal of another walker (the robot's included).
+
+The draws come from a counter-based generator (:func:`counter_uniform`): a hash of the world's
+key (``WorldState.rng_key``, drawn with its scene), the step, the body and the draw's number. A
+world's draws do not depend on the other worlds, the batch or the threads, so the same seed
+gives the same episode bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from crowdsteer.envs.kernels.bundle import bundle
+from crowdsteer.envs.kernels.jit import njit
+
+from .state import FLOCK, PEDESTRIAN
+
+MAX_DRAWS = 1000
+"""Rejected draws after which a goal change is dropped (the old goal kept) or a replacement
+waits for the next step."""
+
+RESPAWN_DRAWS = 1 << 20
+"""Draw numbers of a replacement start after those of a goal change (the same body and step)."""
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_2 = np.uint64(0x94D049BB133111EB)
+
+
+@bundle
+class GoalRing(NamedTuple):
+    """The ring rules; ``radius`` 0 switches them off (goals then move only as
+    ``pedestrians_at_goal`` says). Lengths in metres."""
+
+    radius: float = 0.0  # of the ring the goals and replacement starts are drawn on
+    goal_jitter: float = 1.0  # a new goal's jitter per axis: +- goal_jitter * v_pref / 2
+    start_noise_low: float = 0.0  # a replacement start's shift per axis: U(low, high)
+    start_noise_high: float = 0.0
+    gap: float = 0.0  # clearance beyond the two radii from every walker's position and goal
+    change_interval: float = 0.0  # s between goal changes (0: goals change only on arrival)
+    change_steps: int = 0  # the same in steps (``step_params`` sets it from the time step)
+    change_chance: float = 0.0  # probability that a human draws a new goal at a change
+    respawn: bool = False  # a human at its goal is replaced by a new one on the ring
+    radius_low: float = 0.0  # a replacement's radius: U(radius_low, radius_high)
+    radius_high: float = 0.0  # (radius_high <= radius_low: the old radius is kept)
+    v_pref_low: float = 0.0  # a replacement's preferred speed: U(v_pref_low, v_pref_high)
+    v_pref_high: float = 0.0  # (v_pref_high <= v_pref_low: the old speed is kept)
+
+
+@njit(cache=True, inline="always")
+def _mix(z):
+    """splitmix64's finaliser (Steele, Lea and Flood 2014): a bijection of uint64 that spreads
+    every input bit over every output bit."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX_1
+    z = (z ^ (z >> np.uint64(27))) * _MIX_2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True)
+def counter_uniform(key, step, body, draw):
+    """A uniform float in [0, 1) determined by ``(key, step, body, draw)`` alone (53 bits)."""
+    z = _mix(np.uint64(key) + _GOLDEN)
+    z = _mix(z ^ (np.uint64(step) * _GOLDEN))
+    z = _mix(z ^ (np.uint64(body) * _MIX_1))
+    z = _mix(z + np.uint64(draw) * _MIX_2)
+    return float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def _clear_of_walkers(b, i, x, y, r, state, gap):
+    """Whether ``(x, y)`` lies at least ``r + r_j + gap`` from the position and the goal of every
+    active walker ``j != i`` of world ``b``."""
+    s = state
+    for j in range(s.active.shape[1]):
+        if j == i or not s.active[b, j] or s.kind[b, j] == FLOCK:
+            continue
+        need = r + s.radius[b, j] + gap
+        need2 = need * need
+        dx = x - s.pos[b, j, 0]
+        dy = y - s.pos[b, j, 1]
+        if dx * dx + dy * dy < need2:
+            return False
+        dx = x - s.goal[b, j, 0]
+        dy = y - s.goal[b, j, 1]
+        if dx * dx + dy * dy < need2:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _change_goal(b, i, state, ring, step):
+    """Draw a new goal for human ``i`` on the ring (DS-RNN's ``update_human_goals_randomly``)."""
+    s = state
+    key = s.rng_key[b]
+    v = s.v_pref[b, i] if s.v_pref[b, i] > 0.0 else 1.0
+    jitter = ring.goal_jitter * v
+    for k in range(MAX_DRAWS):
+        d = 1 + 3 * k  # draw 0 decided whether to change
+        angle = counter_uniform(key, step, i, d) * 2.0 * math.pi
+        gx = ring.radius * math.cos(angle) + (counter_uniform(key, step, i, d + 1) - 0.5) * jitter
+        gy = ring.radius * math.sin(angle) + (counter_uniform(key, step, i, d + 2) - 0.5) * jitter
+        if _clear_of_walkers(b, i, gx, gy, s.radius[b, i], s, ring.gap):
+            s.goal[b, i, 0] = gx
+            s.goal[b, i, 1] = gy
+            return
+
+
+@njit(cache=True)
+def _replace(b, i, state, ring, step):
+    """Replace human ``i`` by a new one on the ring, walking to the antipode of its start
+    (CrowdNav++'s ``generate_circle_crossing_human`` on arrival)."""
+    s = state
+    key = s.rng_key[b]
+    d = RESPAWN_DRAWS
+    radius = s.radius[b, i]
+    if ring.radius_high > ring.radius_low:
+        u = counter_uniform(key, step, i, d)
+        radius = ring.radius_low + u * (ring.radius_high - ring.radius_low)
+    v_pref = s.v_pref[b, i]
+    if ring.v_pref_high > ring.v_pref_low:
+        u = counter_uniform(key, step, i, d + 1)
+        v_pref = ring.v_pref_low + u * (ring.v_pref_high - ring.v_pref_low)
+    spread = ring.start_noise_high - ring.start_noise_low
+    for k in range(MAX_DRAWS):
+        e = d + 2 + 3 * k
+        angle = counter_uniform(key, step, i, e) * 2.0 * math.pi
+        px = ring.radius * math.cos(angle)
+        py = ring.radius * math.sin(angle)
+        px += ring.start_noise_low + counter_uniform(key, step, i, e + 1) * spread
+        py += ring.start_noise_low + counter_uniform(key, step, i, e + 2) * spread
+        if not _clear_of_walkers(b, i, px, py, radius, s, ring.gap):
+            continue
+        s.pos[b, i, 0] = px
+        s.pos[b, i, 1] = py
+        s.start[b, i, 0] = px
+        s.start[b, i, 1] = py
+        s.goal[b, i, 0] = -px
+        s.goal[b, i, 1] = -py
+        s.vel[b, i, 0] = 0.0
+        s.vel[b, i, 1] = 0.0
+        norm = math.sqrt(px * px + py * py)
+        if norm > 0.0:  # facing its goal, as a body at reset
+            s.heading[b, i, 0] = -px / norm
+            s.heading[b, i, 1] = -py / norm
+        s.radius[b, i] = radius
+        s.v_pref[b, i] = v_pref
+        s.v_max[b, i] = v_pref
+        s.path_len[b, i] = 0
+        s.path_index[b, i] = 0
+        return
+
+
+@njit(cache=True)
+def ring_goals_worlds(lo, hi, state, ring):
+    """Apply the ring rules to the pedestrians of worlds ``lo <= b < hi`` after their step (the
+    clock already advanced): goal changes first, then replacements, as CrowdNav++'s step does."""
+    if ring.radius <= 0.0:
+        return
+    s = state
+    nn = s.active.shape[1]
+    for b in range(lo, hi):
+        step = s.step_count[b]
+        if ring.change_steps > 0 and step % ring.change_steps == 0:
+            for i in range(nn):
+                if not s.active[b, i] or s.kind[b, i] != PEDESTRIAN or s.v_pref[b, i] <= 0.0:
+                    continue
+                if counter_uniform(s.rng_key[b], step, i, 0) <= ring.change_chance:
+                    _change_goal(b, i, s, ring, step)
+        if ring.respawn:
+            for i in range(nn):
+                if not s.active[b, i] or s.kind[b, i] != PEDESTRIAN:
+                    continue
+                dx = s.goal[b, i, 0] - s.pos[b, i, 0]
+                dy = s.goal[b, i, 1] - s.pos[b, i, 1]
+                if dx * dx + dy * dy < s.radius[b, i] * s.radius[b, i]:
+                    _replace(b, i, s, ring, step)

@@ -1,0 +1,135 @@
+"""CrowdNav++'s simulation rules: its test cases, goals that change, humans replaced on arrival,
+the robot's sensor range."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import crowdsteer.envs  # noqa: F401  (registers the scenarios)
+from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs.core.config import PRESETS, CrowdConfig
+from crowdsteer.envs.core.goal_ring import counter_uniform
+from crowdsteer.envs.core.layout import NB_PRESENT
+from crowdsteer.envs.scenarios.base import BodyDefaults, Counts, make_params
+from crowdsteer.envs.scenarios.crowdnav_arena import test_case as arena_case
+
+COUNTS = Counts(1, 20, 0)
+RING = 6.0 * math.sqrt(2.0)
+
+
+def _batch(worlds=1, seed=0, **overrides):
+    base = PRESETS["crowdnav_pp"]
+    if "scenario_params" in overrides:
+        overrides["scenario_params"] = {**base.scenario_params, **overrides["scenario_params"]}
+    batch = make_batch(replace(base, **overrides), worlds)
+    batch.seed(seed)
+    batch.reset()
+    return batch
+
+
+def test_test_case_zero_is_the_codes_own_to_the_last_bit():
+    # CrowdSimVarNum (ORCA_no_rand config, seed 425) reset once: the robot and humans 0 and 19
+    spec = arena_case(0, COUNTS, BodyDefaults(), make_params("crowdnav_arena", {}))
+    assert spec.start[0].tolist() == [-5.591047398192249, -0.2709150284248505]
+    assert spec.goal[0].tolist() == [5.73786526137784, -0.1396424278408741]
+    assert spec.start[1].tolist() == [9.17341734501152, -0.1326648253006406]
+    assert spec.start[20].tolist() == [7.0703721907099695, -4.413193623631299]
+
+
+@pytest.mark.parametrize("randomize", [0, 1])
+def test_test_cases_follow_the_codes_rule(randomize):
+    params = make_params("crowdnav_arena", {"randomize_attributes": randomize})
+    for k in range(30):
+        spec = arena_case(k, COUNTS, BodyDefaults(), params)
+        robot, goal = spec.start[0], spec.goal[0]
+        assert np.all(np.abs([*robot, *goal]) <= 6.0) and np.linalg.norm(robot - goal) >= 8.0
+        humans, radius = spec.start[1:], spec.radius[1:]
+        assert np.array_equal(spec.goal[1:], -humans)
+        shift = humans - RING * humans / np.linalg.norm(humans, axis=1, keepdims=True)
+        assert np.all(np.linalg.norm(shift, axis=1) <= 2.0 * math.sqrt(2.0) + 1e-9)
+        if randomize:
+            assert np.all((radius >= 0.3) & (radius <= 0.5)) and np.ptp(radius) > 0
+            assert np.all((spec.v_pref[1:] >= 0.5) & (spec.v_pref[1:] <= 1.5))
+        else:
+            assert np.all(radius == 0.3)
+        placed = [(robot, 0.3), (goal, 0.3)]
+        for h, r in zip(humans, radius, strict=True):
+            assert all(np.linalg.norm(h - q) >= r + qr + 0.25 for q, qr in placed)
+            placed += [(h, r), (-h, r)]
+
+
+def test_counter_uniform_is_a_function_of_its_counters():
+    draws = np.array(
+        [counter_uniform(7, t, i, d) for t in range(20) for i in range(5) for d in (0, 1)]
+    )
+    assert np.all((draws >= 0.0) & (draws < 1.0))
+    assert len(np.unique(draws)) == draws.size
+    assert abs(draws.mean() - 0.5) < 0.08
+    assert counter_uniform(7, 3, 2, 1) == counter_uniform(7, 3, 2, 1)
+    assert counter_uniform(7, 3, 2, 1) != counter_uniform(8, 3, 2, 1)
+
+
+def test_goals_change_on_the_ring_every_interval_with_the_chance():
+    batch = _batch(worlds=8, seed=3, scenario_params={"goal_change_chance": 0.5})
+    s = batch.sim.state
+    changed_at = {}
+    zero = np.zeros((8, 1, 2))
+    for t in range(1, 41):
+        before_goal, before_start = s.goal.copy(), s.start.copy()
+        batch.sim.step(zero)
+        replaced = np.any(s.start != before_start, axis=-1)  # a new human, a new start
+        changed = np.any(s.goal != before_goal, axis=-1) & ~replaced
+        changed[:, 0] = False
+        changed_at[t] = changed
+    assert all(not changed_at[t].any() for t in changed_at if t not in (20, 40))
+    share = changed_at[20][:, 1:].mean()
+    assert 0.35 < share < 0.65  # 160 humans, chance 0.5
+    new = s.goal[changed_at[40]]
+    radius = np.linalg.norm(new, axis=-1)
+    assert np.all(np.abs(radius - RING) <= 1.5 / math.sqrt(2.0) + 1e-9)  # +- v_pref / 2 per axis
+
+
+def test_a_human_at_its_goal_is_replaced_on_the_ring():
+    batch = _batch(worlds=1, seed=5)
+    s = batch.sim.state
+    s.goal[0, 4] = s.pos[0, 4] + [0.05, 0.0]  # human 3 is at its goal
+    batch.sim.step(np.zeros((1, 1, 2)))
+    pos, goal = s.pos[0, 4], s.goal[0, 4]
+    assert np.array_equal(goal, -pos) and np.array_equal(s.vel[0, 4], [0.0, 0.0])
+    shift = pos - RING * pos / np.linalg.norm(pos)
+    assert np.linalg.norm(shift) <= 2.0 * math.sqrt(2.0) + 1e-9
+    assert 0.3 <= s.radius[0, 4] <= 0.5 and 0.5 <= s.v_pref[0, 4] <= 1.5
+    others = [j for j in range(21) if j != 4]  # clear of every start and goal when drawn
+    clear = s.radius[0, 4] + s.radius[0, others] + 0.25
+    assert np.all(np.linalg.norm(s.goal[0, others] - pos, axis=-1) >= clear)
+
+
+def test_replacing_needs_a_ring():
+    config = CrowdConfig(pedestrians_at_goal="replace")
+    with pytest.raises(ValueError, match="pedestrians_at_goal='replace'"):
+        make_batch(config, 1)
+
+
+def test_same_seed_same_episode_in_any_batch():
+    one = _batch(worlds=1, seed=11)
+    three = _batch(worlds=3, seed=9)  # its world 2 is seeded 11
+    for _ in range(60):
+        one.sim.step(np.full((1, 1, 2), 0.3))
+        three.sim.step(np.full((3, 1, 2), 0.3))
+    assert np.array_equal(one.sim.state.pos[0], three.sim.state.pos[2])
+    assert np.array_equal(one.sim.state.goal[0], three.sim.state.goal[2])
+    assert np.isfinite(three.sim.state.pos).all()
+
+
+def test_the_robot_sees_humans_within_its_sensor_range_only():
+    batch = _batch(worlds=4, seed=1)
+    s, obs = batch.sim.state, batch.obs
+    gaps = np.linalg.norm(s.pos[:, 1:] - s.pos[:, :1], axis=-1) - s.radius[:, 1:] - s.radius[:, :1]
+    neighbours = batch.layout.split(obs[:, 0])["neighbours"]  # (B, K, NEIGHBOUR_DIM)
+    seen = neighbours[..., NB_PRESENT]
+    assert np.array_equal(seen.sum(axis=1), (gaps <= 5.0).sum(axis=1))
+    assert (gaps > 5.0).any() and (gaps <= 5.0).any()
