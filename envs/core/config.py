@@ -420,18 +420,19 @@ _CROWDNAV = CrowdConfig(
 )
 
 # CrowdNav++'s setting (Liu et al. 2023, Shuijing725/CrowdNav_Prediction_AttnGraph's config.py),
-# rule for rule where crowdsteer has the rule (docs/crowdnav.md lists the rest): the robot walks
+# rule for rule where crowdsteer has the rule (docs/crowdnav_pp.md lists the rest): the robot walks
 # between random points of a 12 m square arena through 20 ORCA humans who cross a ring of radius
 # 6 sqrt 2, with radii and speeds drawn per human, change goals with probability 0.5 every 5 s,
 # are replaced by new ones on arrival and do not see the robot (``crowdnav_arena``); the robot
 # observes the humans within 5 m (surface gap), the humans' ORCA every body within 10 m; dt
 # 0.25 s, the episode times out when 49 s have passed (195 steps); collisions and arrivals are
 # tested at the end of each step, velocities change at once; ORCA as the code's RVO2 set-up:
-# 0.15 m of safety space plus 0.01 m on every radius, time horizons 5 s, the preferred speed
-# min(1, v_pref, distance / 1 s) (the code asks every agent for 1 m/s); the social force of its
-# robot baseline: relaxation 1 s, 2 m/s^2 of repulsion over 1 m (the code's KI, A and B for a
-# unit mass); its reward: -20 on a collision, +10 on arrival, (gap - 0.25) * 10 * dt when the
-# nearest body is nearer than 0.25 m, 2 per metre of progress.
+# bodies nearer than 10 m, 0.15 m of safety space plus 0.01 m on every radius, time horizons 5 s,
+# a velocity of speed min(1, distance / 1 s) asked of every agent whatever its own preferred
+# speed (its speed limit); the social force of its robot baseline: relaxation 1 s, 2 m/s^2 of
+# repulsion over 1 m (the code's KI, A and B for a unit mass); its reward: -20 on a collision,
+# +10 on arrival, (gap - 0.25) * 10 * dt when the nearest body is nearer than 0.25 m, 2 per metre
+# of progress.
 _CROWDNAV_PP = CrowdConfig(
     scenario="crowdnav_arena",
     scenario_params={
@@ -455,7 +456,12 @@ _CROWDNAV_PP = CrowdConfig(
     sensing_radius=10.0,
     obs_range=5.0,
     steering_params={
-        "orca": {"safety_margin": 0.16, "arrive_time": 1.0, "speed_cap": 1.0},
+        "orca": {
+            "safety_margin": 0.16,
+            "arrive_time": 1.0,
+            "pref_speed": 1.0,
+            "neighbour_dist": 10.0,
+        },
         "social_force": {"tau": 1.0, "A": 2.0, "B": 1.0, "mass": 1.0},
     },
     reward_progress=2.0,

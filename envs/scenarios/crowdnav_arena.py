@@ -120,7 +120,11 @@ def place(
     cos, sin, hypot, two_pi = math.cos, math.sin, math.hypot, 2.0 * math.pi
     for h in range(counts.pedestrians):
         radius, v_pref = body.radius, body.v_pref
-        if p.randomize_attributes:  # the code draws the speed first
+        if p.randomize_attributes:
+            # the code's Agent() draws ORCA's neighbour distance, U(5, 10) m, into the config
+            # all agents share (the last draw counts for everyone; not modelled: crowdsteer's
+            # humans sense sensing_radius), then the speed, then the radius
+            uniform()
             v_pref = RANDOM_V_PREF[0] + (RANDOM_V_PREF[1] - RANDOM_V_PREF[0]) * uniform()
             radius = RANDOM_RADIUS[0] + (RANDOM_RADIUS[1] - RANDOM_RADIUS[0]) * uniform()
         for _ in range(MAX_DRAWS):

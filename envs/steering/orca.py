@@ -44,8 +44,11 @@ class OrcaParams(NamedTuple):
     safety_margin: float = 0.0  # m added to every radius (CrowdNav's RVO2 set-up: 0.01)
     arrive_time: float = 0.0  # s; the preferred speed falls to stop on the target within this
     # time (v_pref * min(1, distance / (v_pref * arrive_time))); 0: within one time step
-    speed_cap: float = 0.0  # m/s; > 0: the preferred speed is at most this (CrowdNav's code
-    # asks every agent for 1 m/s, whatever its own preferred speed); 0: no cap
+    neighbour_dist: float = 0.0  # m between centres; > 0: only bodies nearer than this count
+    # (RVO2's neighborDist); 0: every body the steering senses
+    pref_speed: float = 0.0  # m/s; > 0: the velocity asked of the linear program has this speed
+    # (slowing within arrive_time on the target), the body's preferred speed staying its speed
+    # limit: CrowdNav's code asks every agent for 1 m/s, whatever its own; 0: its own speed
 
 
 ORCA_RANGES = {
@@ -54,7 +57,8 @@ ORCA_RANGES = {
     "lp_epsilon": Range(1e-12, 0.1, "parallel-line tolerance of the linear programs"),
     "safety_margin": Range(0.0, 10.0, "m added to every radius"),
     "arrive_time": Range(0.0, 100.0, "s; the preferred speed stops on the target within it"),
-    "speed_cap": Range(0.0, 100.0, "m/s; the preferred speed is at most this (0: no cap)"),
+    "neighbour_dist": Range(0.0, 1000.0, "m; only bodies nearer count (0: all sensed)"),
+    "pref_speed": Range(0.0, 100.0, "m/s; the speed asked for (0: the body's preferred speed)"),
 }
 """Allowed values of ``OrcaParams``' fields. ``time_step`` is not among them: in the environment
 it is the simulation's ``dt``."""
@@ -155,10 +159,15 @@ def orca_fill_lines(me: Body, sense: Senses, params: OrcaParams) -> int:
         lines[n, 2] = dx
         lines[n, 3] = dy
         n += 1
+    reach2 = params.neighbour_dist * params.neighbour_dist
     for j in range(n_nb):
+        rx = sense.pos[j, 0] - px
+        ry = sense.pos[j, 1] - py
+        if reach2 > 0.0 and rx * rx + ry * ry >= reach2:  # RVO2: neighbours nearer than this
+            continue
         dx, dy, ux, uy = _orca_line(
-            sense.pos[j, 0] - px,
-            sense.pos[j, 1] - py,
+            rx,
+            ry,
             vx - sense.vel[j, 0],
             vy - sense.vel[j, 1],
             radius + sense.radius[j] + 2.0 * params.safety_margin,

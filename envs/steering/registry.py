@@ -203,16 +203,18 @@ def steer_social_force(me, sense, params):
 @njit(cache=True, inline="always")
 def steer_orca(me, sense, params):
     """ORCA (van den Berg et al.): the feasible velocity closest to the preferred one, which
-    points at the target at the preferred speed (at most ``params.speed_cap`` when > 0) and slows
-    to stop on it within one step (or within ``params.arrive_time``)."""
+    points at the target at the preferred speed (``params.pref_speed`` when > 0, the preferred
+    speed then bounding the result) and slows to stop on it within one step (or within
+    ``params.arrive_time``)."""
     ex = me.tx - me.px
     ey = me.ty - me.py
     d = math.sqrt(ex * ex + ey * ey)
     ux, uy = normalize(ex, ey)
     slow = max(params.arrive_time, me.dt)
-    speed = me.v_pref * min(1.0, d / max(me.v_pref * slow, 1e-6))
-    if params.speed_cap > 0.0:
-        speed = min(speed, params.speed_cap)
+    if params.pref_speed > 0.0:  # asked for, whatever the body's own speed (its limit)
+        speed = min(params.pref_speed, d / slow)
+    else:
+        speed = me.v_pref * min(1.0, d / max(me.v_pref * slow, 1e-6))
     record(sense.trace, TRACE_FORCE, ux * speed, uy * speed)
     return orca_one(me, sense, ux * speed, uy * speed, params)
 
