@@ -55,10 +55,11 @@ DEMO_POLICY = {
     "symmetric_obstacles": "side_choice",
     "two_walkers": "right_of_way",
     "crowdnav_circle": "orca",
+    "crowdnav_arena": "orca",
 }
 """The scripted baseline whose learners arrive most often in each scene's demo crowd (success
-over 60 episodes of validation seeds 1000-1059; ``crowdnav_circle``: the CrowdNav test's best
-scripted row). Scenes not listed use cardioid."""
+over 60 episodes of validation seeds 1000-1059; ``crowdnav_circle`` and ``crowdnav_arena``: the
+CrowdNav and CrowdNav++ tests' best scripted rows). Scenes not listed use cardioid."""
 
 DEFAULT_SCENARIO = "circle_crossing"
 
