@@ -89,10 +89,10 @@ def goal_ring(p: CrowdnavArenaParams, body: BodyDefaults) -> GoalRing:
 
 
 def _bounds(p: CrowdnavArenaParams) -> tuple[float, float, float, float]:
-    """Every start and goal (and a body's width) inside: the ring, its shift, the arena."""
-    lo = -max(p.circle_radius + RANDOM_RADIUS[1], p.arena_size + 1.0)
-    hi = p.circle_radius + p.start_noise + RANDOM_RADIUS[1]
-    return (lo, lo, hi, hi)
+    """Every start and goal (and a body's width) inside: the shifted ring, its antipodes (the
+    goals), the arena."""
+    half = max(p.circle_radius + p.start_noise + RANDOM_RADIUS[1], p.arena_size + 1.0)
+    return (-half, -half, half, half)
 
 
 def place(
