@@ -68,8 +68,8 @@ class CrowdConfig:
     start of the step against the learner's new velocity, CrowdNav's rule; it needs
     ``swept_collisions``), ``pedestrians_at_goal``
     (``"turn_back"``: start and goal swap; ``"stop"``: they stay at their goals, as in CrowdNav;
-    ``"replace"``: a new pedestrian takes their place on the scene's goal ring, as in DS-RNN and
-    CrowdNav++, ``envs.core.goal_ring``).
+    ``"replace"``: a new pedestrian takes their place on the scene's goal ring, as in CrowdNav++;
+    ``"new_goal"``: they draw a new goal on the ring, as in DS-RNN; ``envs.core.goal_ring``).
     Observations: ``obs_neighbours`` (K nearest bodies), ``obs_obstacles``, ``obs_walls``,
     ``obs_waypoints``, ``sensing_radius`` (m; the crowd's perception range, and the learners'
     unless ``obs_range``, m of surface gap, > 0 sets theirs: farther bodies are masked),
@@ -248,7 +248,7 @@ BOOLEANS = (
     "dict_obs",
 )
 
-PEDESTRIANS_AT_GOAL = ("turn_back", "stop", "replace")
+PEDESTRIANS_AT_GOAL = ("turn_back", "stop", "replace", "new_goal")
 COLLISION_SWEEPS = ("actual", "previous_velocity")
 
 
@@ -473,6 +473,29 @@ _CROWDNAV_PP = CrowdConfig(
     reward_time=0.0,
 )
 
+# DS-RNN's setting (Liu et al. 2021, Shuijing725/CrowdNav_DSRNN's config.py), the same simulator
+# before CrowdNav++ grew it: the robot walks between random points of the 12 m arena at least 6 m
+# apart among 5 humans who cross a ring of radius 6 m (starts jittered by +-v_pref / 2 per axis),
+# with radii and speeds drawn per human, change goals with probability 0.25 every 5 s and draw a
+# new goal on the ring on arrival; the robot sees every human.
+_DSRNN = replace(
+    _CROWDNAV_PP,
+    scenario_params={
+        "arena_size": 6.0,
+        "min_travel": 6.0,
+        "circle_radius": 6.0,
+        "dsrnn_spawn": 1,
+        "randomize_attributes": 1,
+        "goal_change_interval": 5.0,
+        "goal_change_chance": 0.25,
+        "test_seed": 0,
+    },
+    n_pedestrians=5,
+    pedestrians_at_goal="new_goal",
+    obs_neighbours=5,
+    obs_range=100.0,
+)
+
 REALISTIC_CONTACT_ITERATIONS = 20
 """Body contact sweeps of ``realistic_crowd``: enough to keep the 95th percentile of the
 interpenetration of bodies in contact below 1 cm up to Weidmann's jam density, 5.4 /m^2
@@ -518,5 +541,6 @@ PRESETS: dict[str, CrowdConfig] = {
     # CrowdNav's visible setting: the humans see the robot and avoid it as one of their own
     "crowdnav_visible": replace(_CROWDNAV, learners_visible=True),
     "crowdnav_pp": _CROWDNAV_PP,
+    "dsrnn": _DSRNN,
     "realistic_crowd": _REALISTIC_CROWD,
 }

@@ -8,7 +8,8 @@ recording its steering vectors when the step keeps a trace. A pedestrian with a 
 aims at the projected path-following target instead of its goal. On reaching its goal a
 pedestrian turns back: start and goal swap (and its path reverses), so the crowd keeps moving
 for the whole episode; with ``pedestrians_at_goal="stop"`` it keeps its goal and stays there (and
-with ``"replace"`` the scene's goal ring replaces it, ``goal_ring``).
+with ``"replace"`` or ``"new_goal"`` the scene's goal ring replaces it or gives it a new goal,
+``goal_ring``).
 With ``walk_backwards=False`` a pedestrian's desired velocity loses any part pointing back from
 its target (``no_backward_step``), so a packed crowd stands still instead of walking backwards.
 Flock units are unicycles at cruising speed, turned by the flocking lateral force.
@@ -356,6 +357,7 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
     nb, rows, cells = scratch.sense, scratch.rows, scratch.cells
     desired, trace_out = buffers.desired, buffers.trace
     reach, see_learners = params.sensing_radius, params.learners_visible
+    ring_goals = params.ring.respawn or params.ring.new_goal  # the goal ring renews goals
     nn = active.shape[1]
     dense = nn <= DENSE_MAX_BODIES
     periodic = params.period > 0.0  # bodies are seen at their nearest image (``periodic``)
@@ -393,7 +395,7 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
                 n, n_bodies = gather_neighbours(b, i, s, grid, reach, see_learners, scratch)
             px = pos[b, i, 0]
             py = pos[b, i, 1]
-            if kind[b, i] == PEDESTRIAN and not (params.pedestrians_stop or params.ring.respawn):
+            if kind[b, i] == PEDESTRIAN and not (params.pedestrians_stop or ring_goals):
                 _renew_goal(b, i, s, params.goal_tolerance)
             if kind[b, i] == PEDESTRIAN:
                 tx = s.goal[b, i, 0]

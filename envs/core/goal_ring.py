@@ -4,11 +4,12 @@ In the crowd simulator of Liu et al. (DS-RNN, ICRA 2021; CrowdNav++, ICRA 2023; 
 and ``crowd_sim_var_num.py`` of Shuijing725/CrowdNav_Prediction_AttnGraph) the humans keep the
 robot guessing: every ``change_steps`` steps each human draws, with probability
 ``change_chance``, a new goal on the ring of radius ``radius`` (a ring point jittered by
-``+- goal_jitter * v_pref / 2`` per axis), and a human within its own radius of its goal is
-replaced by a new one, started on the ring (a ring point shifted by ``U(start_noise_low,
-start_noise_high)`` per axis) and walking to the antipode of its start, with a radius and a
-preferred speed drawn anew. Every draw is redone while the point lies nearer than the two radii
-plus ``gap`` to the position or the goal of another walker (the robot's included).
+``+- goal_jitter * v_pref / 2`` per axis). A human within its own radius of its goal either draws
+a new goal by the same rule (``new_goal``, DS-RNN's ``update_human_goal``) or is replaced by a
+new one (``respawn``, CrowdNav++'s), started on the ring (a ring point shifted by
+``U(start_noise_low, start_noise_high)`` per axis) and walking to the antipode of its start, with
+a radius and a preferred speed drawn anew. Every draw is redone while the point lies nearer than
+the two radii plus ``gap`` to the position or the goal of another walker (the robot's included).
 
 The draws come from a counter-based generator (:func:`counter_uniform`): a hash of the world's
 key (``WorldState.rng_key``, drawn with its scene), the step, the body and the draw's number. A
@@ -32,8 +33,9 @@ MAX_DRAWS = 1000
 """Rejected draws after which a goal change is dropped (the old goal kept) or a replacement
 waits for the next step."""
 
-RESPAWN_DRAWS = 1 << 20
-"""Draw numbers of a replacement start after those of a goal change (the same body and step)."""
+ARRIVAL_DRAWS = 1 << 20
+"""Draw numbers of what follows an arrival (a new goal or a replacement) after those of a goal
+change of the same body and step."""
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -53,7 +55,8 @@ class GoalRing(NamedTuple):
     change_interval: float = 0.0  # s between goal changes (0: goals change only on arrival)
     change_steps: int = 0  # the same in steps (``step_params`` sets it from the time step)
     change_chance: float = 0.0  # probability that a human draws a new goal at a change
-    respawn: bool = False  # a human at its goal is replaced by a new one on the ring
+    respawn: bool = False  # a human at its goal is replaced by a new one on the ring ...
+    new_goal: bool = False  # ... or draws a new goal on it
     radius_low: float = 0.0  # a replacement's radius: U(radius_low, radius_high)
     radius_high: float = 0.0  # (radius_high <= radius_low: the old radius is kept)
     v_pref_low: float = 0.0  # a replacement's preferred speed: U(v_pref_low, v_pref_high)
@@ -101,14 +104,15 @@ def _clear_of_walkers(b, i, x, y, r, state, gap):
 
 
 @njit(cache=True)
-def _change_goal(b, i, state, ring, step):
-    """Draw a new goal for human ``i`` on the ring (DS-RNN's ``update_human_goals_randomly``)."""
+def _change_goal(b, i, state, ring, step, first):
+    """Draw a new goal for human ``i`` on the ring (DS-RNN's ``update_human_goals_randomly`` and
+    ``update_human_goal``), from draw number ``first`` on."""
     s = state
     key = s.rng_key[b]
     v = s.v_pref[b, i] if s.v_pref[b, i] > 0.0 else 1.0
     jitter = ring.goal_jitter * v
     for k in range(MAX_DRAWS):
-        d = 1 + 3 * k  # draw 0 decided whether to change
+        d = first + 3 * k
         angle = counter_uniform(key, step, i, d) * 2.0 * math.pi
         gx = ring.radius * math.cos(angle) + (counter_uniform(key, step, i, d + 1) - 0.5) * jitter
         gy = ring.radius * math.sin(angle) + (counter_uniform(key, step, i, d + 2) - 0.5) * jitter
@@ -124,7 +128,7 @@ def _replace(b, i, state, ring, step):
     (CrowdNav++'s ``generate_circle_crossing_human`` on arrival)."""
     s = state
     key = s.rng_key[b]
-    d = RESPAWN_DRAWS
+    d = np.int64(ARRIVAL_DRAWS)
     radius = s.radius[b, i]
     if ring.radius_high > ring.radius_low:
         u = counter_uniform(key, step, i, d)
@@ -177,13 +181,18 @@ def ring_goals_worlds(lo, hi, state, ring):
             for i in range(nn):
                 if not s.active[b, i] or s.kind[b, i] != PEDESTRIAN or s.v_pref[b, i] <= 0.0:
                     continue
-                if counter_uniform(s.rng_key[b], step, i, 0) <= ring.change_chance:
-                    _change_goal(b, i, s, ring, step)
-        if ring.respawn:
+                # np.int64(0), not 0: a literal is a type of its own, compiled once more
+                if counter_uniform(s.rng_key[b], step, i, np.int64(0)) <= ring.change_chance:
+                    _change_goal(b, i, s, ring, step, np.int64(1))  # draw 0 decided
+        if ring.respawn or ring.new_goal:
             for i in range(nn):
                 if not s.active[b, i] or s.kind[b, i] != PEDESTRIAN:
                     continue
                 dx = s.goal[b, i, 0] - s.pos[b, i, 0]
                 dy = s.goal[b, i, 1] - s.pos[b, i, 1]
-                if dx * dx + dy * dy < s.radius[b, i] * s.radius[b, i]:
+                if dx * dx + dy * dy >= s.radius[b, i] * s.radius[b, i]:
+                    continue
+                if ring.respawn:
                     _replace(b, i, s, ring, step)
+                else:
+                    _change_goal(b, i, s, ring, step, np.int64(ARRIVAL_DRAWS))

@@ -79,20 +79,23 @@ def step_params(
     """The step's parameters for a ``CrowdConfig``; ``period_x = (x0, x1)``: the scenario's
     scene repeats along x over ``[x0, x1)`` (None: it does not); ``flock``: the worlds have flock
     slots; ``ring``: the scenario's ``GoalRing`` (None: its goals do not move). ``ValueError``
-    when ``pedestrians_at_goal="replace"`` finds no ring to replace pedestrians on."""
+    when ``pedestrians_at_goal`` is ``"replace"`` or ``"new_goal"`` and the scene has no ring."""
     c = config
     steer = steering_param_set(c)
     replace = c.pedestrians_at_goal == "replace"
-    if replace and ring is None:
+    new_goal = c.pedestrians_at_goal == "new_goal"
+    if (replace or new_goal) and ring is None:
         raise ValueError(
-            "pedestrians_at_goal='replace' needs a scenario whose goals move on a ring "
-            "(scenario='crowdnav_arena'); use 'turn_back' or 'stop' with this scenario"
+            f"pedestrians_at_goal={c.pedestrians_at_goal!r} needs a scenario whose goals move on "
+            "a ring (scenario='crowdnav_arena'); use 'turn_back' or 'stop' with this scenario"
         )
     if ring is None:
         ring = GoalRing()
     else:  # a change every interval (the code tests global_time % interval == 0)
         steps = round(ring.change_interval / c.dt) if ring.change_interval > 0.0 else 0
-        ring = GoalRing(*ring)._replace(respawn=replace, change_steps=max(int(steps), 0))
+        ring = GoalRing(*ring)._replace(
+            respawn=replace, new_goal=new_goal, change_steps=max(int(steps), 0)
+        )
     return StepParams(
         dt=float(c.dt),
         max_steps=int(c.max_steps),

@@ -16,7 +16,8 @@ seconds each human draws a new goal on the ring with probability ``goal_change_c
 above. With ``test_cases=1`` the scene is the code's test case ``k``: the rule fed by the
 Mersenne Twister seeded with ``1000 + test_seed + k`` in the code's order of draws, so the robot's
 start and goal and the humans' starts are the code's to the last bit (its later draws, the goal
-changes, come from the world's own counter-based draws).
+changes, come from the world's own counter-based draws). DS-RNN's code (Shuijing725/CrowdNav_DSRNN)
+draws the scene with ``dsrnn_spawn``: a start's shift is ``+- v_pref / 2`` per axis, centred.
 """
 
 from __future__ import annotations
@@ -49,13 +50,15 @@ MAX_DRAWS = 100_000
 @dataclass(frozen=True)
 class CrowdnavArenaParams:
     """arena_size: m, half-width of the robot's square (the code: 6); min_travel: m between the
-    robot's start and goal (8); circle_radius: m, of the humans' ring (6 sqrt 2); start_noise: m,
-    a start's one-sided shift per axis (2); spawn_gap: m of clearance beyond the two radii (the
-    code's discomfort distance, 0.25); randomize_attributes: 1 draws every human's radius and
-    preferred speed; goal_change_interval: s between goal changes (0: none; the code: 5);
-    goal_change_chance: probability that a human changes its goal at one (CrowdNav++: 0.5,
-    DS-RNN: 0.25); test_cases: 1 plays the code's test cases by index; test_seed: the code's
-    seed argument (CrowdNav++'s shipped baselines: 425)."""
+    robot's start and goal (CrowdNav++: 8, DS-RNN: 6); circle_radius: m, of the humans' ring
+    (CrowdNav++: 6 sqrt 2, DS-RNN: 6); start_noise: m, a start's one-sided shift per axis (2);
+    spawn_gap: m of clearance beyond the two radii (the code's discomfort distance, 0.25);
+    randomize_attributes: 1 draws every human's radius and preferred speed;
+    goal_change_interval: s between goal changes (0: none; the code: 5); goal_change_chance:
+    probability that a human changes its goal at one (CrowdNav++: 0.5, DS-RNN: 0.25);
+    dsrnn_spawn: 1 draws as DS-RNN's code (a start shifted by +-v_pref / 2 per axis, centred; no
+    draw of ORCA's neighbour distance per human); test_cases: 1 plays the code's test cases by
+    index; test_seed: the code's seed argument (CrowdNav++'s shipped baselines: 425, DS-RNN: 0)."""
 
     arena_size: float = param(6.0, 0.5, 1e3)
     min_travel: float = param(8.0, 0.0, 1e3)
@@ -65,6 +68,7 @@ class CrowdnavArenaParams:
     randomize_attributes: int = param(0, 0, 1)
     goal_change_interval: float = param(0.0, 0.0, 1e4)
     goal_change_chance: float = param(0.5, 0.0, 1.0)
+    dsrnn_spawn: int = param(0, 0, 1)
     test_cases: int = param(0, 0, 1)
     test_seed: int = param(425, 0, 2**31 - 1 - 1_000_000)
 
@@ -73,11 +77,13 @@ def goal_ring(p: CrowdnavArenaParams, body: BodyDefaults) -> GoalRing:
     """The ring rules of ``p`` (whether arrivals are replaced is the configuration's)."""
     r_lo, r_hi = RANDOM_RADIUS if p.randomize_attributes else (body.radius, body.radius)
     v_lo, v_hi = RANDOM_V_PREF if p.randomize_attributes else (body.v_pref, body.v_pref)
+    # a replacement's centred jitter takes the largest speed's width (DS-RNN replaces no one)
+    noise = (-0.5 * v_hi, 0.5 * v_hi) if p.dsrnn_spawn else (0.0, p.start_noise)
     return GoalRing(
         radius=p.circle_radius,
         goal_jitter=1.0,
-        start_noise_low=0.0,
-        start_noise_high=p.start_noise,
+        start_noise_low=noise[0],
+        start_noise_high=noise[1],
         gap=p.spawn_gap,
         change_interval=p.goal_change_interval,
         change_chance=p.goal_change_chance,
@@ -91,7 +97,8 @@ def goal_ring(p: CrowdnavArenaParams, body: BodyDefaults) -> GoalRing:
 def _bounds(p: CrowdnavArenaParams) -> tuple[float, float, float, float]:
     """Every start and goal (and a body's width) inside: the shifted ring, its antipodes (the
     goals), the arena."""
-    half = max(p.circle_radius + p.start_noise + RANDOM_RADIUS[1], p.arena_size + 1.0)
+    shift = RANDOM_V_PREF[1] if p.dsrnn_spawn else p.start_noise
+    half = max(p.circle_radius + shift + RANDOM_RADIUS[1], p.arena_size + 1.0)
     return (-half, -half, half, half)
 
 
@@ -121,16 +128,20 @@ def place(
     for h in range(counts.pedestrians):
         radius, v_pref = body.radius, body.v_pref
         if p.randomize_attributes:
-            # the code's Agent() draws ORCA's neighbour distance, U(5, 10) m, into the config
-            # all agents share (the last draw counts for everyone; not modelled: crowdsteer's
-            # humans sense sensing_radius), then the speed, then the radius
-            uniform()
+            if not p.dsrnn_spawn:
+                # CrowdNav++'s Agent() draws ORCA's neighbour distance, U(5, 10) m, into the
+                # config all agents share (not modelled: docs/crowdnav_pp.md); DS-RNN's does not
+                uniform()
             v_pref = RANDOM_V_PREF[0] + (RANDOM_V_PREF[1] - RANDOM_V_PREF[0]) * uniform()
             radius = RANDOM_RADIUS[0] + (RANDOM_RADIUS[1] - RANDOM_RADIUS[0]) * uniform()
         for _ in range(MAX_DRAWS):
             angle = uniform() * two_pi
-            px = p.circle_radius * cos(angle) + uniform() * p.start_noise
-            py = p.circle_radius * sin(angle) + uniform() * p.start_noise
+            if p.dsrnn_spawn:  # DS-RNN: centred, the human's speed wide
+                px = p.circle_radius * cos(angle) + (uniform() - 0.5) * v_pref
+                py = p.circle_radius * sin(angle) + (uniform() - 0.5) * v_pref
+            else:  # CrowdNav++: one-sided
+                px = p.circle_radius * cos(angle) + uniform() * p.start_noise
+                py = p.circle_radius * sin(angle) + uniform() * p.start_noise
             for qx, qy, qr in points:
                 if hypot(px - qx, py - qy) < radius + qr + p.spawn_gap:
                     break

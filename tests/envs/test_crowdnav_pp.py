@@ -112,6 +112,8 @@ def test_replacing_needs_a_ring():
     config = CrowdConfig(pedestrians_at_goal="replace")
     with pytest.raises(ValueError, match="pedestrians_at_goal='replace'"):
         make_batch(config, 1)
+    with pytest.raises(ValueError, match="pedestrians_at_goal='new_goal'"):
+        make_batch(CrowdConfig(pedestrians_at_goal="new_goal"), 1)
 
 
 def test_same_seed_same_episode_in_any_batch():
@@ -133,3 +135,31 @@ def test_the_robot_sees_humans_within_its_sensor_range_only():
     seen = neighbours[..., NB_PRESENT]
     assert np.array_equal(seen.sum(axis=1), (gaps <= 5.0).sum(axis=1))
     assert (gaps > 5.0).any() and (gaps <= 5.0).any()
+
+
+def test_dsrnn_humans_draw_a_new_goal_on_the_ring_on_arrival():
+    base = PRESETS["dsrnn"]
+    batch = make_batch(base, 1)
+    batch.seed(4)
+    batch.reset()
+    s = batch.sim.state
+    start = s.start.copy()
+    s.goal[0, 2] = s.pos[0, 2] + [0.05, 0.0]  # human 1 is at its goal
+    batch.sim.step(np.zeros((1, 1, 2)))
+    assert np.array_equal(s.start, start)  # nobody replaced
+    goal = s.goal[0, 2]
+    assert abs(np.linalg.norm(goal) - 6.0) <= 1.5 / math.sqrt(2.0) + 1e-9
+    assert np.linalg.norm(goal - s.pos[0, 2]) > 0.5
+
+
+def test_dsrnn_test_cases_follow_its_spawn_rule():
+    params = make_params("crowdnav_arena", dict(PRESETS["dsrnn"].scenario_params))
+    for k in range(20):
+        spec = arena_case(k, Counts(1, 5, 0), BodyDefaults(), params)
+        assert np.linalg.norm(spec.start[0] - spec.goal[0]) >= 6.0
+        humans, v = spec.start[1:], spec.v_pref[1:]
+        ring_point = 6.0 * humans / np.linalg.norm(humans, axis=1, keepdims=True)
+        # the jitter is centred, at most v_pref / 2 per axis (the ring point is not the drawn one,
+        # so allow the distance to the circle)
+        assert np.all(np.abs(np.linalg.norm(humans, axis=1) - 6.0) <= v / math.sqrt(2.0) + 1e-9)
+        assert np.all(np.linalg.norm(humans - ring_point, axis=1) <= v / math.sqrt(2.0) + 1e-9)

@@ -186,7 +186,7 @@ def cases() -> Iterator[tuple[str, Callable[[], str]]]:
         yield f"scenario:{name}", lambda n=name: batch_case(scenario=n)
     for beh in NAMES:
         yield f"behaviour:{beh}", lambda b=beh: batch_case(pedestrian_behaviour=b, n_flock=2)
-    for preset in ("crowdnav", "crowdnav_visible", "crowdnav_pp"):
+    for preset in ("crowdnav", "crowdnav_visible", "crowdnav_pp", "dsrnn"):
         yield f"preset:{preset}", lambda p=preset: batch_case(preset=p)
     yield "unicycle", lambda: batch_case(kinematics="unicycle", n_learners=3)
     yield "no_swept", lambda: batch_case(swept_collisions=False, n_learners=4)

@@ -24,7 +24,7 @@ SCENARIOS = (
 )
 """``crowdsteer.envs.scenarios.scenario_names()``."""
 
-PRESETS = ("default", "crowdnav", "crowdnav_visible", "crowdnav_pp", "realistic_crowd")
+PRESETS = ("default", "crowdnav", "crowdnav_visible", "crowdnav_pp", "dsrnn", "realistic_crowd")
 """``crowdsteer.envs.PRESETS``."""
 
 POLICIES = (

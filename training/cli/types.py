@@ -146,7 +146,8 @@ def add_preset_option(parser: argparse.ArgumentParser) -> None:
         help="a preset configuration: "
         + ", ".join(names.PRESETS)
         + " (crowdnav: the CrowdNav standard test, invisible robot; crowdnav_visible: the "
-        "humans see it; crowdnav_pp: CrowdNav++'s 20 goal-changing humans, partial view; "
+        "humans see it; crowdnav_pp: CrowdNav++'s 20 goal-changing humans, partial view; dsrnn: "
+        "DS-RNN's 5; "
         "realistic_crowd: pedestrians calibrated on measured crowds)",
     )
 
