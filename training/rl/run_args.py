@@ -34,7 +34,9 @@ def _unset(key: str) -> str:
 class EnvArgs:
     """The environment of a run."""
 
-    preset: str | None = arg(None, "a preset configuration (crowdnav, crowdnav_visible)")
+    preset: str | None = arg(
+        None, "a preset configuration (crowdnav, crowdnav_visible, crowdnav_pp, dsrnn)"
+    )
     scenario: str | None = arg(None, f"scenario name ({_unset('scenario')})")
     n_learners: int | None = arg(
         None, f"learners per world, one shared policy ({_unset('n_learners')})"
