@@ -416,6 +416,7 @@ class ObservationSizeError(ValueError):
 SHIPPED_MODELS = {
     "crowdnav": "ppo_crowdnav",
     "crowdnav_checked": "ppo_crowdnav",
+    "crowdnav_pp": "ppo_crowdnav_pp",
     "circle_crossing": "ppo_circle_crossing",
     "generalist": "generalist",
 }

@@ -67,3 +67,12 @@ def test_the_command_prints_the_codes_row_of_its_setting(capsys):
     assert data["setting"] == "fixed" and set(data["code"]) == {"social_force"}
     assert data["code"]["social_force"]["success"] == CODE_ROWS["social_force"]["success"]
     assert data["crowdsteer"]["orca"]["success"]["n"] == 2
+
+
+def test_the_shipped_policy_reads_the_presets_observation():
+    pytest.importorskip("stable_baselines3")
+    from crowdsteer.training.evaluation.evaluate import evaluate
+
+    result = evaluate("crowdnav_pp", preset="crowdnav_pp", episodes=4, seed=20000)
+    assert result["episodes"] == 4
+    assert 0.0 <= result["success_rate"].mean <= 1.0
