@@ -92,10 +92,8 @@ def step_params(
     if ring is None:
         ring = GoalRing()
     else:  # a change every interval (the code tests global_time % interval == 0)
-        steps = round(ring.change_interval / c.dt) if ring.change_interval > 0.0 else 0
-        ring = GoalRing(*ring)._replace(
-            respawn=replace, new_goal=new_goal, change_steps=max(int(steps), 0)
-        )
+        steps = round(ring.change_interval / c.dt)
+        ring = ring._replace(respawn=replace, new_goal=new_goal, change_steps=int(steps))
     return StepParams(
         dt=float(c.dt),
         max_steps=int(c.max_steps),

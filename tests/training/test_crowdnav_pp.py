@@ -76,3 +76,13 @@ def test_the_shipped_policy_reads_the_presets_observation():
     result = evaluate("crowdnav_pp", preset="crowdnav_pp", episodes=4, seed=20000)
     assert result["episodes"] == 4
     assert 0.0 <= result["success_rate"].mean <= 1.0
+
+
+def test_scenario_params_go_on_top_of_the_presets():
+    from crowdsteer.training.evaluation.evaluate import make_config
+
+    cfg = make_config(None, preset="crowdnav_pp", scenario_params={"test_cases": 1})
+    assert cfg.scenario_params["test_cases"] == 1
+    assert cfg.scenario_params["randomize_attributes"] == 1  # the preset's, kept
+    other = make_config("circle_crossing", preset="crowdnav_pp")
+    assert dict(other.scenario_params) == {}  # the preset's belong to its own scenario

@@ -73,12 +73,7 @@ SCENARIO_CONFIG: dict[str, dict[str, Any]] = {
         "n_learners": 1,
         "n_pedestrians": 20,
         "pedestrian_behaviour": "orca",
-        "scenario_params": {
-            "randomize_attributes": 1,
-            "goal_change_interval": 5.0,
-            "goal_change_chance": 0.5,
-            "test_cases": 1,
-        },
+        "scenario_params": {"test_cases": 1},  # on top of the preset's
     },
 }
 """Per-scenario overrides of ``BENCHMARK_CONFIG`` for scenes built around one situation."""

@@ -84,9 +84,7 @@ def crowdnav_pp_rows(
     length as the code sums it)."""
     if setting not in SETTINGS:
         raise ValueError(f"setting={setting!r} is not one of {sorted(SETTINGS)}")
-    from crowdsteer.envs.core.config import PRESETS
-
-    params = {**PRESETS["crowdnav_pp"].scenario_params, **SETTINGS[setting], "test_cases": 1}
+    params = {**SETTINGS[setting], "test_cases": 1}  # on top of the preset's (make_config)
     cfg = make_config(None, preset="crowdnav_pp", scenario_params=params)
     rows = {}
     for name in policies:

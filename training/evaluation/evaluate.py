@@ -115,7 +115,8 @@ def policy_label(policy: Any) -> str:
 
 def make_config(scenario: Any = None, preset: str | None = None, **config: Any):
     """The validated ``CrowdConfig`` of an evaluation (``render_mode`` is forced off); scenario
-    None: the preset's (``circle_crossing`` without a preset)."""
+    None: the preset's (``circle_crossing`` without a preset). ``scenario_params`` set only the
+    parameters they name, on top of the preset's when the scenario is the preset's own."""
     config = {**config, "render_mode": None}
     if scenario is None:
         from crowdsteer.envs.core.config import PRESETS
@@ -125,12 +126,14 @@ def make_config(scenario: Any = None, preset: str | None = None, **config: Any):
             if (preset is None or preset in PRESETS)
             else "circle_crossing"
         )
-    if preset is not None and "scenario_params" not in config:
+    if preset is not None:
         from crowdsteer.envs.core.config import PRESETS
 
         base = PRESETS.get(preset)
         if base is not None and base.scenario != scenario:
-            config["scenario_params"] = {}  # the preset's are for its own scenario
+            config.setdefault("scenario_params", {})  # the preset's are for its own scenario
+        elif base is not None and "scenario_params" in config:  # on top of the preset's
+            config["scenario_params"] = {**base.scenario_params, **config["scenario_params"]}
     return CrowdConfig.from_kwargs(preset=preset, scenario=scenario, **config)
 
 
@@ -347,12 +350,8 @@ def evaluate_cli(args: Any) -> int:
     overrides = dict(getattr(args, "scenario_param", None) or [])
     if getattr(args, "test_cases", False):
         overrides["test_cases"] = 1
-    if overrides:  # on top of the preset's own parameters when it is for the same scenario
-        from crowdsteer.envs.core.config import PRESETS
-
-        base = PRESETS.get(preset) if preset is not None else None
-        same = base is not None and args.scenario in (None, base.scenario)
-        config["scenario_params"] = {**(base.scenario_params if same else {}), **overrides}
+    if overrides:  # make_config sets them on top of the preset's
+        config["scenario_params"] = overrides
     cfg = make_config(args.scenario, preset=preset, **config)
     from crowdsteer.baselines.step_check import StepCheckPolicy
 
