@@ -2,7 +2,9 @@
 
 ``CrowdTorchEnv`` is a TorchRL ``EnvBase`` with ``batch_size = (B,)`` that wraps a ``CrowdBatch``
 directly: a step hands the ``(B, L, 2)`` action tensor to the batch's compiled step and wraps its
-``(B, L, ...)`` arrays as tensors; nothing loops over worlds or learners in Python.
+``(B, L, ...)`` arrays as tensors; nothing loops over worlds or learners in Python. Its own
+``step_and_maybe_reset`` (what TorchRL's collectors call) returns what TorchRL's generic path
+returns, without its key-by-key merge of a partial reset.
 
 Keys follow TorchRL's multi-agent conventions, with every learner in one group ``"agents"``
 (``MarlGroupMapType.ALL_IN_ONE_GROUP``; ``group_map = {"agents": ["learner_0", ...]}``):
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 import torch
 from tensordict import TensorDict, TensorDictBase
@@ -43,6 +46,7 @@ from crowdsteer.envs.api.contract import check_count, check_seed
 from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.core.simulator import compiled_entry
 
 GROUP = "agents"
 """The one agent group of the crowd's learners (TorchRL's ``ALL_IN_ONE_GROUP`` name)."""
@@ -71,6 +75,61 @@ def global_state(batch: Any, out: np.ndarray) -> np.ndarray:
     max_steps = batch.config.max_steps
     out[:, -1] = (max_steps - s.step_count) / max_steps
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def fill_entries(
+    terminated: np.ndarray,
+    truncated: np.ndarray,
+    reached: np.ndarray,
+    collided: np.ndarray,
+    out_of_time: np.ndarray,
+    pos: np.ndarray,
+    vel: np.ndarray,
+    active: np.ndarray,
+    goal: np.ndarray,
+    step_count: np.ndarray,
+    max_steps: int,
+) -> tuple[np.ndarray, ...]:
+    """The tensordict's flags and global state in new arrays, in one pass over the worlds.
+
+    Takes the learners' ``terminated, truncated, reached, collided: (B, L)``, the worlds'
+    ``out_of_time: (B,)`` and the bodies' ``pos, vel: (B, N, 2)``, ``active: (B, N)``, the
+    learners' ``goal: (B, L, 2)``, ``step_count: (B,)``. Returns the learners' terminated,
+    truncated, done, reached and collided ``(B, L, 1)``, the world's terminated (every learner
+    finished before the time limit), truncated (out of time) and done ``(B, 1)``, and
+    ``global_state``'s ``(B, S)`` float32, value for value."""
+    b, n_l = terminated.shape
+    n = pos.shape[1]
+    term = np.empty((b, n_l, 1), np.bool_)
+    trunc, done, reach, coll = (
+        np.empty_like(term),
+        np.empty_like(term),
+        np.empty_like(term),
+        np.empty_like(term),
+    )
+    w_term = np.empty((b, 1), np.bool_)
+    w_trunc, w_done = np.empty_like(w_term), np.empty_like(w_term)
+    state = np.empty((b, 5 * n + 2 * n_l + 1), np.float32)
+    for w in range(b):
+        every = True
+        for i in range(n_l):
+            t, u = terminated[w, i], truncated[w, i]
+            term[w, i, 0], trunc[w, i, 0], done[w, i, 0] = t, u, t or u
+            reach[w, i, 0], coll[w, i, 0] = reached[w, i], collided[w, i]
+            every = every and t
+            state[w, 5 * n + 2 * i] = goal[w, i, 0]
+            state[w, 5 * n + 2 * i + 1] = goal[w, i, 1]
+        late = out_of_time[w]
+        w_term[w, 0], w_trunc[w, 0], w_done[w, 0] = every and not late, late, every or late
+        for j in range(n):
+            state[w, 2 * j] = pos[w, j, 0]
+            state[w, 2 * j + 1] = pos[w, j, 1]
+            state[w, 2 * n + 2 * j] = vel[w, j, 0]
+            state[w, 2 * n + 2 * j + 1] = vel[w, j, 1]
+            state[w, 4 * n + j] = active[w, j]
+        state[w, -1] = (max_steps - step_count[w]) / max_steps
+    return term, trunc, done, reach, coll, w_term, w_trunc, w_done, state
 
 
 class CrowdTorchEnv(EnvBase):
@@ -115,8 +174,16 @@ class CrowdTorchEnv(EnvBase):
         b, n_l = num_worlds, self.num_learners
         self._terminated = np.zeros((b, n_l), bool)
         """(B, L) learners that have finished their episode (arrived, or collided and left)."""
-        self._state = np.zeros((b, global_state_size(self.num_bodies, n_l)), np.float32)
+        self._state_size = global_state_size(self.num_bodies, n_l)
         self._make_specs()
+        specs = (self.full_observation_spec, self.full_done_spec, self.full_reward_spec)
+        self._env_keys = {_as_tuple(k) for spec in specs for k in spec.keys(True, True)}
+        """The entries the env writes; the fast step carries the others to the next root."""
+        self._sizes = {(): self.batch_size, (GROUP,): torch.Size((b, n_l))}
+        self._sizes[GROUP, "info"] = self._sizes[(GROUP,)]
+        """The batch size of every nested level of the env's tensordicts."""
+        self._world_done = np.zeros(num_worlds, bool)
+        self._fill = None
         self._seeded = False
         if seed is not None:
             self.set_seed(seed)
@@ -143,7 +210,7 @@ class CrowdTorchEnv(EnvBase):
                     },
                     shape=agents,
                 ),
-                "state": Unbounded(shape=self._state.shape, dtype=torch.float32),
+                "state": Unbounded(shape=(b, self._state_size), dtype=torch.float32),
             },
             shape=(b,),
         )
@@ -173,7 +240,11 @@ class CrowdTorchEnv(EnvBase):
 
     # ------------------------------------------------------------------ reset / step
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
-        worlds = self._worlds_to_reset(tensordict)
+        self._reset_worlds(self._worlds_to_reset(tensordict))
+        return self._reset_output()
+
+    def _reset_worlds(self, worlds: np.ndarray | None) -> None:
+        """Start new episodes in the ``worlds: (B,)`` flagged (every world if None)."""
         if not self._seeded:
             self.batch.seed(None)
             self._seeded = True
@@ -183,8 +254,10 @@ class CrowdTorchEnv(EnvBase):
         elif worlds.any():
             self.batch.reset(worlds)
             self._terminated[worlds] = ~self.batch.alive[worlds]
-        truncated = np.zeros_like(self._terminated)
-        return self._output(truncated, self._world_flags(truncated), self._events(), reward=None)
+
+    def _reset_output(self) -> TensorDict:
+        """Every world's entries after a (partial) reset: no learner truncated, no reward."""
+        return _assemble(*self._entries(np.zeros_like(self._terminated), None), self._sizes)
 
     def _worlds_to_reset(self, tensordict: TensorDictBase | None) -> np.ndarray | None:
         """(B,) worlds a reset call starts anew, or None for every world: the root ``"_reset"``;
@@ -201,20 +274,71 @@ class CrowdTorchEnv(EnvBase):
         return None
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
+        lb = self._advance(tensordict)
+        return _assemble(*self._entries(lb.truncated, lb.reward), self._sizes)
+
+    def _advance(self, tensordict: TensorDictBase) -> Any:
+        """Step the batch with the tensordict's actions; its learner buffers."""
         actions = tensordict.get((GROUP, "action"))
         a = actions.detach().numpy() if actions.requires_grad else actions.numpy()
         self.batch.advance(a)
         lb = self.batch.learners
         self._terminated |= lb.terminated
-        return self._output(
-            lb.truncated, self._world_flags(lb.truncated), self._events(), reward=lb.reward
-        )
+        return lb
 
-    def _world_flags(self, truncated: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(B,) world terminated (every learner finished before the time limit) and truncated
-        (the clock ran out)."""
-        out_of_time = self.batch.sim.truncated()
-        return self._terminated.all(axis=1) & ~out_of_time, out_of_time
+    def step_and_maybe_reset(
+        self, tensordict: TensorDictBase
+    ) -> tuple[TensorDictBase, TensorDictBase]:
+        """TorchRL's ``step_and_maybe_reset`` (what its collectors call) in one pass: the step,
+        the next root, and the partial reset of the worlds whose episode ended.
+
+        The result is the generic ``EnvBase`` path's (``step``, ``step_mdp``, ``maybe_reset``),
+        tensor for tensor (tested), without its bookkeeping: the env's entries of the next root
+        are the step's, or the reset's when a world ended (they hold every world: a partial
+        reset leaves the others as they were), instead of TorchRL's merge key by key under a
+        mask. Entries the env does not write (the action, a policy's outputs) are carried to the
+        next root, zeroed in the reset worlds of a partial reset and kept in a full one, as
+        TorchRL's merge does. Input the fast path does not cover (partial steps, a preset
+        ``"next"``, type checks, a subclass, entries that are not tensors) takes the generic
+        path."""
+        carried = self._carried(tensordict)
+        if carried is None:
+            return super().step_and_maybe_reset(tensordict)
+        self._assert_tensordict_shape(tensordict)
+        lb = self._advance(tensordict)
+        group, world = self._entries(lb.truncated, lb.reward)
+        tensordict.set("next", _assemble(group, world, self._sizes))
+        ended = self._world_done.copy()
+        if ended.any():
+            self._reset_worlds(ended)
+            group, world = self._entries(np.zeros_like(self._terminated), None)
+            if not ended.all():
+                rows = torch.from_numpy(ended)
+                carried = [(key, _zero_rows(value, rows)) for key, value in carried]
+        else:
+            group = {k: v for k, v in group.items() if k != "reward"}
+        return tensordict, _assemble(group, world, self._sizes, carried)
+
+    def _carried(self, tensordict: TensorDictBase) -> list[tuple[tuple, torch.Tensor]] | None:
+        """The (key, tensor) entries of ``tensordict`` the env does not write, or None where
+        the fast step does not apply (see ``step_and_maybe_reset``)."""
+        if type(self) is not CrowdTorchEnv or self.run_type_checks:
+            return None
+        carried: list[tuple[tuple, torch.Tensor]] = []
+        nodes = [((), tensordict)]
+        while nodes:
+            prefix, node = nodes.pop()
+            if node.batch_size != self._sizes.get(prefix, node.batch_size):
+                return None
+            for name, value in node.items():
+                key = (*prefix, name)
+                if isinstance(value, TensorDictBase):
+                    nodes.append((key, value))
+                elif not isinstance(value, torch.Tensor) or key[0] in ("next", "_step"):
+                    return None
+                elif key not in self._env_keys:
+                    carried.append((key, value))
+        return carried
 
     def _events(self) -> tuple[np.ndarray, np.ndarray]:
         """(B, L) arrivals and collisions of the last step (False right after a reset)."""
@@ -224,41 +348,76 @@ class CrowdTorchEnv(EnvBase):
             self.batch.sim.buffers.collided_now[:, :n_l],
         )
 
-    def _output(
-        self,
-        truncated: np.ndarray,
-        world: tuple[np.ndarray, np.ndarray],
-        events: tuple[np.ndarray, np.ndarray],
-        reward: np.ndarray | None,
-    ) -> TensorDict:
-        """The step's (or reset's) tensordict: the learners' flags and events copied in one
-        block, every other array copied once, each into a tensor."""
-        b, n_l = self.num_worlds, self.num_learners
-        flags = torch.from_numpy(np.stack((self._terminated, truncated, *events), axis=-1))
-        term, trunc = flags[..., 0:1], flags[..., 1:2]
+    def _entries(self, truncated: np.ndarray, reward: np.ndarray | None) -> tuple[dict, dict]:
+        """The step's (or reset's) entries as nested dicts of tensors: the group's and the
+        world's, every flag and array copied once into a tensor of its own (the flags and the
+        global state by one compiled call). Also sets ``_world_done: (B,)``, the worlds whose
+        episode is over."""
+        s, n_l = self.batch.state, self.num_learners
+        reached, collided = self._events()
+        args = (
+            self._terminated,
+            truncated,
+            reached,
+            collided,
+            self.batch.sim.truncated(),
+            s.pos,
+            s.vel,
+            s.active,
+            s.goal[:, :n_l],
+            s.step_count,
+            np.int64(self.batch.config.max_steps),
+        )
+        if self._fill is None:
+            self._fill = compiled_entry(fill_entries, *args)
+        arrays = self._fill(*args)
+        term, trunc, done, reached, collided, w_term, w_trunc, w_done, state = map(
+            torch.from_numpy, arrays
+        )
+        self._world_done = arrays[7].reshape(self.num_worlds)
         group = {
             "observation": torch.from_numpy(self.batch.obs.copy()),
             "terminated": term,
             "truncated": trunc,
-            "done": term | trunc,
-            "info": _tensordict(
-                {"reached_goal": flags[..., 2:3], "collision": flags[..., 3:4]}, (b, n_l)
-            ),
+            "done": done,
+            "info": {"reached_goal": reached, "collision": collided},
         }
         if reward is not None:
-            group["reward"] = torch.from_numpy(reward.astype(np.float32)).unsqueeze(-1)
-        world_flags = torch.from_numpy(np.stack(world, axis=-1))
-        world_term, world_trunc = world_flags[:, 0:1], world_flags[:, 1:2]
-        return _tensordict(
-            {
-                GROUP: _tensordict(group, (b, n_l)),
-                "state": torch.from_numpy(global_state(self.batch, self._state).copy()),
-                "terminated": world_term,
-                "truncated": world_trunc,
-                "done": world_term | world_trunc,
-            },
-            (b,),
-        )
+            group["reward"] = torch.from_numpy(reward.astype(np.float32)[..., None])
+        return group, {"state": state, "terminated": w_term, "truncated": w_trunc, "done": w_done}
+
+
+def _zero_rows(value: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """``value`` with the rows (leading dimension) flagged in ``rows: (B,)`` set to zero."""
+    return value.masked_fill(rows.reshape(-1, *(1,) * (value.ndim - 1)), 0)
+
+
+def _assemble(
+    group: dict,
+    world: dict,
+    sizes: dict[tuple, torch.Size],
+    carried: list[tuple[tuple, torch.Tensor]] = (),
+) -> TensorDict:
+    """The root tensordict of the group's and the world's entries, with the ``carried``
+    entries added at their keys; ``sizes`` gives the batch size of every nested level."""
+    tree = {**world, GROUP: {**group}}
+    for key, value in carried:
+        node = tree
+        for name in key[:-1]:
+            node = node.setdefault(name, {})
+        node[key[-1]] = value
+
+    def build(entries: dict, prefix: tuple) -> TensorDict:
+        for name, value in entries.items():
+            if type(value) is dict:
+                entries[name] = build(value, (*prefix, name))
+        return _tensordict(entries, sizes[prefix])
+
+    return build(tree, ())
+
+
+def _as_tuple(key: str | tuple) -> tuple:
+    return key if isinstance(key, tuple) else (key,)
 
 
 def _tensordict(entries: dict, batch_size: tuple) -> TensorDict:

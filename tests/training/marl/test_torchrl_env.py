@@ -11,6 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchrl")
 
+from torchrl.envs import EnvBase  # noqa: E402
 from torchrl.envs.utils import check_env_specs  # noqa: E402
 
 from crowdsteer.envs.api.parallel import CrowdParallelEnv  # noqa: E402
@@ -18,6 +19,7 @@ from crowdsteer.envs.core.checks import ConfigError  # noqa: E402
 from crowdsteer.training.marl.torchrl_env import (  # noqa: E402
     GROUP,
     CrowdTorchEnv,
+    global_state,
     global_state_size,
 )
 
@@ -90,6 +92,44 @@ def _until_a_learner_leaves_early(env: CrowdTorchEnv, td, rng):
         if waiting.any():
             return td, int(torch.nonzero(waiting)[0, 0])
     raise AssertionError("no learner finished before its world in 200 steps")
+
+
+def _same_tensordicts(a, b) -> None:
+    keys = set(a.keys(True, True))
+    assert keys == set(b.keys(True, True))
+    for key in keys:
+        x, y = a.get(key), b.get(key)
+        assert x.dtype == y.dtype and torch.equal(x, y), key
+
+
+@pytest.mark.parametrize(
+    ("worlds", "options"),
+    [(8, CROSSING), (6, dict(scenario="circle_crossing", n_learners=2, n_pedestrians=8))],
+    ids=["full_resets", "partial_resets"],
+)
+def test_fast_step_and_maybe_reset_equals_torchrls_generic_path(worlds, options):
+    """The env's own ``step_and_maybe_reset`` returns what ``EnvBase``'s step, ``step_mdp`` and
+    ``maybe_reset`` return, through partial and full resets, with a policy's outputs carried
+    along (zeroed in the reset worlds of a partial reset, as TorchRL's merge does)."""
+    fast, generic = (CrowdTorchEnv(worlds, seed=2, **options) for _ in range(2))
+    td_fast, td_generic = fast.reset(), generic.reset()
+    rng = np.random.default_rng(3)
+    partial = full = 0
+    for t in range(300):
+        shape = (worlds, fast.num_learners, 2)
+        actions = torch.from_numpy(rng.uniform(-1, 1, shape).astype(np.float32))
+        for td in (td_fast, td_generic):
+            td.set((GROUP, "action"), actions)
+            td.set((GROUP, "loc"), actions * 0.5)
+            td.set("policy_step", torch.full((worlds, 1), t))
+        out_fast, td_fast = fast.step_and_maybe_reset(td_fast)
+        out_generic, td_generic = EnvBase.step_and_maybe_reset(generic, td_generic)
+        _same_tensordicts(out_fast, out_generic)
+        _same_tensordicts(td_fast, td_generic)
+        ended = out_fast["next", "done"]
+        partial += bool(ended.any() and not ended.all())
+        full += bool(ended.all())
+    assert (full >= 2) if options is CROSSING else (partial >= 5)
 
 
 def test_a_finished_learner_waits_until_its_world_resets():
@@ -183,6 +223,8 @@ def test_global_state_holds_every_body_the_goals_and_the_clock():
     left = (env.config.max_steps - s.step_count) / env.config.max_steps
     assert np.allclose(state[:, -1], left)
     assert np.isfinite(state).all()
+    # the compiled fill writes global_state's values exactly
+    assert np.array_equal(state, global_state(env.batch, np.empty_like(state)))
 
 
 @pytest.mark.parametrize(
