@@ -424,10 +424,11 @@ _CROWDNAV = CrowdConfig(
 # between random points of a 12 m square arena through 20 ORCA humans who cross a ring of radius
 # 6 sqrt 2, with radii and speeds drawn per human, change goals with probability 0.5 every 5 s,
 # are replaced by new ones on arrival and do not see the robot (``crowdnav_arena``); the robot
-# observes the humans within 5 m (surface gap), the humans' ORCA every body within 10 m; dt
-# 0.25 s, the episode times out when 49 s have passed (195 steps); collisions and arrivals are
-# tested at the end of each step, velocities change at once; ORCA as the code's RVO2 set-up:
-# bodies nearer than 10 m, 0.15 m of safety space plus 0.01 m on every radius, time horizons 5 s,
+# observes the humans within 5 m (surface gap); dt 0.25 s, the episode times out when 49 s have
+# passed (195 steps); collisions and arrivals are tested at the end of each step, velocities change
+# at once; ORCA as the code's RVO2 set-up: bodies nearer than the neighbour distance (the humans'
+# own, drawn from U(5, 10) m as the code draws it: ``neighbour_dist_draw``; 10 m for a robot
+# steered by ORCA), 0.15 m of safety space plus 0.01 m on every radius, time horizons 5 s,
 # a velocity of speed min(1, distance / 1 s) asked of every agent whatever its own preferred
 # speed (its speed limit); the social force of its robot baseline: relaxation 1 s, 2 m/s^2 of
 # repulsion over 1 m (the code's KI, A and B for a unit mass); its reward: -20 on a collision,
@@ -437,6 +438,7 @@ _CROWDNAV_PP = CrowdConfig(
     scenario="crowdnav_arena",
     scenario_params={
         "randomize_attributes": 1,
+        "neighbour_dist_draw": 1,
         "goal_change_interval": 5.0,
         "goal_change_chance": 0.5,
     },

@@ -34,7 +34,14 @@ from crowdsteer.envs.steering.flocking import (
     flocking_turn_rate_one,
 )
 from crowdsteer.envs.steering.path_follow import path_follow_projected_one
-from crowdsteer.envs.steering.registry import Body, Senses, dispatch, senses_buffers, steer_traced
+from crowdsteer.envs.steering.registry import (
+    Body,
+    Senses,
+    dispatch,
+    senses_buffers,
+    steer_traced,
+    with_orca_neighbour_dist,
+)
 from crowdsteer.envs.steering.trace import TRACE_FINAL, TRACE_FORCE, TRACE_TARGET
 
 from .neighbours import (
@@ -421,10 +428,13 @@ def crowd_worlds(lo, hi, state, buffers, params, scratch):
                     n_bodies,
                 )
                 beh = s.behaviour[b, i]
+                steering = params.steering
+                if s.neighbour_dist[b, i] > 0.0:  # its own ORCA neighbour distance
+                    steering = with_orca_neighbour_dist(steering, s.neighbour_dist[b, i])
                 if recording:
-                    wx, wy = steer_traced(beh, me, nb, params.steering)
+                    wx, wy = steer_traced(beh, me, nb, steering)
                 else:  # the registry's dispatch, inlined into this loop
-                    wx, wy = dispatch(beh, me, nb, params.steering)
+                    wx, wy = dispatch(beh, me, nb, steering)
                 if not params.walk_backwards:
                     wx, wy = no_backward_step(wx, wy, tx - px, ty - py)
                     if recording:

@@ -30,7 +30,8 @@ class Episode(NamedTuple):
     ``kind, behaviour: (n,) int``
     (behaviour -1: the configuration's); ``path: (n, P', 2)`` with ``path_len: (n,)``; obstacles
     ``obstacle_pos: (m, 2)``, ``obstacle_radius: (m,)``; walls ``(w, 2, 2)``; ``bounds: (4,)``;
-    ``rng_key``: the key of the world's draws during the episode (``goal_ring``)."""
+    ``rng_key``: the key of the world's draws during the episode (``goal_ring``);
+    ``neighbour_dist: (n,)``: each body's own ORCA neighbour distance (0: the configured one)."""
 
     n_learners: int
     n_pedestrians: int
@@ -50,6 +51,7 @@ class Episode(NamedTuple):
     walls: np.ndarray
     bounds: np.ndarray
     rng_key: int
+    neighbour_dist: np.ndarray
 
 
 @bundle
@@ -95,6 +97,7 @@ def write_world(b, state, buffers, episode, slots):
         s.vel[b, i, 1] = 0.0
         s.path_len[b, i] = 0
         s.path_index[b, i] = 0
+        s.neighbour_dist[b, i] = 0.0
         for q in range(s.path.shape[2]):
             s.path[b, i, q, 0] = 0.0
             s.path[b, i, q, 1] = 0.0
@@ -116,6 +119,7 @@ def write_world(b, state, buffers, episode, slots):
         s.v_pref[b, i] = v_pref[k]
         s.v_max[b, i] = v_pref[k]
         s.kind[b, i] = kind[k]
+        s.neighbour_dist[b, i] = ep.neighbour_dist[k]
         s.active[b, i] = True
         if kind[k] == FLOCK:
             # behaviour 1 marks an interceptor (the book makes the second half intercept)

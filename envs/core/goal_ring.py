@@ -11,6 +11,12 @@ new one (``respawn``, CrowdNav++'s), started on the ring (a ring point shifted b
 a radius and a preferred speed drawn anew. Every draw is redone while the point lies nearer than
 the two radii plus ``gap`` to the position or the goal of another walker (the robot's included).
 
+CrowdNav++'s code also draws, for every agent it creates, ORCA's neighbour distance into the
+configuration all agents share (``Agent.__init__`` with ``randomize_attributes``), and a human's
+RVO2 simulation keeps the distance current when it is built, at the human's first step: the
+humans created in one step (by a reset, or replacements at the same step) all take the last
+draw. With ``neighbour_dist_high > neighbour_dist_low`` a replacement draws it so.
+
 The draws come from a counter-based generator (:func:`counter_uniform`): a hash of the world's
 key (``WorldState.rng_key``, drawn with its scene), the step, the body and the draw's number. A
 world's draws do not depend on the other worlds, the batch or the threads, so the same seed
@@ -61,6 +67,8 @@ class GoalRing(NamedTuple):
     radius_high: float = 0.0  # (radius_high <= radius_low: the old radius is kept)
     v_pref_low: float = 0.0  # a replacement's preferred speed: U(v_pref_low, v_pref_high)
     v_pref_high: float = 0.0  # (v_pref_high <= v_pref_low: the old speed is kept)
+    neighbour_dist_low: float = 0.0  # m; a replacement draws ORCA's neighbour distance from
+    neighbour_dist_high: float = 0.0  # U(low, high) (high <= low: none drawn), see below
 
 
 @njit(cache=True, inline="always")
@@ -164,6 +172,10 @@ def _replace(b, i, state, ring, step):
         s.v_max[b, i] = v_pref
         s.path_len[b, i] = 0
         s.path_index[b, i] = 0
+        if ring.neighbour_dist_high > ring.neighbour_dist_low:
+            lo, hi = ring.neighbour_dist_low, ring.neighbour_dist_high
+            # negative: created this step (ring_goals_worlds gives them the last draw)
+            s.neighbour_dist[b, i] = -(lo + counter_uniform(key, step, i, d - 1) * (hi - lo))
         return
 
 
@@ -196,3 +208,21 @@ def ring_goals_worlds(lo, hi, state, ring):
                     _replace(b, i, s, ring, step)
                 else:
                     _change_goal(b, i, s, ring, step, np.int64(ARRIVAL_DRAWS))
+            if ring.respawn and ring.neighbour_dist_high > ring.neighbour_dist_low:
+                _share_last_draw(b, s)
+
+
+@njit(cache=True)
+def _share_last_draw(b, state):
+    """The humans replaced in world ``b`` this step (their neighbour distance still negative)
+    all take the last one drawn: CrowdNav++'s humans build their RVO2 simulation at their first
+    step, from the configuration's distance then, the last agent's draw."""
+    s = state
+    last = 0.0
+    for i in range(s.active.shape[1]):
+        if s.neighbour_dist[b, i] < 0.0:
+            last = -s.neighbour_dist[b, i]
+    if last > 0.0:
+        for i in range(s.active.shape[1]):
+            if s.neighbour_dist[b, i] < 0.0:
+                s.neighbour_dist[b, i] = last

@@ -178,6 +178,7 @@ class Simulator:
             walls=np.ascontiguousarray(spec.walls, np.float64).reshape(-1, 2, 2),
             bounds=np.asarray(spec.bounds, np.float64),
             rng_key=np.int64(spec.rng_key),
+            neighbour_dist=np.ascontiguousarray(spec.neighbour_dist, np.float64),
         )
         args = (b, self.state, self.buffers, episode, self._slots)
         if self._write_entry is None:

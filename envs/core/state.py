@@ -45,7 +45,9 @@ class WorldState(NamedTuple):
     ``goal_frame: (B, N, 6)``, each learner's last goal frame (cosine, sine) with the position and
     goal it was computed from (``sensing.goal_frame``; NaN until first computed). Draws during the
     episode: ``rng_key: (B,) int64``, the key of each world's counter-based draws (drawn with its
-    scene; ``goal_ring``).
+    scene; ``goal_ring``). Per-body steering: ``neighbour_dist: (B, N)``, a body's own ORCA
+    neighbour distance in metres (0: the configured one; CrowdNav++'s humans each keep the one
+    drawn when they were created).
     """
 
     pos: np.ndarray
@@ -76,6 +78,7 @@ class WorldState(NamedTuple):
     bounds: np.ndarray
     goal_frame: np.ndarray
     rng_key: np.ndarray
+    neighbour_dist: np.ndarray
 
     @classmethod
     def empty(
@@ -114,6 +117,7 @@ class WorldState(NamedTuple):
             bounds=np.zeros((b, 4), f),
             goal_frame=np.full((b, n, 6), np.nan, f),
             rng_key=np.zeros(b, np.int64),
+            neighbour_dist=np.zeros((b, n), f),
         )
 
     def heading_angle(self) -> np.ndarray:

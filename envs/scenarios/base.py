@@ -80,7 +80,9 @@ class ScenarioSpec:
     of the walkable area (camera and the flock's roaming target use it); period_x: ``(x0, x1)``
     when the scene repeats along x over that interval (a periodic world, ``envs.core.periodic``),
     None when it does not; goal_ring: the ``GoalRing`` rules of a scene whose goals move during
-    the episode (None: none), with rng_key, the key of the world's draws that follow them.
+    the episode (None: none), with rng_key, the key of the world's draws that follow them;
+    neighbour_dist: (n,) each body's own ORCA neighbour distance in metres (0, the default: the
+    configured one).
     """
 
     start: np.ndarray
@@ -98,9 +100,12 @@ class ScenarioSpec:
     period_x: tuple[float, float] | None = None
     goal_ring: Any = None
     rng_key: int = 0
+    neighbour_dist: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.start)
+        if self.neighbour_dist is None:
+            self.neighbour_dist = np.zeros(n)
         if self.behaviour is None:
             self.behaviour = np.full(n, -1, np.int64)
         if self.path_len is None:

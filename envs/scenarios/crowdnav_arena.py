@@ -18,6 +18,11 @@ Mersenne Twister seeded with ``1000 + test_seed + k`` in the code's order of dra
 start and goal and the humans' starts are the code's to the last bit (its later draws, the goal
 changes, come from the world's own counter-based draws). DS-RNN's code (Shuijing725/CrowdNav_DSRNN)
 draws the scene with ``dsrnn_spawn``: a start's shift is ``+- v_pref / 2`` per axis, centred.
+
+With ``neighbour_dist_draw`` the humans steer with CrowdNav++'s ORCA neighbour distance: its code
+draws one from U(5, 10) m for every agent it creates into the configuration they all share, and a
+human's RVO2 simulation keeps the value current at its first step, so the humans of a scene take
+the last human's draw and a replacement the latest (``envs.core.goal_ring``).
 """
 
 from __future__ import annotations
@@ -43,6 +48,9 @@ RANDOM_RADIUS = (0.3, 0.5)
 RANDOM_V_PREF = (0.5, 1.5)
 """m/s; a human's preferred speed with ``randomize_attributes``."""
 
+NEIGHBOUR_DIST = (5.0, 10.0)
+"""m; ORCA's neighbour distance drawn for every agent CrowdNav++'s code creates (``Agent``)."""
+
 MAX_DRAWS = 100_000
 """Rejected draws after which a placement gives up (``RuntimeError``)."""
 
@@ -57,8 +65,10 @@ class CrowdnavArenaParams:
     goal_change_interval: s between goal changes (0: none; the code: 5); goal_change_chance:
     probability that a human changes its goal at one (CrowdNav++: 0.5, DS-RNN: 0.25);
     dsrnn_spawn: 1 draws as DS-RNN's code (a start shifted by +-v_pref / 2 per axis, centred; no
-    draw of ORCA's neighbour distance per human); test_cases: 1 plays the code's test cases by
-    index; test_seed: the code's seed argument (CrowdNav++'s shipped baselines: 425, DS-RNN: 0)."""
+    draw of ORCA's neighbour distance per human); neighbour_dist_draw: 1 gives the humans
+    CrowdNav++'s neighbour distance (with randomize_attributes, not dsrnn_spawn: the last draw
+    of a scene, a replacement's own); test_cases: 1 plays the code's test cases by index;
+    test_seed: the code's seed argument (CrowdNav++'s shipped baselines: 425, DS-RNN: 0)."""
 
     arena_size: float = param(6.0, 0.5, 1e3)
     min_travel: float = param(8.0, 0.0, 1e3)
@@ -69,6 +79,7 @@ class CrowdnavArenaParams:
     goal_change_interval: float = param(0.0, 0.0, 1e4)
     goal_change_chance: float = param(0.5, 0.0, 1.0)
     dsrnn_spawn: int = param(0, 0, 1)
+    neighbour_dist_draw: int = param(0, 0, 1)
     test_cases: int = param(0, 0, 1)
     test_seed: int = param(425, 0, 2**31 - 1 - 1_000_000)
 
@@ -79,6 +90,7 @@ def goal_ring(p: CrowdnavArenaParams, body: BodyDefaults) -> GoalRing:
     v_lo, v_hi = RANDOM_V_PREF if p.randomize_attributes else (body.v_pref, body.v_pref)
     # a replacement's centred jitter takes the largest speed's width (DS-RNN replaces no one)
     noise = (-0.5 * v_hi, 0.5 * v_hi) if p.dsrnn_spawn else (0.0, p.start_noise)
+    d_lo, d_hi = NEIGHBOUR_DIST if _draws_neighbour_dist(p) else (0.0, 0.0)
     return GoalRing(
         radius=p.circle_radius,
         goal_jitter=1.0,
@@ -91,7 +103,14 @@ def goal_ring(p: CrowdnavArenaParams, body: BodyDefaults) -> GoalRing:
         radius_high=r_hi,
         v_pref_low=v_lo,
         v_pref_high=v_hi,
+        neighbour_dist_low=d_lo,
+        neighbour_dist_high=d_hi,
     )
+
+
+def _draws_neighbour_dist(p: CrowdnavArenaParams) -> bool:
+    """Whether the humans take CrowdNav++'s drawn ORCA neighbour distance."""
+    return bool(p.neighbour_dist_draw and p.randomize_attributes and not p.dsrnn_spawn)
 
 
 def _bounds(p: CrowdnavArenaParams) -> tuple[float, float, float, float]:
@@ -107,9 +126,10 @@ def place(
     counts: Counts,
     body: BodyDefaults,
     p: CrowdnavArenaParams,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Starts, goals ``(n, 2)``, radii and preferred speeds ``(n,)`` of the robot and the humans,
-    ``uniform()`` returning one float in [0, 1) per draw, called in the code's order."""
+) -> tuple[np.ndarray, ...]:
+    """Starts, goals ``(n, 2)``, radii, preferred speeds and ORCA neighbour distances ``(n,)``
+    (0: the configured one) of the robot and the humans, ``uniform()`` returning one float in
+    [0, 1) per draw, called in the code's order."""
     a = p.arena_size
     robots = []
     for _ in range(counts.learners):
@@ -124,14 +144,16 @@ def place(
         (r[2], r[3], body.radius) for r in robots
     ]
     starts, radii, speeds = [], [], []
+    last_dist = 0.0
     cos, sin, hypot, two_pi = math.cos, math.sin, math.hypot, 2.0 * math.pi
     for h in range(counts.pedestrians):
         radius, v_pref = body.radius, body.v_pref
         if p.randomize_attributes:
             if not p.dsrnn_spawn:
-                # CrowdNav++'s Agent() draws ORCA's neighbour distance, U(5, 10) m, into the
-                # config all agents share (not modelled: docs/crowdnav_pp.md); DS-RNN's does not
-                uniform()
+                # CrowdNav++'s Agent() draws ORCA's neighbour distance into the config all agents
+                # share; DS-RNN's does not
+                lo, hi = NEIGHBOUR_DIST
+                last_dist = lo + (hi - lo) * uniform()
             v_pref = RANDOM_V_PREF[0] + (RANDOM_V_PREF[1] - RANDOM_V_PREF[0]) * uniform()
             radius = RANDOM_RADIUS[0] + (RANDOM_RADIUS[1] - RANDOM_RADIUS[0]) * uniform()
         for _ in range(MAX_DRAWS):
@@ -159,11 +181,14 @@ def place(
     goal = np.concatenate([robot[:, 2:], -humans])
     radius = np.concatenate([np.full(len(robots), body.radius), radii])
     v_pref = np.concatenate([np.full(len(robots), body.v_pref), speeds])
-    return start, goal, radius, v_pref
+    dist = np.zeros(len(start))
+    if _draws_neighbour_dist(p):
+        dist[len(robots) :] = last_dist  # every human's simulation is built after the last draw
+    return start, goal, radius, v_pref, dist
 
 
 def _spec(uniform, rng_key: int, counts: Counts, body: BodyDefaults, p) -> ScenarioSpec:
-    start, goal, radius, v_pref = place(uniform, counts, body, p)
+    start, goal, radius, v_pref, dist = place(uniform, counts, body, p)
     return ScenarioSpec(
         start=start,
         goal=goal,
@@ -173,6 +198,7 @@ def _spec(uniform, rng_key: int, counts: Counts, body: BodyDefaults, p) -> Scena
         bounds=_bounds(p),
         goal_ring=goal_ring(p, body),
         rng_key=rng_key,
+        neighbour_dist=dist,
     )
 
 

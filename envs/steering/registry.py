@@ -300,6 +300,7 @@ SIDE_CHOICE = NAMES.index("side_choice")
 RIGHT_OF_WAY = NAMES.index("right_of_way")
 SOCIAL_FORCE = NAMES.index("social_force")
 ORCA = NAMES.index("orca")
+ORCA_NEXT = ORCA + 1  # a constant, so that the tuple slices below are static
 DETECTION_BOX = NAMES.index("detection_box")
 
 SUPPORT: tuple[Behaviour, ...] = (
@@ -338,6 +339,24 @@ def dispatch(beh, me, sense, params):
     elif beh == GOAL_SEEK:
         return steer_goal_seek(me, sense, params[GOAL_SEEK])
     return math.nan, math.nan
+
+
+@njit(cache=True, inline="always")
+def with_orca_neighbour_dist(steering, dist):
+    """The behaviours' parameter tuple ``steering`` with ORCA's neighbour distance set to
+    ``dist`` (m): a body's own, where it has one (``WorldState.neighbour_dist``)."""
+    o = steering[ORCA]
+    orca = OrcaParams(
+        o.time_horizon,
+        o.time_horizon_obst,
+        o.time_step,
+        o.lp_epsilon,
+        o.safety_margin,
+        o.arrive_time,
+        dist,
+        o.pref_speed,
+    )
+    return steering[:ORCA] + (orca,) + steering[ORCA_NEXT:]
 
 
 @njit(cache=True)

@@ -108,6 +108,50 @@ def test_a_human_at_its_goal_is_replaced_on_the_ring():
     assert np.all(np.linalg.norm(s.goal[0, others] - pos, axis=-1) >= clear)
 
 
+def test_humans_take_the_neighbour_distance_the_code_draws():
+    """CrowdNav++'s code draws ORCA's neighbour distance for every human it creates into one
+    shared configuration: in test case 0 every human keeps the last draw, 6.76 m (the value its
+    ORCA robot kept for its whole test); without the rule, or in DS-RNN's spawn, none is drawn."""
+    params = make_params("crowdnav_arena", {"randomize_attributes": 1, "neighbour_dist_draw": 1})
+    dist = arena_case(0, COUNTS, BodyDefaults(), params).neighbour_dist
+    assert dist[0] == 0.0 and np.all(dist[1:] == dist[1]) and round(dist[1], 2) == 6.76
+    for other in ({"neighbour_dist_draw": 0}, {"neighbour_dist_draw": 1, "dsrnn_spawn": 1}):
+        params = make_params("crowdnav_arena", {"randomize_attributes": 1, **other})
+        assert not arena_case(0, COUNTS, BodyDefaults(), params).neighbour_dist.any()
+
+
+def test_humans_replaced_in_one_step_share_the_last_draw():
+    batch = _batch(worlds=1, seed=5)
+    s = batch.sim.state
+    before = s.neighbour_dist[0].copy()
+    for i in (4, 9):  # humans 3 and 8 at their goals
+        s.goal[0, i] = s.pos[0, i] + [0.05, 0.0]
+    batch.sim.step(np.zeros((1, 1, 2)))
+    dist = s.neighbour_dist[0]
+    assert 5.0 <= dist[4] <= 10.0 and dist[4] == dist[9] and dist[4] != before[4]
+    kept = [j for j in range(1, 21) if j not in (4, 9)]
+    assert np.array_equal(dist[kept], before[kept])
+
+
+def test_a_bodys_own_neighbour_distance_steers_as_the_configured_one():
+    """ORCA with each human's own distance (7 m, configured 10 m) moves every body as ORCA with
+    7 m configured, bit for bit."""
+    orca = PRESETS["crowdnav_pp"].steering_params["orca"]
+    runs = []
+    for configured, own in ((10.0, 7.0), (7.0, 0.0)):
+        batch = _batch(
+            worlds=2,
+            seed=3,
+            scenario_params={"neighbour_dist_draw": 0},
+            steering_params={"orca": {**orca, "neighbour_dist": configured}},
+        )
+        batch.sim.state.neighbour_dist[:, 1:] = own
+        for _ in range(40):
+            batch.sim.step(np.full((2, 1, 2), 0.2))
+        runs.append(batch.sim.state.pos.copy())
+    assert np.array_equal(runs[0], runs[1])
+
+
 def test_replacing_needs_a_ring():
     config = CrowdConfig(pedestrians_at_goal="replace")
     with pytest.raises(ValueError, match="pedestrians_at_goal='replace'"):
