@@ -151,14 +151,17 @@ def test_study_summary_counts_the_steps_to_the_target():
 
 
 def test_benchmark_sets_learned_policies_against_the_best_baseline():
+    """A learned policy falls short only where a one-sided test at 5 % says so: a lower success
+    or a higher collision rate that its learner-episodes make unlikely by chance."""
     from crowdsteer.training.evaluation.benchmark import against_best_baseline
 
-    def row(scenario, policy, success, collision):
+    def row(scenario, policy, success, collision, n=600):
         return {
             "scenario": scenario,
             "policy": policy,
             "success_rate": success,
             "collision_rate": collision,
+            "learner_episodes": n,
         }
 
     rows = [
@@ -169,13 +172,30 @@ def test_benchmark_sets_learned_policies_against_the_best_baseline():
         row("b", "g", 0.4, 0.5),
         row("c", "orca", 0.7, 0.1),
         row("c", "g", 0.7, 0.2),
+        row("d", "cardioid", 0.92, 0.08),
+        row("d", "g", 0.91, 0.09),  # 0.01 lower: within chance over 600 learner-episodes
+        row("e", "cardioid", 0.92, 0.08, n=60),
+        row("e", "g", 0.85, 0.15, n=60),  # 0.07 lower: within chance over 60
     ]
     table = against_best_baseline(rows, ["g"])
     lines = table.splitlines()
-    assert lines[2] == "| a | cardioid: 0.80 / 0.20 | 0.90 / 0.10, reaches it |"
-    assert lines[3] == "| b | cardioid: 0.60 / 0.10 | 0.40 / 0.50, short by 0.200 success |"
-    assert lines[4] == "| c | orca: 0.70 / 0.10 | 0.70 / 0.20, collides 0.100 more |"
+    assert lines[2] == "| a | cardioid: 0.80 / 0.20 | 0.90 / 0.10, level or better |"
+    assert lines[3] == "| b | cardioid: 0.60 / 0.10 | 0.40 / 0.50, short: 0.200 less success |"
+    assert lines[4] == "| c | orca: 0.70 / 0.10 | 0.70 / 0.20, short: 0.100 more collisions |"
+    assert lines[5].endswith("0.91 / 0.09, level or better |")
+    assert lines[6].endswith("0.85 / 0.15, level or better |")
     assert against_best_baseline(rows, []) == ""
+
+
+def test_rate_below_p_is_the_one_sided_two_proportion_test():
+    from crowdsteer.training.evaluation.metrics import rate_below_p
+
+    # 40 of 100 against 60 of 100: z = -2.828, one-sided p = 0.00234
+    assert abs(rate_below_p(40, 100, 60, 100) - 0.002339) < 1e-5
+    assert abs(rate_below_p(60, 100, 40, 100) - (1.0 - 0.002339)) < 1e-5
+    assert rate_below_p(50, 100, 50, 100) == 0.5
+    assert rate_below_p(0, 10, 0, 10) == 1.0
+    assert np.isnan(rate_below_p(1, 0, 1, 10))
 
 
 def test_shipped_generalist_loads_by_name_and_beats_its_reference():

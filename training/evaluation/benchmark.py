@@ -43,7 +43,7 @@ import numpy as np
 from crowdsteer.envs.scenarios import scenario_names
 
 from .evaluate import evaluate, policy_label
-from .metrics import Estimate
+from .metrics import Estimate, rate_below_p
 
 DEFAULT_EPISODES = 200
 """Episodes per (scenario, policy) by default: the full run (11 scenarios x 8 baselines, 17 600
@@ -410,14 +410,43 @@ def markdown_tables(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(parts)
 
 
+SHORT_LEVEL = 0.05
+"""One-sided test level of :func:`short_of`: a learned policy falls short of a baseline only
+where the difference would arise by chance less often than this."""
+
+
+def short_of(row: Mapping[str, Any], best: Mapping[str, Any]) -> str:
+    """How ``row`` (a learned policy's results in one scenario) compares with ``best`` (the
+    best scripted baseline's): ``"success"`` when its success is lower, ``"collisions"`` when its
+    collision rate is higher (one-sided two-proportion tests at ``SHORT_LEVEL`` over their
+    learner-episodes), else ``""``: level with it or better."""
+    n, n_ref = int(row["learner_episodes"]), int(best["learner_episodes"])
+
+    def count(r: Mapping[str, Any], key: str, m: int) -> int:
+        return round(r[key] * m)
+
+    k_s, k_s_ref = count(row, "success_rate", n), count(best, "success_rate", n_ref)
+    if rate_below_p(k_s, n, k_s_ref, n_ref) < SHORT_LEVEL:
+        return "success"
+    k_c, k_c_ref = count(row, "collision_rate", n), count(best, "collision_rate", n_ref)
+    if rate_below_p(k_c_ref, n_ref, k_c, n) < SHORT_LEVEL:
+        return "collisions"
+    return ""
+
+
+def best_baseline(sub: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The scripted baseline with the highest success among ``sub`` (policy -> row of one
+    scenario; the lower collision rate breaks ties), or None."""
+    from crowdsteer.baselines.policies import list_policies
+
+    base = [r for p, r in sub.items() if p in set(list_policies())]
+    return max(base, key=lambda r: (r["success_rate"], -r["collision_rate"])) if base else None
+
+
 def against_best_baseline(rows: Sequence[Mapping[str, Any]], learned: Sequence[str]) -> str:
     """A Markdown table setting each ``learned`` policy (by label) against the scripted baseline
     with the highest success in each scenario: its success / collision, the baseline's, and
-    whether it reaches that success at no higher collision rate, or by how much it falls short.
-    Empty when no learned policy was run."""
-    from crowdsteer.baselines.policies import list_policies
-
-    scripted = set(list_policies())
+    whether it falls short of it (:func:`short_of`). Empty when no learned policy was run."""
     learned = [p for p in learned if any(r["policy"] == p for r in rows)]
     if not learned:
         return ""
@@ -429,10 +458,9 @@ def against_best_baseline(rows: Sequence[Mapping[str, Any]], learned: Sequence[s
     ]
     for scenario in dict.fromkeys(r["scenario"] for r in rows):
         sub = {r["policy"]: r for r in rows if r["scenario"] == scenario}
-        base = [sub[p] for p in sub if p in scripted]
-        if not base:
+        best = best_baseline(sub)
+        if best is None:
             continue
-        best = max(base, key=lambda r: (r["success_rate"], -r["collision_rate"]))
         cells = []
         for p in learned:
             if p not in sub:
@@ -440,14 +468,15 @@ def against_best_baseline(rows: Sequence[Mapping[str, Any]], learned: Sequence[s
                 continue
             r = sub[p]
             text = f"{r['success_rate']:.2f} / {r['collision_rate']:.2f}"
-            short = best["success_rate"] - r["success_rate"]
-            worse = r["collision_rate"] - best["collision_rate"]
-            if short > 0:
-                text += f", short by {short:.3f} success"
-            elif worse > 0:
-                text += f", collides {worse:.3f} more"
+            verdict = short_of(r, best)
+            gap_s = best["success_rate"] - r["success_rate"]
+            gap_c = r["collision_rate"] - best["collision_rate"]
+            if verdict == "success":
+                text += f", short: {gap_s:.3f} less success"
+            elif verdict == "collisions":
+                text += f", short: {gap_c:.3f} more collisions"
             else:
-                text += ", reaches it"
+                text += ", level or better"
             cells.append(text)
         lines.append(
             f"| {scenario} | {best['policy']}: {best['success_rate']:.2f} / "
@@ -498,9 +527,10 @@ def write_markdown(
         lines += [
             "## Learned policies against the best scripted baseline",
             "",
-            "Per scenario, the scripted baseline with the highest success; a learned policy "
-            "reaches it when its success is at least that baseline's at no higher collision "
-            "rate, and otherwise the cell says by how much it falls short.",
+            "Per scenario, the scripted baseline with the highest success. A learned policy "
+            "falls short of it where its success is lower or its collision rate higher, each by "
+            f"a one-sided two-proportion test at {SHORT_LEVEL:g} over the learner-episodes; "
+            "otherwise it is level with it or better.",
             "",
             versus,
         ]

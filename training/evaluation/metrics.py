@@ -582,6 +582,20 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     return (low, high)
 
 
+def rate_below_p(k: int, n: int, k_ref: int, n_ref: int) -> float:
+    """One-sided p-value that the rate behind ``k`` of ``n`` is below the one behind ``k_ref`` of
+    ``n_ref``: the two-proportion z-test with the pooled rate (normal approximation; NaN when a
+    count is empty, 1 when neither sample varies). Small values: the first rate is lower."""
+    if n <= 0 or n_ref <= 0:
+        return math.nan
+    pooled = (k + k_ref) / (n + n_ref)
+    se = math.sqrt(pooled * (1.0 - pooled) * (1.0 / n + 1.0 / n_ref))
+    if se == 0.0:
+        return 1.0
+    z = (k / n - k_ref / n_ref) / se
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
 def rate_estimate(flags: np.ndarray, confidence: float = 0.95) -> Estimate:
     """Proportion of true entries with its Wilson score interval.
 
