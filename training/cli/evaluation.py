@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from . import names
 from . import types as ca
 from .base import Commands
 
@@ -109,12 +110,14 @@ def add_evaluation_commands(commands: Commands) -> None:
         "--episodes", type=ca.int_at_least(1), default=200, help="episodes per scenario and policy"
     )
     ca.add_seed_option(p)
+    scenes = (*scenarios, *names.BENCHMARK_SCENES)
     p.add_argument(
         "--scenarios",
         nargs="+",
-        type=ca.one_of(scenarios, "scenario"),
+        type=ca.one_of(scenes, "scene"),
         default=None,
-        help="scenarios (default: every navigation scene, not the measurement set-ups)",
+        help="scenes (default: every navigation scenario, not the measurement set-ups, and "
+        "dsrnn_arena, DS-RNN's test: the crowdnav_arena scenario under preset dsrnn)",
     )
     p.add_argument(
         "--policies",

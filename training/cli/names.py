@@ -24,6 +24,10 @@ SCENARIOS = (
 )
 """``crowdsteer.envs.scenarios.scenario_names()``."""
 
+BENCHMARK_SCENES = ("dsrnn_arena",)
+"""The benchmark's scenes with a name of their own (``benchmark.SCENARIO_CONFIG``'s with a
+``scenario``)."""
+
 PRESETS = ("default", "crowdnav", "crowdnav_visible", "crowdnav_pp", "dsrnn", "realistic_crowd")
 """``crowdsteer.envs.PRESETS``."""
 

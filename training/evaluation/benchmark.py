@@ -75,8 +75,25 @@ SCENARIO_CONFIG: dict[str, dict[str, Any]] = {
         "pedestrian_behaviour": "orca",
         "scenario_params": {"test_cases": 1},  # on top of the preset's
     },
+    # DS-RNN's: the same arena under its own preset, 5 ORCA humans, its test cases (seed 0)
+    "dsrnn_arena": {
+        "scenario": "crowdnav_arena",
+        "preset": "dsrnn",
+        "n_learners": 1,
+        "n_pedestrians": 5,
+        "pedestrian_behaviour": "orca",
+        "scenario_params": {"test_cases": 1},
+    },
 }
-"""Per-scenario overrides of ``BENCHMARK_CONFIG`` for scenes built around one situation."""
+"""Per-scene overrides of ``BENCHMARK_CONFIG`` for scenes built around one situation. A scene is
+a registered scenario, or a name of its own with the ``scenario`` it plays (``dsrnn_arena``)."""
+
+
+def scene_names() -> list[str]:
+    """The benchmark's scenes: every navigation scenario, then the scenes of their own name."""
+    named = [s for s, c in SCENARIO_CONFIG.items() if "scenario" in c]
+    return sorted(scenario_names(measurement=False) + named)
+
 
 METRIC_COLUMNS: tuple[str, ...] = (
     "success_rate",
@@ -110,9 +127,10 @@ _MD_HEADERS = {
 }
 
 
-def benchmark_config(scenario: str, **overrides: Any) -> dict[str, Any]:
-    """The ``CrowdConfig`` keywords the benchmark uses on ``scenario`` (``overrides`` last)."""
-    return {**BENCHMARK_CONFIG, **SCENARIO_CONFIG.get(scenario, {}), **overrides}
+def benchmark_config(scene: str, **overrides: Any) -> dict[str, Any]:
+    """The ``CrowdConfig`` keywords the benchmark uses on ``scene`` (``overrides`` last; with
+    ``scenario`` where the scene has a name of its own)."""
+    return {**BENCHMARK_CONFIG, **SCENARIO_CONFIG.get(scene, {}), **overrides}
 
 
 def _row(scenario: str, policy: str, result: Mapping[str, Any]) -> dict[str, Any]:
@@ -242,8 +260,8 @@ def run_benchmark(
         raise ImportError(
             f"the benchmark's plots need matplotlib: {install_hint('matplotlib')}, or plots=False"
         )
-    known = scenario_names()
-    scenarios = list(scenarios if scenarios else scenario_names(measurement=False))
+    known = scenario_names() + [s for s in scene_names() if s not in scenario_names()]
+    scenarios = list(scenarios if scenarios else scene_names())
     bad = [s for s in scenarios if s not in known]
     if bad:
         raise ValueError(f"unknown scenarios {bad}; choose from {known}")
@@ -286,7 +304,7 @@ def run_benchmark(
     t0 = time.perf_counter()
     bar = tqdm(total=len(scenarios) * len(pols), desc="benchmark", unit="run", disable=not progress)
     for scenario in scenarios:
-        kwargs = benchmark_config(scenario, **config)
+        kwargs = {"scenario": scenario, **benchmark_config(scenario, **config)}
         for policy, label in zip(pols, labels, strict=True):
             bar.set_postfix_str(f"{scenario} / {label}")
             key = f"{scenario}/{label}"
@@ -296,7 +314,6 @@ def run_benchmark(
                 try:
                     result = evaluate(
                         policy,
-                        scenario=scenario,
                         episodes=episodes,
                         seed=seed,
                         num_worlds=num_worlds,
