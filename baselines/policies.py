@@ -417,6 +417,7 @@ SHIPPED_MODELS = {
     "crowdnav": "ppo_crowdnav",
     "crowdnav_checked": "ppo_crowdnav",
     "crowdnav_pp": "ppo_crowdnav_pp",
+    "dsrnn": "ppo_dsrnn",
     "circle_crossing": "ppo_circle_crossing",
     "generalist": "generalist",
 }

@@ -43,5 +43,12 @@ POLICIES = (
 )
 """``crowdsteer.baselines.list_policies()``: the scripted baselines."""
 
-SHIPPED_MODELS = ("crowdnav", "crowdnav_checked", "crowdnav_pp", "circle_crossing", "generalist")
+SHIPPED_MODELS = (
+    "crowdnav",
+    "crowdnav_checked",
+    "crowdnav_pp",
+    "dsrnn",
+    "circle_crossing",
+    "generalist",
+)
 """``crowdsteer.baselines.policies.SHIPPED_MODELS``: the models shipped with the package."""
