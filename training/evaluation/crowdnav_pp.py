@@ -4,9 +4,9 @@ The code (Shuijing725/CrowdNav_Prediction_AttnGraph) ships the test logs of its 
 robots, ORCA and the social force, on 500 test episodes each; :data:`CODE_ROWS` holds their
 figures and the setting each log was run in. :func:`crowdnav_pp_rows` runs the same robots on
 the test cases the code's test plays and reports its metrics with 95 % intervals: success,
-collision and timeout (Wilson), navigation time over successes (the code's clock, read as its
-``rl/evaluation.py`` reads it: at the start of the step that arrives, one step before the
-arrival state), path length (the robot's, and as the code sums it: with the
+collision and timeout (Wilson), navigation time over successes (the arrival state's time: the
+code tests the position before each move, so it finds an arrival at the start of the next step,
+where its ``rl/evaluation.py`` reads the clock), path length (the robot's, and as the code sums it: with the
 jump to the next case's start that its auto-resetting environment adds to every episode), and
 the intrusion ratio and distance (``intrusion``).
 
@@ -97,7 +97,7 @@ def crowdnav_pp_rows(
         per = [learner_metrics(r) for r in records]
         agg = aggregate(per)
         success = np.array([bool(p["success"][0]) for p in per])
-        nav = np.array([p["time_to_goal"][0] for p in per])  # the start of the arriving step
+        nav = np.array([p["time_to_goal"][0] for p in per])  # what the code's clock reads
         path = np.array([p["path_length"][0] for p in per])
         jump = np.array(
             [np.linalg.norm(n.pos[0, 0] - r.pos[-1, 0]) for r, n in zip(records, nxt, strict=True)]
