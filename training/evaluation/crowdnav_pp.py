@@ -6,9 +6,9 @@ figures and the setting each log was run in. :func:`crowdnav_pp_rows` runs the s
 the test cases the code's test plays and reports its metrics with 95 % intervals: success,
 collision and timeout (Wilson), navigation time over successes (the arrival state's time: the
 code tests the position before each move, so it finds an arrival at the start of the next step,
-where its ``rl/evaluation.py`` reads the clock), path length (the robot's, and as the code sums it: with the
-jump to the next case's start that its auto-resetting environment adds to every episode), and
-the intrusion ratio and distance (``intrusion``).
+where its ``rl/evaluation.py`` reads the clock), path length (the robot's, and as the code sums
+it: with the jump to the next case's start that its auto-resetting environment adds to every
+episode), and the intrusion ratio and distance (``intrusion``).
 
 Two settings of ``preset="crowdnav_pp"``: ``"crowdnav_pp"``, the preset itself (radii and speeds
 drawn per human, goals changed with probability 0.5 every 5 s; the ORCA log's setting and the
