@@ -301,9 +301,10 @@ class CrowdTorchEnv(EnvBase):
         TorchRL's merge does. Input the fast path does not cover (partial steps, a preset
         ``"next"``, type checks, a subclass, entries that are not tensors) takes the generic
         path."""
-        carried = self._carried(tensordict)
-        if carried is None:
+        found = self._carried(tensordict)
+        if found is None:
             return super().step_and_maybe_reset(tensordict)
+        carried, sizes = found
         self._assert_tensordict_shape(tensordict)
         lb = self._advance(tensordict)
         group, world = self._entries(lb.truncated, lb.reward)
@@ -317,18 +318,22 @@ class CrowdTorchEnv(EnvBase):
                 carried = [(key, _zero_rows(value, rows)) for key, value in carried]
         else:
             group = {k: v for k, v in group.items() if k != "reward"}
-        return tensordict, _assemble(group, world, self._sizes, carried)
+        return tensordict, _assemble(group, world, sizes, carried)
 
-    def _carried(self, tensordict: TensorDictBase) -> list[tuple[tuple, torch.Tensor]] | None:
-        """The (key, tensor) entries of ``tensordict`` the env does not write, or None where
-        the fast step does not apply (see ``step_and_maybe_reset``)."""
+    def _carried(
+        self, tensordict: TensorDictBase
+    ) -> tuple[list[tuple[tuple, torch.Tensor]], dict[tuple, torch.Size]] | None:
+        """The (key, tensor) entries of ``tensordict`` the env does not write, with the batch
+        size of every nested level (the env's and those the entries add), or None where the fast
+        step does not apply (see ``step_and_maybe_reset``)."""
         if type(self) is not CrowdTorchEnv or self.run_type_checks:
             return None
         carried: list[tuple[tuple, torch.Tensor]] = []
+        sizes = dict(self._sizes)
         nodes = [((), tensordict)]
         while nodes:
             prefix, node = nodes.pop()
-            if node.batch_size != self._sizes.get(prefix, node.batch_size):
+            if node.batch_size != sizes.setdefault(prefix, node.batch_size):
                 return None
             for name, value in node.items():
                 key = (*prefix, name)
@@ -338,7 +343,7 @@ class CrowdTorchEnv(EnvBase):
                     return None
                 elif key not in self._env_keys:
                     carried.append((key, value))
-        return carried
+        return carried, sizes
 
     def _events(self) -> tuple[np.ndarray, np.ndarray]:
         """(B, L) arrivals and collisions of the last step (False right after a reset)."""
@@ -399,19 +404,25 @@ def _assemble(
     carried: list[tuple[tuple, torch.Tensor]] = (),
 ) -> TensorDict:
     """The root tensordict of the group's and the world's entries, with the ``carried``
-    entries added at their keys; ``sizes`` gives the batch size of every nested level."""
-    tree = {**world, GROUP: {**group}}
+    entries added at their keys; ``sizes`` gives the batch size of every nested level. The dicts
+    given are left as they are (the step's and the next root's share them)."""
+    tree = {**world, GROUP: group}
     for key, value in carried:
         node = tree
         for name in key[:-1]:
-            node = node.setdefault(name, {})
+            child = dict(node.get(name, {}))  # a copy of each level written into
+            node[name] = child
+            node = child
         node[key[-1]] = value
 
     def build(entries: dict, prefix: tuple) -> TensorDict:
-        for name, value in entries.items():
-            if type(value) is dict:
-                entries[name] = build(value, (*prefix, name))
-        return _tensordict(entries, sizes[prefix])
+        return _tensordict(
+            {
+                name: build(value, (*prefix, name)) if type(value) is dict else value
+                for name, value in entries.items()
+            },
+            sizes[prefix],
+        )
 
     return build(tree, ())
 

@@ -121,7 +121,9 @@ def test_fast_step_and_maybe_reset_equals_torchrls_generic_path(worlds, options)
         for td in (td_fast, td_generic):
             td.set((GROUP, "action"), actions)
             td.set((GROUP, "loc"), actions * 0.5)
+            td.set((GROUP, "info", "seen"), actions[..., :1] > 0)
             td.set("policy_step", torch.full((worlds, 1), t))
+            td.set(("collector", "traj_ids"), torch.full((worlds,), t))  # a level of its own
         out_fast, td_fast = fast.step_and_maybe_reset(td_fast)
         out_generic, td_generic = EnvBase.step_and_maybe_reset(generic, td_generic)
         _same_tensordicts(out_fast, out_generic)
