@@ -78,9 +78,8 @@ def test_the_names_offered_are_the_registries():
     from crowdsteer.baselines.policies import SHIPPED_MODELS, list_policies
     from crowdsteer.envs import PRESETS
     from crowdsteer.envs.scenarios import scenario_names
-    from crowdsteer.training.evaluation.benchmark import SCENARIO_CONFIG
+    from crowdsteer.training.evaluation.benchmark import NAMED_SCENES
 
-    scenes = tuple(s for s, c in SCENARIO_CONFIG.items() if "scenario" in c)
     offered = (
         names.SCENARIOS,
         names.PRESETS,
@@ -88,6 +87,6 @@ def test_the_names_offered_are_the_registries():
         names.SHIPPED_MODELS,
         names.BENCHMARK_SCENES,
     )
-    registered = (scenario_names(), PRESETS, list_policies(), SHIPPED_MODELS, scenes)
+    registered = (scenario_names(), PRESETS, list_policies(), SHIPPED_MODELS, NAMED_SCENES)
     for names_offered, names_registered in zip(offered, registered, strict=True):
         assert names_offered == tuple(names_registered)

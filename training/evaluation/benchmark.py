@@ -89,10 +89,13 @@ SCENARIO_CONFIG: dict[str, dict[str, Any]] = {
 a registered scenario, or a name of its own with the ``scenario`` it plays (``dsrnn_arena``)."""
 
 
+NAMED_SCENES: tuple[str, ...] = tuple(s for s, c in SCENARIO_CONFIG.items() if "scenario" in c)
+"""The scenes with a name of their own (they play another scenario)."""
+
+
 def scene_names() -> list[str]:
-    """The benchmark's scenes: every navigation scenario, then the scenes of their own name."""
-    named = [s for s, c in SCENARIO_CONFIG.items() if "scenario" in c]
-    return sorted(scenario_names(measurement=False) + named)
+    """The benchmark's scenes: every navigation scenario and the scenes of their own name."""
+    return sorted(scenario_names(measurement=False) + list(NAMED_SCENES))
 
 
 METRIC_COLUMNS: tuple[str, ...] = (
@@ -260,7 +263,7 @@ def run_benchmark(
         raise ImportError(
             f"the benchmark's plots need matplotlib: {install_hint('matplotlib')}, or plots=False"
         )
-    known = scenario_names() + [s for s in scene_names() if s not in scenario_names()]
+    known = scenario_names() + list(NAMED_SCENES)
     scenarios = list(scenarios if scenarios else scene_names())
     bad = [s for s in scenarios if s not in known]
     if bad:
@@ -456,7 +459,8 @@ def best_baseline(sub: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | N
     scenario; the lower collision rate breaks ties), or None."""
     from crowdsteer.baselines.policies import list_policies
 
-    base = [r for p, r in sub.items() if p in set(list_policies())]
+    scripted = set(list_policies())
+    base = [r for p, r in sub.items() if p in scripted]
     return max(base, key=lambda r: (r["success_rate"], -r["collision_rate"])) if base else None
 
 
