@@ -147,8 +147,12 @@ class CrowdBatch:
         self.sim.buffers.collided_now[rows] = False
         self.terms[rows] = 0.0
         self.alive[rows] = self.sim.state.active[rows, : self.num_learners]
-        # learners that left an episode still running elsewhere keep their terminal observation
-        self._observe(None if mask is None else self.alive | rows[:, None])
+        # only the new episodes are observed: the other worlds' observations are current (the
+        # step observed them), and learners that left keep their terminal observation
+        if mask is None:
+            self._observe(None)
+        else:
+            self._observe(np.repeat(rows[:, None], self.num_learners, axis=1))
         if self.config.potential is not None:
             self.potential[rows] = self.potential_of_state()[rows]
         return self.obs

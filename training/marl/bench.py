@@ -25,7 +25,7 @@ from .tasks import CrowdsteerTask, crowd_config
 from .torchrl_env import GROUP, CrowdTorchEnv
 
 NUM_WORLDS = 256
-ROUNDS = 7
+ROUNDS = 15
 STEPS_PER_ROUND = 100
 SEED = 0
 SCALING_WORLDS = (64, 256, 1024)

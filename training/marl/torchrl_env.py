@@ -83,45 +83,44 @@ def fill_entries(
     truncated: np.ndarray,
     reached: np.ndarray,
     collided: np.ndarray,
-    out_of_time: np.ndarray,
     pos: np.ndarray,
     vel: np.ndarray,
     active: np.ndarray,
     goal: np.ndarray,
     step_count: np.ndarray,
     max_steps: int,
-) -> tuple[np.ndarray, ...]:
-    """The tensordict's flags and global state in new arrays, in one pass over the worlds.
+    obs: np.ndarray,
+    reward: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The tensordict's entries in five new arrays, in one pass over the worlds.
 
-    Takes the learners' ``terminated, truncated, reached, collided: (B, L)``, the worlds'
-    ``out_of_time: (B,)`` and the bodies' ``pos, vel: (B, N, 2)``, ``active: (B, N)``, the
-    learners' ``goal: (B, L, 2)``, ``step_count: (B,)``. Returns the learners' terminated,
-    truncated, done, reached and collided ``(B, L, 1)``, the world's terminated (every learner
-    finished before the time limit), truncated (out of time) and done ``(B, 1)``, and
-    ``global_state``'s ``(B, S)`` float32, value for value."""
+    Takes the learners' ``terminated, truncated, reached, collided: (B, L)``, the bodies'
+    ``pos, vel: (B, N, 2)``, ``active: (B, N)``, the learners' ``goal: (B, L, 2)``, the worlds'
+    ``step_count: (B,)`` (out of time from ``max_steps`` on), ``obs: (B, L, dim)`` and
+    ``reward: (B, L)``. Returns the learners' flags ``(5, B, L, 1)`` (terminated, truncated,
+    done, reached, collided), the worlds' ``(3, B, 1)`` (terminated: every learner finished
+    before the time limit; truncated: out of time; done), ``global_state``'s ``(B, S)``, and
+    float32 copies of ``obs`` and of ``reward`` as ``(B, L, 1)``. Few arrays, since handing
+    each one back to Python costs about as much as filling it."""
     b, n_l = terminated.shape
     n = pos.shape[1]
-    term = np.empty((b, n_l, 1), np.bool_)
-    trunc, done, reach, coll = (
-        np.empty_like(term),
-        np.empty_like(term),
-        np.empty_like(term),
-        np.empty_like(term),
-    )
-    w_term = np.empty((b, 1), np.bool_)
-    w_trunc, w_done = np.empty_like(w_term), np.empty_like(w_term)
+    flags = np.empty((5, b, n_l, 1), np.bool_)
+    world = np.empty((3, b, 1), np.bool_)
     state = np.empty((b, 5 * n + 2 * n_l + 1), np.float32)
+    obs_copy = obs.copy()
+    reward_copy = np.empty((b, n_l, 1), np.float32)
     for w in range(b):
         every = True
         for i in range(n_l):
             t, u = terminated[w, i], truncated[w, i]
-            term[w, i, 0], trunc[w, i, 0], done[w, i, 0] = t, u, t or u
-            reach[w, i, 0], coll[w, i, 0] = reached[w, i], collided[w, i]
+            flags[0, w, i, 0], flags[1, w, i, 0], flags[2, w, i, 0] = t, u, t or u
+            flags[3, w, i, 0], flags[4, w, i, 0] = reached[w, i], collided[w, i]
+            reward_copy[w, i, 0] = reward[w, i]
             every = every and t
             state[w, 5 * n + 2 * i] = goal[w, i, 0]
             state[w, 5 * n + 2 * i + 1] = goal[w, i, 1]
-        late = out_of_time[w]
-        w_term[w, 0], w_trunc[w, 0], w_done[w, 0] = every and not late, late, every or late
+        late = step_count[w] >= max_steps
+        world[0, w, 0], world[1, w, 0], world[2, w, 0] = every and not late, late, every or late
         for j in range(n):
             state[w, 2 * j] = pos[w, j, 0]
             state[w, 2 * j + 1] = pos[w, j, 1]
@@ -129,7 +128,7 @@ def fill_entries(
             state[w, 2 * n + 2 * j + 1] = vel[w, j, 1]
             state[w, 4 * n + j] = active[w, j]
         state[w, -1] = (max_steps - step_count[w]) / max_steps
-    return term, trunc, done, reach, coll, w_term, w_trunc, w_done, state
+    return flags, world, state, obs_copy, reward_copy
 
 
 class CrowdTorchEnv(EnvBase):
@@ -184,6 +183,7 @@ class CrowdTorchEnv(EnvBase):
         """The batch size of every nested level of the env's tensordicts."""
         self._world_done = np.zeros(num_worlds, bool)
         self._fill = None
+        self._fill_args: dict[bool, tuple | None] = {False: None, True: None}
         self._seeded = False
         if seed is not None:
             self.set_seed(seed)
@@ -257,7 +257,7 @@ class CrowdTorchEnv(EnvBase):
 
     def _reset_output(self) -> TensorDict:
         """Every world's entries after a (partial) reset: no learner truncated, no reward."""
-        return _assemble(*self._entries(np.zeros_like(self._terminated), None), self._sizes)
+        return _assemble(*self._entries(reset=True), self._sizes)
 
     def _worlds_to_reset(self, tensordict: TensorDictBase | None) -> np.ndarray | None:
         """(B,) worlds a reset call starts anew, or None for every world: the root ``"_reset"``;
@@ -274,17 +274,15 @@ class CrowdTorchEnv(EnvBase):
         return None
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
-        lb = self._advance(tensordict)
-        return _assemble(*self._entries(lb.truncated, lb.reward), self._sizes)
+        self._advance(tensordict)
+        return _assemble(*self._entries(reset=False), self._sizes)
 
-    def _advance(self, tensordict: TensorDictBase) -> Any:
-        """Step the batch with the tensordict's actions; its learner buffers."""
+    def _advance(self, tensordict: TensorDictBase) -> None:
+        """Step the batch with the tensordict's actions."""
         actions = tensordict.get((GROUP, "action"))
         a = actions.detach().numpy() if actions.requires_grad else actions.numpy()
         self.batch.advance(a)
-        lb = self.batch.learners
-        self._terminated |= lb.terminated
-        return lb
+        self._terminated |= self.batch.learners.terminated
 
     def step_and_maybe_reset(
         self, tensordict: TensorDictBase
@@ -306,16 +304,15 @@ class CrowdTorchEnv(EnvBase):
             return super().step_and_maybe_reset(tensordict)
         carried, sizes = found
         self._assert_tensordict_shape(tensordict)
-        lb = self._advance(tensordict)
-        group, world = self._entries(lb.truncated, lb.reward)
+        self._advance(tensordict)
+        group, world = self._entries(reset=False)
         tensordict.set("next", _assemble(group, world, self._sizes))
         ended = self._world_done.copy()
         if ended.any():
             self._reset_worlds(ended)
-            group, world = self._entries(np.zeros_like(self._terminated), None)
+            group, world = self._entries(reset=True)
             if not ended.all():
-                rows = torch.from_numpy(ended)
-                carried = [(key, _zero_rows(value, rows)) for key, value in carried]
+                carried = [(key, _zero_rows(value, ended)) for key, value in carried]
         else:
             group = {k: v for k, v in group.items() if k != "reward"}
         return tensordict, _assemble(group, world, sizes, carried)
@@ -353,48 +350,61 @@ class CrowdTorchEnv(EnvBase):
             self.batch.sim.buffers.collided_now[:, :n_l],
         )
 
-    def _entries(self, truncated: np.ndarray, reward: np.ndarray | None) -> tuple[dict, dict]:
-        """The step's (or reset's) entries as nested dicts of tensors: the group's and the
-        world's, every flag and array copied once into a tensor of its own (the flags and the
-        global state by one compiled call). Also sets ``_world_done: (B,)``, the worlds whose
-        episode is over."""
-        s, n_l = self.batch.state, self.num_learners
-        reached, collided = self._events()
-        args = (
-            self._terminated,
-            truncated,
-            reached,
-            collided,
-            self.batch.sim.truncated(),
-            s.pos,
-            s.vel,
-            s.active,
-            s.goal[:, :n_l],
-            s.step_count,
-            np.int64(self.batch.config.max_steps),
-        )
+    def _entries(self, reset: bool) -> tuple[dict, dict]:
+        """The step's entries (or, after a ``reset``, the reset's: no reward, no learner
+        truncated) as nested dicts of tensors: the group's and the world's, made by one compiled
+        call into arrays of their own. Also sets ``_world_done: (B,)``, the worlds whose episode
+        is over."""
+        args = self._fill_args[reset]
+        if args is None:  # the batch's buffers, written in place by every step and reset
+            s, lb = self.batch.state, self.batch.learners
+            truncated = np.zeros_like(self._terminated) if reset else lb.truncated
+            reached, collided = self._events()
+            args = self._fill_args[reset] = (
+                self._terminated,
+                truncated,
+                reached,
+                collided,
+                s.pos,
+                s.vel,
+                s.active,
+                s.goal[:, : self.num_learners],
+                s.step_count,
+                np.int64(self.batch.config.max_steps),
+                lb.obs,
+                lb.reward,
+            )
         if self._fill is None:
             self._fill = compiled_entry(fill_entries, *args)
-        arrays = self._fill(*args)
-        term, trunc, done, reached, collided, w_term, w_trunc, w_done, state = map(
-            torch.from_numpy, arrays
-        )
-        self._world_done = arrays[7].reshape(self.num_worlds)
+        flags, world, state, obs, rewards = self._fill(*args)
+        self._world_done = world[2].reshape(self.num_worlds)
+        term, trunc, done, reach, coll = torch.from_numpy(flags).unbind(0)
+        w_term, w_trunc, w_done = torch.from_numpy(world).unbind(0)
         group = {
-            "observation": torch.from_numpy(self.batch.obs.copy()),
+            "observation": torch.from_numpy(obs),
             "terminated": term,
             "truncated": trunc,
             "done": done,
-            "info": {"reached_goal": reached, "collision": collided},
+            "info": {"reached_goal": reach, "collision": coll},
         }
-        if reward is not None:
-            group["reward"] = torch.from_numpy(reward.astype(np.float32)[..., None])
+        if not reset:
+            group["reward"] = torch.from_numpy(rewards)
+        state = torch.from_numpy(state)
         return group, {"state": state, "terminated": w_term, "truncated": w_trunc, "done": w_done}
 
 
-def _zero_rows(value: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """``value`` with the rows (leading dimension) flagged in ``rows: (B,)`` set to zero."""
-    return value.masked_fill(rows.reshape(-1, *(1,) * (value.ndim - 1)), 0)
+def _zero_rows(value: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
+    """A copy of ``value`` with the rows (leading dimension) flagged in ``rows: (B,)`` set to
+    zero (through numpy, where this costs a third of torch's masked fill)."""
+    if value.requires_grad or value.dtype not in _NUMPY_DTYPES:
+        return value.masked_fill(torch.from_numpy(rows).reshape(-1, *(1,) * (value.ndim - 1)), 0)
+    out = value.numpy().copy()
+    out[rows] = 0
+    return torch.from_numpy(out)
+
+
+_NUMPY_DTYPES = {torch.float32, torch.float64, torch.int64, torch.int32, torch.bool, torch.uint8}
+"""Tensor dtypes that numpy holds as they are."""
 
 
 def _assemble(
