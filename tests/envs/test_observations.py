@@ -196,3 +196,29 @@ def test_observations_finite_and_bounded_in_crowded_worlds(scenario):
         done = batch.world_done()
         if done.any():
             batch.reset(done)
+
+
+def test_partial_reset_observes_the_new_episodes_and_keeps_the_others():
+    """A partial reset writes the reset worlds' observations and leaves every other row as the
+    step left it: current for learners still walking (a fresh observation gives the same
+    values), terminal for those that left."""
+    from crowdsteer.envs.batch import make_batch
+    from crowdsteer.envs.core.config import CrowdConfig
+
+    cfg = CrowdConfig.from_kwargs(scenario="circle_crossing", n_learners=3, n_pedestrians=4)
+    batch = make_batch(cfg, num_worlds=6)
+    batch.seed(3)
+    batch.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        batch.advance(rng.uniform(-1, 1, (6, 3, 2)))
+    mask = np.array([True, False, False, True, False, False])
+    before = batch.obs.copy()
+    batch.reset(mask)
+    assert np.array_equal(batch.obs[~mask], before[~mask])
+    after = batch.obs.copy()
+    batch._observe(np.ones((6, 3), bool))  # every learner observed afresh
+    assert np.array_equal(batch.obs[mask], after[mask])
+    alive = batch.alive[~mask]
+    assert np.array_equal(batch.obs[~mask][alive], after[~mask][alive])
+    assert not np.array_equal(after[mask], before[mask])
