@@ -78,6 +78,8 @@ class CrowdConfig:
     ``reward_arrival``, ``reward_collision``, ``reward_discomfort`` (per metre of intrusion per
     second), ``discomfort_distance`` (m, surface gap), ``discomfort_on_arrival`` (the arrival
     step pays the discomfort term too; CrowdNav's reward pays the arrival reward alone),
+    ``deferred_progress`` (progress is paid only on steps with neither discomfort nor an arrival
+    or collision, then for the whole distance since the last paid step: CrowdNav++'s potential),
     ``reward_time`` (per second),
     ``shaping_reference`` (a baseline's name or None) and ``shaping_weight``; potential-based
     shaping ``potential`` (``"goal_distance"``, a baseline's name or None), ``potential_weight``
@@ -133,6 +135,7 @@ class CrowdConfig:
     reward_discomfort: float = 0.5
     discomfort_distance: float = 0.2
     discomfort_on_arrival: bool = True
+    deferred_progress: bool = False
     reward_time: float = 0.0
     shaping_reference: str | None = None
     shaping_weight: float = 0.0
@@ -245,6 +248,7 @@ BOOLEANS = (
     "collision_ends",
     "swept_collisions",
     "discomfort_on_arrival",
+    "deferred_progress",
     "dict_obs",
 )
 
@@ -472,6 +476,7 @@ _CROWDNAV_PP = CrowdConfig(
     reward_discomfort=10.0,
     discomfort_distance=0.25,
     discomfort_on_arrival=False,
+    deferred_progress=True,
     reward_time=0.0,
 )
 

@@ -162,6 +162,7 @@ def write_world(b, state, buffers, episode, slots):
         dx = s.goal[b, i, 0] - s.pos[b, i, 0]
         dy = s.goal[b, i, 1] - s.pos[b, i, 1]
         buffers.goal_dist[b, i] = math.sqrt(dx * dx + dy * dy)
+        buffers.progress_ref[b, i] = buffers.goal_dist[b, i]
         buffers.min_gap[b, i] = 0.0
     trace = buffers.trace
     for i in range(trace.shape[1]):  # no rows when nothing is traced

@@ -2,7 +2,9 @@
 
 Per learner and step, each term with its weight (a config field, ``REWARD_WEIGHTS``):
 
-- ``progress``: ``reward_progress`` x metres moved toward the goal this step;
+- ``progress``: ``reward_progress`` x metres moved toward the goal this step; with
+  ``deferred_progress``, only on a step with neither discomfort nor an arrival or collision, for
+  the metres gained since the last step that paid it (CrowdNav++'s and DS-RNN's potential);
 - ``arrival``: ``reward_arrival`` on the step the learner reaches its goal;
 - ``collision``: ``reward_collision`` (a penalty, <= 0) on a step with a collision;
 - ``discomfort``: CrowdNav's ``(gap - discomfort_distance) x reward_discomfort x dt`` when the
@@ -50,8 +52,8 @@ INFO_KEYS = tuple(f"reward_{term}" for term in REWARD_TERMS)
 @bundle
 class RewardSettings(NamedTuple):
     """The weights of the terms computed here (see the module docstring), the discomfort rule
-    (``discomfort_distance``, m, and whether an arrival step pays it too), and whether the batch
-    computes a ``shaping`` term."""
+    (``discomfort_distance``, m, and whether an arrival step pays it too), the progress rule
+    (``deferred_progress``), and whether the batch computes a ``shaping`` term."""
 
     progress: float
     arrival: float
@@ -60,6 +62,7 @@ class RewardSettings(NamedTuple):
     time: float
     discomfort_distance: float
     discomfort_on_arrival: bool
+    deferred_progress: bool
     shaping: bool
 
 
@@ -74,6 +77,7 @@ def reward_settings(config: Any) -> RewardSettings:
         time=float(c.reward_time),
         discomfort_distance=float(c.discomfort_distance),
         discomfort_on_arrival=bool(c.discomfort_on_arrival),
+        deferred_progress=bool(c.deferred_progress),
         shaping=float(c.shaping_weight) > 0.0,
     )
 
@@ -84,7 +88,8 @@ def reward_terms(alive, events, params, out):
     at 0).
 
     alive: (B, L) learners in the episode at the start of the step; events: the step's
-    ``StepBuffers`` (learner slots first); params: ``StepParams`` (its ``rewards`` and ``dt``).
+    ``StepBuffers`` (learner slots first; ``progress_ref`` moves on with ``deferred_progress``);
+    params: ``StepParams`` (its ``rewards`` and ``dt``).
     """
     w, dt = params.rewards, params.dt
     progress, min_gap = events.progress, events.min_gap
@@ -96,7 +101,17 @@ def reward_terms(alive, events, params, out):
                 out[b, i, t] = 0.0
             if not alive[b, i]:
                 continue
-            out[b, i, PROGRESS] = w.progress * progress[b, i]
+            if not w.deferred_progress:
+                out[b, i, PROGRESS] = w.progress * progress[b, i]
+            elif not (arrived_now[b, i] or collided_now[b, i]) and not (
+                min_gap[b, i] < w.discomfort_distance
+            ):
+                # CrowdNav++ / DS-RNN (crowd_sim.py, calc_reward): the potential -|goal - pos|
+                # is updated only on a calm step, which is paid the whole distance since the last
+                # one; discomfort, arrival and collision steps pay their own term alone
+                d = events.goal_dist[b, i]
+                out[b, i, PROGRESS] = w.progress * (events.progress_ref[b, i] - d)
+                events.progress_ref[b, i] = d
             if arrived_now[b, i]:
                 out[b, i, ARRIVAL] = w.arrival
             if collided_now[b, i]:

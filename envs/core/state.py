@@ -147,12 +147,14 @@ class StepBuffers(NamedTuple):
 
     ``desired: (B, N, 2)`` desired velocities (learners' in slots ``[0, L)`` are written before
     the step); events ``hit_body, hit_static, arrived_now, collided_now: (B, N) bool``;
-    ``min_gap, goal_dist, progress: (B, N)``; ``prev_pos, prev_vel: (B, N, 2)`` the positions
-    and velocities before the move (the swept collision tests read them; ``prev_vel`` is kept
-    only for CrowdNav's test, ``collisions.learner_collisions_previous_velocity``); ``fault:
-    (B,) int`` the first body of each world whose motion became non-finite this step, -1 if
-    none; ``trace: (B, N, T, 2)`` the steering debug vectors of every body (``T = 0``, no
-    memory, when not recorded; layout in ``crowdsteer.envs.steering.registry``).
+    ``min_gap, goal_dist, progress: (B, N)``; ``progress_ref: (B, N)`` the distance to goal when
+    progress was last paid (the deferred progress rule, ``rewards.reward_terms``); ``prev_pos,
+    prev_vel: (B, N, 2)`` the positions and velocities before the move (the swept collision tests
+    read them; ``prev_vel`` is kept only for CrowdNav's test,
+    ``collisions.learner_collisions_previous_velocity``); ``fault: (B,) int`` the first body of
+    each world whose motion became non-finite this step, -1 if none; ``trace: (B, N, T, 2)``
+    the steering debug vectors of every body (``T = 0``, no memory, when not recorded; layout in
+    ``crowdsteer.envs.steering.registry``).
     """
 
     desired: np.ndarray
@@ -161,6 +163,7 @@ class StepBuffers(NamedTuple):
     min_gap: np.ndarray
     goal_dist: np.ndarray
     progress: np.ndarray
+    progress_ref: np.ndarray
     prev_pos: np.ndarray
     prev_vel: np.ndarray
     arrived_now: np.ndarray
@@ -179,6 +182,7 @@ class StepBuffers(NamedTuple):
             min_gap=np.zeros((b, n)),
             goal_dist=np.zeros((b, n)),
             progress=np.zeros((b, n)),
+            progress_ref=np.zeros((b, n)),
             prev_pos=np.zeros((b, n, 2)),
             prev_vel=np.zeros((b, n, 2)),
             arrived_now=np.zeros((b, n), np.bool_),

@@ -224,3 +224,42 @@ def test_shaping_off_by_default():
     env.reset(seed=0)
     *_, info = env.step(np.array([0.3, 0.3], np.float32))
     assert info["reward_shaping"] == 0.0
+
+
+def _walk_past_a_pedestrian(deferred: bool, steps: int = 16) -> list[dict]:
+    """Infos of a learner walking along y = 0 past a pedestrian standing 0.15 m of surface gap
+    off its path (discomfort on the steps beside it), toward a goal 6 m ahead."""
+    scene = {
+        "agents": [
+            {"start": (0.0, 0.0), "goal": (6.0, 0.0), "role": "learner"},
+            _standing_pedestrian(2.0, 0.75),
+        ]
+    }
+    env = _crowdnav(scene, reward_progress=2.0, deferred_progress=deferred)
+    return [env.step(np.array([1.0, 0.0], np.float32))[4] for _ in range(steps)]
+
+
+def test_deferred_progress_pays_the_distance_since_the_last_calm_step():
+    infos = _walk_past_a_pedestrian(deferred=True)
+    goal_dist = [6.0] + [6.0 - info["position"][0] for info in infos]
+    tense = [info["reward_discomfort"] < 0.0 for info in infos]
+    assert any(tense) and not all(tense)
+    last_paid = goal_dist[0]
+    for k, info in enumerate(infos):
+        if tense[k]:
+            assert info["reward_progress"] == 0.0
+        else:
+            expected = 2.0 * (last_paid - goal_dist[k + 1])
+            assert info["reward_progress"] == pytest.approx(expected, abs=1e-12)
+            last_paid = goal_dist[k + 1]
+    # the first calm step after the pedestrian pays the metres walked beside it as well
+    first_calm = next(k for k in range(tense.index(True), len(tense)) if not tense[k])
+    assert infos[first_calm]["reward_progress"] > 2.0 * 0.25 * 1.5
+
+
+def test_progress_every_step_without_the_deferred_rule():
+    infos = _walk_past_a_pedestrian(deferred=False)
+    tense = [info["reward_discomfort"] < 0.0 for info in infos]
+    assert any(tense)
+    for info in infos:
+        assert info["reward_progress"] == pytest.approx(2.0 * 0.25, abs=1e-9)
