@@ -101,11 +101,10 @@ def reward_terms(alive, events, params, out):
                 out[b, i, t] = 0.0
             if not alive[b, i]:
                 continue
+            close = min_gap[b, i] < w.discomfort_distance
             if not w.deferred_progress:
                 out[b, i, PROGRESS] = w.progress * progress[b, i]
-            elif not (arrived_now[b, i] or collided_now[b, i]) and not (
-                min_gap[b, i] < w.discomfort_distance
-            ):
+            elif not (arrived_now[b, i] or collided_now[b, i] or close):
                 # CrowdNav++ / DS-RNN (crowd_sim.py, calc_reward): the potential -|goal - pos|
                 # is updated only on a calm step, which is paid the whole distance since the last
                 # one; discomfort, arrival and collision steps pay their own term alone
@@ -116,9 +115,7 @@ def reward_terms(alive, events, params, out):
                 out[b, i, ARRIVAL] = w.arrival
             if collided_now[b, i]:
                 out[b, i, COLLISION] = w.collision
-            elif min_gap[b, i] < w.discomfort_distance and (
-                w.discomfort_on_arrival or not arrived_now[b, i]
-            ):
+            elif close and (w.discomfort_on_arrival or not arrived_now[b, i]):
                 gap = min_gap[b, i] - w.discomfort_distance
                 out[b, i, DISCOMFORT] = gap * w.discomfort * dt
             out[b, i, TIME] = w.time * dt
