@@ -138,8 +138,11 @@ def test_generalist_trains_saves_and_loads_as_a_residual_policy(tmp_path, monkey
 
 
 def test_study_summary_counts_the_steps_to_the_target():
-    curve = [{"timesteps": t, "success_rate": s} for t, s in ((0, 0.1), (100, 0.5), (200, 0.7))]
-    late = [{"timesteps": t, "success_rate": s} for t, s in ((0, 0.1), (100, 0.2), (200, 0.6))]
+    def rows(*points):
+        return [{"timesteps": t, "success_rate": s, "collision_rate": 0.0} for t, s in points]
+
+    curve = rows((0, 0.1), (100, 0.5), (200, 0.7))
+    late = rows((0, 0.1), (100, 0.2), (200, 0.6))
     out = study.summarise({"a": [curve, curve], "b": [curve, late]}, 0.6)
     assert out["a"]["steps_to_target"] == [200, 200] and out["a"]["median_steps"] == 200
     assert out["b"]["steps_to_target"] == [200, 200]
@@ -148,6 +151,48 @@ def test_study_summary_counts_the_steps_to_the_target():
     assert "not reached by 1 of 2 seeds" in study.markdown(out, 0.65, "best", 200)
     with pytest.raises(ValueError, match="--variants: unknown"):
         study.run(study.Args(variants=["sideways"]))
+
+
+def test_study_intervals_are_over_seeds_and_claims_follow_them():
+    def curve(*success):
+        return [
+            {
+                "timesteps": 100 * k,
+                "success_rate": s,
+                "collision_rate": 1.0 - s,
+                "success/hall": s,
+                "collision/hall": 1.0 - s,
+            }
+            for k, s in enumerate(success)
+        ]
+
+    # Welch's interval of two known samples: means 2 and 5, variances 1 and 1, n = 3 each:
+    # se = sqrt(2/3), df = 4, t(0.975, 4) = 2.7764
+    d = study.difference_interval([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])
+    assert d["mean"] == -3.0 and abs(d["high"] - (-3.0 + 2.7764 * (2 / 3) ** 0.5)) < 1e-3
+    e = study.seed_interval([0.5, 0.6, 0.7])
+    assert abs(e["mean"] - 0.6) < 1e-12 and abs(e["high"] - (0.6 + 4.3027 * 0.1 / 3**0.5)) < 1e-3
+    curves = {
+        "none": [curve(0.1, 0.3, 0.40), curve(0.1, 0.3, 0.42), curve(0.1, 0.3, 0.41)],
+        "fast": [curve(0.5, 0.7, 0.70), curve(0.5, 0.7, 0.71), curve(0.5, 0.7, 0.72)],
+        "noisy": [curve(0.1, 0.3, 0.2), curve(0.1, 0.3, 0.9), curve(0.1, 0.3, 0.5)],
+    }
+    out = study.summarise(curves, 0.6)
+    assert "final_vs_none" not in out["none"]
+    assert out["fast"]["final_vs_none"]["low"] > 0 and out["fast"]["run_mean_vs_none"]["low"] > 0
+    said = study.claims(out)
+    assert "below the best baseline" in said["none"]
+    assert "above the best baseline" in said["fast"]
+    assert "final success above `none`'s" in said["fast"]
+    assert "learning speed above `none`'s" in said["fast"]
+    assert "not separated from the best baseline" in said["noisy"]
+    assert "final success not separated from `none`'s" in said["noisy"]
+    assert (
+        out["fast"]["per_scene"]["hall"]["success"]["mean"] == out["fast"]["final_success"]["mean"]
+    )
+    text = study.markdown(out, 0.6, "best", 200, {"rob": {"success/hall": 0.6}})
+    assert "| fast | 3 |" in text and "- `noisy`: final success 0.533" in text
+    assert "| fast | 0.71 +- 0.02 |" in text and "| baseline rob | 0.60 |" in text
 
 
 def test_benchmark_sets_learned_policies_against_the_best_baseline():

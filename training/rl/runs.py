@@ -171,8 +171,9 @@ def check_run_args(args: Any) -> None:
         raise UsageError("argument --resume: needs --name, the run to continue")
 
 
-VOLATILE_ARGS = ("resume", "time_limit", "progress_bar", "verbose", "threads")
-"""Options a resumed run may change: they do not change what it computes."""
+VOLATILE_ARGS = ("resume", "time_limit", "progress_bar", "verbose", "threads", "out")
+"""Options a resumed run may change: they do not change what it computes (``out``, the parent
+folder: a finished run moved to another study folder is still the same run)."""
 
 
 def start_run(run_dir: Path, record: dict[str, Any], resume: bool) -> None:

@@ -15,19 +15,24 @@ steps with the range over seeds).
 ``--resume`` finishes a killed study: runs that completed (their ``summary.json``, with the same
 options) are read back, the one killed mid-way continues from its last checkpoint
 (``rl.resume``), the rest train; the baselines' scores are kept in ``OUT/.partial``. Every file is
-written whole.
+written whole. The same collects a study split over processes: each trains some ``--variants``
+into a folder of its own; their run folders copied into one, ``--resume`` there trains nothing
+and writes the files (``runs_cpu_s`` and ``runs_wall_s`` add up the runs' own costs).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..evaluation.metrics import mean_estimate, student_t_quantile
 from ..support.files import save_figure, write_text
 from ..support.options import arg
 from . import generalist
@@ -109,30 +114,128 @@ def steps_to_reach(curve: list[dict[str, float]], target: float) -> int | None:
     return None
 
 
-def summarise(curves: dict[str, list[list[dict]]], target: float) -> dict[str, dict[str, Any]]:
-    """Per variant: each seed's steps to reach ``target``, their median and range (over the
-    seeds that reached it), and the final success (median, min, max)."""
+def seed_interval(values: Sequence[float]) -> dict[str, float]:
+    """Mean over seeds with its 95 % interval (Student's t), and the seeds' min and max."""
+    v = np.asarray(values, float)
+    est = mean_estimate(v)
+    return {
+        "mean": est.mean, "low": est.low, "high": est.high, "n": est.n,
+        "min": float(v.min()), "max": float(v.max()),
+    }  # fmt: skip
+
+
+def difference_interval(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
+    """Mean of ``a`` less mean of ``b`` (independent seeds) with Welch's 95 % interval."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    diff = float(a.mean() - b.mean())
+    se = math.sqrt(va + vb)
+    if se == 0.0:
+        return {"mean": diff, "low": diff, "high": diff}
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    half = student_t_quantile(0.975, df) * se
+    return {"mean": diff, "low": diff - half, "high": diff + half}
+
+
+def _final(curve: list[dict], key: str) -> float:
+    return float(curve[-1][key])
+
+
+def _run_mean(curve: list[dict]) -> float:
+    """Mean success over a run's evaluations (step 0 included): the area under its learning
+    curve over the budget, a measure of learning speed that one lucky evaluation cannot set."""
+    return float(np.mean([row["success_rate"] for row in curve]))
+
+
+def summarise(
+    curves: dict[str, list[list[dict]]], target: float, reference: str = "none"
+) -> dict[str, dict[str, Any]]:
+    """Per variant (seeds are the sample): each seed's steps to reach ``target``; the final
+    success and collision and the run's mean success, each with its 95 % interval over the
+    seeds; the final success's and the run mean's difference from ``target`` (paired: the same
+    evaluation episodes) and from the ``reference`` variant (Welch), with their intervals."""
     out = {}
+    ref = curves.get(reference)
     for variant, runs in curves.items():
         reached = [steps_to_reach(c, target) for c in runs]
         hit = [r for r in reached if r is not None]
-        finals = [c[-1]["success_rate"] for c in runs]
-        out[variant] = {
+        finals = [_final(c, "success_rate") for c in runs]
+        means = [_run_mean(c) for c in runs]
+        s: dict[str, Any] = {
             "steps_to_target": reached,
             "median_steps": float(np.median(hit)) if len(hit) == len(reached) else None,
             "min_steps": min(hit) if hit else None,
             "max_steps": max(hit) if hit else None,
             "seeds_reached": len(hit),
-            "final_success_median": float(np.median(finals)),
-            "final_success_min": float(min(finals)),
-            "final_success_max": float(max(finals)),
+            "final_success": seed_interval(finals),
+            "final_collision": seed_interval([_final(c, "collision_rate") for c in runs]),
+            "run_mean_success": seed_interval(means),
+            "final_vs_target": seed_interval(np.asarray(finals) - target),
+            "run_mean_vs_target": seed_interval(np.asarray(means) - target),
         }
+        scenes = [k.split("/", 1)[1] for k in runs[0][-1] if k.startswith("success/")]
+        s["per_scene"] = {
+            scene: {
+                "success": seed_interval([_final(c, f"success/{scene}") for c in runs]),
+                "collision": seed_interval([_final(c, f"collision/{scene}") for c in runs]),
+            }
+            for scene in scenes
+        }
+        if ref is not None and variant != reference and len(runs) > 1 and len(ref) > 1:
+            s[f"final_vs_{reference}"] = difference_interval(
+                finals, [_final(c, "success_rate") for c in ref]
+            )
+            s[f"run_mean_vs_{reference}"] = difference_interval(means, [_run_mean(c) for c in ref])
+        out[variant] = s
+    return out
+
+
+def _verdict(diff: Mapping[str, float], above: str, below: str, level: str) -> str:
+    """``above`` when the interval lies above 0, ``below`` when under it, else ``level``."""
+    if diff["low"] > 0.0:
+        return above
+    if diff["high"] < 0.0:
+        return below
+    return level
+
+
+def claims(summary: dict[str, dict[str, Any]], reference: str = "none") -> dict[str, str]:
+    """One sentence per variant saying only what the 95 % intervals separate: its final success
+    against the best baseline's, and its final success and learning speed (the run's mean
+    success) against the ``reference`` variant's."""
+    out = {}
+    for variant, s in summary.items():
+        f = s["final_success"]
+        gap = s["final_vs_target"]
+        parts = [
+            f"final success {f['mean']:.3f} [{f['low']:.3f}, {f['high']:.3f}]: "
+            + _verdict(
+                gap,
+                f"above the best baseline by {gap['low']:.3f} to {gap['high']:.3f}",
+                f"below the best baseline by {-gap['high']:.3f} to {-gap['low']:.3f}",
+                "not separated from the best baseline",
+            )
+        ]
+        for key, what in (("final", "final success"), ("run_mean", "learning speed")):
+            d = s.get(f"{key}_vs_{reference}")
+            if d is None:
+                continue
+            span = f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+            parts.append(
+                _verdict(
+                    d,
+                    f"{what} above `{reference}`'s ({span})",
+                    f"{what} below `{reference}`'s ({span})",
+                    f"{what} not separated from `{reference}`'s ({span})",
+                )
+            )
+        out[variant] = "; ".join(parts) + "."
     return out
 
 
 def plot_study(curves: dict[str, list[list[dict]]], target: float, label: str, path: Path) -> Path:
-    """Median success against steps per variant, shaded between the seeds' min and max, with the
-    best baseline's success as a line."""
+    """Mean success over the seeds against steps per variant, shaded over its 95 % interval,
+    with the best baseline's success as a line."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -143,11 +246,17 @@ def plot_study(curves: dict[str, list[list[dict]]], target: float, label: str, p
         n = min(len(c) for c in runs)
         x = np.array([runs[0][k]["timesteps"] for k in range(n)])
         y = np.array([[c[k]["success_rate"] for k in range(n)] for c in runs])
-        (line,) = ax.plot(x, np.median(y, axis=0), label=f"{variant} ({len(runs)} seeds)")
-        ax.fill_between(x, y.min(axis=0), y.max(axis=0), color=line.get_color(), alpha=0.2)
+        bands = [seed_interval(y[:, k]) for k in range(n)]
+        mean = np.array([b["mean"] for b in bands])
+        (line,) = ax.plot(x, mean, label=f"{variant} ({len(runs)} seeds)")
+        if len(runs) > 1:
+            low = np.array([b["low"] for b in bands])
+            high = np.array([b["high"] for b in bands])
+            ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2)
     ax.axhline(target, color="k", linestyle="--", linewidth=1, label=label)
     ax.set_xlabel("environment steps")
     ax.set_ylabel("success rate (mean over the mix's scenes)")
+    ax.set_title("mean over seeds, shaded: 95 % interval", fontsize=9)
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
@@ -157,32 +266,63 @@ def plot_study(curves: dict[str, list[list[dict]]], target: float, label: str, p
     return path
 
 
-def markdown(summary: dict[str, dict[str, Any]], target: float, label: str, budget: int) -> str:
-    """The summary as a Markdown table."""
+def _span(e: Mapping[str, float]) -> str:
+    if not np.isfinite(e["low"]):
+        return f"{e['mean']:.3f}"
+    return f"{e['mean']:.3f} [{e['low']:.3f}, {e['high']:.3f}]"
+
+
+def markdown(
+    summary: dict[str, dict[str, Any]],
+    target: float,
+    label: str,
+    budget: int,
+    baselines: Mapping[str, Mapping[str, float]] | None = None,
+) -> str:
+    """The summary as Markdown: a table with the 95 % intervals over seeds, the final success per
+    scene (with the ``baselines``' on the same episodes), then the sentence per variant that the
+    intervals support (``claims``)."""
     lines = [
         f"Target: {label}, mean success {target:.3f} over the mix's scenes.",
         "",
-        "| variant | steps to target per seed | median [min, max] | final success median "
-        "[min, max] |",
-        "|:--|:--|:--|:--|",
+        "| variant | seeds | steps to target per seed | final success | final collision "
+        "| mean success over the run |",
+        "|:--|--:|:--|:--|:--|:--|",
     ]
     for variant, s in summary.items():
         per_seed = ", ".join("-" if r is None else f"{r / 1e6:.2f} M" for r in s["steps_to_target"])
-        if s["median_steps"] is not None:
-            med = (
-                f"{s['median_steps'] / 1e6:.2f} M [{s['min_steps'] / 1e6:.2f}, "
-                f"{s['max_steps'] / 1e6:.2f}]"
+        if s["seeds_reached"] < len(s["steps_to_target"]):
+            missed = len(s["steps_to_target"]) - s["seeds_reached"]
+            per_seed += (
+                f" (not reached by {missed} of {len(s['steps_to_target'])} seeds "
+                f"within {budget / 1e6:.2f} M)"
             )
-        else:
-            med = (
-                f"not reached by {len(s['steps_to_target']) - s['seeds_reached']} of "
-                f"{len(s['steps_to_target'])} seeds within {budget / 1e6:.2f} M"
-            )
-        final = (
-            f"{s['final_success_median']:.3f} [{s['final_success_min']:.3f}, "
-            f"{s['final_success_max']:.3f}]"
+        lines.append(
+            f"| {variant} | {s['final_success']['n']} | {per_seed} | {_span(s['final_success'])} "
+            f"| {_span(s['final_collision'])} | {_span(s['run_mean_success'])} |"
         )
-        lines.append(f"| {variant} | {per_seed} | {med} | {final} |")
+    scenes = list(next(iter(summary.values()))["per_scene"]) if summary else []
+    if scenes:
+        lines += [
+            "",
+            "Final success per scene, mean over the seeds +- the 95 % interval's half-width:",
+            "",
+            "| variant | " + " | ".join(scenes) + " |",
+            "|:--|" + "--:|" * len(scenes),
+        ]
+        for variant, s in summary.items():
+            cells = []
+            for scene in scenes:
+                e = s["per_scene"][scene]["success"]
+                half = (e["high"] - e["low"]) / 2 if np.isfinite(e["low"]) else math.nan
+                cells.append(f"{e['mean']:.2f}" + (f" +- {half:.2f}" if np.isfinite(half) else ""))
+            lines.append(f"| {variant} | " + " | ".join(cells) + " |")
+        for name, score in (baselines or {}).items():
+            cells = [f"{score[f'success/{scene}']:.2f}" for scene in scenes]
+            lines.append(f"| baseline {name} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for variant, sentence in claims(summary).items():
+        lines.append(f"- `{variant}`: {sentence}")
     return "\n".join(lines) + "\n"
 
 
@@ -217,6 +357,7 @@ def run(args: Args) -> int:
     label = f"best baseline ({best})"
     print(f"{label}: mean success {target:.3f}", flush=True)
     curves: dict[str, list[list[dict]]] = {}
+    runs_cpu = runs_wall = 0.0  # the runs' own cost, kept in their summary.json
     names = {f.name for f in fields(generalist.Args)}
     for variant in args.variants:
         for seed in args.seeds:
@@ -242,8 +383,11 @@ def run(args: Args) -> int:
             else:
                 options.resume = args.resume and latest_checkpoint(run_dir) is not None
                 generalist.train(options)
-            history = json.loads((out / f"{variant}_s{seed}" / "evals.json").read_text())
+            history = json.loads((run_dir / "evals.json").read_text())
             curves.setdefault(variant, []).append(history)
+            ran = json.loads((run_dir / "summary.json").read_text())
+            runs_cpu += float(ran["cpu_s"])
+            runs_wall += float(ran["total_wall_s"])
     summary = summarise(curves, target)
     result = {
         "total_steps": args.total_steps,
@@ -254,16 +398,21 @@ def run(args: Args) -> int:
         "target": target,
         "summary": summary,
         "curves": curves,
+        "runs_cpu_s": round(runs_cpu, 1),
+        "runs_wall_s": round(runs_wall, 1),
         "wall_s": round(time.time() - t0, 1),
         "cpu_s": round(time.process_time() - cpu0, 1),
     }
     write_text(out / "study.json", json.dumps(result, indent=1))
-    table = markdown(summary, target, label, args.total_steps)
+    table = markdown(summary, target, label, args.total_steps, baselines)
     write_text(out / "study.md", table)
     plot_study(curves, target, label, out / "study.png")
     if args.plot:
         plot_study(curves, target, label, Path(args.plot))
     store.finish()
     print(table)
-    print(f"study: {result['wall_s']} s wall, {result['cpu_s']} s CPU")
+    print(
+        f"study: {result['wall_s']} s wall, {result['cpu_s']} s CPU in this process; "
+        f"the runs took {result['runs_cpu_s']} s CPU ({result['runs_wall_s']} s wall)"
+    )
     return 0
