@@ -244,15 +244,15 @@ def test_rate_below_p_is_the_one_sided_two_proportion_test():
 
 
 def test_shipped_generalist_loads_by_name_and_beats_its_reference():
-    """``load_policy("generalist")`` is the shipped residual policy on ``social_force``; on the
-    path course, where walkers meet head-on on the course, it arrives far more often than its
-    reference alone, on the same episodes."""
+    """``load_policy("generalist")`` is the shipped residual policy on ``cardioid``; in the
+    corridor, where its reference meets the oncoming stream head-on, it arrives far more often than
+    the reference alone, on the same episodes."""
     from crowdsteer.training.evaluation.benchmark import benchmark_config
     from crowdsteer.training.evaluation.evaluate import evaluate
 
     policy = load_policy("generalist")
-    assert isinstance(policy, ResidualPolicy) and policy.reference.name == "social_force"
-    kw = benchmark_config("path_course")
-    learned = evaluate(policy, scenario="path_course", episodes=30, seed=50_000, **kw)
-    reference = evaluate("social_force", scenario="path_course", episodes=30, seed=50_000, **kw)
+    assert isinstance(policy, ResidualPolicy) and policy.reference.name == "cardioid"
+    kw = benchmark_config("corridor")
+    learned = evaluate(policy, scenario="corridor", episodes=30, seed=50_000, **kw)
+    reference = evaluate("cardioid", scenario="corridor", episodes=30, seed=50_000, **kw)
     assert learned["success_rate"].mean > reference["success_rate"].mean + 0.3
