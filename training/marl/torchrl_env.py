@@ -181,7 +181,6 @@ class CrowdTorchEnv(EnvBase):
         self._sizes = {(): self.batch_size, (GROUP,): torch.Size((b, n_l))}
         self._sizes[GROUP, "info"] = self._sizes[(GROUP,)]
         """The batch size of every nested level of the env's tensordicts."""
-        self._world_done = np.zeros(num_worlds, bool)
         self._fill = None
         self._fill_args: dict[bool, tuple | None] = {False: None, True: None}
         self._seeded = False
@@ -257,7 +256,8 @@ class CrowdTorchEnv(EnvBase):
 
     def _reset_output(self) -> TensorDict:
         """Every world's entries after a (partial) reset: no learner truncated, no reward."""
-        return _assemble(*self._entries(reset=True), self._sizes)
+        group, world, _ = self._entries(reset=True)
+        return _assemble(group, world, self._sizes)
 
     def _worlds_to_reset(self, tensordict: TensorDictBase | None) -> np.ndarray | None:
         """(B,) worlds a reset call starts anew, or None for every world: the root ``"_reset"``;
@@ -275,7 +275,8 @@ class CrowdTorchEnv(EnvBase):
 
     def _step(self, tensordict: TensorDictBase) -> TensorDictBase:
         self._advance(tensordict)
-        return _assemble(*self._entries(reset=False), self._sizes)
+        group, world, _ = self._entries(reset=False)
+        return _assemble(group, world, self._sizes)
 
     def _advance(self, tensordict: TensorDictBase) -> None:
         """Step the batch with the tensordict's actions."""
@@ -302,15 +303,16 @@ class CrowdTorchEnv(EnvBase):
         found = self._carried(tensordict)
         if found is None:
             return super().step_and_maybe_reset(tensordict)
-        carried, sizes = found
-        self._assert_tensordict_shape(tensordict)
+        carried, sizes = found  # (the batch sizes are checked there, as EnvBase.step does)
         self._advance(tensordict)
-        group, world = self._entries(reset=False)
-        tensordict.set("next", _assemble(group, world, self._sizes))
-        ended = self._world_done.copy()
+        group, world, ended = self._entries(reset=False)
+        # A new key in a tensordict of the env's own batch size: set without tensordict's checks.
+        tensordict._set_str(
+            "next", _assemble(group, world, self._sizes), inplace=False, validated=True
+        )
         if ended.any():
             self._reset_worlds(ended)
-            group, world = self._entries(reset=True)
+            group, world, _ = self._entries(reset=True)
             if not ended.all():
                 carried = [(key, _zero_rows(value, ended)) for key, value in carried]
         else:
@@ -350,11 +352,10 @@ class CrowdTorchEnv(EnvBase):
             self.batch.sim.buffers.collided_now[:, :n_l],
         )
 
-    def _entries(self, reset: bool) -> tuple[dict, dict]:
+    def _entries(self, reset: bool) -> tuple[dict, dict, np.ndarray]:
         """The step's entries (or, after a ``reset``, the reset's: no reward, no learner
         truncated) as nested dicts of tensors: the group's and the world's, made by one compiled
-        call into arrays of their own. Also sets ``_world_done: (B,)``, the worlds whose episode
-        is over."""
+        call into arrays of their own, and the ``(B,)`` worlds whose episode is over."""
         args = self._fill_args[reset]
         if args is None:  # the batch's buffers, written in place by every step and reset
             s, lb = self.batch.state, self.batch.learners
@@ -377,20 +378,23 @@ class CrowdTorchEnv(EnvBase):
         if self._fill is None:
             self._fill = compiled_entry(fill_entries, *args)
         flags, world, state, obs, rewards = self._fill(*args)
-        self._world_done = world[2].reshape(self.num_worlds)
-        term, trunc, done, reach, coll = torch.from_numpy(flags).unbind(0)
-        w_term, w_trunc, w_done = torch.from_numpy(world).unbind(0)
+        tensor = torch.from_numpy  # on numpy's views: cheaper than torch's unbind
         group = {
-            "observation": torch.from_numpy(obs),
-            "terminated": term,
-            "truncated": trunc,
-            "done": done,
-            "info": {"reached_goal": reach, "collision": coll},
+            "observation": tensor(obs),
+            "terminated": tensor(flags[0]),
+            "truncated": tensor(flags[1]),
+            "done": tensor(flags[2]),
+            "info": {"reached_goal": tensor(flags[3]), "collision": tensor(flags[4])},
         }
         if not reset:
-            group["reward"] = torch.from_numpy(rewards)
-        state = torch.from_numpy(state)
-        return group, {"state": state, "terminated": w_term, "truncated": w_trunc, "done": w_done}
+            group["reward"] = tensor(rewards)
+        worlds = {
+            "state": tensor(state),
+            "terminated": tensor(world[0]),
+            "truncated": tensor(world[1]),
+            "done": tensor(world[2]),
+        }
+        return group, worlds, world[2].reshape(self.num_worlds)
 
 
 def _zero_rows(value: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
@@ -424,28 +428,28 @@ def _assemble(
             node[name] = child
             node = child
         node[key[-1]] = value
+    return _build(tree, (), sizes)
 
-    def build(entries: dict, prefix: tuple) -> TensorDict:
-        return _tensordict(
-            {
-                name: build(value, (*prefix, name)) if type(value) is dict else value
-                for name, value in entries.items()
-            },
-            sizes[prefix],
-        )
 
-    return build(tree, ())
+def _build(entries: dict, prefix: tuple, sizes: dict[tuple, torch.Size]) -> TensorDict:
+    """The tensordict of nested dicts of tensors ``entries`` at level ``prefix``."""
+    nested = {
+        n: _build(v, (*prefix, n), sizes) if type(v) is dict else v for n, v in entries.items()
+    }
+    return _tensordict(nested, sizes[prefix])
 
 
 def _as_tuple(key: str | tuple) -> tuple:
     return key if isinstance(key, tuple) else (key,)
 
 
-def _tensordict(entries: dict, batch_size: tuple) -> TensorDict:
+def _tensordict(entries: dict, batch_size: torch.Size) -> TensorDict:
     """A CPU tensordict of ``entries`` built without checking them: every tensor made above has
     the batch's leading shape by construction, and the checks of ``TensorDict(...)`` cost more
     than the rest of a small world's step (tensordict's own constructor for trusted data)."""
-    return TensorDict._new_unsafe(entries, batch_size=torch.Size(batch_size), device=_CPU)
+    td = TensorDict._new_unsafe(entries, batch_size=batch_size, device=None, nested=False)
+    td._device = _CPU  # (set after: the constructor's device handling costs twice the rest)
+    return td
 
 
 _CPU = torch.device("cpu")
