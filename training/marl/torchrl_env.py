@@ -283,7 +283,8 @@ class CrowdTorchEnv(EnvBase):
         actions = tensordict.get((GROUP, "action"))
         a = actions.detach().numpy() if actions.requires_grad else actions.numpy()
         self.batch.advance(a)
-        self._terminated |= self.batch.learners.terminated
+        # in place without rebinding the attribute, which nn.Module's __setattr__ makes costly
+        np.logical_or(self._terminated, self.batch.learners.terminated, out=self._terminated)
 
     def step_and_maybe_reset(
         self, tensordict: TensorDictBase
