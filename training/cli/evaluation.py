@@ -172,4 +172,10 @@ def add_crowdnav_pp_command(commands: Commands) -> None:
         "--episodes", type=ca.int_at_least(1), default=500, help="test episodes run (the code: 500)"
     )
     ca.add_seed_option(p)
+    p.add_argument(
+        "--code-robot",
+        action="store_true",
+        help="add the row orca_code_robot: the ORCA robot as the code's test runs it, avoiding "
+        "every human with the radius its slot had at the first step of the first test case",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .code_robot import CodeOrcaRobot
 from .evaluate import make_config, resolve_policy, run_episodes
 from .intrusion import intrusion_estimates
 from .metrics import Estimate, aggregate, learner_metrics, mean_estimate
@@ -74,25 +75,32 @@ COLUMNS = (
 )
 
 
+CODE_ROBOT = "orca_code_robot"
+"""The row of the code's ORCA robot as its test runs it (``code_robot.CodeOrcaRobot``)."""
+
+
 def crowdnav_pp_rows(
     policies: Sequence[str] = ("orca", "social_force"),
     setting: str = "crowdnav_pp",
     episodes: int = 500,
     seed: int = 0,
+    code_robot: bool = False,
 ) -> dict[str, dict[str, Estimate]]:
     """``{policy: {column: Estimate}}`` on the code's test episodes ``seed .. seed + episodes -
     1``: test cases ``2 seed, 2 seed + 2, ...`` (the cases in between run too, for the path
-    length as the code sums it)."""
+    length as the code sums it). ``code_robot`` adds the row :data:`CODE_ROBOT`: the ORCA robot
+    with the radii its simulation keeps from the first test case (``code_robot``)."""
     if setting not in SETTINGS:
         raise ValueError(f"setting={setting!r} is not one of {sorted(SETTINGS)}")
     params = {**SETTINGS[setting], "test_cases": 1}  # on top of the preset's (make_config)
     cfg = make_config(None, preset="crowdnav_pp", scenario_params=params)
     rows = {}
-    for name in policies:
+    for name in [*policies, *([CODE_ROBOT] if code_robot else [])]:
+        policy = CodeOrcaRobot(cfg) if name == CODE_ROBOT else resolve_policy(name, cfg)
         # the code's evaluation resets at every episode on top of its vector environment's
         # automatic reset on done: its test episodes play cases seed, seed + 2, ..., and the
         # path length takes in the jump to the start of the case in between
-        both, _ = run_episodes(resolve_policy(name, cfg), cfg, 2 * episodes, 2 * seed)
+        both, _ = run_episodes(policy, cfg, 2 * episodes, 2 * seed)
         records, nxt = both[0::2], both[1::2]
         per = [learner_metrics(r) for r in records]
         agg = aggregate(per)
@@ -138,7 +146,9 @@ def format_rows(rows: dict[str, dict[str, Estimate]], setting: str) -> str:
 
 def crowdnav_pp_cli(args: Any) -> int:
     """``crowdsteer crowdnav-pp``: the table (or JSON with ``--json``)."""
-    rows = crowdnav_pp_rows(args.policies, args.setting, args.episodes, args.seed)
+    rows = crowdnav_pp_rows(
+        args.policies, args.setting, args.episodes, args.seed, code_robot=args.code_robot
+    )
     if args.json:
         out = {
             "setting": args.setting,

@@ -76,7 +76,9 @@ def resolve_policy(policy: Any, config: CrowdConfig) -> Any:
     ``policy`` is a baseline name (``list_policies``), a shipped model's short name
     (``SHIPPED_MODELS``, e.g. ``crowdnav``), a path to a saved Stable-Baselines3 model
     (``.zip``) or to an RLlib checkpoint directory, or any object with an ``act`` method (used as
-    it is).
+    it is). An object with ``act_on_batch(batch, rows) -> (K, 2)`` instead acts from the batch's
+    world state for the learners flagged in ``rows: (B, L)`` (a scripted robot that reads more
+    than an observation, such as ``code_robot.CodeOrcaRobot``).
     """
     from crowdsteer.baselines.policies import (
         SHIPPED_MODELS,
@@ -85,7 +87,7 @@ def resolve_policy(policy: Any, config: CrowdConfig) -> Any:
         make_policy,
     )
 
-    if hasattr(policy, "act"):
+    if hasattr(policy, "act") or hasattr(policy, "act_on_batch"):
         return policy
     if isinstance(policy, (str, Path)):
         name = str(policy)
@@ -187,8 +189,11 @@ def _run_chunk(
         rows = alive_before & ~done[:, None]
         t0 = time.perf_counter()
         if rows.any():
-            obs = batch.obs[rows].reshape(-1, dim)
-            act = np.asarray(policy.act(obs), dtype=np.float64).reshape(-1, 2)
+            if hasattr(policy, "act_on_batch"):  # a scripted robot that reads the world state
+                act = policy.act_on_batch(batch, rows)
+            else:
+                act = policy.act(batch.obs[rows].reshape(-1, dim))
+            act = np.asarray(act, dtype=np.float64).reshape(-1, 2)
             actions[rows] = np.nan_to_num(act, nan=0.0, posinf=1.0, neginf=-1.0)
         t1 = time.perf_counter()
         _, reward, _, _ = batch.step(actions)
