@@ -635,6 +635,16 @@ def mean_estimate(
     return Estimate(mean, low, high, n, confidence)
 
 
+def seed_interval(values: Sequence[float] | np.ndarray, confidence: float = 0.95) -> dict:
+    """A figure over seeds: the mean of the finite ``values`` with its Student-t interval
+    (``mean_estimate``: NaN bounds below two values), and their minimum, maximum and count."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    v = v[np.isfinite(v)]
+    est = mean_estimate(v, confidence)
+    lo, hi = (float(v.min()), float(v.max())) if v.size else (math.nan, math.nan)
+    return {"mean": est.mean, "low": est.low, "high": est.high, "n": est.n, "min": lo, "max": hi}
+
+
 # --------------------------------------------------------------------------------------------------
 # Aggregation and table
 # --------------------------------------------------------------------------------------------------

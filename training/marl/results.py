@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from crowdsteer.training.evaluation.evaluate import evaluate
-from crowdsteer.training.evaluation.metrics import aggregate, student_t_quantile
+from crowdsteer.training.evaluation.metrics import aggregate, seed_interval
 
 from .tasks import ENV_NAME, CrowdsteerTask, TaskConfig
 
@@ -170,15 +169,6 @@ def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
     return doc
 
 
-def _seed_interval(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and 95 % Student-t half-width over seeds (NaN half-width for one seed)."""
-    x = np.asarray(values, float)
-    if x.size < 2:
-        return float(x.mean()), math.nan
-    half = student_t_quantile(0.975, x.size - 1) * x.std(ddof=1) / math.sqrt(x.size)
-    return float(x.mean()), float(half)
-
-
 def markdown_table(doc: dict[str, Any]) -> str:
     """The docs' table: per task and policy, success and collision pooled over the held-out
     learner-episodes of every seed [95 % Wilson interval], and each seed's success."""
@@ -269,9 +259,9 @@ def plot_curves(doc: dict[str, Any], study: Study = STUDY) -> Path:
 
 def _band(ax: Any, x: np.ndarray, ys: np.ndarray, label: str, style: str = "-") -> None:
     """Mean over seeds (rows of ``ys``) with its 95 % t-interval."""
-    stats = [_seed_interval(ys[:, j]) for j in range(ys.shape[1])]
-    mean = np.asarray([m for m, _ in stats])
-    half = np.nan_to_num(np.asarray([h for _, h in stats]))
+    stats = [seed_interval(ys[:, j]) for j in range(ys.shape[1])]
+    mean = np.asarray([e["mean"] for e in stats])
+    half = np.nan_to_num(np.asarray([e["high"] - e["mean"] for e in stats]))
     (line,) = ax.plot(x[: len(mean)], mean, style, label=f"{label} ({ys.shape[0]} seeds)")
     ax.fill_between(x[: len(mean)], mean - half, mean + half, color=line.get_color(), alpha=0.2)
 

@@ -20,7 +20,6 @@ jammed fraction and the specific flow against the scatter of Zhang et al. 2012's
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ import numpy as np
 from crowdsteer.envs.core.behaviours import PEDESTRIAN_BEHAVIOURS
 from crowdsteer.envs.core.config import PRESETS
 
+from ..evaluation.metrics import seed_interval
 from ..support.options import arg
 from ..support.preflight import UsageError
 from .calibrate import CALIBRATED
@@ -66,29 +66,6 @@ COUNTERFLOW_DENSITIES = (0.5, 1.0, 2.0, 3.0)
 COUNTERFLOW_DURATION = 120.0
 """s of each counterflow run, from the random start."""
 
-_T_1_10 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228)
-_T_11_20 = (2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086)
-T_975 = _T_1_10 + _T_11_20
-"""Student's t, 97.5 % quantile, for 1-20 degrees of freedom (NIST/SEMATECH e-Handbook of
-Statistical Methods, 1.3.6.7.2); beyond them the normal's 1.96."""
-
-
-def interval(values: Sequence[float]) -> dict[str, float]:
-    """Mean of the finite ``values`` with its 95 % interval (Student's t over them), their
-    minimum, maximum and count."""
-    v = np.asarray(values, float)
-    v = v[np.isfinite(v)]
-    n = len(v)
-    if n == 0:
-        return {"mean": math.nan, "low": math.nan, "high": math.nan, "n": 0}
-    mean = float(np.mean(v))
-    half = 0.0
-    if n > 1:
-        t = T_975[n - 2] if n - 1 <= len(T_975) else 1.96
-        half = t * float(np.std(v, ddof=1)) / math.sqrt(n)
-    lo, hi = float(np.min(v)), float(np.max(v))
-    return {"mean": mean, "low": mean - half, "high": mean + half, "min": lo, "max": hi, "n": n}
-
 
 def _flow_scatter(points: dict[str, np.ndarray], density: float) -> tuple[float, float]:
     """The middle 95 % of the measured specific flows within 0.25 /m^2 of ``density`` (NaN: no
@@ -110,30 +87,30 @@ def measure(where: MeasurementSet) -> dict[str, Any]:
     one_way = read_points(UNIDIRECTIONAL_FILE)
     per_density = {}
     for j, rho in enumerate(densities):
-        speed = interval(fd.speed[:, j])
+        speed = seed_interval(fd.speed[:, j])
         measured = float(np.nanmean(fd.density[:, j]))
         low, high, n = speed_scatter(one_way, measured)
         least, most, _ = speed_scatter(one_way, measured, quantiles=(0.0, 1.0))
         per_density[f"{rho:g}"] = {
-            "density": interval(fd.density[:, j]),
+            "density": seed_interval(fd.density[:, j]),
             "speed": speed,
             "weidmann": float(np.nanmean(weidmann_speed(fd.density[:, j]))),
             "zhang_2011": {"low": low, "high": high, "n": n, "min": least, "max": most},
             "inside_zhang_2011": bool(low <= speed["mean"] <= high) if n >= 5 else None,
             "inside_zhang_2011_range": bool(least <= speed["mean"] <= most) if n >= 5 else None,
-            "depth_p95": interval(fd.depth_p95[:, j]),
+            "depth_p95": seed_interval(fd.depth_p95[:, j]),
         }
     bn = bottleneck("social_force", where.widths, seeds, bottleneck_doorway(), overrides)
     doors = {}
     for j, w in enumerate(where.widths):
-        flow = interval(bn.specific[:, j])
+        flow = seed_interval(bn.specific[:, j])
         ref = reference_specific_flow(w)
         doors[f"{w:g}"] = {
             "specific_flow": flow,
             "reference": None if ref is None else {"value": ref[0], "tolerance": ref[1]},
             "source": None if ref is None else ref[2],
             "deviation": None if ref is None else flow["mean"] / ref[0] - 1.0,
-            "stranded": interval(bn.stranded[:, j]),
+            "stranded": seed_interval(bn.stranded[:, j]),
             "walkers": bottleneck_doorway().count(w),
         }
     cf = counterflow(
@@ -142,7 +119,7 @@ def measure(where: MeasurementSet) -> dict[str, Any]:
     two_way = read_points(BIDIRECTIONAL_FILE)
     lanes = {}
     for j, rho in enumerate(COUNTERFLOW_DENSITIES):
-        flow = interval(cf.density[:, j] * cf.voronoi_speed[:, j])
+        flow = seed_interval(cf.density[:, j] * cf.voronoi_speed[:, j])
         low, high = _flow_scatter(two_way, float(np.nanmean(cf.density[:, j])))
         late = cf.times > COUNTERFLOW_DURATION / 2
         lanes[f"{rho:g}"] = {
@@ -150,17 +127,19 @@ def measure(where: MeasurementSet) -> dict[str, Any]:
             "order": np.nanmean(cf.order[:, j], axis=0).tolist(),
             "order_shuffled": np.nanmean(cf.order_shuffled[:, j], axis=0).tolist(),
             "jammed": np.nanmean(cf.jammed[:, j], axis=0).tolist(),
-            "order_late": interval(np.nanmean(cf.order[:, j][:, late], axis=1)),
-            "order_shuffled_late": interval(np.nanmean(cf.order_shuffled[:, j][:, late], axis=1)),
-            "jammed_late": interval(np.nanmean(cf.jammed[:, j][:, late], axis=1)),
-            "density": interval(cf.density[:, j]),
+            "order_late": seed_interval(np.nanmean(cf.order[:, j][:, late], axis=1)),
+            "order_shuffled_late": seed_interval(
+                np.nanmean(cf.order_shuffled[:, j][:, late], axis=1)
+            ),
+            "jammed_late": seed_interval(np.nanmean(cf.jammed[:, j][:, late], axis=1)),
+            "density": seed_interval(cf.density[:, j]),
             "specific_flow": flow,
             "zhang_2012": {"low": low, "high": high},
         }
     return {
         "seeds": [int(s) for s in seeds],
         "set": "calibration" if where == CALIBRATION else "held_out",
-        "speed_rms": interval(rms),
+        "speed_rms": seed_interval(rms),
         "densities": per_density,
         "doors": doors,
         "counterflow": lanes,
@@ -185,7 +164,7 @@ def jam_speeds(seeds: Sequence[int]) -> dict[str, Any]:
             overrides = {**base, **physics}
             fd = fundamental_diagram(behaviour, JAM_DENSITIES, 0.0, seeds, overrides=overrides)
             out[label] = {
-                f"{rho:g}": interval(fd.speed[:, j]) for j, rho in enumerate(JAM_DENSITIES)
+                f"{rho:g}": seed_interval(fd.speed[:, j]) for j, rho in enumerate(JAM_DENSITIES)
             }
     return {"seeds": [int(s) for s in seeds], "crowds": out}
 

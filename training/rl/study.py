@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.metrics import mean_estimate, student_t_quantile
+from ..evaluation.metrics import seed_interval, student_t_quantile
 from ..support.files import save_figure, write_text
 from ..support.options import arg
 from . import generalist
@@ -112,16 +112,6 @@ def steps_to_reach(curve: list[dict[str, float]], target: float) -> int | None:
         if row["success_rate"] >= target:
             return int(row["timesteps"])
     return None
-
-
-def seed_interval(values: Sequence[float]) -> dict[str, float]:
-    """Mean over seeds with its 95 % interval (Student's t), and the seeds' min and max."""
-    v = np.asarray(values, float)
-    est = mean_estimate(v)
-    return {
-        "mean": est.mean, "low": est.low, "high": est.high, "n": est.n,
-        "min": float(v.min()), "max": float(v.max()),
-    }  # fmt: skip
 
 
 def difference_interval(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:

@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
+from crowdsteer.training.evaluation.metrics import seed_interval
 from crowdsteer.training.realism.counterflow import counterflow
-from crowdsteer.training.realism.holdout import HELD_OUT, interval, markdown
+from crowdsteer.training.realism.holdout import HELD_OUT, markdown
 from crowdsteer.training.realism.preset_calibration import (
     CALIBRATION,
     outside_scatter,
@@ -26,12 +27,13 @@ def test_held_out_shares_no_seed_density_or_width_with_the_calibration():
 
 
 def test_interval_is_the_mean_and_students_t():
-    x = interval([1.0, 2.0, 3.0, float("nan")])  # the NaN is left out
-    half = 4.303 * 1.0 / math.sqrt(3)  # t(0.975, 2) * sd / sqrt(n)
-    assert x["n"] == 3 and x["mean"] == 2.0
-    assert (x["low"], x["high"]) == pytest.approx((2.0 - half, 2.0 + half))
-    assert interval([5.0])["low"] == interval([5.0])["high"] == 5.0
-    assert interval([])["n"] == 0
+    x = seed_interval([1.0, 2.0, 3.0, float("nan")])  # the NaN is left out
+    half = 4.3027 * 1.0 / math.sqrt(3)  # t(0.975, 2) * sd / sqrt(n)
+    assert x["n"] == 3 and x["mean"] == 2.0 and (x["min"], x["max"]) == (1.0, 3.0)
+    assert (x["low"], x["high"]) == pytest.approx((2.0 - half, 2.0 + half), abs=1e-4)
+    one = seed_interval([5.0])  # one seed: no interval
+    assert one["mean"] == 5.0 and math.isnan(one["low"]) and math.isnan(one["high"])
+    assert seed_interval([])["n"] == 0
 
 
 def test_the_preset_score_grows_with_every_error():
@@ -66,7 +68,7 @@ def test_counterflow_measures_lanes_jams_and_flow_over_time():
 
 
 def test_markdown_lists_every_density_door_and_stream():
-    one = interval([1.0, 1.0])
+    one = seed_interval([1.0, 1.0])
     figures = {
         "seeds": [100, 101],
         "set": "held_out",
