@@ -67,3 +67,9 @@ def test_the_command_adds_the_code_robot_row(capsys):
     assert code == 0
     out = capsys.readouterr().out
     assert "| crowdsteer: orca |" in out and "| crowdsteer: orca_code_robot |" in out
+
+
+def test_one_robot_per_world_or_a_clear_error():
+    config = make_config("circle_crossing", n_learners=2)
+    with pytest.raises(ValueError, match="n_learners=2"):
+        CodeOrcaRobot(config)

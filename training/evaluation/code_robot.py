@@ -41,6 +41,10 @@ class CodeOrcaRobot:
     """
 
     def __init__(self, config: CrowdConfig, radii: np.ndarray | None = None):
+        if config.n_learners != 1:
+            raise ValueError(
+                f"n_learners={config.n_learners}: the code's robot is one per world (1)"
+            )
         params = dict(config.steering_params.get("orca", {}))
         self.params = OrcaParams(
             safety_margin=float(params.get("safety_margin", 0.0)),
