@@ -13,7 +13,7 @@ they are, humans it has lost sight of moved on at their last velocity, and human
 :class:`CodeOrcaRobot` reads the world state (``act_on_batch``, which the evaluation loop calls
 instead of ``act``) and applies these rules; otherwise it is the ``orca`` baseline's ORCA
 (``steering.orca``): the same safety margin, horizon and time step. The ``orca`` baseline itself
-avoids every body with its current radius: the stale radii are the code's, not crowd navigation's.
+avoids every body with its current radius: the kept radii are the code's, not ORCA's.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ class CodeOrcaRobot:
 
     ``radii``: the ``(H,)`` radii its simulation keeps for the human slots, or None to take
     them, with the neighbour distance, from the first world at its first step (the code's:
-    the first test case its process runs). ``sensor_range``: the surface gap within which it
-    sees a human (m; the preset's ``obs_range``).
+    the first test case its process runs). It sees the humans within the config's ``obs_range``
+    of surface gap (m).
     """
 
     def __init__(self, config: CrowdConfig, radii: np.ndarray | None = None):
@@ -75,9 +75,8 @@ class CodeOrcaRobot:
         memory[first] *= np.array([1.0, 1.0, 0.0, 0.0])
         memory[seen] = now[seen]
         self._memory[worlds] = memory
-        if self.radii is None:  # the code's simulation is built at its first step, once
-            w = 0
-            self.radii = np.where(seen[w], rad[w, 1:], NEVER_SEEN_RADIUS)
+        if self.radii is None:  # the code's simulation is built once, at its first step
+            self.radii = np.where(seen[0], rad[0, 1:], NEVER_SEEN_RADIUS)
         if self.neighbour_dist is None:
             drawn = s.neighbour_dist[worlds[0], 1]
             self.neighbour_dist = float(drawn) if drawn > 0 else _configured_dist(batch.config)
