@@ -22,7 +22,8 @@ import numpy as np
 
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.sensing import goal_frame_angle
-from crowdsteer.envs.steering.orca import OrcaParams, orca
+from crowdsteer.envs.core.steering_params import steering_param_set
+from crowdsteer.envs.steering.orca import orca
 
 NEVER_SEEN = (15.0, 15.0)
 """Where the code's observation puts a human it has not seen this episode (at rest)."""
@@ -34,26 +35,26 @@ NEVER_SEEN_RADIUS = 0.3
 class CodeOrcaRobot:
     """The code's ORCA robot over a batch of worlds, one robot (learner 0) per world.
 
-    ``radii``: the ``(H,)`` radii its simulation keeps for the human slots, or None to take
-    them, with the neighbour distance, from the first world at its first step (the code's:
-    the first test case its process runs). It sees the humans within the config's ``obs_range``
-    of surface gap (m).
+    It takes the ``(H,)`` radii its simulation keeps for the human slots, and the neighbour
+    distance, from the first world at its first step (the code's: the first test case its process
+    runs); its other ORCA parameters are the config's. It sees the humans within the config's
+    ``obs_range`` of surface gap (m).
     """
 
-    def __init__(self, config: CrowdConfig, radii: np.ndarray | None = None):
+    def __init__(self, config: CrowdConfig):
         if config.n_learners != 1:
             raise ValueError(
                 f"n_learners={config.n_learners}: the code's robot is one per world (1)"
             )
-        params = dict(config.steering_params.get("orca", {}))
-        self.params = OrcaParams(
-            safety_margin=float(params.get("safety_margin", 0.0)),
-            time_step=float(config.dt),
-        )
+        self.params = steering_param_set(config)["orca"]
         self.sensor_range = float(config.obs_range)
-        self.radii = None if radii is None else np.asarray(radii, float)
-        self.neighbour_dist: float | None = None
+        self.radii: np.ndarray | None = None
         self._memory: np.ndarray | None = None  # (B, H, 4) position and velocity per slot
+
+    @property
+    def neighbour_dist(self) -> float:
+        """RVO2's neighbour distance of the robot (m; 0: every human counts)."""
+        return self.params.neighbour_dist
 
     def act_on_batch(self, batch, rows: np.ndarray) -> np.ndarray:
         """Actions ``(K, 2)`` of the robots of the worlds flagged in ``rows: (B, L)`` (learner 0
@@ -77,19 +78,17 @@ class CodeOrcaRobot:
         self._memory[worlds] = memory
         if self.radii is None:  # the code's simulation is built once, at its first step
             self.radii = np.where(seen[0], rad[0, 1:], NEVER_SEEN_RADIUS)
-        if self.neighbour_dist is None:
-            drawn = s.neighbour_dist[worlds[0], 1]
-            self.neighbour_dist = float(drawn) if drawn > 0 else _configured_dist(batch.config)
+            drawn = float(s.neighbour_dist[worlds[0], 1])  # the humans' draw (0: none)
+            if drawn > 0.0:
+                self.params = self.params._replace(neighbour_dist=drawn)
         return self._orca_actions(s, worlds, memory)
 
     def _orca_actions(self, s, worlds: np.ndarray, memory: np.ndarray) -> np.ndarray:
-        """ORCA's velocity of each robot among the remembered slots nearer than the neighbour
-        distance (RVO2's strict test), as actions in its goal frame."""
+        """ORCA's velocity of each robot among the remembered slots (those nearer than the
+        neighbour distance count, RVO2's strict test, in ``orca``), as actions in its goal
+        frame."""
         robot, goal = s.pos[worlds, 0], s.goal[worlds, 0]
-        near = np.linalg.norm(memory[:, :, :2] - robot[:, None], axis=2) < self.neighbour_dist
-        order = np.argsort(~near, axis=1, kind="stable")  # the slots in range first
-        nb = np.take_along_axis(memory, order[:, :, None], axis=1)
-        nb_radius = self.radii[order]
+        k, h = memory.shape[:2]
         to_goal = goal - robot
         dist = np.linalg.norm(to_goal, axis=1)
         # the code asks for the unit vector toward the goal, or the offset itself within 1 m
@@ -100,10 +99,10 @@ class CodeOrcaRobot:
             s.radius[worlds, 0],
             pref,
             s.v_pref[worlds, 0],
-            nb[:, :, :2],
-            nb[:, :, 2:],
-            nb_radius,
-            near.sum(axis=1),
+            memory[:, :, :2],
+            memory[:, :, 2:],
+            np.broadcast_to(self.radii, (k, h)),
+            np.full(k, h),
             params=self.params,
         )
         # in the goal frame of the robot's observation, in units of v_pref
@@ -112,9 +111,3 @@ class CodeOrcaRobot:
         ax = c * velocity[:, 0] + sn * velocity[:, 1]
         ay = -sn * velocity[:, 0] + c * velocity[:, 1]
         return np.stack([ax, ay], axis=1) / s.v_pref[worlds, 0][:, None]
-
-
-def _configured_dist(config: CrowdConfig) -> float:
-    """The preset's ORCA neighbour distance (m; 0: every body, as here an unlimited one)."""
-    dist = float(config.steering_params.get("orca", {}).get("neighbour_dist", 0.0))
-    return dist if dist > 0 else np.inf
