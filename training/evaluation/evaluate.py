@@ -183,14 +183,15 @@ def _run_chunk(
     done = batch.world_done()
     end[done] = 0
     t = 0
+    act_on_batch = getattr(policy, "act_on_batch", None)  # a robot that reads the world state
     while not done.all() and t < t_max:
         alive_before = batch.alive.copy()
         actions[:] = 0.0
         rows = alive_before & ~done[:, None]
         t0 = time.perf_counter()
         if rows.any():
-            if hasattr(policy, "act_on_batch"):  # a scripted robot that reads the world state
-                act = policy.act_on_batch(batch, rows)
+            if act_on_batch is not None:
+                act = act_on_batch(batch, rows)
             else:
                 act = policy.act(batch.obs[rows].reshape(-1, dim))
             act = np.asarray(act, dtype=np.float64).reshape(-1, 2)
