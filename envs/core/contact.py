@@ -48,7 +48,7 @@ def _sweep_circle(px, py, dx, dy, cx, cy, r):
     c = ox * ox + oy * oy - r * r
     if c <= 0.0:
         inward = b < -INWARD * math.sqrt(a) * math.sqrt(ox * ox + oy * oy)
-        if not inward:
+        if not inward or a <= 0.0:  # (a move under 1e-154 m squares to 0: it stays put)
             return NO_HIT
         # a move that only grazes the circle (nearest to its centre within GRAZE of ``r``) is
         # free: a body touching a wall's rounded end and sliding past it along the wall
@@ -81,20 +81,35 @@ def _sweep_segment(px, py, dx, dy, ax, ay, bx, by, r):
     ds = dx * nx + dy * ny
     u0 = ((px - ax) * ex + (py - ay) * ey) / length  # position along the segment
     du = (dx * ex + dy * ey) / length
-    if abs(s0) <= r:
-        # already within reach of the line: a contact now if inside the flat part, moving in
-        inward = (ds < 0.0) if s0 > 0.0 else (ds > 0.0)
-        if 0.0 <= u0 <= length and inward and abs(ds) > INWARD * math.sqrt(dx * dx + dy * dy):
-            return 0.0
-        return best
     side = r if s0 > 0.0 else -r
-    if s0 * ds >= 0.0:  # moving away from the line, or along it
+    if abs(s0) <= r:
+        # already within reach of the line: a contact once over the flat part, moving in
+        inward = (ds < 0.0) if s0 > 0.0 else (ds > 0.0)
+        if not inward or abs(ds) <= INWARD * math.sqrt(dx * dx + dy * dy):
+            return best
+        t_in = 0.0
+    else:
+        if s0 * ds >= 0.0:  # moving away from the line, or along it
+            return best
+        t_in = (s0 - side) / (-ds)  # when it comes within reach of the line
+        if t_in > 1.0:
+            return best
+    # The flat side is met at the first time within reach of the line and over the segment
+    # (0 <= u <= length), before passing the line's far reach. Over the segment only at t_in
+    # misses a body that comes within reach beside an end and then moves over the flat part:
+    # the rounded end stops it first, unless it grazes the end within ``GRAZE``, and then it
+    # would go on into the flat side.
+    t_over, t_off = 0.0, NO_HIT
+    if du != 0.0:
+        t0 = -u0 / du
+        t1 = (length - u0) / du
+        t_over, t_off = min(t0, t1), max(t0, t1)
+    elif not 0.0 <= u0 <= length:
         return best
-    t = (s0 - side) / (-ds)
-    if t <= 1.0:
-        u = u0 + t * du
-        if 0.0 <= u <= length and t < best:
-            best = max(t, 0.0)
+    t_through = (s0 + side) / (-ds)  # past the far reach of the line
+    t = max(t_in, t_over)
+    if t <= 1.0 and t <= t_off and t <= t_through and t < best:
+        best = max(t, 0.0)
     return best
 
 

@@ -186,3 +186,41 @@ def test_a_body_touching_a_wall_slides_along_it_and_round_its_end():
     x, y, _ = _sweep(p, (0.0193, -0.0147), r, walls=[upper])
     assert y < p[1] - 0.01
     assert np.hypot(x, y - np.clip(y, 0.6, 2.5)) >= r  # clear of the wall and its end
+
+
+def test_a_body_grazing_a_walls_end_does_not_drift_into_its_flat_side():
+    """A body touching a doorway wall's rounded end, asked to move almost along the wall (a
+    hundredth of a degree into it, as a fast walker at the bottleneck's door): the end is only
+    grazed, and the flat side stops the slide's inward drift, which would otherwise carry the
+    body 0.1 mm into the wall over its 1.6 m slide to the room's corner."""
+    r = 0.3
+    door = ((0.0, 0.6), (0.0, 2.5))
+    side = ((-5.0, 2.5), (0.0, 2.5))
+    x, y, _ = _sweep((-(r + SKIN), 0.6 - 1e-16), (0.00129094, 16.9465639), r, walls=[door, side])
+    assert y == pytest.approx(2.5 - r - SKIN)
+    assert x <= -r  # clear of the door's wall
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    angle=st.floats(-np.pi, np.pi),
+    along=st.floats(-0.5, 2.5),
+    dx=st.floats(-20, 20),
+    dy=st.floats(-20, 20),
+    tilt=st.floats(-1e-3, 1e-3),
+    r=st.floats(0.05, 1.0),
+)
+def test_a_body_touching_a_wall_never_ends_a_move_overlapping_it(angle, along, dx, dy, tilt, r):
+    """Starting at the clearance from a wall (beside its flat side or round one of its ends),
+    whatever the move, nearly along the wall included: the disc ends clear of the wall."""
+    a, b = np.array([0.0, 0.0]), np.array([2.0, 0.0])
+    if 0.0 <= along <= 2.0:  # beside the flat side, above or below it
+        p = np.array([along, np.copysign(r + SKIN, angle)])
+    else:  # round the nearer end, on its outer half
+        end, out = (a, -1.0) if along < 0.0 else (b, 1.0)
+        p = end + (r + SKIN) * np.array([out * abs(np.cos(angle)), np.sin(angle)])
+    for d in ((dx, dy), (dx, tilt * abs(dx))):  # any move, and one nearly along the wall
+        x, y, _ = _sweep(p, d, r, walls=[(tuple(a), tuple(b))])
+        q = np.array([x, y])
+        u = np.clip(q[0], 0.0, 2.0)
+        assert np.hypot(q[0] - u, q[1]) >= r, (p, d, q)

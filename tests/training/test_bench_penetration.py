@@ -118,3 +118,22 @@ def test_periodic_positions_are_read_unwrapped():
     s.pos[0, 1, 1] = 3.0  # beyond the wall at y = 2
     counts = bp.count_violations(s, before, config.dt, start_before, "periodic_corridor")
     assert counts["left_enclosure"] == 1
+
+
+def test_with_contact_a_push_round_the_doorway_is_told_from_a_crossing():
+    """With bodies pushing each other a body may end farther than its own step reaches: a chord
+    cutting the doorway's edge within the whole displacement is a push round the wall's end; a
+    chord straight through the wall's middle is a crossing either way."""
+    config, s = _bottleneck_state(fastest=False)  # the learners move 0.25 m a step
+    half_door = s.walls[0, 1, 0, 1]
+    half_room = s.walls[0, 3, 0, 1]
+    before = s.pos.copy()
+    before[0, 0] = (-0.4, half_door + 0.2)
+    s.pos[0, 0] = (0.4, half_door + 0.2)  # 0.8 m across the doorway's edge
+    middle = (half_door + half_room) / 2
+    before[0, 1] = (-0.4, middle)
+    s.pos[0, 1] = (0.4, middle)  # 0.8 m through the wall, far from its ends
+    alone = bp.count_violations(s, before, config.dt, scenario="bottleneck_flow")
+    assert alone["wall_crossings"] == 2 and alone["pushed_round_end"] == 0
+    pushed = bp.count_violations(s, before, config.dt, scenario="bottleneck_flow", pushed=True)
+    assert pushed["pushed_round_end"] == 1 and pushed["wall_crossings"] == 1
