@@ -128,22 +128,32 @@ class ScenarioEntry:
     check: Callable[[Counts, BodyDefaults, Any], None] | None = None
     case: Callable[[int, Counts, BodyDefaults, Any], ScenarioSpec | None] | None = None
     measurement: bool = False  # a measurement set-up (realism), not a navigation benchmark scene
+    moving_goals: bool = False  # its goals move on a ring (``ScenarioSpec.goal_ring``)
 
 
 SCENARIOS: dict[str, ScenarioEntry] = {}
 
 
 def register(
-    name: str, params_type: type, summary: str, check=None, case=None, measurement: bool = False
+    name: str,
+    params_type: type,
+    summary: str,
+    check=None,
+    case=None,
+    measurement: bool = False,
+    moving_goals: bool = False,
 ):
     """Decorator adding a generator to the registry under ``name``; ``check(counts, body,
     params)`` raises ``ScenarioError`` when the counts cannot always be placed; ``case(index,
     counts, body, params)``, for scenarios with numbered test cases, returns case ``index`` (or
     None when ``params`` ask for random draws); ``measurement``: a set-up for measuring the
-    crowd, left out of the navigation benchmark's default scenes."""
+    crowd, left out of the navigation benchmark's default scenes; ``moving_goals``: its scenes
+    carry a goal ring, so pedestrians may be replaced or given new goals on arrival."""
 
     def wrap(fn):
-        SCENARIOS[name] = ScenarioEntry(name, fn, params_type, summary, check, case, measurement)
+        SCENARIOS[name] = ScenarioEntry(
+            name, fn, params_type, summary, check, case, measurement, moving_goals
+        )
         return fn
 
     return wrap

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.checks import ConfigError
 from ..core.config import SCENARIO_HOOKS
-from .base import Counts, body_defaults, check_scenario, make_params
+from .base import SCENARIOS, Counts, body_defaults, check_scenario, make_params
 from .explicit import check_against_config, explicit_counts, from_dict
 
 
@@ -47,6 +47,13 @@ def validate_scenario(c: Any) -> None:
         raise ConfigError(
             f"scenario={c.scenario!r} is invalid: must be a scenario name or an explicit "
             "scenario dict"
+        )
+    moving = isinstance(c.scenario, str) and SCENARIOS[c.scenario].moving_goals
+    if c.pedestrians_at_goal in ("replace", "new_goal") and not moving:
+        rings = [name for name, entry in SCENARIOS.items() if entry.moving_goals]
+        raise ConfigError(
+            f"pedestrians_at_goal={c.pedestrians_at_goal!r} needs a scenario whose goals move on "
+            f"a ring ({rings}); use 'turn_back' or 'stop' with scenario={c.scenario!r}"
         )
     if counts.total == 0:
         raise ConfigError(

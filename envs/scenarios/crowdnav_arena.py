@@ -262,4 +262,5 @@ register(
     "changing goals (its test cases by index)",
     check=check,
     case=numbered_case,
+    moving_goals=True,
 )(generate)

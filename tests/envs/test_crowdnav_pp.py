@@ -152,12 +152,16 @@ def test_a_bodys_own_neighbour_distance_steers_as_the_configured_one():
     assert np.array_equal(runs[0], runs[1])
 
 
-def test_replacing_needs_a_ring():
-    config = CrowdConfig(pedestrians_at_goal="replace")
-    with pytest.raises(ValueError, match="pedestrians_at_goal='replace'"):
-        make_batch(config, 1)
-    with pytest.raises(ValueError, match="pedestrians_at_goal='new_goal'"):
-        make_batch(CrowdConfig(pedestrians_at_goal="new_goal"), 1)
+@pytest.mark.parametrize("rule", ["replace", "new_goal"])
+@pytest.mark.parametrize("scenario", ["circle_crossing", "corridor"])
+def test_replacing_needs_a_ring_and_is_refused_when_the_config_is_built(rule, scenario):
+    """Refused by name when the configuration is built (whatever the pedestrian count), not
+    when a batch is made of it; the arena, whose goals move on a ring, takes it."""
+    for n in (0, 5):
+        with pytest.raises(ValueError, match=f"pedestrians_at_goal='{rule}'.*crowdnav_arena"):
+            CrowdConfig.from_kwargs(scenario=scenario, n_pedestrians=n, pedestrians_at_goal=rule)
+    config = CrowdConfig.from_kwargs(scenario="crowdnav_arena", pedestrians_at_goal=rule)
+    assert make_batch(config, 1).num_learners == 1
 
 
 def test_same_seed_same_episode_in_any_batch():
