@@ -242,10 +242,12 @@ def _bounds(data, starts, goals, obstacle_pos, walls) -> tuple[float, float, flo
 
 
 def _segment_distance(p: np.ndarray, walls: np.ndarray) -> np.ndarray:
-    """Distance from every point ``p: (n, 2)`` to every wall ``(w, 2, 2)``: (n, w)."""
+    """Distance from every point ``p: (n, 2)`` to every wall ``(w, 2, 2)``: (n, w); a wall of
+    zero length is its one point."""
     a, b = walls[None, :, 0], walls[None, :, 1]
     ab = b - a
-    t = np.clip(np.sum((p[:, None] - a) * ab, -1) / np.sum(ab * ab, -1), 0.0, 1.0)
+    length2 = np.maximum(np.sum(ab * ab, -1), np.finfo(float).tiny)  # 0 / tiny: t = 0
+    t = np.clip(np.sum((p[:, None] - a) * ab, -1) / length2, 0.0, 1.0)
     closest = a + t[..., None] * ab
     return np.linalg.norm(p[:, None] - closest, axis=-1)
 

@@ -1,5 +1,7 @@
 """Configuration: clear errors for bad actions and configs, presets, pedestrian counts."""
 
+import warnings
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -151,6 +153,17 @@ def test_impossible_scenario_is_reported():
 def test_bad_explicit_scenarios(scenario, match):
     with pytest.raises(ScenarioError, match=match):
         gym.make(ENV_ID, scenario=scenario)
+
+
+def test_a_start_on_a_wall_too_short_to_square_is_refused_without_a_warning():
+    """A wall of 1e-170 m (its squared length underflows to 0) is its one point: a start on it
+    is refused by name, with no numpy warning on the way."""
+    wall = ((0.0, 3.0), (1e-170, 3.0))
+    agents = [{"start": (0.0, 2.9), "goal": (5.0, 0.0), "role": "learner"}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ScenarioError, match=r"overlaps walls\[0\]"):
+            CrowdConfig.from_kwargs(scenario={"agents": agents, "walls": [wall]})
 
 
 def test_learner_counts_per_form():
