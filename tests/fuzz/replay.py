@@ -22,6 +22,7 @@ limits (``docs/reliability.md``); anything else not A or OK fails the replay.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -369,15 +370,24 @@ class Worker:
         if outcome["status"] in ("timeout", "crash"):
             self.proc.kill()
             outcome["exitcode"] = self.proc.wait()
+            self._close_pipes()
             self._start()
         return outcome
 
+    def _close_pipes(self) -> None:
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            with contextlib.suppress(OSError):  # (a crashed worker's stdin may fail to flush)
+                pipe.close()
+
     def close(self) -> None:
-        self.proc.stdin.close()
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
         try:
             self.proc.wait(30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+            self.proc.wait()
+        self._close_pipes()
 
 
 # --------------------------------------------------------------------------- command lines

@@ -84,5 +84,7 @@ def test_scenario_params_go_on_top_of_the_presets():
     cfg = make_config(None, preset="crowdnav_pp", scenario_params={"test_cases": 1})
     assert cfg.scenario_params["test_cases"] == 1
     assert cfg.scenario_params["randomize_attributes"] == 1  # the preset's, kept
-    other = make_config("circle_crossing", preset="crowdnav_pp")
+    other = make_config("circle_crossing", preset="crowdnav_pp", pedestrians_at_goal="stop")
     assert dict(other.scenario_params) == {}  # the preset's belong to its own scenario
+    with pytest.raises(ValueError, match="pedestrians_at_goal='replace'"):
+        make_config("circle_crossing", preset="crowdnav_pp")  # its humans need the arena's ring

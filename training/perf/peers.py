@@ -162,22 +162,30 @@ class PeerWorker:
     def __init__(self, name: str, python: str, script: str, *args: str):
         # a file, not a pipe, so that it never fills up; closed with the worker
         self.errors = tempfile.TemporaryFile("w+")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [python, "-c", script, *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.errors,
-            text=True,
-            env=_single_thread_env(),
-        )
+        try:
+            self.proc = subprocess.Popen(
+                [python, "-c", script, *args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.errors,
+                text=True,
+                env=_single_thread_env(),
+            )
+        except BaseException:
+            self.errors.close()
+            raise
         assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            self.proc.wait(timeout=30)
-            self.errors.seek(0)
-            last = (self.errors.read().strip().splitlines() or ["no message"])[-1]
-            raise RuntimeError(f"{name} did not start with {python}: {last}")
-        self.versions = json.loads(line)
+        try:
+            line = self.proc.stdout.readline()
+            if not line:
+                self.proc.wait(timeout=30)
+                self.errors.seek(0)
+                last = (self.errors.read().strip().splitlines() or ["no message"])[-1]
+                raise RuntimeError(f"{name} did not start with {python}: {last}")
+            self.versions = json.loads(line)
+        except BaseException:
+            self.close()  # the pipes and the error file, not left to the garbage collector
+            raise
 
     def window(self, seconds: float) -> dict[str, float]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -188,7 +196,13 @@ class PeerWorker:
     def close(self) -> None:
         if self.proc.stdin is not None:
             self.proc.stdin.close()
-        self.proc.wait(timeout=30)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
         self.errors.close()
 
 
