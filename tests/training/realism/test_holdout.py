@@ -10,7 +10,7 @@ import pytest
 
 from crowdsteer.training.evaluation.metrics import seed_interval
 from crowdsteer.training.realism.counterflow import counterflow
-from crowdsteer.training.realism.holdout import HELD_OUT, markdown
+from crowdsteer.training.realism.holdout import HELD_OUT, HELD_OUT_2, SEED_SETS, markdown
 from crowdsteer.training.realism.preset_calibration import (
     CALIBRATION,
     outside_scatter,
@@ -19,11 +19,18 @@ from crowdsteer.training.realism.preset_calibration import (
 )
 
 
-def test_held_out_shares_no_seed_density_or_width_with_the_calibration():
-    assert len(HELD_OUT.seeds) >= 10
-    assert not set(HELD_OUT.seeds) & set(CALIBRATION.seeds)
-    assert not set(HELD_OUT.densities) & set(CALIBRATION.densities)
-    assert not set(HELD_OUT.widths) & set(CALIBRATION.widths)
+@pytest.mark.parametrize("held_out", [HELD_OUT, HELD_OUT_2])
+def test_held_out_shares_no_seed_density_or_width_with_the_calibration(held_out):
+    assert len(held_out.seeds) >= 10
+    assert not set(held_out.seeds) & set(CALIBRATION.seeds)
+    assert not set(held_out.densities) & set(CALIBRATION.densities)
+    assert not set(held_out.widths) & set(CALIBRATION.widths)
+
+
+def test_the_second_held_out_set_draws_other_seeds_on_the_same_measurements():
+    assert not set(HELD_OUT_2.seeds) & set(HELD_OUT.seeds)
+    assert (HELD_OUT_2.densities, HELD_OUT_2.widths) == (HELD_OUT.densities, HELD_OUT.widths)
+    assert SEED_SETS["held_out_2"] is HELD_OUT_2
 
 
 def test_interval_is_the_mean_and_students_t():
