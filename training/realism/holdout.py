@@ -146,7 +146,7 @@ def measure(where: MeasurementSet) -> dict[str, Any]:
         }
     return {
         "seeds": [int(s) for s in seeds],
-        "set": next(name for name, known in SEED_SETS.items() if known == where),
+        "set": next((name for name, known in SEED_SETS.items() if known == where), "custom"),
         "speed_rms": seed_interval(rms),
         "densities": per_density,
         "doors": doors,
