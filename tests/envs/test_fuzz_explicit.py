@@ -146,8 +146,10 @@ def _pt(v):
 
 
 def _seg_dist(p, a, b) -> float:
+    """Distance from ``p`` to segment ``a b`` (to ``a`` when its squared length is 0)."""
     ab = b - a
-    t = np.clip(np.dot(p - a, ab) / np.dot(ab, ab), 0.0, 1.0)
+    length2 = float(np.dot(ab, ab))
+    t = np.clip(np.dot(p - a, ab) / length2, 0.0, 1.0) if length2 > 0.0 else 0.0
     return float(np.linalg.norm(p - (a + t * ab)))
 
 
