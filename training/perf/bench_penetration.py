@@ -235,7 +235,8 @@ def count_violations(
     crossing = (d0 * d1 < 0) & (e0 * e1 < 0) & s.wall_active[:, None] & act[..., None]
     out["chord_crossings"] = int(crossing.sum())
     reach = np.zeros(act.shape) if dt is None else s.v_max * dt
-    moved = np.linalg.norm(p1 - p0, axis=-1)
+    # with contact a body's way may be as long as its whole displacement (its step and pushes)
+    moved = np.linalg.norm(p1 - p0, axis=-1) if pushed else None
     out["pushed_round_end"] = 0
     if crossing.any() and dt is not None:
         # round an end E: at least the tangents from p0 and p1 to the disc of radius r about E
