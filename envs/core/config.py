@@ -515,7 +515,8 @@ interpenetration of bodies in contact below 1 cm up to Weidmann's jam density, 5
 # 2011's corridor and Seyfried et al. 2009's doors; docs/realism.md): bodies of 0.17 m,
 # Weidmann's free speeds (1.34 +- 0.26 m/s), a 0.1 s step (25 s episodes), a relaxation time of
 # 0.15 s, a repulsion of 400 N over 0.2 m with a fifth of it from bodies outside the 200-degree
-# field of view, walls a quarter as strong over 0.054 m, a 0.6 s time gap; bodies in contact are
+# field of view, walls a quarter as strong over 0.054 m, a 0.6 s time gap, and oncoming walkers
+# turn one aside (Moussaid et al. 2009's evasion, chosen on two-way streams); bodies in contact are
 # pushed apart (``envs.core.body_contact``), so they do not pass through each other, and a push
 # from the front stops a walker but never walks it backwards (``walk_backwards``).
 _REALISTIC_CROWD = CrowdConfig(
@@ -538,6 +539,7 @@ _REALISTIC_CROWD = CrowdConfig(
             "wall_strength": 0.25,
             "wall_range": 0.27,
             "time_gap": 0.6,
+            "evasion": 2.0,
         }
     },
 )

@@ -24,6 +24,12 @@ pedestrian dynamics", Traffic and Granular Flow '15),
 after the linear relation between speed and the space a walker needs that Seyfried, Steffen,
 Klingsch and Boltes 2005 measured in single file. The repulsion alone makes a dense stream stop
 all at once; the time gap slows it with the space it has, as people do.
+
+With ``evasion > 0`` an oncoming walker also turns the body aside (``evasion_turn``): the
+directional-change term of Moussaid et al. 2009, whose strength does not fall with the lateral
+offset as the repulsion's sideways part does, so two walkers pressed face to face step past each
+other instead of pushing head on. Two dense opposing streams with body contact need it: with the
+repulsion alone they can lock into a band that stops both.
 """
 
 from __future__ import annotations
@@ -64,6 +70,10 @@ class SocialForceParams(NamedTuple):
     wall_strength: float = 1.0  # walls push with A times this (1: as bodies do) ...
     wall_range: float = 1.0  # ... over B times this
     time_gap: float = 0.0  # s; > 0: speed at most the gap to the body ahead over this
+    evasion: float = 0.0  # m/s^2; > 0: oncoming walkers turn the body aside (Moussaid 2009)
+    evasion_lambda: float = 2.0  # weight of the relative velocity in the interaction direction
+    evasion_gamma: float = 0.35  # s; the evasion's range is this times the interaction's size
+    evasion_n: float = 2.0  # 1/m; how fast the turn fades with the angle to the interaction
 
 
 SOCIAL_FORCE_RANGES = {
@@ -76,6 +86,10 @@ SOCIAL_FORCE_RANGES = {
     "wall_strength": Range(0.0, 100.0, "walls' repulsion strength as a multiple of A"),
     "wall_range": Range(0.01, 100.0, "walls' repulsion range as a multiple of B"),
     "time_gap": Range(0.0, 100.0, "s; speed limited to the gap ahead over it (0: off)"),
+    "evasion": Range(0.0, 1e3, "m/s^2; turn away from oncoming walkers (0: off)"),
+    "evasion_lambda": Range(0.0, 100.0, "weight of the relative velocity in the interaction"),
+    "evasion_gamma": Range(0.01, 10.0, "s; range of the evasion per unit interaction size"),
+    "evasion_n": Range(0.0, 100.0, "1/m; angular fall-off of the evasion"),
 }
 """Allowed values of ``SocialForceParams``' fields. ``time_step`` is not among them: in the
 environment the force is integrated over the simulation's ``dt``."""
@@ -129,6 +143,10 @@ def social_force_one(
             mag *= params.out_of_view_weight
         ax += mag * dx / d
         ay += mag * dy / d
+        if params.evasion > 0.0 and j < me.n_bodies:
+            tx, ty = evasion_turn(vx, vy, ex, ey, -dx / d, -dy / d, d, sense.vel[j], params)
+            ax += tx
+            ay += ty
     for w in range(n_walls):
         cx, cy = closest_point_on_segment(
             px, py, walls[w, 0, 0], walls[w, 0, 1], walls[w, 1, 0], walls[w, 1, 1]
@@ -142,6 +160,40 @@ def social_force_one(
         ax += mag * dx / d
         ay += mag * dy / d
     return ax, ay
+
+
+@njit(cache=True, inline="always")
+def evasion_turn(vx, vy, ex, ey, ux, uy, d, other_vel, params):
+    """Acceleration ``(ax, ay)`` that turns a body (velocity ``(vx, vy)``, desired direction
+    ``(ex, ey)``) aside from one oncoming walker ``d`` m away in the unit direction ``(ux, uy)``:
+    the directional-change term of Moussaid, Helbing, Garnier, Johansson, Combe and Theraulaz
+    2009 ("Experimental study of the behavioural mechanisms underlying self-organization in human
+    crowds", Proc. R. Soc. B 276: 2755-2762), ``-A exp(-d/B - (n B theta)^2) sign(theta) n_t``.
+    The interaction direction ``t`` is that of ``D = lambda (v_i - v_j) + u``, ``B = gamma |D|``,
+    ``theta`` the angle from ``t`` to ``u``, ``n_t`` ``t`` turned left: the body turns away from
+    the side on which the other passes, harder the more head-on. Only walkers coming against the
+    desired direction take part (those one follows are the time gap's); the article's
+    deceleration term is left to the repulsion and the time gap."""
+    ovx, ovy = other_vel[0], other_vel[1]
+    if ovx * ex + ovy * ey >= 0.0:
+        return 0.0, 0.0
+    lam = params.evasion_lambda
+    qx = lam * (vx - ovx) + ux
+    qy = lam * (vy - ovy) + uy
+    size = math.sqrt(qx * qx + qy * qy)
+    if size <= EPS:
+        return 0.0, 0.0
+    tx = qx / size
+    ty = qy / size
+    theta = math.atan2(tx * uy - ty * ux, tx * ux + ty * uy)
+    if theta == 0.0:
+        return 0.0, 0.0
+    b = params.evasion_gamma * size
+    nb = params.evasion_n * b * theta
+    mag = params.evasion * math.exp(-d / b - nb * nb)
+    # n_t = (-ty, tx) is t turned left; a walker passing on the left (theta > 0) turns one right
+    side = -1.0 if theta > 0.0 else 1.0
+    return side * mag * -ty, side * mag * tx
 
 
 @njit(cache=True)
@@ -203,7 +255,7 @@ def _velocity_batch(bodies, rows, desired_dir, max_speed, walls, n_walls, p):
     return out
 
 
-def _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls):
+def _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls, nb_vel):
     """The bodies, their neighbour rows, desired directions ``(A, 2)``, walls ``(A, W, 2, 2)``
     and wall counts ``(A,)``, checked and bundled for the batch kernels."""
     pos = body_points("pos", pos)
@@ -217,7 +269,7 @@ def _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls,
         raise ValueError(f"walls must be (A, W, 2, 2) with A = {a}, got {walls.shape}")
     return (
         bodies_of(pos, vel=vel, radius=radius, v_pref=v_pref),
-        rows_of(nb_pos, nb_radius, row_counts("n_nb", n_nb, a, nb_pos.shape[1])),
+        rows_of(nb_pos, nb_radius, row_counts("n_nb", n_nb, a, nb_pos.shape[1]), nb_vel),
         broadcast(desired_dir, (a, 2)),
         walls,
         row_counts("n_walls", n_walls, a, walls.shape[1], "W"),
@@ -236,14 +288,18 @@ def social_force_acceleration(
     walls: np.ndarray | None = None,
     n_walls: np.ndarray | None = None,
     params: SocialForceParams | None = None,
+    nb_vel: np.ndarray | None = None,
 ) -> np.ndarray:
     """Social-force accelerations ``(A, 2)`` in m/s^2 (force per unit mass).
 
     ``pos, vel, desired_dir: (A, 2)``, ``radius, v_pref: (A,)``, ``nb_pos: (A, K, 2)``,
     ``nb_radius: (A, K)``, ``n_nb: (A,)``, ``walls: (A, W, 2, 2)`` segments with ``n_walls: (A,)``
-    (all W when None; no walls when ``walls`` is None).
+    (all W when None; no walls when ``walls`` is None); ``nb_vel: (A, K, 2)`` the neighbours'
+    velocities, which only the evasion reads (standing still when None).
     """
-    args = _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls)
+    args = _prep(
+        pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls, nb_vel
+    )
     return _accel_batch(*args, typed_params(SocialForceParams, params))
 
 
@@ -260,10 +316,13 @@ def social_force(
     walls: np.ndarray | None = None,
     n_walls: np.ndarray | None = None,
     params: SocialForceParams | None = None,
+    nb_vel: np.ndarray | None = None,
 ) -> np.ndarray:
     """Desired velocities ``(A, 2)``: one explicit Euler step ``v + a * time_step`` of the social
     force acceleration, clipped to ``max_speed: (A,)``. Other arguments as in
     :func:`social_force_acceleration`."""
-    args = _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls)
+    args = _prep(
+        pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls, nb_vel
+    )
     max_speed = broadcast(max_speed, (args[0].pos.shape[0],))
     return _velocity_batch(*args[:3], max_speed, *args[3:], typed_params(SocialForceParams, params))

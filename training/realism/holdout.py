@@ -17,6 +17,7 @@ jammed fraction and the specific flow against the scatter of Zhang et al. 2012's
     crowdsteer realism-holdout --seeds held_out_2 --out out/realism-holdout
     crowdsteer realism-holdout --seeds held_out --jam   # every behaviour at 4.5-5.4 /m^2
     crowdsteer realism-holdout --search                 # rerun the preset's calibration
+    crowdsteer realism-holdout --search-evasion         # rerun the choice of its evasion
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ from .preset_calibration import (
     CALIBRATION,
     MeasurementSet,
     bottleneck_doorway,
+    evasion_markdown,
     preset_overrides,
+    search_evasion,
     search_markdown,
     search_preset,
 )
@@ -272,6 +275,9 @@ class HoldoutArgs:
     out: str = arg("out/realism-holdout", "folder written")
     jam: bool = arg(False, "instead: every behaviour's mean speed at 4.5-5.4 /m^2 (JAM_SEEDS)")
     search: bool = arg(False, "instead: rerun the preset's calibration search (search.md)")
+    search_evasion: bool = arg(
+        False, "instead: rerun the choice of the preset's evasion on two-way streams (evasion.md)"
+    )
 
     def __post_init__(self) -> None:
         if self.seeds not in SEED_SETS:
@@ -291,6 +297,10 @@ def run_holdout(args: HoldoutArgs) -> str:
     if args.search:
         text = search_markdown(search_preset())
         (out / "search.md").write_text(text)
+        return text
+    if args.search_evasion:
+        text = evasion_markdown(search_evasion())
+        (out / "evasion.md").write_text(text)
         return text
     if args.jam:
         name = f"jam_{args.seeds}"

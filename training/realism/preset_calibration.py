@@ -11,6 +11,14 @@ largest relative deviation of its doors' specific flow from Seyfried et al.'s ov
 middle 95 % of Zhang et al. 2011's one-way points near it, and two points per walker stranded at
 a door. ``crowdsteer realism-holdout --search`` reruns the search; the held-out figures
 (``holdout``) never enter it.
+
+The evasion from oncoming walkers (Moussaid et al. 2009's turn, ``SocialForceParams.evasion``)
+is chosen second, with the other parameters fixed at the search's best: on two opposing streams
+(``EVASION_SET``: seeds 0-19 at 2.5 and 3.25 /m^2, between the reported densities), the
+candidate of ``EVASION_SEARCH`` whose worst seed is the least jammed (``search_evasion``,
+``crowdsteer realism-holdout --search-evasion``). The first search runs without it (``FIXED``):
+its score sees one-way streams and doors only, and with the evasion on it would rank first a
+candidate that jams two ways.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import numpy as np
 from crowdsteer.envs.core.config import PRESETS
 
 from .corridor_data import UNIDIRECTIONAL_FILE
+from .counterflow import counterflow
 from .experiments import Doorway, bottleneck, fundamental_diagram
 from .reference import (
     SEYFRIED_TOLERANCE,
@@ -74,9 +83,22 @@ FIXED: dict[str, Any] = {
     "out_of_view_weight": 0.2,
     "wall_strength": 0.25,
     "wall_range": 0.27,
+    "evasion": 0.0,
 }
 """Steering parameters every candidate shares: Helbing and Molnar's 200-degree view with a fifth
-of the push from behind, walls a quarter as strong over 0.27 of the range."""
+of the push from behind, walls a quarter as strong over 0.27 of the range, and no evasion (it is
+chosen afterwards, on two-way streams, by ``search_evasion``)."""
+
+EVASION_SET = MeasurementSet(seeds=tuple(range(20)), densities=(2.5, 3.25), widths=())
+"""Two opposing streams where the evasion is chosen: twenty seeds, at densities between those
+reported (0.5, 1, 2, 3 /m^2)."""
+
+EVASION_SEARCH = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.5)
+"""m/s^2: the evasions tried (4.5: the strength Moussaid et al. 2009 fitted for their whole
+interaction)."""
+
+EVASION_LATE = 60.0
+"""s from the random start after which the jammed fraction counts (the lanes have formed)."""
 
 
 def bottleneck_doorway() -> Doorway:
@@ -165,6 +187,63 @@ def search_preset(search: Mapping[str, Sequence[Any]] | None = None) -> list[Pre
         for combo in itertools.product(*(grid[n] for n in names))
     ]
     return sorted(found, key=lambda c: c.score)
+
+
+@dataclass
+class EvasionCandidate:
+    """One evasion and, per density of ``EVASION_SET`` (K,): the jammed fraction after
+    ``EVASION_LATE`` (mean and worst seed), the lane order and the specific flow (m^-1 s^-1)."""
+
+    evasion: float
+    jammed: np.ndarray
+    worst: np.ndarray
+    order: np.ndarray
+    flow: np.ndarray
+
+
+def search_evasion(candidates: Sequence[float] = EVASION_SEARCH) -> list[EvasionCandidate]:
+    """Two opposing streams of the preset with each evasion on ``EVASION_SET``, best first: the
+    least jammed worst seed over the densities, then the least jammed mean."""
+    found = []
+    for evasion in candidates:
+        where = EVASION_SET
+        cf = counterflow(
+            "social_force", where.densities, where.seeds,
+            overrides=preset_overrides({"evasion": evasion}),
+        )  # fmt: skip
+        late = cf.times > EVASION_LATE
+        jammed = np.nanmean(cf.jammed[:, :, late], axis=2)  # (S, K)
+        found.append(
+            EvasionCandidate(
+                float(evasion),
+                jammed.mean(axis=0),
+                jammed.max(axis=0),
+                np.nanmean(cf.order[:, :, late], axis=(0, 2)),
+                np.nanmean(cf.density * cf.voronoi_speed, axis=0),
+            )
+        )
+    return sorted(found, key=lambda c: (float(c.worst.max()), float(c.jammed.mean())))
+
+
+def evasion_markdown(found: Sequence[EvasionCandidate]) -> str:
+    """``search_evasion``'s candidates as a Markdown table, best first."""
+    where = EVASION_SET
+    lines = [
+        f"Evasion candidates on two opposing streams, seeds {where.seeds[0]}-{where.seeds[-1]}, "
+        f"densities {where.densities} /m^2, jammed fraction after {EVASION_LATE:g} s "
+        "(mean; worst seed), best first.",
+        "",
+        "| evasion (m/s^2) | density (m^-2) | jammed | worst seed | lane order "
+        "| specific flow (m^-1 s^-1) |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in found:
+        for k, rho in enumerate(where.densities):
+            lines.append(
+                f"| {c.evasion:g} | {rho:g} | {c.jammed[k]:.3f} | {c.worst[k]:.2f} "
+                f"| {c.order[k]:.2f} | {c.flow[k]:.2f} |"
+            )
+    return "\n".join(lines) + "\n"
 
 
 def search_markdown(found: Sequence[PresetCandidate], best: int = 10) -> str:

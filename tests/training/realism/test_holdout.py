@@ -4,6 +4,7 @@ t over seeds, the preset's search scores what it says, and the report lists ever
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -130,3 +131,36 @@ def test_markdown_lists_every_density_door_and_stream():
     assert "| 4.5 |" in text and "no data" in text and "1.10-1.50 (outside)" in text
     assert "| 1.2 | 138 |" in text and "1.97 (Seyfried 2009)" in text and "-49 %" in text
     assert "| 2 |" in text and "1.00-1.40" in text
+
+
+def test_the_evasion_is_chosen_on_seeds_and_densities_never_reported():
+    from crowdsteer.training.realism.holdout import COUNTERFLOW_DENSITIES
+    from crowdsteer.training.realism.preset_calibration import EVASION_SET
+
+    assert len(EVASION_SET.seeds) >= 10
+    for held_out in (HELD_OUT, HELD_OUT_2):
+        assert not set(EVASION_SET.seeds) & set(held_out.seeds)
+    assert not set(EVASION_SET.densities) & set(COUNTERFLOW_DENSITIES)
+
+
+def test_the_evasion_search_ranks_by_the_worst_seed_then_the_mean(monkeypatch):
+    from crowdsteer.training.realism import preset_calibration as pc
+
+    def fake_counterflow(behaviour, densities, seeds, overrides):
+        evasion = overrides["steering_params"]["social_force"]["evasion"]
+        s, k, f = len(seeds), len(densities), 120
+        jammed = np.zeros((s, k, f))
+        jammed[0, :, 60:] = {0.0: 0.9, 1.0: 0.1, 2.0: 0.1}[evasion]  # the worst seed
+        jammed[1:, :, 60:] = {0.0: 0.0, 1.0: 0.05, 2.0: 0.0}[evasion]
+        ones = np.ones((s, k))
+        return SimpleNamespace(
+            times=np.arange(1.0, f + 1.0), jammed=jammed, order=np.ones((s, k, f)),
+            density=ones, voronoi_speed=ones,
+        )  # fmt: skip
+
+    monkeypatch.setattr(pc, "counterflow", fake_counterflow)
+    found = pc.search_evasion((0.0, 1.0, 2.0))
+    assert [c.evasion for c in found] == [2.0, 1.0, 0.0]
+    np.testing.assert_allclose(found[-1].worst, 0.9)
+    text = pc.evasion_markdown(found)
+    assert text.count("\n| 2 |") == len(pc.EVASION_SET.densities)
