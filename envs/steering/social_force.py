@@ -72,7 +72,7 @@ class SocialForceParams(NamedTuple):
     time_gap: float = 0.0  # s; > 0: speed at most the gap to the body ahead over this
     evasion: float = 0.0  # m/s^2; > 0: oncoming walkers turn the body aside (Moussaid 2009)
     evasion_lambda: float = 2.0  # weight of the relative velocity in the interaction direction
-    evasion_gamma: float = 0.35  # s; the evasion's range is this times the interaction's size
+    evasion_gamma: float = 0.35  # the evasion's range (m) is this times the interaction's size
     evasion_n: float = 2.0  # 1/m; how fast the turn fades with the angle to the interaction
 
 
@@ -88,7 +88,7 @@ SOCIAL_FORCE_RANGES = {
     "time_gap": Range(0.0, 100.0, "s; speed limited to the gap ahead over it (0: off)"),
     "evasion": Range(0.0, 1e3, "m/s^2; turn away from oncoming walkers (0: off)"),
     "evasion_lambda": Range(0.0, 100.0, "weight of the relative velocity in the interaction"),
-    "evasion_gamma": Range(0.01, 10.0, "s; range of the evasion per unit interaction size"),
+    "evasion_gamma": Range(0.01, 10.0, "range of the evasion per unit interaction size"),
     "evasion_n": Range(0.0, 100.0, "1/m; angular fall-off of the evasion"),
 }
 """Allowed values of ``SocialForceParams``' fields. ``time_step`` is not among them: in the
