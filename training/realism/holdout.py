@@ -71,7 +71,7 @@ JAM_DENSITIES = (4.5, 5.0, 5.4)
 JAM_SEEDS = 4
 """Seeds (the first of the set) of every behaviour's speeds at the jam densities."""
 
-COUNTERFLOW_DENSITIES = (0.5, 1.0, 2.0, 3.0)
+COUNTERFLOW_DENSITIES = (0.5, 1.0, 2.0, 3.0, 3.5)
 """Nominal densities (/m^2) of the two opposing streams."""
 
 COUNTERFLOW_DURATION = 120.0
