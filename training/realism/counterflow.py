@@ -49,6 +49,16 @@ class CounterflowResult:
     density: np.ndarray
     voronoi_speed: np.ndarray
 
+    def late_mean(self, values: np.ndarray, after: float) -> np.ndarray:
+        """Per seed and density (S, K): the mean of ``values`` (one of the (S, K, F) series, e.g.
+        ``jammed``) over the frames after ``after`` s from the start, once lanes have formed."""
+        return np.nanmean(values[:, :, self.times > after], axis=2)
+
+    @property
+    def specific_flow(self) -> np.ndarray:
+        """Specific flow (m^-1 s^-1) per seed and density (S, K): Voronoi density times speed."""
+        return self.density * self.voronoi_speed
+
 
 def counterflow(
     behaviour: str,

@@ -128,23 +128,23 @@ def measure(where: MeasurementSet) -> dict[str, Any]:
         "social_force", COUNTERFLOW_DENSITIES, seeds, COUNTERFLOW_DURATION, overrides=overrides
     )
     two_way = read_points(BIDIRECTIONAL_FILE)
+    half = COUNTERFLOW_DURATION / 2  # the second half of each run
+    order_late = cf.late_mean(cf.order, half)
+    shuffled_late = cf.late_mean(cf.order_shuffled, half)
+    jammed_late = cf.late_mean(cf.jammed, half)
     lanes = {}
     for j, rho in enumerate(COUNTERFLOW_DENSITIES):
-        flow = seed_interval(cf.density[:, j] * cf.voronoi_speed[:, j])
         low, high = _flow_scatter(two_way, float(np.nanmean(cf.density[:, j])))
-        late = cf.times > COUNTERFLOW_DURATION / 2
         lanes[f"{rho:g}"] = {
             "times": cf.times.tolist(),
             "order": np.nanmean(cf.order[:, j], axis=0).tolist(),
             "order_shuffled": np.nanmean(cf.order_shuffled[:, j], axis=0).tolist(),
             "jammed": np.nanmean(cf.jammed[:, j], axis=0).tolist(),
-            "order_late": seed_interval(np.nanmean(cf.order[:, j][:, late], axis=1)),
-            "order_shuffled_late": seed_interval(
-                np.nanmean(cf.order_shuffled[:, j][:, late], axis=1)
-            ),
-            "jammed_late": seed_interval(np.nanmean(cf.jammed[:, j][:, late], axis=1)),
+            "order_late": seed_interval(order_late[:, j]),
+            "order_shuffled_late": seed_interval(shuffled_late[:, j]),
+            "jammed_late": seed_interval(jammed_late[:, j]),
             "density": seed_interval(cf.density[:, j]),
-            "specific_flow": flow,
+            "specific_flow": seed_interval(cf.specific_flow[:, j]),
             "zhang_2012": {"low": low, "high": high},
         }
     return {

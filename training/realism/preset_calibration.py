@@ -205,21 +205,20 @@ def search_evasion(candidates: Sequence[float] = EVASION_SEARCH) -> list[Evasion
     """Two opposing streams of the preset with each evasion on ``EVASION_SET``, best first: the
     least jammed worst seed over the densities, then the least jammed mean."""
     found = []
+    where = EVASION_SET
     for evasion in candidates:
-        where = EVASION_SET
         cf = counterflow(
             "social_force", where.densities, where.seeds,
             overrides=preset_overrides({"evasion": evasion}),
         )  # fmt: skip
-        late = cf.times > EVASION_LATE
-        jammed = np.nanmean(cf.jammed[:, :, late], axis=2)  # (S, K)
+        jammed = cf.late_mean(cf.jammed, EVASION_LATE)  # (S, K)
         found.append(
             EvasionCandidate(
                 float(evasion),
                 jammed.mean(axis=0),
                 jammed.max(axis=0),
-                np.nanmean(cf.order[:, :, late], axis=(0, 2)),
-                np.nanmean(cf.density * cf.voronoi_speed, axis=0),
+                np.nanmean(cf.late_mean(cf.order, EVASION_LATE), axis=0),
+                np.nanmean(cf.specific_flow, axis=0),
             )
         )
     return sorted(found, key=lambda c: (float(c.worst.max()), float(c.jammed.mean())))

@@ -4,13 +4,12 @@ t over seeds, the preset's search scores what it says, and the report lists ever
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from crowdsteer.training.evaluation.metrics import seed_interval
-from crowdsteer.training.realism.counterflow import counterflow
+from crowdsteer.training.realism.counterflow import CounterflowResult, counterflow
 from crowdsteer.training.realism.holdout import HELD_OUT, HELD_OUT_2, SEED_SETS, markdown
 from crowdsteer.training.realism.preset_calibration import (
     CALIBRATION,
@@ -152,10 +151,10 @@ def test_the_evasion_search_ranks_by_the_worst_seed_then_the_mean(monkeypatch):
         jammed = np.zeros((s, k, f))
         jammed[0, :, 60:] = {0.0: 0.9, 1.0: 0.1, 2.0: 0.1}[evasion]  # the worst seed
         jammed[1:, :, 60:] = {0.0: 0.0, 1.0: 0.05, 2.0: 0.0}[evasion]
-        ones = np.ones((s, k))
-        return SimpleNamespace(
-            times=np.arange(1.0, f + 1.0), jammed=jammed, order=np.ones((s, k, f)),
-            density=ones, voronoi_speed=ones,
+        ones, series = np.ones((s, k)), np.ones((s, k, f))
+        return CounterflowResult(
+            np.asarray(densities), np.arange(1.0, f + 1.0), series, series, jammed, series,
+            ones, ones,
         )  # fmt: skip
 
     monkeypatch.setattr(pc, "counterflow", fake_counterflow)
