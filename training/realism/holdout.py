@@ -12,6 +12,9 @@ densities 0.75-3.75 /m^2, doors 0.9 and 1.1 m); ``HELD_OUT`` shares none of them
 door against the measured points (``reference.reference_specific_flow``), with the walkers
 stranded; two opposing streams (``counterflow``): the lane order parameter against time, the
 jammed fraction and the specific flow against the scatter of Zhang et al. 2012's two-way points.
+The one-way diagram is also walked in each of Zhang et al. 2011's corridors (1.8, 2.4 and 3.0 m
+wide, ``ZHANG_CORRIDOR_WIDTHS``), each against the points measured in a corridor as wide: the
+pooled scatter mixes the widths, and above 2.95 /m^2 all its points come from the 1.8 m corridor.
 
     crowdsteer realism-holdout --seeds held_out --out out/realism-holdout
     crowdsteer realism-holdout --seeds held_out_2 --out out/realism-holdout
@@ -39,7 +42,7 @@ from ..support.preflight import UsageError
 from .calibrate import CALIBRATED
 from .corridor_data import BIDIRECTIONAL_FILE, UNIDIRECTIONAL_FILE
 from .counterflow import counterflow
-from .experiments import bottleneck, fundamental_diagram
+from .experiments import Corridor, bottleneck, fundamental_diagram
 from .preset_calibration import (
     CALIBRATION,
     MeasurementSet,
@@ -71,6 +74,10 @@ JAM_DENSITIES = (4.5, 5.0, 5.4)
 JAM_SEEDS = 4
 """Seeds (the first of the set) of every behaviour's speeds at the jam densities."""
 
+ZHANG_CORRIDOR_WIDTHS = (1.8, 2.4, 3.0)
+"""m: the widths of Zhang et al. 2011's one-way corridors; the model walks a periodic corridor of
+each (the 3.0 m one is the main diagram's), scored against the points of that width only."""
+
 COUNTERFLOW_DENSITIES = (0.5, 1.0, 2.0, 3.0, 3.5)
 """Nominal densities (/m^2) of the two opposing streams."""
 
@@ -84,6 +91,44 @@ def _flow_scatter(points: dict[str, np.ndarray], density: float) -> tuple[float,
     flows = {"density": points["density"], "speed": points["density"] * points["speed"]}
     low, high, _ = speed_scatter(flows, density)
     return low, high
+
+
+def points_of_width(points: dict[str, np.ndarray], width: float) -> dict[str, np.ndarray]:
+    """The ``points`` (columns of ``read_points``) measured in a corridor ``width`` m wide."""
+    keep = np.isclose(points["width"], width)
+    return {name: column[keep] for name, column in points.items()}
+
+
+def by_corridor_width(
+    where: MeasurementSet, main: Any, overrides: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """Per width of ``ZHANG_CORRIDOR_WIDTHS`` and density of ``where``: the model's mean speed
+    over the seeds in a periodic corridor of that width (``main``, the diagram already walked,
+    for the default corridor's), and the range of the speeds measured in a corridor as wide
+    within 0.25 /m^2 of the measured density (``inside``: None with fewer than 5 points)."""
+    one_way = read_points(UNIDIRECTIONAL_FILE)
+    out: dict[str, dict[str, Any]] = {}
+    for width in ZHANG_CORRIDOR_WIDTHS:
+        fd = main
+        if not np.isclose(width, Corridor().width):
+            corridor = Corridor(width=width)
+            fd = fundamental_diagram(
+                "social_force", where.densities, 0.0, where.seeds, corridor, overrides
+            )
+        points = points_of_width(one_way, width)
+        rows = {}
+        for j, rho in enumerate(where.densities):
+            speed = seed_interval(fd.speed[:, j])
+            measured = float(np.nanmean(fd.density[:, j]))
+            least, most, n = speed_scatter(points, measured, quantiles=(0.0, 1.0))
+            inside = bool(least <= speed["mean"] <= most) if n >= 5 else None
+            rows[f"{rho:g}"] = {
+                "speed": speed,
+                "zhang_2011": {"min": least, "max": most, "n": n},
+                "inside": inside,
+            }
+        out[f"{width:g}"] = rows
+    return out
 
 
 def measure(where: MeasurementSet) -> dict[str, Any]:
@@ -111,6 +156,7 @@ def measure(where: MeasurementSet) -> dict[str, Any]:
             "inside_zhang_2011_range": bool(least <= speed["mean"] <= most) if n >= 5 else None,
             "depth_p95": seed_interval(fd.depth_p95[:, j]),
         }
+    widths = by_corridor_width(where, fd, overrides)
     bn = bottleneck("social_force", where.widths, seeds, bottleneck_doorway(), overrides)
     doors = {}
     for j, w in enumerate(where.widths):
@@ -152,6 +198,7 @@ def measure(where: MeasurementSet) -> dict[str, Any]:
         "set": next((name for name, known in SEED_SETS.items() if known == where), "custom"),
         "speed_rms": seed_interval(rms),
         "densities": per_density,
+        "corridor_widths": widths,
         "doors": doors,
         "counterflow": lanes,
         "steering": overrides["steering_params"]["social_force"],
@@ -228,6 +275,7 @@ def markdown(figures: dict[str, Any]) -> str:
             f"| {rho} | {_ci(d['density'])} | {_ci(d['speed'], 3)} | {d['weidmann']:.3f} "
             f"| {band} | {_ci(depth)} |"
         )
+    lines += _width_lines(figures["corridor_widths"])
     lines += [
         "",
         "| door width (m) | walkers | specific flow (m^-1 s^-1) | measured (source) "
@@ -263,6 +311,33 @@ def markdown(figures: dict[str, Any]) -> str:
             f"| {_ci(d['jammed_late'])} | {_ci(d['specific_flow'])} | {band} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _width_lines(widths: dict[str, dict[str, Any]]) -> list[str]:
+    """The table of ``by_corridor_width``: densities down, corridor widths across."""
+    names = list(widths)
+    lines = [
+        "",
+        "One way in each of Zhang et al. 2011's corridors: mean speed (m/s) in a periodic corridor "
+        "as wide, and the range of the speeds measured in that corridor within 0.25 /m^2 (no "
+        "data: fewer than 5 points).",
+        "",
+        "| density (m^-2) | " + " | ".join(f"{w} m wide" for w in names) + " |",
+        "|---:|" + "---:|" * len(names),
+    ]
+    for rho in widths[names[0]]:
+        cells = []
+        for w in names:
+            row = widths[w][rho]
+            z = row["zhang_2011"]
+            band = "no data"
+            if z["n"] >= 5:
+                band = f"{z['min']:.2f}-{z['max']:.2f}"
+                if row["inside"] is False:
+                    band += " (outside)"
+            cells.append(f"{_ci(row['speed'], 3)}; {band}")
+        lines.append(f"| {rho} | " + " | ".join(cells) + " |")
+    return lines
 
 
 @dataclass

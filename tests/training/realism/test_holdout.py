@@ -9,14 +9,23 @@ import numpy as np
 import pytest
 
 from crowdsteer.training.evaluation.metrics import seed_interval
+from crowdsteer.training.realism.corridor_data import UNIDIRECTIONAL_FILE
 from crowdsteer.training.realism.counterflow import CounterflowResult, counterflow
-from crowdsteer.training.realism.holdout import HELD_OUT, HELD_OUT_2, SEED_SETS, markdown
+from crowdsteer.training.realism.holdout import (
+    HELD_OUT,
+    HELD_OUT_2,
+    SEED_SETS,
+    ZHANG_CORRIDOR_WIDTHS,
+    markdown,
+    points_of_width,
+)
 from crowdsteer.training.realism.preset_calibration import (
     CALIBRATION,
     outside_scatter,
     preset_overrides,
     preset_score,
 )
+from crowdsteer.training.realism.reference import read_points, speed_scatter
 
 
 @pytest.mark.parametrize("held_out", [HELD_OUT, HELD_OUT_2])
@@ -76,6 +85,8 @@ def test_counterflow_measures_lanes_jams_and_flow_over_time():
 
 def test_markdown_lists_every_density_door_and_stream():
     one = seed_interval([1.0, 1.0])
+    narrow = {"min": 0.9, "max": 1.5, "n": 67}
+    wide = {"min": 1.1, "max": 1.5, "n": 46}
     figures = {
         "seeds": [100, 101],
         "set": "held_out",
@@ -98,6 +109,10 @@ def test_markdown_lists_every_density_door_and_stream():
                 "inside_zhang_2011": False,
             },
         },  # fmt: skip
+        "corridor_widths": {
+            "1.8": {"1": {"speed": one, "zhang_2011": narrow, "inside": True}},
+            "3": {"1": {"speed": one, "zhang_2011": wide, "inside": False}},
+        },
         "doors": {
             "1.2": {
                 "specific_flow": one,
@@ -130,6 +145,27 @@ def test_markdown_lists_every_density_door_and_stream():
     assert "| 4.5 |" in text and "no data" in text and "1.10-1.50 (outside)" in text
     assert "| 1.2 | 138 |" in text and "1.97 (Seyfried 2009)" in text and "-49 %" in text
     assert "| 2 |" in text and "1.00-1.40" in text
+    assert "| density (m^-2) | 1.8 m wide | 3 m wide |" in text
+    assert (
+        "| 1 | 1.000 [1.000, 1.000]; 0.90-1.50 | 1.000 [1.000, 1.000]; 1.10-1.50 (outside) |"
+        in text
+    )
+
+
+def test_each_corridor_width_is_scored_against_its_own_points_only():
+    points = read_points(UNIDIRECTIONAL_FILE)
+    widths = set(np.unique(points["width"]).tolist())
+    assert widths == set(ZHANG_CORRIDOR_WIDTHS)
+    counts = 0
+    for w in ZHANG_CORRIDOR_WIDTHS:
+        mine = points_of_width(points, w)
+        assert np.all(mine["width"] == w) and len(mine["speed"]) > 100
+        counts += len(mine["speed"])
+    assert counts == len(points["speed"])
+    # above 2.9 /m^2 only the 1.8 m corridor was measured: the pooled scatter there is its own
+    assert speed_scatter(points_of_width(points, 1.8), 3.5)[2] >= 5
+    assert speed_scatter(points_of_width(points, 3.0), 3.5)[2] == 0
+    assert speed_scatter(points, 3.5) == speed_scatter(points_of_width(points, 1.8), 3.5)
 
 
 def test_the_evasion_is_chosen_on_seeds_and_densities_never_reported():
