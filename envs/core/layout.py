@@ -27,6 +27,7 @@ the docs read these names; a new feature is a row here and a line in ``sensing.p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -138,8 +139,9 @@ class ObservationLayout:
         shapes["own"] = (OWN_DIM,)
         return shapes
 
-    @property
+    @cached_property
     def dim(self) -> int:
+        """Length of the flat observation (kept: a policy's ``act`` checks it at every call)."""
         return sum(self.sizes.values())
 
     def offset(self, block: str) -> int:
