@@ -264,13 +264,9 @@ def markdown(figures: dict[str, Any]) -> str:
     for rho, d in figures["densities"].items():
         depth = {k: v * 100 if isinstance(v, float) else v for k, v in d["depth_p95"].items()}
         z = d["zhang_2011"]
-        band = "no data"
-        if z["n"] >= 5:
-            band = f"{z['low']:.2f}-{z['high']:.2f}"
-            if d["inside_zhang_2011"] is False:
-                band += " (outside)"
-            if "min" in z:
-                band += f"; all {z['min']:.2f}-{z['max']:.2f}"
+        band = _band(z["low"], z["high"], z["n"], d["inside_zhang_2011"])
+        if z["n"] >= 5 and "min" in z:
+            band += f"; all {z['min']:.2f}-{z['max']:.2f}"
         lines.append(
             f"| {rho} | {_ci(d['density'])} | {_ci(d['speed'], 3)} | {d['weidmann']:.3f} "
             f"| {band} | {_ci(depth)} |"
@@ -313,6 +309,14 @@ def markdown(figures: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _band(low: float, high: float, n: int, inside: bool | None) -> str:
+    """A measured range as ``low-high``, marked when the model's mean lies outside it; ``no
+    data`` with fewer than 5 points."""
+    if n < 5:
+        return "no data"
+    return f"{low:.2f}-{high:.2f}" + (" (outside)" if inside is False else "")
+
+
 def _width_lines(widths: dict[str, dict[str, Any]]) -> list[str]:
     """The table of ``by_corridor_width``: densities down, corridor widths across."""
     names = list(widths)
@@ -330,11 +334,7 @@ def _width_lines(widths: dict[str, dict[str, Any]]) -> list[str]:
         for w in names:
             row = widths[w][rho]
             z = row["zhang_2011"]
-            band = "no data"
-            if z["n"] >= 5:
-                band = f"{z['min']:.2f}-{z['max']:.2f}"
-                if row["inside"] is False:
-                    band += " (outside)"
+            band = _band(z["min"], z["max"], z["n"], row["inside"])
             cells.append(f"{_ci(row['speed'], 3)}; {band}")
         lines.append(f"| {rho} | " + " | ".join(cells) + " |")
     return lines
