@@ -42,7 +42,7 @@ from ..support.preflight import UsageError
 from .calibrate import CALIBRATED
 from .corridor_data import BIDIRECTIONAL_FILE, UNIDIRECTIONAL_FILE
 from .counterflow import counterflow
-from .experiments import Corridor, bottleneck, fundamental_diagram
+from .experiments import Corridor, DiagramResult, bottleneck, fundamental_diagram
 from .preset_calibration import (
     CALIBRATION,
     MeasurementSet,
@@ -100,7 +100,7 @@ def points_of_width(points: dict[str, np.ndarray], width: float) -> dict[str, np
 
 
 def by_corridor_width(
-    where: MeasurementSet, main: Any, overrides: dict[str, Any]
+    where: MeasurementSet, main: DiagramResult, overrides: dict[str, Any]
 ) -> dict[str, dict[str, Any]]:
     """Per width of ``ZHANG_CORRIDOR_WIDTHS`` and density of ``where``: the model's mean speed
     over the seeds in a periodic corridor of that width (``main``, the diagram already walked,
