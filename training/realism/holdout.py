@@ -102,10 +102,11 @@ def points_of_width(points: dict[str, np.ndarray], width: float) -> dict[str, np
 def by_corridor_width(
     where: MeasurementSet, main: DiagramResult, overrides: dict[str, Any]
 ) -> dict[str, dict[str, Any]]:
-    """Per width of ``ZHANG_CORRIDOR_WIDTHS`` and density of ``where``: the model's mean speed
-    over the seeds in a periodic corridor of that width (``main``, the diagram already walked,
-    for the default corridor's), and the range of the speeds measured in a corridor as wide
-    within 0.25 /m^2 of the measured density (``inside``: None with fewer than 5 points)."""
+    """Per width of ``ZHANG_CORRIDOR_WIDTHS`` and density of ``where``: the model's measured
+    density and mean speed over the seeds in a periodic corridor of that width (``main``, the
+    diagram already walked, for the default corridor's), and the range of the speeds measured
+    in a corridor as wide within 0.25 /m^2 of the measured density (``inside``: None with fewer
+    than 5 points)."""
     one_way = read_points(UNIDIRECTIONAL_FILE)
     out: dict[str, dict[str, Any]] = {}
     for width in ZHANG_CORRIDOR_WIDTHS:
@@ -123,6 +124,7 @@ def by_corridor_width(
             least, most, n = speed_scatter(points, measured, quantiles=(0.0, 1.0))
             inside = bool(least <= speed["mean"] <= most) if n >= 5 else None
             rows[f"{rho:g}"] = {
+                "density": seed_interval(fd.density[:, j]),
                 "speed": speed,
                 "zhang_2011": {"min": least, "max": most, "n": n},
                 "inside": inside,
@@ -363,9 +365,9 @@ SEED_SETS = {"held_out": HELD_OUT, "held_out_2": HELD_OUT_2, "calibration": CALI
 
 
 def run_holdout(args: HoldoutArgs) -> str:
-    """Measure what ``args`` asks, write ``NAME.json`` and ``NAME.md`` (and ``NAME.png``) to
-    ``args.out`` (NAME the set, ``jam_`` before it with ``jam``, ``search`` with ``search``) and
-    return the Markdown."""
+    """Measure what ``args`` asks, write ``NAME.json`` and ``NAME.md`` (and the plots
+    ``NAME.png`` and ``NAME_widths.png``) to ``args.out`` (NAME the set, ``jam_`` before it with
+    ``jam``, ``search`` with ``search``) and return the Markdown."""
     where = SEED_SETS[args.seeds]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -385,9 +387,10 @@ def run_holdout(args: HoldoutArgs) -> str:
         name = args.seeds
         figures = measure(where)
         text = markdown(figures)
-        from .holdout_plots import plot_holdout
+        from .holdout_plots import plot_corridor_widths, plot_holdout
 
         plot_holdout(figures, out / f"{name}.png")
+        plot_corridor_widths(figures, out / f"{name}_widths.png")
     (out / f"{name}.json").write_text(json.dumps(figures, indent=1))
     (out / f"{name}.md").write_text(text)
     return text

@@ -117,3 +117,37 @@ def plot_holdout(figures: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     save_figure(fig, path, dpi=110)
     plt.close(fig)
+
+
+def plot_corridor_widths(figures: dict[str, Any], path: Path) -> None:
+    """One panel per corridor width of ``holdout.measure``'s ``corridor_widths``: the speeds
+    Zhang et al. 2011 measured in a corridor that wide against density, with the model's mean
+    and 95 % interval over seeds in a periodic corridor as wide, and Weidmann's curve."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    widths = figures["corridor_widths"]
+    one_way = read_points(UNIDIRECTIONAL_FILE)
+    rho = np.linspace(0.05, 5.4, 200)
+    seeds = figures["seeds"]
+    model = f"realistic_crowd ({figures.get('set', 'held_out')} seeds {seeds[0]}-{seeds[-1]})"
+    fig, axes = plt.subplots(1, len(widths), figsize=(4 * len(widths), 3.6), sharey=True)
+    for ax, (name, rows) in zip(np.atleast_1d(axes), widths.items(), strict=True):
+        mine = np.isclose(one_way["width"], float(name))
+        ax.plot(one_way["density"][mine], one_way["speed"][mine], ".", ms=2, color="0.65",
+                label=f"Zhang et al. 2011, {name} m corridor")  # fmt: skip
+        ax.plot(rho, weidmann_speed(rho), "k-", lw=1.0, label="Weidmann 1993")
+        x = [r["density"]["mean"] for r in rows.values()]
+        flagged = _errorbar(ax, x, [r["speed"] for r in rows.values()], 2.0, fmt="o", ms=4,
+                            color="C3", label=model)  # fmt: skip
+        off = f"; off the axis: {', '.join(flagged)}" if flagged else ""
+        ax.set_title(f"one way, {name} m wide{off}", fontsize=9)
+        ax.set(xlim=(0, 4.5), ylim=(0, 2.0), xlabel=DENSITY_LABEL)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    np.atleast_1d(axes)[0].set_ylabel("speed (m/s)")
+    fig.tight_layout()
+    save_figure(fig, path, dpi=110)
+    plt.close(fig)

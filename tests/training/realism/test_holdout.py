@@ -199,3 +199,21 @@ def test_the_evasion_search_ranks_by_the_worst_seed_then_the_mean(monkeypatch):
     np.testing.assert_allclose(found[-1].worst, 0.9)
     text = pc.evasion_markdown(found)
     assert text.count("\n| 2 |") == len(pc.EVASION_SET.densities)
+
+
+def test_the_corridor_widths_plot_has_one_panel_per_width(tmp_path):
+    pytest.importorskip("matplotlib")
+    from crowdsteer.training.realism.holdout_plots import plot_corridor_widths
+
+    row = {"density": seed_interval([3.5, 3.6]), "speed": seed_interval([0.3, 0.31])}
+    figures = {
+        "seeds": [100, 101],
+        "set": "held_out",
+        "corridor_widths": {f"{w:g}": {"3.5": row, "4": row} for w in ZHANG_CORRIDOR_WIDTHS},
+    }
+    path = tmp_path / "held_out_widths.png"
+    plot_corridor_widths(figures, path)
+    import matplotlib.image
+
+    image = matplotlib.image.imread(path)
+    assert image.shape[1] > 2 * image.shape[0]  # three panels side by side
