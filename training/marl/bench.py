@@ -7,7 +7,7 @@ tensordict's bookkeeping and the partial resets), and their ratio. The two loops
 actions from the same seeds, timed in pairs of rounds (one of each, which goes first alternating)
 so that a change of machine load falls on both; the ratio is the median over the pairs of the
 env's rate over the raw loop's, with a 95 % interval for that median from the order statistics
-(distribution-free: no assumption on how the load varies). Torch runs on one thread. A second
+(distribution-free: independent pairs, of any distribution). Torch runs on one thread. A second
 table repeats one task at several B: the time the env adds per step (TorchRL's bookkeeping of a
 step and of a partial reset, and the tensors built from the batch's arrays) stays nearly the
 same from 64 to 1024 worlds, since no Python runs per world or per learner.
