@@ -51,6 +51,8 @@ from crowdsteer.envs.core.simulator import compiled_entry
 GROUP = "agents"
 """The one agent group of the crowd's learners (TorchRL's ``ALL_IN_ONE_GROUP`` name)."""
 
+_ACTION = (GROUP, "action")
+
 
 def global_state_size(num_bodies: int, num_learners: int) -> int:
     """Length of ``global_state``: position, velocity and presence of every body, goal of
@@ -278,9 +280,10 @@ class CrowdTorchEnv(EnvBase):
         group, world, _ = self._entries(reset=False)
         return _assemble(group, world, self._sizes)
 
-    def _advance(self, tensordict: TensorDictBase) -> None:
-        """Step the batch with the tensordict's actions."""
-        actions = tensordict.get((GROUP, "action"))
+    def _advance(self, tensordict: TensorDictBase, actions: torch.Tensor | None = None) -> None:
+        """Step the batch with the tensordict's actions (``actions``, when already read)."""
+        if actions is None:
+            actions = tensordict.get((GROUP, "action"))
         a = actions.detach().numpy() if actions.requires_grad else actions.numpy()
         self.batch.advance(a)
         # in place without rebinding the attribute, which nn.Module's __setattr__ makes costly
@@ -305,7 +308,7 @@ class CrowdTorchEnv(EnvBase):
         if found is None:
             return super().step_and_maybe_reset(tensordict)
         carried, sizes = found  # (the batch sizes are checked there, as EnvBase.step does)
-        self._advance(tensordict)
+        self._advance(tensordict, next((v for k, v in carried if k == _ACTION), None))
         group, world, ended = self._entries(reset=False)
         # A new key in a tensordict of the env's own batch size: set without tensordict's checks.
         tensordict._set_str(
@@ -335,7 +338,8 @@ class CrowdTorchEnv(EnvBase):
             prefix, node = nodes.pop()
             if node.batch_size != sizes.setdefault(prefix, node.batch_size):
                 return None
-            for name, value in node.items():
+            # a TensorDict's own dict of entries: what its items() yields, without the checks
+            for name, value in (node._tensordict if type(node) is TensorDict else node).items():
                 key = (*prefix, name)
                 if isinstance(value, TensorDictBase):
                     nodes.append((key, value))
