@@ -52,6 +52,7 @@ GROUP = "agents"
 """The one agent group of the crowd's learners (TorchRL's ``ALL_IN_ONE_GROUP`` name)."""
 
 _ACTION = (GROUP, "action")
+"""The key of the learners' actions."""
 
 
 def global_state_size(num_bodies: int, num_learners: int) -> int:
@@ -283,7 +284,7 @@ class CrowdTorchEnv(EnvBase):
     def _advance(self, tensordict: TensorDictBase, actions: torch.Tensor | None = None) -> None:
         """Step the batch with the tensordict's actions (``actions``, when already read)."""
         if actions is None:
-            actions = tensordict.get((GROUP, "action"))
+            actions = tensordict.get(_ACTION)
         a = actions.detach().numpy() if actions.requires_grad else actions.numpy()
         self.batch.advance(a)
         # in place without rebinding the attribute, which nn.Module's __setattr__ makes costly
