@@ -9,8 +9,8 @@ so that a change of machine load falls on both; the ratio is the median over the
 env's rate over the raw loop's, with a 95 % interval for that median from the order statistics
 (distribution-free: independent pairs, of any distribution). Torch runs on one thread. A second
 table repeats one task at several B: the time the env adds per step (TorchRL's bookkeeping of a
-step and of a partial reset, and the tensors built from the batch's arrays) stays nearly the
-same from 64 to 1024 worlds, since no Python runs per world or per learner.
+step and of a partial reset, and the copies of the batch's arrays its tensors hold) grows with B
+only through those copies, since no Python runs per world or per learner.
 """
 
 from __future__ import annotations
