@@ -53,7 +53,13 @@ from .preset_calibration import (
     search_markdown,
     search_preset,
 )
-from .reference import read_points, reference_specific_flow, speed_scatter, weidmann_speed
+from .reference import (
+    points_of_width,
+    read_points,
+    reference_specific_flow,
+    speed_scatter,
+    weidmann_speed,
+)
 
 HELD_OUT = MeasurementSet(
     seeds=tuple(range(100, 110)),
@@ -93,21 +99,17 @@ def _flow_scatter(points: dict[str, np.ndarray], density: float) -> tuple[float,
     return low, high
 
 
-def points_of_width(points: dict[str, np.ndarray], width: float) -> dict[str, np.ndarray]:
-    """The ``points`` (columns of ``read_points``) measured in a corridor ``width`` m wide."""
-    keep = np.isclose(points["width"], width)
-    return {name: column[keep] for name, column in points.items()}
-
-
 def by_corridor_width(
-    where: MeasurementSet, main: DiagramResult, overrides: dict[str, Any]
+    where: MeasurementSet,
+    main: DiagramResult,
+    overrides: dict[str, Any],
+    one_way: dict[str, np.ndarray],
 ) -> dict[str, dict[str, Any]]:
     """Per width of ``ZHANG_CORRIDOR_WIDTHS`` and density of ``where``: the model's measured
     density and mean speed over the seeds in a periodic corridor of that width (``main``, the
     diagram already walked, for the default corridor's), and the range of the speeds measured
-    in a corridor as wide within 0.25 /m^2 of the measured density (``inside``: None with fewer
-    than 5 points)."""
-    one_way = read_points(UNIDIRECTIONAL_FILE)
+    in a corridor as wide within 0.25 /m^2 of the measured density among ``one_way``, Zhang et
+    al. 2011's points (``inside``: None with fewer than 5 points)."""
     out: dict[str, dict[str, Any]] = {}
     for width in ZHANG_CORRIDOR_WIDTHS:
         fd = main
@@ -158,7 +160,7 @@ def measure(where: MeasurementSet) -> dict[str, Any]:
             "inside_zhang_2011_range": bool(least <= speed["mean"] <= most) if n >= 5 else None,
             "depth_p95": seed_interval(fd.depth_p95[:, j]),
         }
-    widths = by_corridor_width(where, fd, overrides)
+    widths = by_corridor_width(where, fd, overrides, one_way)
     bn = bottleneck("social_force", where.widths, seeds, bottleneck_doorway(), overrides)
     doors = {}
     for j, w in enumerate(where.widths):

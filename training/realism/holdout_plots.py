@@ -12,7 +12,13 @@ import numpy as np
 
 from ..support.files import save_figure
 from .corridor_data import BIDIRECTIONAL_FILE, UNIDIRECTIONAL_FILE
-from .reference import bottleneck_points, read_points, weidmann_specific_flow, weidmann_speed
+from .reference import (
+    bottleneck_points,
+    points_of_width,
+    read_points,
+    weidmann_specific_flow,
+    weidmann_speed,
+)
 
 DENSITY_LABEL = "density (m$^{-2}$)"
 FLOW_LABEL = "specific flow (m$^{-1}$ s$^{-1}$)"
@@ -135,8 +141,8 @@ def plot_corridor_widths(figures: dict[str, Any], path: Path) -> None:
     model = f"realistic_crowd ({figures.get('set', 'held_out')} seeds {seeds[0]}-{seeds[-1]})"
     fig, axes = plt.subplots(1, len(widths), figsize=(4 * len(widths), 3.6), sharey=True)
     for ax, (name, rows) in zip(np.atleast_1d(axes), widths.items(), strict=True):
-        mine = np.isclose(one_way["width"], float(name))
-        ax.plot(one_way["density"][mine], one_way["speed"][mine], ".", ms=2, color="0.65",
+        mine = points_of_width(one_way, float(name))
+        ax.plot(mine["density"], mine["speed"], ".", ms=2, color="0.65",
                 label=f"Zhang et al. 2011, {name} m corridor")  # fmt: skip
         ax.plot(rho, weidmann_speed(rho), "k-", lw=1.0, label="Weidmann 1993")
         x = [r["density"]["mean"] for r in rows.values()]

@@ -112,6 +112,12 @@ def read_points(file: str) -> dict[str, np.ndarray]:
     return out
 
 
+def points_of_width(points: dict[str, np.ndarray], width: float) -> dict[str, np.ndarray]:
+    """The ``points`` (columns of ``read_points``) measured in a corridor ``width`` m wide."""
+    keep = np.isclose(points["width"], width)
+    return {name: column[keep] for name, column in points.items()}
+
+
 def bottleneck_points() -> dict[str, np.ndarray]:
     """Measured bottleneck flows: Seyfried et al. 2009 (0.8-1.2 m) and the narrowed exits of
     Zhang et al. 2011's one-way runs (0.7-2.0 m): ``experiment``, ``width`` (m), ``flow`` (/s),

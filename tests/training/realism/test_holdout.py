@@ -17,7 +17,6 @@ from crowdsteer.training.realism.holdout import (
     SEED_SETS,
     ZHANG_CORRIDOR_WIDTHS,
     markdown,
-    points_of_width,
 )
 from crowdsteer.training.realism.preset_calibration import (
     CALIBRATION,
@@ -25,7 +24,7 @@ from crowdsteer.training.realism.preset_calibration import (
     preset_overrides,
     preset_score,
 )
-from crowdsteer.training.realism.reference import read_points, speed_scatter
+from crowdsteer.training.realism.reference import points_of_width, read_points, speed_scatter
 
 
 @pytest.mark.parametrize("held_out", [HELD_OUT, HELD_OUT_2])
