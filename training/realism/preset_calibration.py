@@ -91,7 +91,7 @@ chosen afterwards, on two-way streams, by ``search_evasion``)."""
 
 EVASION_SET = MeasurementSet(seeds=tuple(range(20)), densities=(2.5, 3.25), widths=())
 """Two opposing streams where the evasion is chosen: twenty seeds, at densities between those
-reported (0.5, 1, 2, 3 /m^2)."""
+reported (``holdout.COUNTERFLOW_DENSITIES``: 0.5, 1, 2, 3, 3.5 /m^2)."""
 
 EVASION_SEARCH = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.5)
 """m/s^2: the evasions tried (4.5: the strength Moussaid et al. 2009 fitted for their whole

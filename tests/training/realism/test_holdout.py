@@ -161,7 +161,7 @@ def test_each_corridor_width_is_scored_against_its_own_points_only():
         assert np.all(mine["width"] == w) and len(mine["speed"]) > 100
         counts += len(mine["speed"])
     assert counts == len(points["speed"])
-    # above 2.9 /m^2 only the 1.8 m corridor was measured: the pooled scatter there is its own
+    # above 2.95 /m^2 only the 1.8 m corridor was measured: the pooled scatter there is its own
     assert speed_scatter(points_of_width(points, 1.8), 3.5)[2] >= 5
     assert speed_scatter(points_of_width(points, 3.0), 3.5)[2] == 0
     assert speed_scatter(points, 3.5) == speed_scatter(points_of_width(points, 1.8), 3.5)
