@@ -185,6 +185,9 @@ class CrowdTorchEnv(EnvBase):
         self._sizes[GROUP, "info"] = self._sizes[(GROUP,)]
         """The batch size of every nested level of the env's tensordicts."""
         self._fill = None
+        self._layout: tuple | None = None
+        """The last walked root's layout: its levels' keys and batch sizes, its carried keys (as
+        level, name, key) and the batch sizes of its levels (see ``_carried``)."""
         self._fill_args: dict[bool, tuple | None] = {False: None, True: None}
         self._seeded = False
         if seed is not None:
@@ -329,9 +332,31 @@ class CrowdTorchEnv(EnvBase):
     ) -> tuple[list[tuple[tuple, torch.Tensor]], dict[tuple, torch.Size]] | None:
         """The (key, tensor) entries of ``tensordict`` the env does not write, with the batch
         size of every nested level (the env's and those the entries add), or None where the fast
-        step does not apply (see ``step_and_maybe_reset``)."""
+        step does not apply (see ``step_and_maybe_reset``).
+
+        A root laid out as the last one walked (the same keys at its three levels, the same batch
+        sizes, every level a ``TensorDict``: what a collector hands back step after step) reuses
+        that walk's list of carried keys instead of walking again."""
         if type(self) is not CrowdTorchEnv or self.run_type_checks:
             return None
+        nodes = _levels(tensordict)
+        if nodes is not None and self._layout is not None and self._layout[0] == nodes[1]:
+            _, carried_keys, sizes = self._layout
+            carried = [(key, nodes[0][i]._tensordict[name]) for i, name, key in carried_keys]
+            if all(type(value) is torch.Tensor for _, value in carried):
+                return carried, sizes
+        found = self._walk(tensordict)
+        if found is not None and nodes is not None:
+            levels = {(): 0, (GROUP,): 1, (GROUP, "info"): 2}
+            carried_keys = [(levels.get(key[:-1]), key[-1], key) for key, _ in found[0]]
+            if len(found[1]) == len(levels) and all(i is not None for i, _, _ in carried_keys):
+                self._layout = (nodes[1], carried_keys, found[1])
+        return found
+
+    def _walk(
+        self, tensordict: TensorDictBase
+    ) -> tuple[list[tuple[tuple, torch.Tensor]], dict[tuple, torch.Size]] | None:
+        """``_carried`` by a walk over every level of ``tensordict``."""
         carried: list[tuple[tuple, torch.Tensor]] = []
         sizes = dict(self._sizes)
         nodes = [((), tensordict)]
@@ -401,6 +426,21 @@ class CrowdTorchEnv(EnvBase):
             "done": tensor(world[2]),
         }
         return group, worlds, world[2].reshape(self.num_worlds)
+
+
+def _levels(root: TensorDictBase) -> tuple[tuple, tuple] | None:
+    """The root, group and info levels of ``root`` with their keys and batch sizes, or None
+    when one of them is missing or not a plain ``TensorDict``."""
+    if type(root) is not TensorDict:
+        return None
+    group = root._tensordict.get(GROUP)
+    if type(group) is not TensorDict:
+        return None
+    info = group._tensordict.get("info")
+    if type(info) is not TensorDict:
+        return None
+    levels = (root, group, info)
+    return levels, tuple((tuple(n._tensordict), n.batch_size) for n in levels)
 
 
 def _zero_rows(value: torch.Tensor, rows: np.ndarray) -> torch.Tensor:

@@ -110,7 +110,8 @@ def _same_tensordicts(a, b) -> None:
 def test_fast_step_and_maybe_reset_equals_torchrls_generic_path(worlds, options):
     """The env's own ``step_and_maybe_reset`` returns what ``EnvBase``'s step, ``step_mdp`` and
     ``maybe_reset`` return, through partial and full resets, with a policy's outputs carried
-    along (zeroed in the reset worlds of a partial reset, as TorchRL's merge does)."""
+    along (zeroed in the reset worlds of a partial reset, as TorchRL's merge does). The entries
+    added change along the way, so the root's remembered layout is reused and then dropped."""
     fast, generic = (CrowdTorchEnv(worlds, seed=2, **options) for _ in range(2))
     td_fast, td_generic = fast.reset(), generic.reset()
     rng = np.random.default_rng(3)
@@ -120,10 +121,12 @@ def test_fast_step_and_maybe_reset_equals_torchrls_generic_path(worlds, options)
         actions = torch.from_numpy(rng.uniform(-1, 1, shape).astype(np.float32))
         for td in (td_fast, td_generic):
             td.set((GROUP, "action"), actions)
-            td.set((GROUP, "loc"), actions * 0.5)
+            if t >= 50:  # a new key in a layout remembered until now
+                td.set((GROUP, "loc"), actions * 0.5)
             td.set((GROUP, "info", "seen"), actions[..., :1] > 0)
             td.set("policy_step", torch.full((worlds, 1), t))
-            td.set(("collector", "traj_ids"), torch.full((worlds,), t))  # a level of its own
+            if t >= 150:  # a level of its own: every step walks the root
+                td.set(("collector", "traj_ids"), torch.full((worlds,), t))
         out_fast, td_fast = fast.step_and_maybe_reset(td_fast)
         out_generic, td_generic = EnvBase.step_and_maybe_reset(generic, td_generic)
         _same_tensordicts(out_fast, out_generic)
