@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..kernels.bundle import Range, typed_params
-from ..kernels.geometry import EPS, normalize
+from ..kernels.geometry import normalize
 from ..kernels.jit import njit
 from .cardioid import CARDIOID_RANGES, CardioidParams, cardioid_one, cardioid_pushes_one
 from .detection_box import (
@@ -176,8 +176,8 @@ def steer_right_of_way(me, sense, params):
 def steer_social_force(me, sense, params):
     """Helbing and Molnar's social force, one Euler step of the acceleration from the current
     velocity over the simulation's time step, speed capped at the preferred speed (and, with a
-    ``time_gap``, its part toward the target at the gap ahead over the walker's time gap). Walls
-    arrive as zero-radius points."""
+    ``time_gap``, its part toward the target at the gap ahead over it). Walls arrive as
+    zero-radius points."""
     ex, ey = normalize(me.tx - me.px, me.ty - me.py)
     # int64: one specialisation for all callers
     ax, ay = social_force_one(me, sense, ex, ey, sense.no_walls, np.int64(0), params)
@@ -189,10 +189,7 @@ def steer_social_force(me, sense, params):
         # sideways part is left free, so a walker blocked ahead may still step aside
         along = wx * ex + wy * ey
         if along > 0.0:
-            time_gap = params.time_gap
-            if params.time_gap_speed > 0.0:  # the walker's own: T v_r / v0 (finite at v0 = 0)
-                time_gap *= params.time_gap_speed / max(me.v_pref, EPS)
-            excess = along - gap_ahead(me, sense, ex, ey) / time_gap
+            excess = along - gap_ahead(me, sense, ex, ey) / params.time_gap
             if excess > 0.0:
                 wx -= excess * ex
                 wy -= excess * ey

@@ -23,12 +23,7 @@ the speed function of Tordeux, Chraibi and Seyfried 2016 ("Collision-free speed 
 pedestrian dynamics", Traffic and Granular Flow '15),
 after the linear relation between speed and the space a walker needs that Seyfried, Steffen,
 Klingsch and Boltes 2005 measured in single file. The repulsion alone makes a dense stream stop
-all at once; the time gap slows it with the space it has, as people do. With ``time_gap_speed``
-``v_r > 0`` each walker's time gap is ``T v_r / v0`` (``v0`` its preferred speed): at a given
-gap a walker walks in proportion to its free speed, as Weidmann's fundamental diagram (speed =
-free speed x a function of the density) has it. One time gap for all caps every walker of a
-dense lane at the same ``s / T``; the lanes then march in step at speeds set by how many fit
-across the corridor (``docs/realism.md``).
+all at once; the time gap slows it with the space it has, as people do.
 
 With ``evasion > 0`` an oncoming walker also turns the body aside (``evasion_turn``): the
 directional-change term of Moussaid et al. 2009, whose strength does not fall with the lateral
@@ -74,8 +69,7 @@ class SocialForceParams(NamedTuple):
     out_of_view_weight: float = 1.0  # ... push with this weight (1: isotropic)
     wall_strength: float = 1.0  # walls push with A times this (1: as bodies do) ...
     wall_range: float = 1.0  # ... over B times this
-    time_gap: float = 0.0  # s; > 0: speed at most the gap to the body ahead over this ...
-    time_gap_speed: float = 0.0  # m/s; > 0: ... times this over the walker's preferred speed
+    time_gap: float = 0.0  # s; > 0: speed at most the gap to the body ahead over this
     evasion: float = 0.0  # m/s^2; > 0: oncoming walkers turn the body aside (Moussaid 2009)
     evasion_lambda: float = 2.0  # weight of the relative velocity in the interaction direction
     evasion_gamma: float = 0.35  # the evasion's range (m) is this times the interaction's size
@@ -92,9 +86,6 @@ SOCIAL_FORCE_RANGES = {
     "wall_strength": Range(0.0, 100.0, "walls' repulsion strength as a multiple of A"),
     "wall_range": Range(0.01, 100.0, "walls' repulsion range as a multiple of B"),
     "time_gap": Range(0.0, 100.0, "s; speed limited to the gap ahead over it (0: off)"),
-    "time_gap_speed": Range(
-        0.0, 100.0, "m/s; > 0: a walker's time gap is time_gap times this over its speed"
-    ),
     "evasion": Range(0.0, 1e3, "m/s^2; turn away from oncoming walkers (0: off)"),
     "evasion_lambda": Range(0.0, 100.0, "weight of the relative velocity in the interaction"),
     "evasion_gamma": Range(0.01, 10.0, "range of the evasion per unit interaction size"),

@@ -234,26 +234,6 @@ def test_the_time_gap_caps_the_speed_toward_the_target_and_leaves_sideways_free(
     np.testing.assert_allclose((vx, vy), ((0.7 - 0.4) / 0.6, 0.3))  # forward capped, sideways kept
 
 
-def test_a_walkers_own_time_gap_scales_with_its_preferred_speed():
-    """With ``time_gap_speed`` v_r a walker of preferred speed v0 keeps the time gap T v_r / v0:
-    at the reference speed the plain cap, at half of it half the speed for the same gap, and a
-    walker of zero preferred speed stands still without NaN."""
-    from crowdsteer.envs.steering.registry import steer_social_force
-    from crowdsteer.envs.steering.senses import Body, senses_of
-
-    ahead = senses_of(np.array([[0.7, 0.0]]), np.full(1, 0.2), np.zeros((1, 2)))
-    own = SocialForceParams(A=0.0, tau=1e9, time_gap=0.6, time_gap_speed=1.3)
-    cap = (0.7 - 0.4) / 0.6
-    for v_pref, forward in ((1.3, cap), (0.65, cap / 2), (0.0, 0.0)):
-        me = Body(vx=1.0, vy=0.1, tx=10.0, radius=0.2, v_pref=v_pref, dt=0.1, n=1, n_bodies=1)
-        vx, vy = steer_social_force(me, ahead, own)
-        assert np.isfinite([vx, vy]).all()
-        if v_pref > 0.0:
-            np.testing.assert_allclose((vx, vy), (forward, 0.1))
-        else:
-            assert (vx, vy) == (0.0, 0.0)
-
-
 # --- evasion (Moussaid et al. 2009) ------------------------------------------------------------
 
 
