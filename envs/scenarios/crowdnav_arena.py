@@ -231,21 +231,45 @@ def check(counts: Counts, body: BodyDefaults, p: CrowdnavArenaParams) -> None:
         f"goal in an arena of half-width {p.arena_size:g} m; at most 2.5 arena_size",
     )
     require_extent(NAME, _bounds(p), "reduce circle_radius or start_noise")
-    # Starts land with positive density on the ring shifted by the noise square (about
-    # 2 pi R w + w^2 of area, w = start_noise or 1 m); the starts placed before exclude discs of
-    # the largest clearance. While those cover less than the band the draws find room (goals,
-    # on the opposite side, are not counted: the code's own parameters need them to overlap).
-    r_max = RANDOM_RADIUS[1] if p.randomize_attributes else body.radius
+    r_max = max(RANDOM_RADIUS[1] if p.randomize_attributes else body.radius, body.radius)
     clearance = 2.0 * r_max + p.spawn_gap
-    w = max(p.start_noise, 1.0)
-    band = 2.0 * math.pi * p.circle_radius * w + w * w
-    room = band / (math.pi * clearance * clearance)
+    room = max(_band_room(p, body, clearance), _ring_room(p, body, clearance) - counts.learners)
     require(
         counts.pedestrians < room,
         f"scenario={NAME!r} cannot always place {counts.pedestrians} humans on a ring of radius "
         f"{p.circle_radius:g} m with {clearance:g} m clearance (fewer than {room:.3g} fit); "
         "reduce n_pedestrians or raise scenario_params circle_radius",
     )
+
+
+def _shift(p: CrowdnavArenaParams, body: BodyDefaults) -> tuple[float, float]:
+    """The width (m) of a start's shift per axis, and the farthest a start lies from its point
+    on the ring: one-sided ``[0, start_noise]`` per axis, or DS-RNN's centred ``+- v_pref / 2``."""
+    if p.dsrnn_spawn:
+        width = RANDOM_V_PREF[1] if p.randomize_attributes else body.v_pref
+        return width, width / math.sqrt(2.0)
+    return p.start_noise, p.start_noise * math.sqrt(2.0)
+
+
+def _band_room(p: CrowdnavArenaParams, body: BodyDefaults, clearance: float) -> float:
+    """How many starts a wide band holds: the starts land with positive density on the ring
+    widened by the shift (about ``2 pi R w + w^2`` of area), and those placed before exclude
+    discs of the clearance; while the discs cover less than the band the draws find room. The
+    goals, on the opposite side of a wide band, are not counted: the code's own parameters need
+    them to overlap it."""
+    w = _shift(p, body)[0]
+    return (2.0 * math.pi * p.circle_radius * w + w * w) / (math.pi * clearance * clearance)
+
+
+def _ring_room(p: CrowdnavArenaParams, body: BodyDefaults, clearance: float) -> float:
+    """How many points (starts and goals, the robot's included) leave room on a narrow band: a
+    point bars the starts of the angles within ``asin((clearance + offset) / R)`` of its own,
+    ``offset`` the farthest a start lies from the ring, whatever the shift; while those arcs
+    leave an angle free a draw finds room, so it holds fewer than ``pi / (2 asin(...))``
+    humans and robots (each brings its start and its goal). With a shift narrower than the
+    clearance the goals lie in the band and the band's area says nothing."""
+    reach = (clearance + _shift(p, body)[1]) / p.circle_radius
+    return math.pi / (2.0 * math.asin(reach)) if reach < 1.0 else 0.0
 
 
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p) -> ScenarioSpec:

@@ -238,6 +238,38 @@ def test_any_accepted_request_is_placed_without_overlap(request_, seed):
         _assert_no_overlap(spec, counts)
 
 
+@pytest.mark.parametrize("start_noise", [0.0, 0.2])
+def test_crowdnav_arena_on_a_narrow_ring_refuses_what_its_starts_and_goals_cannot_share(
+    start_noise,
+):
+    """Starts (and the goals at their antipodes) on a ring with little or no shift bar arcs of
+    it: 31 humans of 0.1 m do not fit on a 6 m ring with 0.25 m of gap and are refused by
+    count; the most the check accepts are placed, on every seed tried."""
+    params = make_params("crowdnav_arena", {"circle_radius": 6.0, "start_noise": start_noise})
+    body = BodyDefaults(radius=0.1)
+    with pytest.raises(ScenarioError, match="n_pedestrians"):
+        check_scenario("crowdnav_arena", params, Counts(0, 31, 0), body)
+    most = max(
+        n
+        for n in range(31)
+        if _accepted(lambda n=n: check_scenario("crowdnav_arena", params, Counts(0, n, 0), body))
+    )
+    assert most >= 10
+    for seed in range(5):
+        spec = SCENARIOS["crowdnav_arena"].generate(
+            np.random.default_rng(seed), Counts(0, most, 0), body, params
+        )
+        _assert_no_overlap(spec, Counts(0, most, 0))
+
+
+def _accepted(check) -> bool:
+    try:
+        check()
+    except ScenarioError:
+        return False
+    return True
+
+
 def test_config_refuses_what_cannot_be_placed_naming_the_count():
     with pytest.raises(ValueError, match="n_pedestrians"):
         CrowdConfig.from_kwargs(scenario="corridor", n_pedestrians=200)
