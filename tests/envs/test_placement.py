@@ -249,25 +249,13 @@ def test_crowdnav_arena_on_a_narrow_ring_refuses_what_its_starts_and_goals_canno
     body = BodyDefaults(radius=0.1)
     with pytest.raises(ScenarioError, match="n_pedestrians"):
         check_scenario("crowdnav_arena", params, Counts(0, 31, 0), body)
-    most = max(
-        n
-        for n in range(31)
-        if _accepted(lambda n=n: check_scenario("crowdnav_arena", params, Counts(0, n, 0), body))
-    )
+    most = _largest("crowdnav_arena", lambda n: Counts(0, n, 0), params, body, hi=30)
     assert most >= 10
     for seed in range(5):
         spec = SCENARIOS["crowdnav_arena"].generate(
             np.random.default_rng(seed), Counts(0, most, 0), body, params
         )
         _assert_no_overlap(spec, Counts(0, most, 0))
-
-
-def _accepted(check) -> bool:
-    try:
-        check()
-    except ScenarioError:
-        return False
-    return True
 
 
 def test_config_refuses_what_cannot_be_placed_naming_the_count():
