@@ -54,6 +54,7 @@ from .preset_calibration import (
     search_preset,
 )
 from .reference import (
+    MIN_POINTS,
     points_of_width,
     read_points,
     reference_specific_flow,
@@ -109,7 +110,7 @@ def by_corridor_width(
     density and mean speed over the seeds in a periodic corridor of that width (``main``, the
     diagram already walked, for the default corridor's), and the range of the speeds measured
     in a corridor as wide within 0.25 /m^2 of the measured density among ``one_way``, Zhang et
-    al. 2011's points (``inside``: None with fewer than 5 points)."""
+    al. 2011's points (``inside``: None with fewer than ``MIN_POINTS``)."""
     out: dict[str, dict[str, Any]] = {}
     for width in ZHANG_CORRIDOR_WIDTHS:
         fd = main
@@ -124,12 +125,11 @@ def by_corridor_width(
             speed = seed_interval(fd.speed[:, j])
             measured = float(np.nanmean(fd.density[:, j]))
             least, most, n = speed_scatter(points, measured, quantiles=(0.0, 1.0))
-            inside = bool(least <= speed["mean"] <= most) if n >= 5 else None
             rows[f"{rho:g}"] = {
                 "density": seed_interval(fd.density[:, j]),
                 "speed": speed,
                 "zhang_2011": {"min": least, "max": most, "n": n},
-                "inside": inside,
+                "inside": _inside(least, most, n, speed["mean"]),
             }
         out[f"{width:g}"] = rows
     return out
@@ -156,8 +156,8 @@ def measure(where: MeasurementSet) -> dict[str, Any]:
             "speed": speed,
             "weidmann": float(np.nanmean(weidmann_speed(fd.density[:, j]))),
             "zhang_2011": {"low": low, "high": high, "n": n, "min": least, "max": most},
-            "inside_zhang_2011": bool(low <= speed["mean"] <= high) if n >= 5 else None,
-            "inside_zhang_2011_range": bool(least <= speed["mean"] <= most) if n >= 5 else None,
+            "inside_zhang_2011": _inside(low, high, n, speed["mean"]),
+            "inside_zhang_2011_range": _inside(least, most, n, speed["mean"]),
             "depth_p95": seed_interval(fd.depth_p95[:, j]),
         }
     widths = by_corridor_width(where, fd, overrides, one_way)
@@ -269,7 +269,7 @@ def markdown(figures: dict[str, Any]) -> str:
         depth = {k: v * 100 if isinstance(v, float) else v for k, v in d["depth_p95"].items()}
         z = d["zhang_2011"]
         band = _band(z["low"], z["high"], z["n"], d["inside_zhang_2011"])
-        if z["n"] >= 5 and "min" in z:
+        if z["n"] >= MIN_POINTS and "min" in z:
             band += f"; all {z['min']:.2f}-{z['max']:.2f}"
         lines.append(
             f"| {rho} | {_ci(d['density'])} | {_ci(d['speed'], 3)} | {d['weidmann']:.3f} "
@@ -313,10 +313,16 @@ def markdown(figures: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _inside(low: float, high: float, n: int, value: float) -> bool | None:
+    """Whether ``value`` lies in the measured range ``[low, high]`` of ``n`` points; None with
+    fewer than ``MIN_POINTS`` (no data)."""
+    return bool(low <= value <= high) if n >= MIN_POINTS else None
+
+
 def _band(low: float, high: float, n: int, inside: bool | None) -> str:
     """A measured range as ``low-high``, marked when the model's mean lies outside it; ``no
-    data`` with fewer than 5 points."""
-    if n < 5:
+    data`` with fewer than ``MIN_POINTS``."""
+    if n < MIN_POINTS:
         return "no data"
     return f"{low:.2f}-{high:.2f}" + (" (outside)" if inside is False else "")
 
@@ -328,7 +334,7 @@ def _width_lines(widths: dict[str, dict[str, Any]]) -> list[str]:
         "",
         "One way in each of Zhang et al. 2011's corridors: mean speed (m/s) in a periodic corridor "
         "as wide, and the range of the speeds measured in that corridor within 0.25 /m^2 (no "
-        "data: fewer than 5 points).",
+        f"data: fewer than {MIN_POINTS} points).",
         "",
         "| density (m^-2) | " + " | ".join(f"{w} m wide" for w in names) + " |",
         "|---:|" + "---:|" * len(names),

@@ -147,6 +147,10 @@ def reference_specific_flow(width: float) -> tuple[float, float, str] | None:
     return None
 
 
+MIN_POINTS = 5
+"""Fewest measured points within the window for a scatter to count; with fewer, no data."""
+
+
 def speed_scatter(
     points: dict[str, np.ndarray],
     density: float,
@@ -155,10 +159,10 @@ def speed_scatter(
 ) -> tuple[float, float, int]:
     """The ``quantiles`` of the measured speeds of ``points`` (``density``, ``speed``) whose
     density lies within ``half_window`` (/m^2) of ``density``, with how many there are; NaN
-    bounds with fewer than 5 points (no data there)."""
+    bounds with fewer than ``MIN_POINTS`` (no data there)."""
     near = np.abs(points["density"] - density) <= half_window
     n = int(near.sum())
-    if n < 5:
+    if n < MIN_POINTS:
         return float("nan"), float("nan"), n
     low, high = np.quantile(points["speed"][near], quantiles)
     return float(low), float(high), n
