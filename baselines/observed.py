@@ -76,6 +76,8 @@ def _put_static(sense, n, x, y, radius):
     sense.pos[n, 1] = y
     sense.vel[n, 0] = 0.0
     sense.vel[n, 1] = 0.0
+    sense.facing[n, 0] = 0.0
+    sense.facing[n, 1] = 0.0
     sense.radius[n] = radius
     return n + 1
 
@@ -97,8 +99,14 @@ def _decode(row, c, sense, path):
         if row[e + NB_PRESENT] > 0.5:
             sense.pos[n, 0] = row[e + NB_X]
             sense.pos[n, 1] = row[e + NB_Y]
-            sense.vel[n, 0] = row[e + NB_VX] + vx
-            sense.vel[n, 1] = row[e + NB_VY] + vy
+            nvx = row[e + NB_VX] + vx
+            nvy = row[e + NB_VY] + vy
+            sense.vel[n, 0] = nvx
+            sense.vel[n, 1] = nvy
+            # the observation has no heading of others: a neighbour faces where it moves
+            speed = math.sqrt(nvx * nvx + nvy * nvy)
+            sense.facing[n, 0] = nvx / speed if speed > 0.0 else 0.0
+            sense.facing[n, 1] = nvy / speed if speed > 0.0 else 0.0
             sense.radius[n] = row[e + NB_RADIUS]
             n += 1
     n_bodies = n

@@ -512,15 +512,15 @@ interpenetration of bodies in contact below 1 cm up to Weidmann's jam density, 5
 # a speed no higher than the gap ahead allows (Tordeux et al. 2016's time gap) and walls of a
 # repulsion of their own, calibrated on seeds, densities and door widths the reported figures do
 # not use (``crowdsteer.training.realism.preset_calibration``: Weidmann's curve, Zhang et al.
-# 2011's corridor and Seyfried et al. 2009's doors; docs/realism.md): bodies of 0.17 m,
+# 2011's corridor and Seyfried et al. 2009's doors; docs/realism.md): bodies of 0.16 m,
 # Weidmann's free speeds (1.34 +- 0.26 m/s), a 0.1 s step (25 s episodes), a relaxation time of
 # 0.15 s, a repulsion of 400 N over 0.2 m with a fifth of it from bodies outside the 200-degree
-# field of view, walls a quarter as strong over 0.054 m, a 0.6 s time gap, and oncoming walkers
+# field of view, walls a quarter as strong over 0.054 m, a 0.7 s time gap, and oncoming walkers
 # turn one aside (Moussaid et al. 2009's evasion, chosen on two-way streams); bodies in contact are
 # pushed apart (``envs.core.body_contact``), so they do not pass through each other, and a push
 # from the front stops a walker but never walks it backwards (``walk_backwards``).
 _REALISTIC_CROWD = CrowdConfig(
-    radius=0.17,
+    radius=0.16,
     contact_iterations=REALISTIC_CONTACT_ITERATIONS,
     walk_backwards=False,
     v_pref=1.34,
@@ -538,8 +538,8 @@ _REALISTIC_CROWD = CrowdConfig(
             "view_half_angle": 1.745,
             "wall_strength": 0.25,
             "wall_range": 0.27,
-            "time_gap": 0.6,
-            "evasion": 2.0,
+            "time_gap": 0.7,
+            "evasion": 1.5,
         }
     },
 )

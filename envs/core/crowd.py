@@ -58,12 +58,14 @@ from .state import FLOCK, LEARNER, PEDESTRIAN
 
 @bundle
 class Neighbours(NamedTuple):
-    """The rows one body's steering reads, being gathered: ``pos, vel: (C, 2)``, ``radius: (C,)``
-    (the arrays of its ``Senses``) and ``index: (C,)`` int, the body of each row (-1: a disc
-    obstacle, -2: the closest point of a wall)."""
+    """The rows one body's steering reads, being gathered: ``pos, vel, facing: (C, 2)``,
+    ``radius: (C,)`` (the arrays of its ``Senses``; ``facing`` is a body's unit heading) and
+    ``index: (C,)`` int, the body of each row (-1: a disc obstacle, -2: the closest point of a
+    wall)."""
 
     pos: np.ndarray
     vel: np.ndarray
+    facing: np.ndarray
     radius: np.ndarray
     index: np.ndarray
 
@@ -92,7 +94,9 @@ def crowd_scratch(
     sense = senses_buffers(cap, record)
     return CrowdScratch(
         sense,
-        Neighbours(sense.pos, sense.vel, sense.radius, np.empty(max(cap, 1), np.int64)),
+        Neighbours(
+            sense.pos, sense.vel, sense.facing, sense.radius, np.empty(max(cap, 1), np.int64)
+        ),
         np.empty(n_bodies, np.int64),
         np.empty((n_bodies, 2)),
         np.empty((n_bodies, 2)),
@@ -102,12 +106,14 @@ def crowd_scratch(
 
 
 @njit(cache=True, inline="always")
-def _put_row(rows, n, x, y, vx, vy, radius, index):
+def _put_row(rows, n, x, y, vx, vy, hx, hy, radius, index):
     """Write one neighbour into row ``n`` of ``rows``."""
     rows.pos[n, 0] = x
     rows.pos[n, 1] = y
     rows.vel[n, 0] = vx
     rows.vel[n, 1] = vy
+    rows.facing[n, 0] = hx
+    rows.facing[n, 1] = hy
     rows.radius[n] = radius
     rows.index[n] = index
 
@@ -126,7 +132,7 @@ def gather_static(b, px, py, n, state, reach, rows):
         dy = oy - py
         if math.sqrt(dx * dx + dy * dy) - s.obstacle_radius[b, m] > reach:
             continue
-        _put_row(rows, n, ox, oy, 0.0, 0.0, s.obstacle_radius[b, m], -1)
+        _put_row(rows, n, ox, oy, 0.0, 0.0, 0.0, 0.0, s.obstacle_radius[b, m], -1)
         n += 1
     walls = s.walls
     for w in range(walls.shape[1]):
@@ -137,7 +143,7 @@ def gather_static(b, px, py, n, state, reach, rows):
         )
         if math.hypot(qx - px, qy - py) > reach:
             continue
-        _put_row(rows, n, qx, qy, 0.0, 0.0, 0.0, -2)
+        _put_row(rows, n, qx, qy, 0.0, 0.0, 0.0, 0.0, 0.0, -2)
         n += 1
     return n
 
@@ -147,7 +153,16 @@ def _put_body(b, j, n, state, rows):
     """Write body ``j`` of world ``b`` into row ``n`` of ``rows``."""
     s = state
     _put_row(
-        rows, n, s.pos[b, j, 0], s.pos[b, j, 1], s.vel[b, j, 0], s.vel[b, j, 1], s.radius[b, j], j
+        rows,
+        n,
+        s.pos[b, j, 0],
+        s.pos[b, j, 1],
+        s.vel[b, j, 0],
+        s.vel[b, j, 1],
+        s.heading[b, j, 0],
+        s.heading[b, j, 1],
+        s.radius[b, j],
+        j,
     )
 
 

@@ -136,6 +136,8 @@ def _put_image(b, j, x, y, state, n, rows):
     rows.pos[n, 1] = y
     rows.vel[n, 0] = state.vel[b, j, 0]
     rows.vel[n, 1] = state.vel[b, j, 1]
+    rows.facing[n, 0] = state.heading[b, j, 0]
+    rows.facing[n, 1] = state.heading[b, j, 1]
     rows.radius[n] = state.radius[b, j]
     rows.index[n] = j
 

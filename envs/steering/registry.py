@@ -97,6 +97,7 @@ def senses_buffers(capacity, record):
     return Senses(
         np.zeros((c, 2)),
         np.zeros((c, 2)),
+        np.zeros((c, 2)),
         np.zeros(c),
         np.zeros((c, 4)),
         np.zeros((c, 4)),

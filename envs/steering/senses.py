@@ -51,6 +51,7 @@ class Senses(NamedTuple):
 
     pos: np.ndarray  # (C, 2)
     vel: np.ndarray  # (C, 2)
+    facing: np.ndarray  # (C, 2) the unit direction a body faces (0 for obstacles and walls)
     radius: np.ndarray  # (C,)
     lines: np.ndarray  # (C, 4) ORCA scratch
     proj: np.ndarray  # (C, 4) ORCA scratch
@@ -76,12 +77,13 @@ class Bodies(NamedTuple):
 
 @bundle
 class Rows(NamedTuple):
-    """Each body's neighbour (or obstacle) rows in a batch call: ``pos, vel: (A, C, 2)``,
+    """Each body's neighbour (or obstacle) rows in a batch call: ``pos, vel, facing: (A, C, 2)``,
     ``radius: (A, C)``, the first ``n: (A,)`` of each body's rows filled. Row ``a`` is the
     neighbour part of a ``Senses`` (:func:`senses_at`)."""
 
     pos: np.ndarray
     vel: np.ndarray
+    facing: np.ndarray
     radius: np.ndarray
     n: np.ndarray
 
@@ -108,16 +110,32 @@ def bodies_of(
 
 
 def rows_of(
-    pos: np.ndarray, radius: np.ndarray | float, n: np.ndarray, vel: np.ndarray | None = None
+    pos: np.ndarray,
+    radius: np.ndarray | float,
+    n: np.ndarray,
+    vel: np.ndarray | None = None,
+    facing: np.ndarray | None = None,
 ) -> Rows:
-    """``Rows`` of checked ``pos: (A, C, 2)`` float64 and ``n: (A,)`` int64; ``radius`` and
-    ``vel`` broadcast to ``(A, C)`` and ``(A, C, 2)`` (zero velocities when not given)."""
+    """``Rows`` of checked ``pos: (A, C, 2)`` float64 and ``n: (A,)`` int64; ``radius``, ``vel``
+    and ``facing`` broadcast to ``(A, C)`` and ``(A, C, 2)`` (zero velocities when not given;
+    facing where they move when not given: :func:`facing_of`)."""
+    vel = np.zeros(pos.shape) if vel is None else broadcast(vel, pos.shape)
     return Rows(
         pos,
-        np.zeros(pos.shape) if vel is None else broadcast(vel, pos.shape),
+        vel,
+        facing_of(vel) if facing is None else broadcast(facing, pos.shape),
         broadcast(radius, pos.shape[:2]),
         n,
     )
+
+
+def facing_of(vel: np.ndarray) -> np.ndarray:
+    """The unit directions of the velocities ``vel: (..., 2)``, zero where a body stands still:
+    where a body faces when nothing else says so (a holonomic body faces where it moves)."""
+    vel = np.asarray(vel, dtype=np.float64)
+    speed = np.hypot(vel[..., 0], vel[..., 1])[..., None]
+    moving = speed > 0.0
+    return np.divide(vel, speed, out=np.zeros(vel.shape), where=moving)
 
 
 def senses_of(
@@ -126,15 +144,19 @@ def senses_of(
     vel: np.ndarray | None = None,
     dbg_nb: np.ndarray | None = None,
     dbg: np.ndarray | None = None,
+    facing: np.ndarray | None = None,
 ) -> Senses:
     """``Senses`` over the rows ``pos: (C, 2)``, ``radius: (C,)``, ``vel: (C, 2)`` (zeros when
-    None), with half-plane scratch of ``C`` rows, for a kernel called from Python; the kernels'
-    debug rows ``dbg_nb: (C, D)`` and ``dbg: (S,)`` when given (none otherwise), no trace."""
+    None), ``facing: (C, 2)`` (where they move when None: :func:`facing_of`), with half-plane
+    scratch of ``C`` rows, for a kernel called from Python; the kernels' debug rows
+    ``dbg_nb: (C, D)`` and ``dbg: (S,)`` when given (none otherwise), no trace."""
     pos = np.ascontiguousarray(pos, dtype=np.float64).reshape(-1, 2)
     c = max(pos.shape[0], 1)
+    vel = np.zeros(pos.shape) if vel is None else np.ascontiguousarray(vel, np.float64)
     return Senses(
         pos,
-        np.zeros(pos.shape) if vel is None else np.ascontiguousarray(vel, np.float64),
+        vel,
+        facing_of(vel) if facing is None else np.ascontiguousarray(facing, np.float64),
         np.ascontiguousarray(radius, dtype=np.float64).reshape(-1),
         np.zeros((c, 4)),
         np.zeros((c, 4)),
@@ -151,6 +173,7 @@ def work_senses(capacity):
     scratch, no debug rows and no trace; :func:`senses_at` lends them its work buffers."""
     c = max(capacity, 1)
     return Senses(
+        np.zeros((c, 2)),
         np.zeros((c, 2)),
         np.zeros((c, 2)),
         np.zeros(c),
@@ -191,6 +214,7 @@ def senses_at(rows, a, work):
     return Senses(
         rows.pos[a],
         rows.vel[a],
+        rows.facing[a],
         rows.radius[a],
         work.lines,
         work.proj,

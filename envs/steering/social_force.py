@@ -29,7 +29,10 @@ With ``evasion > 0`` an oncoming walker also turns the body aside (``evasion_tur
 directional-change term of Moussaid et al. 2009, whose strength does not fall with the lateral
 offset as the repulsion's sideways part does, so two walkers pressed face to face step past each
 other instead of pushing head on. Two dense opposing streams with body contact need it: with the
-repulsion alone they can lock into a band that stops both.
+repulsion alone they can lock into a band that stops both. Both the evasion and the time gap
+tell an oncoming walker by where it faces (``Senses.facing``, a body's heading), not by where it
+moves: packed face to face, walkers stand still or are pushed back, and a velocity test would
+then take an oncoming walker for one to follow.
 """
 
 from __future__ import annotations
@@ -144,7 +147,9 @@ def social_force_one(
         ax += mag * dx / d
         ay += mag * dy / d
         if params.evasion > 0.0 and j < me.n_bodies:
-            tx, ty = evasion_turn(vx, vy, ex, ey, -dx / d, -dy / d, d, sense.vel[j], params)
+            tx, ty = evasion_turn(
+                vx, vy, ex, ey, -dx / d, -dy / d, d, sense.vel[j], sense.facing[j], params
+            )
             ax += tx
             ay += ty
     for w in range(n_walls):
@@ -163,20 +168,23 @@ def social_force_one(
 
 
 @njit(cache=True, inline="always")
-def evasion_turn(vx, vy, ex, ey, ux, uy, d, other_vel, params):
+def evasion_turn(vx, vy, ex, ey, ux, uy, d, other_vel, other_facing, params):
     """Acceleration ``(ax, ay)`` that turns a body (velocity ``(vx, vy)``, desired direction
-    ``(ex, ey)``) aside from one oncoming walker ``d`` m away in the unit direction ``(ux, uy)``:
+    ``(ex, ey)``) aside from one oncoming walker (velocity ``other_vel``, facing the unit
+    ``other_facing``) ``d`` m away in the unit direction ``(ux, uy)``:
     the directional-change term of Moussaid, Helbing, Garnier, Johansson, Combe and Theraulaz
     2009 ("Experimental study of the behavioural mechanisms underlying self-organization in human
     crowds", Proc. R. Soc. B 276: 2755-2762), ``-A exp(-d/B - (n B theta)^2) sign(theta) n_t``.
     The interaction direction ``t`` is that of ``D = lambda (v_i - v_j) + u``, ``B = gamma |D|``,
     ``theta`` the angle from ``t`` to ``u``, ``n_t`` ``t`` turned left: the body turns away from
-    the side on which the other passes, harder the more head-on. Only walkers coming against the
-    desired direction take part (those one follows are the time gap's); the article's
-    deceleration term is left to the repulsion and the time gap."""
-    ovx, ovy = other_vel[0], other_vel[1]
-    if ovx * ex + ovy * ey >= 0.0:
+    the side on which the other passes, harder the more head-on. Only walkers facing against the
+    desired direction take part (those one follows are the time gap's), told by where they face
+    rather than where they move: in a dense counterflow an oncoming walker stands or is pushed
+    back toward one, and still faces one. The article's deceleration term is left to the
+    repulsion and the time gap."""
+    if other_facing[0] * ex + other_facing[1] * ey >= 0.0:
         return 0.0, 0.0
+    ovx, ovy = other_vel[0], other_vel[1]
     lam = params.evasion_lambda
     qx = lam * (vx - ovx) + ux
     qy = lam * (vy - ovy) + uy
@@ -201,9 +209,10 @@ def gap_ahead(me: Body, sense: Senses, ex: float, ey: float) -> float:
     """Gap (m, surface to surface, at least 0) between ``me`` and the nearest of the first
     ``me.n_bodies`` bodies of ``sense`` in its path: ahead along the unit direction ``(ex, ey)``
     and closer to that line than the sum of the radii (Tordeux et al. 2016); inf when none. A
-    body walking against ``(ex, ey)`` is not followed and does not count: the time gap is the
-    headway of following (Seyfried et al. 2005), and oncoming walkers are avoided by the
-    repulsion, so two streams form lanes instead of stopping face to face."""
+    body facing against ``(ex, ey)`` (``sense.facing``) is not followed and does not count, even
+    standing or pushed back toward ``me``: the time gap is the headway of following (Seyfried et
+    al. 2005), and oncoming walkers are avoided by the repulsion and the evasion, so two streams
+    form lanes instead of stopping face to face."""
     gap = math.inf
     for j in range(me.n_bodies):
         dx = sense.pos[j, 0] - me.px
@@ -212,7 +221,7 @@ def gap_ahead(me: Body, sense: Senses, ex: float, ey: float) -> float:
         reach = me.radius + sense.radius[j]
         if along <= 0.0 or abs(dx * ey - dy * ex) >= reach:
             continue
-        if sense.vel[j, 0] * ex + sense.vel[j, 1] * ey < 0.0:
+        if sense.facing[j, 0] * ex + sense.facing[j, 1] * ey < 0.0:
             continue
         gap = min(gap, max(math.sqrt(dx * dx + dy * dy) - reach, 0.0))
     return gap
@@ -255,7 +264,20 @@ def _velocity_batch(bodies, rows, desired_dir, max_speed, walls, n_walls, p):
     return out
 
 
-def _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls, nb_vel):
+def _prep(
+    pos,
+    vel,
+    radius,
+    desired_dir,
+    v_pref,
+    nb_pos,
+    nb_radius,
+    n_nb,
+    walls,
+    n_walls,
+    nb_vel,
+    nb_facing,
+):
     """The bodies, their neighbour rows, desired directions ``(A, 2)``, walls ``(A, W, 2, 2)``
     and wall counts ``(A,)``, checked and bundled for the batch kernels."""
     pos = body_points("pos", pos)
@@ -269,7 +291,7 @@ def _prep(pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls,
         raise ValueError(f"walls must be (A, W, 2, 2) with A = {a}, got {walls.shape}")
     return (
         bodies_of(pos, vel=vel, radius=radius, v_pref=v_pref),
-        rows_of(nb_pos, nb_radius, row_counts("n_nb", n_nb, a, nb_pos.shape[1]), nb_vel),
+        rows_of(nb_pos, nb_radius, row_counts("n_nb", n_nb, a, nb_pos.shape[1]), nb_vel, nb_facing),
         broadcast(desired_dir, (a, 2)),
         walls,
         row_counts("n_walls", n_walls, a, walls.shape[1], "W"),
@@ -289,16 +311,29 @@ def social_force_acceleration(
     n_walls: np.ndarray | None = None,
     params: SocialForceParams | None = None,
     nb_vel: np.ndarray | None = None,
+    nb_facing: np.ndarray | None = None,
 ) -> np.ndarray:
     """Social-force accelerations ``(A, 2)`` in m/s^2 (force per unit mass).
 
     ``pos, vel, desired_dir: (A, 2)``, ``radius, v_pref: (A,)``, ``nb_pos: (A, K, 2)``,
     ``nb_radius: (A, K)``, ``n_nb: (A,)``, ``walls: (A, W, 2, 2)`` segments with ``n_walls: (A,)``
     (all W when None; no walls when ``walls`` is None); ``nb_vel: (A, K, 2)`` the neighbours'
-    velocities, which only the evasion reads (standing still when None).
+    velocities and ``nb_facing: (A, K, 2)`` the unit directions they face, which only the
+    evasion and the time gap read (standing still when None; facing where they move when None).
     """
     args = _prep(
-        pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls, nb_vel
+        pos,
+        vel,
+        radius,
+        desired_dir,
+        v_pref,
+        nb_pos,
+        nb_radius,
+        n_nb,
+        walls,
+        n_walls,
+        nb_vel,
+        nb_facing,
     )
     return _accel_batch(*args, typed_params(SocialForceParams, params))
 
@@ -317,12 +352,24 @@ def social_force(
     n_walls: np.ndarray | None = None,
     params: SocialForceParams | None = None,
     nb_vel: np.ndarray | None = None,
+    nb_facing: np.ndarray | None = None,
 ) -> np.ndarray:
     """Desired velocities ``(A, 2)``: one explicit Euler step ``v + a * time_step`` of the social
     force acceleration, clipped to ``max_speed: (A,)``. Other arguments as in
     :func:`social_force_acceleration`."""
     args = _prep(
-        pos, vel, radius, desired_dir, v_pref, nb_pos, nb_radius, n_nb, walls, n_walls, nb_vel
+        pos,
+        vel,
+        radius,
+        desired_dir,
+        v_pref,
+        nb_pos,
+        nb_radius,
+        n_nb,
+        walls,
+        n_walls,
+        nb_vel,
+        nb_facing,
     )
     max_speed = broadcast(max_speed, (args[0].pos.shape[0],))
     return _velocity_batch(*args[:3], max_speed, *args[3:], typed_params(SocialForceParams, params))

@@ -292,3 +292,41 @@ def test_the_evasion_turns_a_nearly_head_on_walker_where_the_repulsion_barely_do
     turn = _acc(p._replace(evasion=1.0), *other) - _acc(p, *other)
     assert abs(push[1]) < 0.01 < 0.5 < abs(turn[1])
     assert np.sign(push[1]) == np.sign(turn[1]) == -1.0  # both away from the other's side
+
+
+def test_a_walker_facing_one_is_oncoming_even_standing_or_pushed_back():
+    """Packed face to face, an oncoming walker stands or is pushed back toward the body: the
+    evasion still turns the body aside from it, since it faces against the body's way; a walker
+    standing or pushed back while facing the body's way is one to follow, not evaded."""
+    p = SocialForceParams(evasion=4.5)
+    other_x = np.array([0.5, 0.1])
+
+    def turn(other_v, facing):
+        acc = social_force_acceleration(
+            np.zeros((1, 2)), np.array([[1.3, 0.0]]), 0.2, np.array([[1.0, 0.0]]), 1.3,
+            np.array([[other_x]]), np.array([[0.2]]), np.array([1]),
+            params=p, nb_vel=np.array([[other_v]]), nb_facing=np.array([[facing]]),
+        )[0]  # fmt: skip
+        return acc - _acc(p._replace(evasion=0.0), other_x, other_v)
+
+    for other_v in ([0.0, 0.0], [0.2, 0.0]):  # standing; pushed back toward the body
+        facing_me = turn(np.array(other_v), [-1.0, 0.0])
+        assert facing_me[1] < -0.01  # away from the side the other passes on
+        np.testing.assert_array_equal(turn(np.array(other_v), [1.0, 0.0]), [0.0, 0.0])
+
+
+def test_the_time_gap_follows_the_walkers_facing_ones_way_whatever_they_move():
+    """A body ahead pushed back toward ``me`` but facing ``me``'s way is followed (its gap
+    counts); one standing in the path and facing ``me`` is oncoming and does not count."""
+    from crowdsteer.envs.steering.senses import Body, senses_of
+    from crowdsteer.envs.steering.social_force import gap_ahead
+
+    me = Body(radius=0.2, n=1, n_bodies=1)
+    pushed_back = senses_of(
+        np.array([[0.7, 0.0]]), np.full(1, 0.2), np.array([[-0.1, 0.0]]), facing=[[1.0, 0.0]]
+    )
+    assert gap_ahead(me, pushed_back, 1.0, 0.0) == pytest.approx(0.3)
+    standing = senses_of(
+        np.array([[0.7, 0.0]]), np.full(1, 0.2), np.zeros((1, 2)), facing=[[-1.0, 0.0]]
+    )
+    assert gap_ahead(me, standing, 1.0, 0.0) == np.inf

@@ -101,7 +101,7 @@ def test_realistic_crowd_preset_draws_weidmanns_free_speeds():
         n_pedestrians=200,
         scenario_params={"length": 30.0},
     )
-    assert config.pedestrian_behaviour == "social_force" and config.radius == 0.17
+    assert config.pedestrian_behaviour == "social_force" and config.radius == 0.16
     sim = Simulator(config, scenario_source(config), num_worlds=2)
     sim.seed(0)
     sim.reset_worlds()
