@@ -264,22 +264,11 @@ def _velocity_batch(bodies, rows, desired_dir, max_speed, walls, n_walls, p):
     return out
 
 
-def _prep(
-    pos,
-    vel,
-    radius,
-    desired_dir,
-    v_pref,
-    nb_pos,
-    nb_radius,
-    n_nb,
-    walls,
-    n_walls,
-    nb_vel,
-    nb_facing,
-):
-    """The bodies, their neighbour rows, desired directions ``(A, 2)``, walls ``(A, W, 2, 2)``
-    and wall counts ``(A,)``, checked and bundled for the batch kernels."""
+def _prep(pos, vel, radius, desired_dir, v_pref, neighbours, walls, n_walls):
+    """The bodies, their neighbour rows (from ``neighbours``: positions, radii, counts,
+    velocities and facings), desired directions ``(A, 2)``, walls ``(A, W, 2, 2)`` and wall
+    counts ``(A,)``, checked and bundled for the batch kernels."""
+    nb_pos, nb_radius, n_nb, nb_vel, nb_facing = neighbours
     pos = body_points("pos", pos)
     a = pos.shape[0]
     nb_pos = row_points("nb_pos", nb_pos, a)
@@ -321,20 +310,8 @@ def social_force_acceleration(
     velocities and ``nb_facing: (A, K, 2)`` the unit directions they face, which only the
     evasion and the time gap read (standing still when None; facing where they move when None).
     """
-    args = _prep(
-        pos,
-        vel,
-        radius,
-        desired_dir,
-        v_pref,
-        nb_pos,
-        nb_radius,
-        n_nb,
-        walls,
-        n_walls,
-        nb_vel,
-        nb_facing,
-    )
+    neighbours = (nb_pos, nb_radius, n_nb, nb_vel, nb_facing)
+    args = _prep(pos, vel, radius, desired_dir, v_pref, neighbours, walls, n_walls)
     return _accel_batch(*args, typed_params(SocialForceParams, params))
 
 
@@ -357,19 +334,7 @@ def social_force(
     """Desired velocities ``(A, 2)``: one explicit Euler step ``v + a * time_step`` of the social
     force acceleration, clipped to ``max_speed: (A,)``. Other arguments as in
     :func:`social_force_acceleration`."""
-    args = _prep(
-        pos,
-        vel,
-        radius,
-        desired_dir,
-        v_pref,
-        nb_pos,
-        nb_radius,
-        n_nb,
-        walls,
-        n_walls,
-        nb_vel,
-        nb_facing,
-    )
+    neighbours = (nb_pos, nb_radius, n_nb, nb_vel, nb_facing)
+    args = _prep(pos, vel, radius, desired_dir, v_pref, neighbours, walls, n_walls)
     max_speed = broadcast(max_speed, (args[0].pos.shape[0],))
     return _velocity_batch(*args[:3], max_speed, *args[3:], typed_params(SocialForceParams, params))
