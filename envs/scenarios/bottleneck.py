@@ -22,7 +22,7 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, Group, Lattice, PairPlan
+from .placement import Box, Group, Lattice, PairPlan, points, uniform_rows
 
 NAME = "bottleneck"
 
@@ -108,11 +108,12 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Bo
     side = _sides(counts)
     x_lo, far, y = _geometry(body, p)
 
+    bounds = np.array([(x_lo, far), (-y, y), (x_lo, far), (-y, y)])  # |x| in a room, then y
+
     def sample(g, idx):
-        k, s = len(idx), side[idx]
-        start = np.stack([s * g.uniform(x_lo, far, k), g.uniform(-y, y, k)], axis=1)
-        goal = np.stack([-s * g.uniform(x_lo, far, k), g.uniform(-y, y, k)], axis=1)
-        return start, goal
+        s = side[idx]
+        xs, ys, xg, yg = uniform_rows(g, bounds, len(idx))
+        return points(s * xs, ys), points(-s * xg, yg)
 
     clearance = np.full(len(side), body.radius + 0.05)
     walkers_plan, flocks = _plans(counts, body, p)

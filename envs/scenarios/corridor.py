@@ -22,7 +22,7 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, Group, Lattice, PairPlan
+from .placement import Box, Group, Lattice, PairPlan, points, uniform_rows
 
 NAME = "corridor"
 _ADVICE = "reduce n_learners or n_pedestrians, or raise scenario_params width or end_zone"
@@ -90,11 +90,13 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Co
     hl, hw = p.length / 2, p.width / 2 - body.radius - 0.05
     direction = _directions(counts)
 
+    ends, lanes = (hl - p.end_zone, hl), (-hw, hw)  # |x| in an end zone, y across
+    bounds = np.array([ends, lanes, ends, lanes])
+
     def sample(g, idx):
-        k, d = len(idx), direction[idx]
-        start = np.stack([-d * g.uniform(hl - p.end_zone, hl, k), g.uniform(-hw, hw, k)], axis=1)
-        goal = np.stack([d * g.uniform(hl - p.end_zone, hl, k), g.uniform(-hw, hw, k)], axis=1)
-        return start, goal
+        d = direction[idx]
+        xs, ys, xg, yg = uniform_rows(g, bounds, len(idx))
+        return points(-d * xs, ys), points(d * xg, yg)
 
     clearance = np.full(len(direction), body.radius + 0.05)
     walkers_plan, flocks = _plans(counts, body, p)

@@ -22,7 +22,7 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, Group, Lattice, PairPlan
+from .placement import Box, Group, Lattice, PairPlan, points, uniform_rows
 
 NAME = "crossing_flows"
 _ADVICE = "reduce n_learners or n_pedestrians, or raise scenario_params lane_width or start_depth"
@@ -82,16 +82,22 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Cr
     walkers = counts.learners + counts.pedestrians
     northward = (np.arange(walkers) % 2) == 1
 
+    # distance from the centre along the walker's way (start, goal), then the two lateral
+    # offsets (start, goal) of each walker, drawn interleaved as one (k, 2) draw would
+    bounds = np.array([(h - p.start_depth, h), (h - p.start_depth, h), (-lw, lw), (-lw, lw)])
+
     def sample(g, idx):
         k = len(idx)
-        along_s = -g.uniform(h - p.start_depth, h, k)
-        along_g = g.uniform(h - p.start_depth, h, k)
-        lateral = g.uniform(-lw, lw, (k, 2))
-        start = np.stack([along_s, lateral[:, 0]], axis=1)
-        goal = np.stack([along_g, lateral[:, 1]], axis=1)
-        north = northward[idx]
-        start[north] = start[north][:, ::-1]
-        goal[north] = goal[north][:, ::-1]
+        rows = uniform_rows(g, bounds, k)
+        along_s, along_g = -rows[0], rows[1]
+        lateral = rows[2:].reshape(k, 2)
+        north = northward[idx]  # a northward walker has its two coordinates swapped
+        start = points(
+            np.where(north, lateral[:, 0], along_s), np.where(north, along_s, lateral[:, 0])
+        )
+        goal = points(
+            np.where(north, lateral[:, 1], along_g), np.where(north, along_g, lateral[:, 1])
+        )
         return start, goal
 
     clearance = np.full(walkers, body.radius + 0.05)

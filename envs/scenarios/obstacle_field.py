@@ -25,7 +25,7 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, Group, Lattice, PairPlan, draw_pairs
+from .placement import Box, Group, Lattice, PairPlan, draw_pairs, points, uniform_rows
 
 NAME = "obstacle_field"
 
@@ -117,20 +117,22 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Ob
     inner = hw - p.start_depth
     radii = rng.uniform(p.obstacle_radius_min, p.obstacle_radius_max, p.n_obstacles)
 
+    centre_bounds = np.array([(-inner, inner), (-hh, hh)])
+
     def sample_obstacles(g, idx):
-        k = len(idx)
-        c = np.stack([g.uniform(-inner, inner, k), g.uniform(-hh, hh, k)], axis=1)
+        c = points(*uniform_rows(g, centre_bounds, len(idx)))
         return c, c.copy()
 
     obstacle_clearance = radii + body.radius + 0.1
     side = _sides(counts)
     y = hh - body.radius
 
+    bounds = np.array([(inner, hw), (-y, y), (inner, hw), (-y, y)])  # |x| at an end, then y
+
     def sample(g, idx):
-        k, s = len(idx), side[idx]
-        start = np.stack([s * g.uniform(inner, hw, k), g.uniform(-y, y, k)], axis=1)
-        goal = np.stack([-s * g.uniform(inner, hw, k), g.uniform(-y, y, k)], axis=1)
-        return start, goal
+        s = side[idx]
+        xs, ys, xg, yg = uniform_rows(g, bounds, len(idx))
+        return points(s * xs, ys), points(-s * xg, yg)
 
     clearance = np.full(len(side), body.radius + 0.05)
     obstacles_plan, walkers_plan, flocks = _plans(counts, body, p)

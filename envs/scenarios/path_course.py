@@ -28,7 +28,7 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, FixedSet, Group, Lattice, PairPlan
+from .placement import Box, FixedSet, Group, Lattice, PairPlan, points, uniform_rows
 
 NAME = "path_course"
 
@@ -146,18 +146,13 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Pa
     walkers = len(forward)
     half, y_max = _zones(body, p)
 
+    bounds = np.array([(-half, half), (-y_max, y_max), (-half, half), (-y_max, y_max)])
+
     def sample(g, idx):
-        k, fwd = len(idx), forward[idx]
-        sign = np.where(fwd, -1.0, 1.0)
-        start = np.stack(
-            [sign * (hl - p.zone / 2) + g.uniform(-half, half, k), g.uniform(-y_max, y_max, k)],
-            axis=1,
-        )
-        goal = np.stack(
-            [-sign * (hl - p.zone / 2) + g.uniform(-half, half, k), g.uniform(-y_max, y_max, k)],
-            axis=1,
-        )
-        return start, goal
+        sign = np.where(forward[idx], -1.0, 1.0)
+        xs, ys, xg, yg = uniform_rows(g, bounds, len(idx))  # offsets within the end zones
+        centre = hl - p.zone / 2
+        return points(sign * centre + xs, ys), points(-sign * centre + xg, yg)
 
     clearance = np.full(walkers, body.radius + 0.05)
     walkers_plan, flocks = _plans(counts, body, p)

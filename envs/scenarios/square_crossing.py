@@ -22,7 +22,7 @@ from .base import (
     register,
     require_extent,
 )
-from .placement import Box, Group, Lattice, PairPlan
+from .placement import Box, Group, Lattice, PairPlan, points, uniform_rows
 
 NAME = "square_crossing"
 _ADVICE = "reduce n_learners or n_pedestrians, or raise scenario_params width"
@@ -63,12 +63,14 @@ def check(counts: Counts, body: BodyDefaults, p: SquareCrossingParams) -> None:
 @register(NAME, SquareCrossingParams, "walkers cross a square between opposite halves", check=check)
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: SquareCrossingParams):
     h = p.width / 2
+    bounds = np.array([(0.2 * h, h), (-h, h), (0.2 * h, h), (-h, h)])  # |x| in a half, then y
 
     def sample(g, idx):
         k = len(idx)
         side = g.choice([-1.0, 1.0], k)
-        start = np.stack([side * g.uniform(0.2 * h, h, k), g.uniform(-h, h, k)], axis=1)
-        goal = np.stack([-side * g.uniform(0.2 * h, h, k), g.uniform(-h, h, k)], axis=1)
+        xs, ys, xg, yg = uniform_rows(g, bounds, k)
+        start = points(side * xs, ys)
+        goal = points(-side * xg, yg)
         return start, goal
 
     walkers = counts.learners + counts.pedestrians

@@ -36,7 +36,7 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, FixedSet, Group, Lattice, PairPlan, draw_pairs
+from .placement import Box, FixedSet, Group, Lattice, PairPlan, draw_pairs, points, uniform_rows
 
 NAME = "symmetric_obstacles"
 
@@ -218,14 +218,14 @@ def generate(
     y_hi = lane_y[-1] + p.crossing_margin
     upward = np.arange(counts.pedestrians) % 2 == 0
 
+    # the start's x, then the jitters of its y, of the goal's y and of the goal's x
+    bounds = np.array([(0.5, p.path_length - 0.5), (-1.0, 1.0), (-1.0, 1.0), (-1.0, 1.0)])
+
     def sample(g, idx):
-        k = len(idx)
-        x = g.uniform(0.5, p.path_length - 0.5, k)
         up = upward[idx]
-        y0 = np.where(up, y_lo, y_hi) + g.uniform(-1.0, 1.0, k)
-        y1 = np.where(up, y_hi, y_lo) + g.uniform(-1.0, 1.0, k)
-        x1 = x + g.uniform(-1.0, 1.0, k)
-        return np.stack([x, y0], axis=1), np.stack([x1, y1], axis=1)
+        x, jy0, jy1, jx1 = uniform_rows(g, bounds, len(idx))
+        start = points(x, np.where(up, y_lo, y_hi) + jy0)
+        return start, points(x + jx1, np.where(up, y_hi, y_lo) + jy1)
 
     clearance = np.full(counts.pedestrians, body.radius + 0.05)
     keep = np.concatenate([starts_l, goals_l, centres])

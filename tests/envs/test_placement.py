@@ -34,6 +34,8 @@ from crowdsteer.envs.scenarios.placement import (
     _overlapping,
     close_pairs,
     overlapping_pairs_dense,
+    points,
+    uniform_rows,
 )
 
 BODY = BodyDefaults()
@@ -423,5 +425,33 @@ def test_dense_overlap_marks_are_the_pairwise_searchs():
             want = _overlapping(starts, clearance, moved, fixed, fixed_c)
             want |= _overlapping(goals, clearance, moved, fixed, fixed_c)
             bad = np.ones(n, bool)  # stale marks are cleared
-            overlapping_pairs_dense(starts, goals, clearance, moved, fixed, fixed_c, bad)
-            assert np.array_equal(bad, want)
+            marked = overlapping_pairs_dense(starts, goals, clearance, moved, fixed, fixed_c, bad)
+            assert np.array_equal(bad, want) and marked == want.sum()
+
+
+@pytest.mark.parametrize("by_hand", [True, False])
+def test_uniform_rows_draw_what_uniform_calls_draw(monkeypatch, by_hand):
+    """``uniform_rows`` gives the numbers of one ``g.uniform(low, high, k)`` call per row, bit for
+    bit, and leaves the generator where those calls leave it: made from ``g.random`` (where
+    this machine's numpy allows) or by the calls themselves."""
+    assert placement._UNIFORM_FROM_RANDOM  # numpy's uniform is low + (high - low) * random
+    monkeypatch.setattr(placement, "_UNIFORM_FROM_RANDOM", by_hand)
+    rng = np.random.default_rng(11)
+    for k in (0, 1, 7, 40):
+        low = rng.uniform(-20.0, 20.0, 5)
+        bounds = np.stack([low, low + rng.uniform(0.0, 9.0, 5)], axis=1)
+        bounds[2] = bounds[1]  # repeated rows, as samplers draw starts and goals alike
+        seed = int(rng.integers(1 << 31))
+        calls = np.random.default_rng(seed)
+        want = np.array([calls.uniform(lo, hi, k) for lo, hi in bounds])
+        rows = np.random.default_rng(seed)
+        got = uniform_rows(rows, bounds, k)
+        assert got.shape == (5, k) and np.array_equal(got, want)
+        assert rows.random() == calls.random()
+
+
+def test_points_are_stacked_coordinates():
+    x, y = np.array([0.5, -1.0, 3.0]), np.array([2.0, 0.0, -4.5])
+    got = points(x, y)
+    assert got.dtype == np.float64 and got.flags.c_contiguous
+    assert np.array_equal(got, np.stack([x, y], axis=1))
