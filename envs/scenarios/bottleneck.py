@@ -14,6 +14,7 @@ from .base import (
     BodyDefaults,
     Counts,
     assemble,
+    cached_plans,
     flock_plan,
     flock_start,
     keep_clear_of,
@@ -71,6 +72,7 @@ def _flock_area(body: BodyDefaults, p: BottleneckParams) -> Box:
     return Box(-hl + m, -hw + m, -m, hw - m)
 
 
+@cached_plans
 def _plans(counts: Counts, body: BodyDefaults, p: BottleneckParams):
     x_lo, far, y = _geometry(body, p)
     left, right = Box(-far, -y, -x_lo, y), Box(x_lo, -y, far, y)

@@ -18,6 +18,7 @@ from .base import (
     BodyDefaults,
     Counts,
     assemble,
+    cached_plans,
     flock_plan,
     flock_start,
     keep_clear,
@@ -26,7 +27,7 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, draw_pairs
+from .placement import Box, draw_pairs, uniform_rows
 
 NAME = "circle_crossing"
 
@@ -57,6 +58,7 @@ def _flock_area(p: CircleCrossingParams) -> Box:
     return Box(-outer, -outer, outer, outer)
 
 
+@cached_plans
 def _flock_plan(counts: Counts, body: BodyDefaults, p: CircleCrossingParams):
     walkers = counts.learners + counts.pedestrians
     ring = p.circle_radius + p.noise
@@ -84,14 +86,17 @@ def check(counts: Counts, body: BodyDefaults, p: CircleCrossingParams) -> None:
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: CircleCrossingParams):
     r = p.circle_radius
 
+    # the angle on the circle, then the (x, y) noise of each start, drawn interleaved
+    bounds = np.array([(-np.pi, np.pi), (-p.noise, p.noise), (-p.noise, p.noise)])
+
     def sample(g, idx):
         k = len(idx)
-        ang = g.uniform(-np.pi, np.pi, k)
+        rows = uniform_rows(g, bounds, k)
         start = np.empty((k, 2))  # r (cos, sin), written in place: a reset samples thrice
-        np.cos(ang, out=start[:, 0])
-        np.sin(ang, out=start[:, 1])
+        np.cos(rows[0], out=start[:, 0])
+        np.sin(rows[0], out=start[:, 1])
         start *= r
-        start += g.uniform(-p.noise, p.noise, (k, 2))
+        start += rows[1:].reshape(k, 2)
         return start, -start
 
     walkers = counts.learners + counts.pedestrians

@@ -14,6 +14,7 @@ from .base import (
     BodyDefaults,
     Counts,
     assemble,
+    cached_plans,
     flock_plan,
     flock_start,
     keep_clear_of,
@@ -56,6 +57,7 @@ def _flock_area(body: BodyDefaults, p: CorridorParams) -> Box:
     return Box(-hl, -y + margin, hl, y - margin)
 
 
+@cached_plans
 def _plans(counts: Counts, body: BodyDefaults, p: CorridorParams):
     hl, hw = p.length / 2, p.width / 2 - body.radius - 0.05
     left = Box(-hl, -hw, -(hl - p.end_zone), hw)

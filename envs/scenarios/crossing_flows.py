@@ -14,6 +14,7 @@ from .base import (
     BodyDefaults,
     Counts,
     assemble,
+    cached_plans,
     flock_plan,
     flock_start,
     keep_clear_of,
@@ -45,6 +46,7 @@ class CrossingFlowsParams:
         )
 
 
+@cached_plans
 def _plans(counts: Counts, body: BodyDefaults, p: CrossingFlowsParams):
     h, lw = p.size / 2, p.lane_width / 2 - body.radius
     walkers = counts.learners + counts.pedestrians

@@ -22,6 +22,7 @@ from .base import (
     BodyDefaults,
     Counts,
     assemble,
+    cached_plans,
     flock_plan,
     flock_start,
     keep_clear,
@@ -63,6 +64,7 @@ def _flock_area(p: CrowdnavCircleParams, body: BodyDefaults) -> Box:
     return Box(-outer, -outer, outer, outer)
 
 
+@cached_plans
 def _flock_plan(counts: Counts, body: BodyDefaults, p: CrowdnavCircleParams):
     """Flock units (not part of CrowdNav) roam the ring around the circle, clear of the walkers'
     starts."""

@@ -16,6 +16,7 @@ from .base import (
     BodyDefaults,
     Counts,
     assemble,
+    cached_plans,
     flock_plan,
     flock_start,
     keep_clear,
@@ -62,6 +63,7 @@ def _sides(counts: Counts) -> np.ndarray:
     return side
 
 
+@cached_plans
 def _plans(counts: Counts, body: BodyDefaults, p: ObstacleFieldParams):
     """(obstacle plan, walker plan, flock plan) of the lattice layout."""
     hw, hh = p.width / 2, p.height / 2

@@ -19,6 +19,7 @@ from .base import (
     BodyDefaults,
     Counts,
     assemble,
+    cached_plans,
     flock_plan,
     flock_start,
     keep_clear,
@@ -89,6 +90,7 @@ def _zones(body: BodyDefaults, p: PathCourseParams) -> tuple[float, float]:
     return p.zone / 2 - body.radius - 0.05, p.height / 2 - body.radius - 0.05
 
 
+@cached_plans
 def _plans(counts: Counts, body: BodyDefaults, p: PathCourseParams):
     hl, hh = p.length / 2, p.height / 2
     half, y_max = _zones(body, p)

@@ -15,6 +15,7 @@ from .base import (
     BodyDefaults,
     Counts,
     assemble,
+    cached_plans,
     flock_plan,
     flock_start,
     keep_clear,
@@ -35,6 +36,7 @@ class SquareCrossingParams:
     width: float = param(10.0, 1.0, 1e4)
 
 
+@cached_plans
 def _plans(counts: Counts, body: BodyDefaults, p: SquareCrossingParams):
     """(walker plan, flock plan). The lattice fallback sends even walkers right to left."""
     h = p.width / 2

@@ -28,6 +28,7 @@ from .base import (
     BodyDefaults,
     Counts,
     assemble,
+    cached_plans,
     flock_plan,
     flock_start,
     keep_clear,
@@ -98,6 +99,7 @@ def _area(counts: Counts, p: SymmetricObstaclesParams, lane_y: np.ndarray) -> Bo
     return Box(-1.0, float(lane_y[0]) - pad, p.path_length + 1.0, float(lane_y[-1]) + pad)
 
 
+@cached_plans
 def _plans(counts: Counts, body: BodyDefaults, p: SymmetricObstaclesParams):
     """(pedestrian plans with their goal shifts, flock plan). Pedestrians cross the lanes: even
     ones walk up from ``y_lo``, odd ones down from ``y_hi``; the lattice layout puts each goal

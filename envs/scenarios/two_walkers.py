@@ -25,6 +25,7 @@ from .base import (
     BodyDefaults,
     Counts,
     assemble,
+    cached_plans,
     flock_plan,
     flock_start,
     keep_clear,
@@ -82,6 +83,7 @@ def _area(counts: Counts, p: TwoWalkersParams) -> Box:
     return Box(float(cx[0]) - reach, -reach, float(cx[-1]) + reach, reach)
 
 
+@cached_plans
 def _flock_plan(counts: Counts, body: BodyDefaults, p: TwoWalkersParams):
     walkers = counts.learners + counts.pedestrians
     area = _area(counts, p)
