@@ -22,6 +22,7 @@ LIGHT_COMMANDS = (
     "bench-peers",
     "bench-memory",
     "bench-render",
+    "bench-reset",
     "compile",
     "plot-curves",
 )

@@ -65,6 +65,12 @@ def _bench_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_reset(args: argparse.Namespace) -> int:
+    from ..perf.bench_reset import report
+
+    return report(args)
+
+
 def _bench_penetration(args: argparse.Namespace) -> int:
     from ..perf import bench_penetration
 
@@ -75,7 +81,8 @@ def _bench_penetration(args: argparse.Namespace) -> int:
 
 
 def add_perf_commands(commands: Commands) -> None:
-    """``bench-speed``, ``bench-memory``, ``bench-render`` and ``bench-penetration``."""
+    """``bench-speed``, ``bench-memory``, ``bench-render``, ``bench-reset`` and
+    ``bench-penetration``."""
     p = commands.add(
         "bench-speed",
         _bench_speed,
@@ -196,6 +203,18 @@ def add_perf_commands(commands: Commands) -> None:
     p.add_argument(
         "--size", type=ca.int_at_least(64), default=640, help="frame width and height (px)"
     )
+
+    p = commands.add(
+        "bench-reset",
+        _bench_reset,
+        "what a reset costs per world, and its share of a batch's loop",
+        "Times every navigation scenario's draw and write per world, then the batch loop with\n"
+        "random actions and each finished world reset, and the share of its time in resets.",
+    )
+    p.add_argument("--draws", type=ca.int_at_least(1), default=1000, help="draws per window")
+    p.add_argument("--num-worlds", type=ca.int_at_least(1), default=256, help="B of the loop")
+    p.add_argument("--steps", type=ca.int_at_least(1), default=300, help="timed loop steps")
+    p.add_argument("--seed", type=ca.int_at_least(0), default=0, help="seed of the worlds")
 
     commands.add(
         "bench-penetration",
