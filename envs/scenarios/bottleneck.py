@@ -23,7 +23,8 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, Group, Lattice, PairPlan, points, uniform_rows
+from .placement import Box, Group, Lattice, PairPlan
+from .sampling import AxisBoxes
 
 NAME = "bottleneck"
 
@@ -111,11 +112,7 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Bo
     x_lo, far, y = _geometry(body, p)
 
     bounds = np.array([(x_lo, far), (-y, y), (x_lo, far), (-y, y)])  # |x| in a room, then y
-
-    def sample(g, idx):
-        s = side[idx]
-        xs, ys, xg, yg = uniform_rows(g, bounds, len(idx))
-        return points(s * xs, ys), points(-s * xg, yg)
+    sample = AxisBoxes.mirrored(bounds, side, -side)
 
     clearance = np.full(len(side), body.radius + 0.05)
     walkers_plan, flocks = _plans(counts, body, p)

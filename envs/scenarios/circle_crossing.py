@@ -27,7 +27,8 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, draw_pairs, uniform_rows
+from .placement import Box, draw_pairs
+from .sampling import uniform_rows
 
 NAME = "circle_crossing"
 

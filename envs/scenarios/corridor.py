@@ -23,7 +23,8 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, Group, Lattice, PairPlan, points, uniform_rows
+from .placement import Box, Group, Lattice, PairPlan
+from .sampling import AxisBoxes
 
 NAME = "corridor"
 _ADVICE = "reduce n_learners or n_pedestrians, or raise scenario_params width or end_zone"
@@ -93,12 +94,7 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Co
     direction = _directions(counts)
 
     ends, lanes = (hl - p.end_zone, hl), (-hw, hw)  # |x| in an end zone, y across
-    bounds = np.array([ends, lanes, ends, lanes])
-
-    def sample(g, idx):
-        d = direction[idx]
-        xs, ys, xg, yg = uniform_rows(g, bounds, len(idx))
-        return points(-d * xs, ys), points(d * xg, yg)
+    sample = AxisBoxes.mirrored(np.array([ends, lanes, ends, lanes]), -direction, direction)
 
     clearance = np.full(len(direction), body.radius + 0.05)
     walkers_plan, flocks = _plans(counts, body, p)

@@ -26,7 +26,8 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, Group, Lattice, PairPlan, draw_pairs, points, uniform_rows
+from .placement import Box, Group, Lattice, PairPlan, draw_pairs
+from .sampling import AxisBoxes, points, uniform_rows
 
 NAME = "obstacle_field"
 
@@ -130,11 +131,7 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Ob
     y = hh - body.radius
 
     bounds = np.array([(inner, hw), (-y, y), (inner, hw), (-y, y)])  # |x| at an end, then y
-
-    def sample(g, idx):
-        s = side[idx]
-        xs, ys, xg, yg = uniform_rows(g, bounds, len(idx))
-        return points(s * xs, ys), points(-s * xg, yg)
+    sample = AxisBoxes.mirrored(bounds, side, -side)
 
     clearance = np.full(len(side), body.radius + 0.05)
     obstacles_plan, walkers_plan, flocks = _plans(counts, body, p)

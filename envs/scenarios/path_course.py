@@ -29,7 +29,8 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, FixedSet, Group, Lattice, PairPlan, points, uniform_rows
+from .placement import Box, FixedSet, Group, Lattice, PairPlan
+from .sampling import AxisBoxes
 
 NAME = "path_course"
 
@@ -148,13 +149,10 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Pa
     walkers = len(forward)
     half, y_max = _zones(body, p)
 
+    # offsets within the end zones, around their centres
     bounds = np.array([(-half, half), (-y_max, y_max), (-half, half), (-y_max, y_max)])
-
-    def sample(g, idx):
-        sign = np.where(forward[idx], -1.0, 1.0)
-        xs, ys, xg, yg = uniform_rows(g, bounds, len(idx))  # offsets within the end zones
-        centre = hl - p.zone / 2
-        return points(sign * centre + xs, ys), points(-sign * centre + xg, yg)
+    centre = np.where(forward, -1.0, 1.0) * (hl - p.zone / 2)
+    sample = AxisBoxes.offset(bounds, centre, -centre)
 
     clearance = np.full(walkers, body.radius + 0.05)
     walkers_plan, flocks = _plans(counts, body, p)

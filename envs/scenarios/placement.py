@@ -20,57 +20,18 @@ import numpy as np
 
 from crowdsteer.envs.kernels.jit import njit
 
+from . import sampling
 from .errors import ScenarioError
+from .sampling import AxisBoxes, draw_axis_boxes, mark_overlaps, points
 
 MAX_ROUNDS = 200
 """Rejection rounds before the lattice fallback."""
 
 _PAIR_BUDGET = 1 << 20  # candidate pairs examined at once by ``close_pairs``
 _DENSE_PAIRS = 4096  # below this many pairs ``close_pairs`` compares all of them directly
+_COMPILED_PAIRS = 1 << 16  # up to this many pairs an ``AxisBoxes`` rejection runs compiled
 
 Sampler = Callable[[np.random.Generator, np.ndarray], tuple[np.ndarray, np.ndarray]]
-
-
-def points(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The points ``(k, 2)`` float64 of coordinates ``x, y: (k,)``: ``np.stack([x, y], axis=1)``
-    at a quarter of its cost (samplers build a few of them in every rejection round)."""
-    out = np.empty((len(x), 2))
-    out[:, 0] = x
-    out[:, 1] = y
-    return out
-
-
-def _uniform_from_random() -> bool:
-    """Whether ``low + (high - low) * g.random()`` reproduces ``g.uniform(low, high)`` bit for
-    bit here (numpy's ``uniform`` is that product and sum of the generator's next double, which
-    ``random`` draws in the same order), checked on a few thousand numbers."""
-    g = np.random.default_rng(20260)
-    low = g.uniform(-100.0, 100.0, (64, 1))
-    high = low + g.uniform(0.0, 100.0, (64, 1))
-    expected = np.random.default_rng(7)
-    rows = [expected.uniform(lo, hi, 50) for lo, hi in zip(low[:, 0], high[:, 0], strict=True)]
-    got = np.random.default_rng(7).random((64, 50))
-    got *= high - low
-    got += low
-    return bool(np.array_equal(np.array(rows), got))
-
-
-_UNIFORM_FROM_RANDOM = _uniform_from_random()
-
-
-def uniform_rows(g: np.random.Generator, bounds: np.ndarray, k: int) -> np.ndarray:
-    """``(r, k)``: row ``i`` holds what ``g.uniform(low, high, k)`` draws for the row
-    ``bounds[i] = (low, high)`` of ``bounds: (r, 2)``, the rows drawn one after the other, in
-    one call to the generator instead of ``r`` (a reset's samplers draw a few rows in every
-    rejection round). The same numbers as the ``r`` calls, bit for bit: made that way only
-    where ``_uniform_from_random`` holds, and by the calls otherwise."""
-    low, high = bounds[:, :1], bounds[:, 1:]
-    if not _UNIFORM_FROM_RANDOM:
-        return np.array([g.uniform(lo, hi, k) for lo, hi in bounds])
-    u = g.random((len(bounds), k))
-    u *= high - low
-    u += low
-    return u
 
 
 @dataclass(frozen=True)
@@ -205,25 +166,6 @@ def _close_pairs_dense(a, ra, b, rb, same):
     return out_i[:k].copy(), out_j[:k].copy()
 
 
-@njit(cache=True, inline="always")
-def _mark_overlaps(pts, clearance, moved, fixed, fixed_c, bad):
-    """``_overlapping`` of one set of points by comparing every pair, marking into ``bad``."""
-    n = pts.shape[0]
-    for m in moved:
-        for j in range(n):
-            if j == m:
-                continue
-            dx = pts[m, 0] - pts[j, 0]
-            dy = pts[m, 1] - pts[j, 1]
-            if math.sqrt(dx * dx + dy * dy) < clearance[m] + clearance[j]:
-                bad[max(m, j)] = True
-        for f in range(fixed.shape[0]):
-            dx = pts[m, 0] - fixed[f, 0]
-            dy = pts[m, 1] - fixed[f, 1]
-            if math.sqrt(dx * dx + dy * dy) < clearance[m] + fixed_c[f]:
-                bad[m] = True
-
-
 @njit(cache=True)
 def overlapping_pairs_dense(starts, goals, clearance, moved, fixed, fixed_c, bad):
     """``bad: (n,)`` set to ``_overlapping(starts) | _overlapping(goals)``, every pair compared
@@ -233,8 +175,8 @@ def overlapping_pairs_dense(starts, goals, clearance, moved, fixed, fixed_c, bad
     (f, 2) float64; clearance: (n,); moved: (k,) int64; fixed_c: (f,). Returns how many are
     marked (numpy's ``any`` on an array this small costs more than the comparisons)."""
     bad[:] = False
-    _mark_overlaps(starts, clearance, moved, fixed, fixed_c, bad)
-    _mark_overlaps(goals, clearance, moved, fixed, fixed_c, bad)
+    mark_overlaps(starts, clearance, moved, fixed, fixed_c, bad)
+    mark_overlaps(goals, clearance, moved, fixed, fixed_c, bad)
     marked = 0
     for flag in bad:
         marked += flag
@@ -284,14 +226,21 @@ def draw_pairs(
     """
     if n == 0:
         return np.zeros((0, 2)), np.zeros((0, 2))
-    starts, goals = (np.ascontiguousarray(x, np.float64) for x in sample(rng, np.arange(n)))
     clearance = np.ascontiguousarray(clearance, np.float64)
     fixed = np.zeros((0, 2)) if fixed_points is None else np.asarray(fixed_points, float)
     fixed_c = np.zeros(0) if fixed_clearance is None else np.asarray(fixed_clearance, float)
     fixed, fixed_c = np.ascontiguousarray(fixed), np.ascontiguousarray(fixed_c)
+    rounds = MAX_ROUNDS if max_rounds is None else max_rounds
+    compiled = type(sample) is AxisBoxes and sampling.UNIFORM_FROM_RANDOM
+    if compiled and n * (n + len(fixed)) <= _COMPILED_PAIRS:
+        # the same rounds and draws as the loop below, in one compiled call
+        starts, goals = np.empty((n, 2)), np.empty((n, 2))
+        placed = draw_axis_boxes(rng, sample, clearance, fixed, fixed_c, rounds, starts, goals)
+        return (starts, goals) if placed else None
+    starts, goals = (np.ascontiguousarray(x, np.float64) for x in sample(rng, np.arange(n)))
     moved = np.arange(n)
     bad = np.zeros(n, bool)
-    for _ in range(MAX_ROUNDS if max_rounds is None else max_rounds):
+    for _ in range(rounds):
         if len(moved) * (n + len(fixed)) <= _DENSE_PAIRS:
             marked = overlapping_pairs_dense(starts, goals, clearance, moved, fixed, fixed_c, bad)
         else:

@@ -23,7 +23,8 @@ from .base import (
     register,
     require_extent,
 )
-from .placement import Box, Group, Lattice, PairPlan, points, uniform_rows
+from .placement import Box, Group, Lattice, PairPlan
+from .sampling import points, uniform_rows
 
 NAME = "square_crossing"
 _ADVICE = "reduce n_learners or n_pedestrians, or raise scenario_params width"

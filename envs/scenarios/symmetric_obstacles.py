@@ -37,7 +37,8 @@ from .base import (
     require,
     require_extent,
 )
-from .placement import Box, FixedSet, Group, Lattice, PairPlan, draw_pairs, points, uniform_rows
+from .placement import Box, FixedSet, Group, Lattice, PairPlan, draw_pairs
+from .sampling import points, uniform_rows
 
 NAME = "symmetric_obstacles"
 

@@ -22,6 +22,7 @@ from crowdsteer.envs.scenarios import (
     ScenarioError,
     make_params,
     placement,
+    sampling,
     scenario_names,
 )
 from crowdsteer.envs.scenarios.base import check_scenario
@@ -33,10 +34,10 @@ from crowdsteer.envs.scenarios.placement import (
     PairPlan,
     _overlapping,
     close_pairs,
+    draw_pairs,
     overlapping_pairs_dense,
-    points,
-    uniform_rows,
 )
+from crowdsteer.envs.scenarios.sampling import AxisBoxes, points, uniform_rows
 
 BODY = BodyDefaults()
 
@@ -434,8 +435,8 @@ def test_uniform_rows_draw_what_uniform_calls_draw(monkeypatch, by_hand):
     """``uniform_rows`` gives the numbers of one ``g.uniform(low, high, k)`` call per row, bit for
     bit, and leaves the generator where those calls leave it: made from ``g.random`` (where
     this machine's numpy allows) or by the calls themselves."""
-    assert placement._UNIFORM_FROM_RANDOM  # numpy's uniform is low + (high - low) * random
-    monkeypatch.setattr(placement, "_UNIFORM_FROM_RANDOM", by_hand)
+    assert sampling.UNIFORM_FROM_RANDOM  # numpy's uniform is low + (high - low) * random
+    monkeypatch.setattr(sampling, "UNIFORM_FROM_RANDOM", by_hand)
     rng = np.random.default_rng(11)
     for k in (0, 1, 7, 40):
         low = rng.uniform(-20.0, 20.0, 5)
@@ -455,3 +456,34 @@ def test_points_are_stacked_coordinates():
     got = points(x, y)
     assert got.dtype == np.float64 and got.flags.c_contiguous
     assert np.array_equal(got, np.stack([x, y], axis=1))
+
+
+@pytest.mark.parametrize("shifted", [False, True])
+@pytest.mark.parametrize("fixed_count", [0, 4])
+def test_axis_boxes_compiled_rejection_draws_what_the_loop_draws(monkeypatch, shifted, fixed_count):
+    """An ``AxisBoxes`` rejection run compiled gives ``draw_pairs``' Python loop's starts and
+    goals bit for bit, stalls (None) where it stalls, and leaves the generator where it does:
+    crowded boxes, many rounds, with and without fixed points."""
+    rng = np.random.default_rng(5)
+    for n in (1, 6, 14):
+        sign = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+        bounds = np.array([(0.5, 3.0), (-1.5, 1.5), (0.5, 3.0), (-1.5, 1.5)])
+        if shifted:
+            sample = AxisBoxes.offset(bounds, 4.0 * sign, -4.0 * sign)
+        else:
+            sample = AxisBoxes.mirrored(bounds, sign, -sign)
+        clearance = np.full(n, 0.35)
+        fixed = rng.uniform(-4.0, 4.0, (fixed_count, 2))
+        fixed_c = np.full(fixed_count, 0.3)
+        for rounds in (3, 200):
+            seed = int(rng.integers(1 << 31))
+            runs = []
+            for compiled in (True, False):
+                monkeypatch.setattr(sampling, "UNIFORM_FROM_RANDOM", compiled)
+                g = np.random.default_rng(seed)
+                runs.append((draw_pairs(g, sample, n, clearance, fixed, fixed_c, rounds), g))
+            (got, g_compiled), (want, g_loop) = runs
+            assert (got is None) == (want is None)
+            if want is not None:
+                assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+            assert g_compiled.random() == g_loop.random()

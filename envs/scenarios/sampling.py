@@ -1,0 +1,177 @@
+"""Random points for the scenes' rejection sampling, drawn as numpy's ``Generator.uniform`` would.
+
+A reset redraws every body whose start or goal overlaps another's, round after round, until none
+does (``placement.draw_pairs``). The samplers here draw the same numbers from the world's
+generator as the scenes' own calls of ``g.uniform`` would, with less work per round:
+``uniform_rows`` takes the rows of a round from one call of the generator, and an
+``AxisBoxes`` sampler (starts and goals uniform in boxes along x, mirrored per body) runs the
+whole rejection in one compiled call (``draw_axis_boxes``), the generator passed in.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from crowdsteer.envs.kernels.bundle import bundle
+from crowdsteer.envs.kernels.jit import njit
+
+
+def points(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The points ``(k, 2)`` float64 of coordinates ``x, y: (k,)``: ``np.stack([x, y], axis=1)``
+    at a quarter of its cost (samplers build a few of them in every rejection round)."""
+    out = np.empty((len(x), 2))
+    out[:, 0] = x
+    out[:, 1] = y
+    return out
+
+
+def uniform_from_random() -> bool:
+    """Whether ``low + (high - low) * g.random()`` reproduces ``g.uniform(low, high)`` bit for
+    bit here (numpy's ``uniform`` is that product and sum of the generator's next double, which
+    ``random`` draws in the same order), checked on a few thousand numbers."""
+    g = np.random.default_rng(20260)
+    low = g.uniform(-100.0, 100.0, (64, 1))
+    high = low + g.uniform(0.0, 100.0, (64, 1))
+    expected = np.random.default_rng(7)
+    rows = [expected.uniform(lo, hi, 50) for lo, hi in zip(low[:, 0], high[:, 0], strict=True)]
+    got = np.random.default_rng(7).random((64, 50))
+    got *= high - low
+    got += low
+    return bool(np.array_equal(np.array(rows), got))
+
+
+UNIFORM_FROM_RANDOM = uniform_from_random()
+"""Whether ``uniform_rows`` and ``draw_axis_boxes`` may draw through ``g.random`` here."""
+
+
+def uniform_rows(g: np.random.Generator, bounds: np.ndarray, k: int) -> np.ndarray:
+    """``(r, k)``: row ``i`` holds what ``g.uniform(low, high, k)`` draws for the row
+    ``bounds[i] = (low, high)`` of ``bounds: (r, 2)``, the rows drawn one after the other, in
+    one call to the generator instead of ``r`` (a reset's samplers draw a few rows in every
+    rejection round). The same numbers as the ``r`` calls, bit for bit: made that way only
+    where ``uniform_from_random`` holds, and by the calls otherwise."""
+    low, high = bounds[:, :1], bounds[:, 1:]
+    if not UNIFORM_FROM_RANDOM:
+        return np.array([g.uniform(lo, hi, k) for lo, hi in bounds])
+    u = g.random((len(bounds), k))
+    u *= high - low
+    u += low
+    return u
+
+
+@njit(cache=True, inline="always")
+def mark_overlaps(pts, clearance, moved, fixed, fixed_c, bad):
+    """Mark in ``bad: (n,)`` every body of ``pts: (n, 2)`` that overlaps an earlier one or a
+    fixed point, examining the pairs of the ``moved`` bodies only (``placement._overlapping``,
+    every pair compared)."""
+    n = pts.shape[0]
+    for m in moved:
+        for j in range(n):
+            if j == m:
+                continue
+            dx = pts[m, 0] - pts[j, 0]
+            dy = pts[m, 1] - pts[j, 1]
+            if math.sqrt(dx * dx + dy * dy) < clearance[m] + clearance[j]:
+                bad[max(m, j)] = True
+        for f in range(fixed.shape[0]):
+            dx = pts[m, 0] - fixed[f, 0]
+            dy = pts[m, 1] - fixed[f, 1]
+            if math.sqrt(dx * dx + dy * dy) < clearance[m] + fixed_c[f]:
+                bad[m] = True
+
+
+@bundle
+class AxisBoxes(NamedTuple):
+    """Starts and goals uniform in boxes along x, mirrored per body: one round draws the rows of
+    ``bounds: (4, 2)`` (start's x, start's y, goal's x, goal's y, as ``(low, high)``), and body
+    ``i`` gets the start ``(start_sign[i] * x + start_shift[i], y)`` and likewise its goal
+    (``start_sign, goal_sign, start_shift, goal_shift: (n,)``; the shifts are added only when
+    ``shifted``, so that an unshifted coordinate is the product alone, as a scene writes it).
+
+    Called as ``sample(g, idx)`` for the bodies ``idx``, as ``draw_pairs`` calls every sampler;
+    ``draw_pairs`` runs its whole rejection compiled instead (``draw_axis_boxes``), with the same
+    draws. Made by ``mirrored`` or ``offset``."""
+
+    bounds: np.ndarray
+    start_sign: np.ndarray
+    goal_sign: np.ndarray
+    start_shift: np.ndarray
+    goal_shift: np.ndarray
+    shifted: bool = False
+
+    @classmethod
+    def mirrored(
+        cls, bounds: np.ndarray, start_sign: np.ndarray, goal_sign: np.ndarray
+    ) -> AxisBoxes:
+        """A sampler without shifts: x is ``sign * drawn``."""
+        zero = np.zeros(len(start_sign))
+        return cls(*_float_arrays(bounds, start_sign, goal_sign, zero, zero), False)
+
+    @classmethod
+    def offset(
+        cls, bounds: np.ndarray, start_shift: np.ndarray, goal_shift: np.ndarray
+    ) -> AxisBoxes:
+        """A sampler without signs: x is ``drawn + shift``."""
+        one = np.ones(len(start_shift))
+        return cls(*_float_arrays(bounds, one, one, start_shift, goal_shift), True)
+
+    def __call__(self, g: np.random.Generator, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        xs, ys, xg, yg = uniform_rows(g, self.bounds, len(idx))
+        start_x = self.start_sign[idx] * xs
+        goal_x = self.goal_sign[idx] * xg
+        if self.shifted:
+            start_x += self.start_shift[idx]
+            goal_x += self.goal_shift[idx]
+        return points(start_x, ys), points(goal_x, yg)
+
+
+def _float_arrays(*arrays: np.ndarray) -> list[np.ndarray]:
+    return [np.ascontiguousarray(a, np.float64) for a in arrays]
+
+
+@njit(cache=True, inline="always", allocates=True)
+def _draw_axis_rows(g, s, moved, starts, goals):
+    """One round of ``AxisBoxes`` ``s`` for the ``moved`` bodies, written into ``starts`` and
+    ``goals``: the rows drawn as ``uniform_rows`` draws them (the generator's next doubles,
+    row after row, each scaled as ``low + (high - low) * u``)."""
+    k = moved.shape[0]
+    u = g.random(4 * k)
+    for r in range(4):
+        low = s.bounds[r, 0]
+        span = s.bounds[r, 1] - low
+        for m in range(k):
+            u[r * k + m] = u[r * k + m] * span + low
+    for m in range(k):
+        i = moved[m]
+        start_x = s.start_sign[i] * u[m]
+        goal_x = s.goal_sign[i] * u[2 * k + m]
+        if s.shifted:
+            start_x += s.start_shift[i]
+            goal_x += s.goal_shift[i]
+        starts[i, 0] = start_x
+        starts[i, 1] = u[k + m]
+        goals[i, 0] = goal_x
+        goals[i, 1] = u[3 * k + m]
+
+
+@njit(cache=True, allocates=True)
+def draw_axis_boxes(g, s, clearance, fixed, fixed_c, rounds, starts, goals):
+    """``placement.draw_pairs`` with the ``AxisBoxes`` sampler ``s``, in one compiled call: the
+    same draws from the generator ``g``, round for round, written into ``starts, goals: (n, 2)``;
+    True when no body overlaps another within ``rounds`` rounds."""
+    n = starts.shape[0]
+    moved = np.arange(n)
+    bad = np.zeros(n, np.bool_)
+    _draw_axis_rows(g, s, moved, starts, goals)
+    for _ in range(rounds):
+        bad[:] = False
+        mark_overlaps(starts, clearance, moved, fixed, fixed_c, bad)
+        mark_overlaps(goals, clearance, moved, fixed, fixed_c, bad)
+        moved = np.flatnonzero(bad)
+        if moved.shape[0] == 0:
+            return True
+        _draw_axis_rows(g, s, moved, starts, goals)
+    return False
