@@ -24,7 +24,7 @@ from .base import (
     require_extent,
 )
 from .placement import Box, Group, Lattice, PairPlan
-from .sampling import points, uniform_rows
+from .sampling import AxisBoxes
 
 NAME = "crossing_flows"
 _ADVICE = "reduce n_learners or n_pedestrians, or raise scenario_params lane_width or start_depth"
@@ -85,23 +85,10 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Cr
     walkers = counts.learners + counts.pedestrians
     northward = (np.arange(walkers) % 2) == 1
 
-    # distance from the centre along the walker's way (start, goal), then the two lateral
-    # offsets (start, goal) of each walker, drawn interleaved as one (k, 2) draw would
+    # distance from the centre along the walker's way (start: before it, goal: past it), then
+    # the two lateral offsets; a northward walker has its two coordinates exchanged
     bounds = np.array([(h - p.start_depth, h), (h - p.start_depth, h), (-lw, lw), (-lw, lw)])
-
-    def sample(g, idx):
-        k = len(idx)
-        rows = uniform_rows(g, bounds, k)
-        along_s, along_g = -rows[0], rows[1]
-        lateral = rows[2:].reshape(k, 2)
-        north = northward[idx]  # a northward walker has its two coordinates swapped
-        start = points(
-            np.where(north, lateral[:, 0], along_s), np.where(north, along_s, lateral[:, 0])
-        )
-        goal = points(
-            np.where(north, lateral[:, 1], along_g), np.where(north, along_g, lateral[:, 1])
-        )
-        return start, goal
+    sample = AxisBoxes.crossing(bounds, np.full(walkers, -1.0), np.ones(walkers), northward)
 
     clearance = np.full(walkers, body.radius + 0.05)
     walkers_plan, flocks = _plans(counts, body, p)

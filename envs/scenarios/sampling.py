@@ -85,51 +85,91 @@ def mark_overlaps(pts, clearance, moved, fixed, fixed_c, bad):
 
 @bundle
 class AxisBoxes(NamedTuple):
-    """Starts and goals uniform in boxes along x, mirrored per body: one round draws the rows of
-    ``bounds: (4, 2)`` (start's x, start's y, goal's x, goal's y, as ``(low, high)``), and body
-    ``i`` gets the start ``(start_sign[i] * x + start_shift[i], y)`` and likewise its goal
+    """Starts and goals uniform in boxes along an axis, mirrored per body. One round draws the
+    four rows of ``bounds: (4, 2)`` (``(low, high)`` each) for the ``k`` bodies redrawn: the
+    start's x, the start's y, the goal's x, the goal's y; or, with ``lateral_pairs``, the
+    start's x, the goal's x, then the two y's as one ``(k, 2)`` draw (each body's start and goal
+    y one after the other, both rows with the same bounds). Body ``i`` starts at
+    ``(start_sign[i] * x + start_shift[i], y)`` and likewise for its goal
     (``start_sign, goal_sign, start_shift, goal_shift: (n,)``; the shifts are added only when
-    ``shifted``, so that an unshifted coordinate is the product alone, as a scene writes it).
+    ``shifted``, so that an unshifted coordinate is the product alone, as a scene writes it),
+    with its two coordinates exchanged where ``swap[i]`` (a body walking along y).
 
     Called as ``sample(g, idx)`` for the bodies ``idx``, as ``draw_pairs`` calls every sampler;
     ``draw_pairs`` runs its whole rejection compiled instead (``draw_axis_boxes``), with the same
-    draws. Made by ``mirrored`` or ``offset``."""
+    draws. Made by ``mirrored``, ``offset`` or ``crossing``."""
 
     bounds: np.ndarray
     start_sign: np.ndarray
     goal_sign: np.ndarray
     start_shift: np.ndarray
     goal_shift: np.ndarray
-    shifted: bool = False
+    swap: np.ndarray
+    shifted: bool
+    lateral_pairs: bool
 
     @classmethod
     def mirrored(
         cls, bounds: np.ndarray, start_sign: np.ndarray, goal_sign: np.ndarray
     ) -> AxisBoxes:
-        """A sampler without shifts: x is ``sign * drawn``."""
+        """Along x without shifts: x is ``sign * drawn``."""
         zero = np.zeros(len(start_sign))
-        return cls(*_float_arrays(bounds, start_sign, goal_sign, zero, zero), False)
+        return cls._of(bounds, start_sign, goal_sign, zero, zero, False, False)
 
     @classmethod
     def offset(
         cls, bounds: np.ndarray, start_shift: np.ndarray, goal_shift: np.ndarray
     ) -> AxisBoxes:
-        """A sampler without signs: x is ``drawn + shift``."""
+        """Along x without signs: x is ``drawn + shift``."""
         one = np.ones(len(start_shift))
-        return cls(*_float_arrays(bounds, one, one, start_shift, goal_shift), True)
+        return cls._of(bounds, one, one, start_shift, goal_shift, True, False)
+
+    @classmethod
+    def crossing(
+        cls, bounds: np.ndarray, start_sign: np.ndarray, goal_sign: np.ndarray, swap: np.ndarray
+    ) -> AxisBoxes:
+        """Along x or, where ``swap``, along y; the lateral offsets drawn in pairs."""
+        zero = np.zeros(len(start_sign))
+        return cls._of(bounds, start_sign, goal_sign, zero, zero, False, True, swap)
+
+    @classmethod
+    def _of(
+        cls,
+        bounds: np.ndarray,
+        start_sign: np.ndarray,
+        goal_sign: np.ndarray,
+        start_shift: np.ndarray,
+        goal_shift: np.ndarray,
+        shifted: bool,
+        lateral_pairs: bool,
+        swap: np.ndarray | None = None,
+    ) -> AxisBoxes:
+        floats = (bounds, start_sign, goal_sign, start_shift, goal_shift)
+        swap = np.zeros(len(start_sign), np.bool_) if swap is None else swap
+        return cls(
+            *(np.ascontiguousarray(a, np.float64) for a in floats),
+            np.ascontiguousarray(swap, np.bool_),
+            shifted,
+            lateral_pairs,
+        )
 
     def __call__(self, g: np.random.Generator, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        xs, ys, xg, yg = uniform_rows(g, self.bounds, len(idx))
-        start_x = self.start_sign[idx] * xs
-        goal_x = self.goal_sign[idx] * xg
+        k = len(idx)
+        rows = uniform_rows(g, self.bounds, k)
+        if self.lateral_pairs:
+            x_start, x_goal = rows[0], rows[1]
+            y_start, y_goal = rows[2:].reshape(k, 2).T
+        else:
+            x_start, y_start, x_goal, y_goal = rows
+        x_start = self.start_sign[idx] * x_start
+        x_goal = self.goal_sign[idx] * x_goal
         if self.shifted:
-            start_x += self.start_shift[idx]
-            goal_x += self.goal_shift[idx]
-        return points(start_x, ys), points(goal_x, yg)
-
-
-def _float_arrays(*arrays: np.ndarray) -> list[np.ndarray]:
-    return [np.ascontiguousarray(a, np.float64) for a in arrays]
+            x_start += self.start_shift[idx]
+            x_goal += self.goal_shift[idx]
+        swap = self.swap[idx]
+        start = points(np.where(swap, y_start, x_start), np.where(swap, x_start, y_start))
+        goal = points(np.where(swap, y_goal, x_goal), np.where(swap, x_goal, y_goal))
+        return start, goal
 
 
 @njit(cache=True, inline="always", allocates=True)
@@ -146,15 +186,24 @@ def _draw_axis_rows(g, s, moved, starts, goals):
             u[r * k + m] = u[r * k + m] * span + low
     for m in range(k):
         i = moved[m]
-        start_x = s.start_sign[i] * u[m]
-        goal_x = s.goal_sign[i] * u[2 * k + m]
+        if s.lateral_pairs:
+            x_start, x_goal = u[m], u[k + m]
+            y_start, y_goal = u[2 * k + 2 * m], u[2 * k + 2 * m + 1]
+        else:
+            x_start, y_start = u[m], u[k + m]
+            x_goal, y_goal = u[2 * k + m], u[3 * k + m]
+        x_start = s.start_sign[i] * x_start
+        x_goal = s.goal_sign[i] * x_goal
         if s.shifted:
-            start_x += s.start_shift[i]
-            goal_x += s.goal_shift[i]
-        starts[i, 0] = start_x
-        starts[i, 1] = u[k + m]
-        goals[i, 0] = goal_x
-        goals[i, 1] = u[3 * k + m]
+            x_start += s.start_shift[i]
+            x_goal += s.goal_shift[i]
+        if s.swap[i]:
+            x_start, y_start = y_start, x_start
+            x_goal, y_goal = y_goal, x_goal
+        starts[i, 0] = x_start
+        starts[i, 1] = y_start
+        goals[i, 0] = x_goal
+        goals[i, 1] = y_goal
 
 
 @njit(cache=True, allocates=True)

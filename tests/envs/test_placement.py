@@ -458,9 +458,9 @@ def test_points_are_stacked_coordinates():
     assert np.array_equal(got, np.stack([x, y], axis=1))
 
 
-@pytest.mark.parametrize("shifted", [False, True])
+@pytest.mark.parametrize("variant", ["mirrored", "offset", "crossing"])
 @pytest.mark.parametrize("fixed_count", [0, 4])
-def test_axis_boxes_compiled_rejection_draws_what_the_loop_draws(monkeypatch, shifted, fixed_count):
+def test_axis_boxes_compiled_rejection_draws_what_the_loop_draws(monkeypatch, variant, fixed_count):
     """An ``AxisBoxes`` rejection run compiled gives ``draw_pairs``' Python loop's starts and
     goals bit for bit, stalls (None) where it stalls, and leaves the generator where it does:
     crowded boxes, many rounds, with and without fixed points."""
@@ -468,10 +468,13 @@ def test_axis_boxes_compiled_rejection_draws_what_the_loop_draws(monkeypatch, sh
     for n in (1, 6, 14):
         sign = np.where(rng.random(n) < 0.5, -1.0, 1.0)
         bounds = np.array([(0.5, 3.0), (-1.5, 1.5), (0.5, 3.0), (-1.5, 1.5)])
-        if shifted:
+        if variant == "offset":
             sample = AxisBoxes.offset(bounds, 4.0 * sign, -4.0 * sign)
-        else:
+        elif variant == "mirrored":
             sample = AxisBoxes.mirrored(bounds, sign, -sign)
+        else:
+            bounds[3] = bounds[2]  # the lateral pairs share their bounds
+            sample = AxisBoxes.crossing(bounds, -np.ones(n), np.ones(n), sign > 0)
         clearance = np.full(n, 0.35)
         fixed = rng.uniform(-4.0, 4.0, (fixed_count, 2))
         fixed_c = np.full(fixed_count, 0.3)
