@@ -18,9 +18,9 @@ as the step of the whole batch. For every navigation scenario with 4 learners an
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
+from typing import Any
 
 import numpy as np
 
@@ -90,7 +90,8 @@ def batch_loop(config: CrowdConfig, num_worlds: int, steps: int, seed: int) -> d
     }
 
 
-def report(args: argparse.Namespace) -> int:
+def report(args: Any) -> int:
+    """Print the table; ``args``: ``draws``, ``num_worlds``, ``steps``, ``seed``."""
     print(
         f"per world: median of {WINDOWS} windows of {args.draws} draws; batch loop: "
         f"B = {args.num_worlds}, {args.steps} steps, random actions, finished worlds reset"
