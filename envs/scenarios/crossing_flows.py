@@ -88,7 +88,9 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: Cr
     # distance from the centre along the walker's way (start: before it, goal: past it), then
     # the two lateral offsets; a northward walker has its two coordinates exchanged
     bounds = np.array([(h - p.start_depth, h), (h - p.start_depth, h), (-lw, lw), (-lw, lw)])
-    sample = AxisBoxes.crossing(bounds, np.full(walkers, -1.0), np.ones(walkers), northward)
+    sample = AxisBoxes.mirrored(
+        bounds, np.full(walkers, -1.0), np.ones(walkers), swap=northward, lateral_pairs=True
+    )
 
     clearance = np.full(walkers, body.radius + 0.05)
     walkers_plan, flocks = _plans(counts, body, p)

@@ -222,7 +222,8 @@ def draw_pairs(
     when nearer than the sum of their clearances. Starts and goals also keep clear of
     ``fixed_points: (f, 2)`` with ``fixed_clearance: (f,)``. Every body that overlaps an earlier
     one is redrawn, all at once, for at most ``max_rounds`` rounds (default ``MAX_ROUNDS``);
-    None if some still overlap.
+    None if some still overlap. With an ``AxisBoxes`` sampler the rounds run in one compiled call
+    (``sampling.draw_axis_boxes``), with the same draws.
     """
     if n == 0:
         return np.zeros((0, 2)), np.zeros((0, 2))

@@ -97,7 +97,7 @@ class AxisBoxes(NamedTuple):
 
     Called as ``sample(g, idx)`` for the bodies ``idx``, as ``draw_pairs`` calls every sampler;
     ``draw_pairs`` runs its whole rejection compiled instead (``draw_axis_boxes``), with the same
-    draws. Made by ``mirrored``, ``offset`` or ``crossing``."""
+    draws. Made by ``mirrored`` or ``offset``."""
 
     bounds: np.ndarray
     start_sign: np.ndarray
@@ -110,11 +110,16 @@ class AxisBoxes(NamedTuple):
 
     @classmethod
     def mirrored(
-        cls, bounds: np.ndarray, start_sign: np.ndarray, goal_sign: np.ndarray
+        cls,
+        bounds: np.ndarray,
+        start_sign: np.ndarray,
+        goal_sign: np.ndarray,
+        swap: np.ndarray | None = None,
+        lateral_pairs: bool = False,
     ) -> AxisBoxes:
-        """Along x without shifts: x is ``sign * drawn``."""
+        """Without shifts: x is ``sign * drawn``; along y where ``swap``."""
         zero = np.zeros(len(start_sign))
-        return cls._of(bounds, start_sign, goal_sign, zero, zero, False, False)
+        return cls._of(bounds, start_sign, goal_sign, zero, zero, False, lateral_pairs, swap)
 
     @classmethod
     def offset(
@@ -123,14 +128,6 @@ class AxisBoxes(NamedTuple):
         """Along x without signs: x is ``drawn + shift``."""
         one = np.ones(len(start_shift))
         return cls._of(bounds, one, one, start_shift, goal_shift, True, False)
-
-    @classmethod
-    def crossing(
-        cls, bounds: np.ndarray, start_sign: np.ndarray, goal_sign: np.ndarray, swap: np.ndarray
-    ) -> AxisBoxes:
-        """Along x or, where ``swap``, along y; the lateral offsets drawn in pairs."""
-        zero = np.zeros(len(start_sign))
-        return cls._of(bounds, start_sign, goal_sign, zero, zero, False, True, swap)
 
     @classmethod
     def _of(

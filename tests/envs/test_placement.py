@@ -474,7 +474,7 @@ def test_axis_boxes_compiled_rejection_draws_what_the_loop_draws(monkeypatch, va
             sample = AxisBoxes.mirrored(bounds, sign, -sign)
         else:
             bounds[3] = bounds[2]  # the lateral pairs share their bounds
-            sample = AxisBoxes.crossing(bounds, -np.ones(n), np.ones(n), sign > 0)
+            sample = AxisBoxes.mirrored(bounds, -np.ones(n), np.ones(n), sign > 0, True)
         clearance = np.full(n, 0.35)
         fixed = rng.uniform(-4.0, 4.0, (fixed_count, 2))
         fixed_c = np.full(fixed_count, 0.3)
