@@ -22,7 +22,7 @@ from crowdsteer.envs.kernels.jit import njit
 
 from . import sampling
 from .errors import ScenarioError
-from .sampling import AxisBoxes, draw_axis_boxes, mark_overlaps, points
+from .sampling import AxisBoxes, draw_axis_boxes, mark_overlaps, points, uniform_rows
 
 MAX_ROUNDS = 200
 """Rejection rounds before the lattice fallback."""
@@ -529,9 +529,10 @@ def _end_box(g: Group, end: str) -> Box:
 def uniform_in(box: Box) -> Sampler:
     """A sampler of points uniform in ``box`` with goal = start (flock units)."""
 
+    bounds = np.array([(box.x0, box.x1), (box.y0, box.y1)])
+
     def sample(g: np.random.Generator, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        k = len(idx)
-        p = points(g.uniform(box.x0, box.x1, k), g.uniform(box.y0, box.y1, k))
+        p = points(*uniform_rows(g, bounds, len(idx)))
         return p, p.copy()
 
     return sample
