@@ -22,7 +22,7 @@ from crowdsteer.envs.kernels.jit import njit
 
 from . import sampling
 from .errors import ScenarioError
-from .sampling import AxisBoxes, draw_axis_boxes, mark_overlaps, points, uniform_rows
+from .sampling import AxisBoxes, draw_axis_boxes, overlapping_pairs_dense, points, uniform_rows
 
 MAX_ROUNDS = 200
 """Rejection rounds before the lattice fallback."""
@@ -164,23 +164,6 @@ def _close_pairs_dense(a, ra, b, rb, same):
                 out_j[k] = j
                 k += 1
     return out_i[:k].copy(), out_j[:k].copy()
-
-
-@njit(cache=True)
-def overlapping_pairs_dense(starts, goals, clearance, moved, fixed, fixed_c, bad):
-    """``bad: (n,)`` set to ``_overlapping(starts) | _overlapping(goals)``, every pair compared
-    in one compiled call (the same distances and comparisons as ``close_pairs``, so the same
-    marks). A reset draws a few dozen points and checks them several times; numpy's calls on
-    arrays this small cost more than the arithmetic. starts, goals, fixed: (n, 2), (n, 2),
-    (f, 2) float64; clearance: (n,); moved: (k,) int64; fixed_c: (f,). Returns how many are
-    marked (numpy's ``any`` on an array this small costs more than the comparisons)."""
-    bad[:] = False
-    mark_overlaps(starts, clearance, moved, fixed, fixed_c, bad)
-    mark_overlaps(goals, clearance, moved, fixed, fixed_c, bad)
-    marked = 0
-    for flag in bad:
-        marked += flag
-    return marked
 
 
 def _overlapping(

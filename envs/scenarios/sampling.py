@@ -53,9 +53,9 @@ def uniform_rows(g: np.random.Generator, bounds: np.ndarray, k: int) -> np.ndarr
     one call to the generator instead of ``r`` (a reset's samplers draw a few rows in every
     rejection round). The same numbers as the ``r`` calls, bit for bit: made that way only
     where ``uniform_from_random`` holds, and by the calls otherwise."""
-    low, high = bounds[:, :1], bounds[:, 1:]
     if not UNIFORM_FROM_RANDOM:
         return np.array([g.uniform(lo, hi, k) for lo, hi in bounds])
+    low, high = bounds[:, :1], bounds[:, 1:]
     u = g.random((len(bounds), k))
     u *= high - low
     u += low
@@ -63,7 +63,7 @@ def uniform_rows(g: np.random.Generator, bounds: np.ndarray, k: int) -> np.ndarr
 
 
 @njit(cache=True, inline="always")
-def mark_overlaps(pts, clearance, moved, fixed, fixed_c, bad):
+def _mark_overlaps(pts, clearance, moved, fixed, fixed_c, bad):
     """Mark in ``bad: (n,)`` every body of ``pts: (n, 2)`` that overlaps an earlier one or a
     fixed point, examining the pairs of the ``moved`` bodies only (``placement._overlapping``,
     every pair compared)."""
@@ -81,6 +81,24 @@ def mark_overlaps(pts, clearance, moved, fixed, fixed_c, bad):
             dy = pts[m, 1] - fixed[f, 1]
             if math.sqrt(dx * dx + dy * dy) < clearance[m] + fixed_c[f]:
                 bad[m] = True
+
+
+@njit(cache=True)
+def overlapping_pairs_dense(starts, goals, clearance, moved, fixed, fixed_c, bad):
+    """``bad: (n,)`` set to the bodies ``placement._overlapping`` marks among the starts or the
+    goals, every pair compared in one compiled call (the same distances and comparisons as
+    ``placement.close_pairs``, so the same marks). A reset draws a few dozen points and checks
+    them several times; numpy's calls on arrays this small cost more than the arithmetic.
+    starts, goals, fixed: (n, 2), (n, 2), (f, 2) float64; clearance: (n,); moved: (k,) int64;
+    fixed_c: (f,). Returns how many are marked (numpy's ``any`` on an array this small costs
+    more than the comparisons)."""
+    bad[:] = False
+    _mark_overlaps(starts, clearance, moved, fixed, fixed_c, bad)
+    _mark_overlaps(goals, clearance, moved, fixed, fixed_c, bad)
+    marked = 0
+    for flag in bad:
+        marked += flag
+    return marked
 
 
 @bundle
@@ -213,11 +231,8 @@ def draw_axis_boxes(g, s, clearance, fixed, fixed_c, rounds, starts, goals):
     bad = np.zeros(n, np.bool_)
     _draw_axis_rows(g, s, moved, starts, goals)
     for _ in range(rounds):
-        bad[:] = False
-        mark_overlaps(starts, clearance, moved, fixed, fixed_c, bad)
-        mark_overlaps(goals, clearance, moved, fixed, fixed_c, bad)
-        moved = np.flatnonzero(bad)
-        if moved.shape[0] == 0:
+        if overlapping_pairs_dense(starts, goals, clearance, moved, fixed, fixed_c, bad) == 0:
             return True
+        moved = np.flatnonzero(bad)
         _draw_axis_rows(g, s, moved, starts, goals)
     return False
