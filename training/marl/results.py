@@ -11,7 +11,9 @@ onwards, never used in training), and writes
   returns) kept and the held-out outcomes added under ``absolute_metrics`` (per episode: the
   fraction of its learners that succeeded, that collided), and the pooled estimates with 95 %
   Wilson intervals under ``crowdsteer_summary``;
-- ``docs/marl_curves.png``: the learning curves, mean and 95 % t-interval over seeds;
+- ``docs/marl_curves.png``: the learning curves, mean and 95 % t-interval over seeds, drawn
+  from the file above alone (each BenchMARL run's collection success rates and each PPO run's
+  evaluations are kept under ``crowdsteer_summary``'s ``curves``);
 - the Markdown table of the docs (printed).
 
 Nothing is selected on the held-out episodes: each run's last checkpoint is evaluated.
@@ -40,7 +42,7 @@ class Study:
     """What the study ran and how it is evaluated."""
 
     tasks: tuple[str, ...] = ("circle_crossing", "corridor", "crossing_flows")
-    algorithms: tuple[str, ...] = ("mappo", "ippo")
+    algorithms: tuple[str, ...] = ("mappo", "ippo", "masac")
     seeds: tuple[int, ...] = (0, 1, 2)
     runs: Path = Path("runs/marl")
     ppo_runs: Path = Path("runs/marl_ppo")
@@ -51,6 +53,8 @@ class Study:
 
 
 STUDY = Study()
+SUCCESS_SCALAR = "collection_agents_success_rate"
+"""BenchMARL's scalar of the success rate of the learner episodes ended in each collected batch."""
 PPO_LABEL = "ppo_shared"
 """The shared-policy PPO of ``crowdsteer train`` (Stable-Baselines3) in the tables."""
 
@@ -123,6 +127,7 @@ def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
     runs = find_runs(study.runs)
     doc: dict[str, Any] = {ENV_NAME: {}}
     summary: dict[str, Any] = {}
+    curves: dict[str, Any] = {}
     for task in study.tasks:
         table = doc[ENV_NAME].setdefault(task, {})
         summary[task] = {}
@@ -140,8 +145,15 @@ def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
             model = study.ppo_runs / f"ppo_{task}_{seed}" / "model.zip"
             if model.is_file():
                 entries.append((PPO_LABEL, seed, str(model), None))
+                evals = json.loads((model.parent / "evals.json").read_text())
+                ppo_curve = [[e["timesteps"], e["success_rate"]] for e in evals]
+                curves.setdefault(task, {}).setdefault(PPO_LABEL, {})[str(seed)] = ppo_curve
         entries += [(name, 0, name, None) for name in study.baselines]
         pooled: dict[str, list[dict]] = {}
+        for algo, seed, _, record in entries:
+            if record is not None:  # a BenchMARL run: its collected batches' success rates
+                rates = _read_scalar(runs[algo, task, seed], SUCCESS_SCALAR)[:, 1].tolist()
+                curves.setdefault(task, {}).setdefault(algo, {})[str(seed)] = rates
         for label, seed, policy, record in entries:
             per_episode = held_out(policy, task, study)
             pooled.setdefault(label, []).extend(per_episode)
@@ -165,6 +177,7 @@ def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
         "eval_seed": study.eval_seed,
         "eval_episodes_per_run": study.eval_episodes,
         "tasks": summary,
+        "curves": curves,
     }
     return doc
 
@@ -199,15 +212,16 @@ def _read_scalar(folder: Path, name: str) -> np.ndarray:
 
 
 def plot_curves(doc: dict[str, Any], study: Study = STUDY) -> Path:
-    """Learning curves per task: BenchMARL's evaluation return and the success rate of the
-    collected batches (MAPPO, IPPO), and the shared PPO's periodic evaluation success, against
-    learner steps (a frame of a task is one step of each of its learners)."""
+    """Learning curves per task, from the study's document ``doc`` alone: BenchMARL's
+    evaluation return and the success rate of the collected batches (MAPPO, IPPO, MASAC), and
+    the shared PPO's periodic evaluation success, against learner steps (a frame of a task is
+    one step of each of its learners)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    runs = find_runs(study.runs)
+    curves = doc["crowdsteer_summary"]["curves"]
     fig, axes = plt.subplots(
         2, len(study.tasks), figsize=(4.2 * len(study.tasks), 6.4), squeeze=False
     )
@@ -218,8 +232,8 @@ def plot_curves(doc: dict[str, Any], study: Study = STUDY) -> Path:
             steps, returns, success = [], [], []
             for seed in study.seeds:
                 record = doc[ENV_NAME][task].get(algo, {}).get(f"seed_{seed}")
-                folder = runs.get((algo, task, seed))
-                if record is None or folder is None:
+                rates = curves.get(task, {}).get(algo, {}).get(str(seed))
+                if record is None or rates is None:
                     continue
                 points = sorted(
                     (v["step_count"], float(np.mean(v["return"])))
@@ -228,22 +242,17 @@ def plot_curves(doc: dict[str, Any], study: Study = STUDY) -> Path:
                 )
                 steps.append([p[0] * n_l for p in points])
                 returns.append([p[1] for p in points])
-                rates = _read_scalar(folder, "collection_agents_success_rate")
-                success.append(rates[:, 1])
+                success.append(np.asarray(rates))
             if not returns:
                 continue
             _band(ax_ret, np.asarray(steps[0]), np.asarray(returns), algo)
             frames = 6000 * n_l * (np.arange(min(map(len, success))) + 1)
             _band(ax_succ, frames, np.asarray([s[: len(frames)] for s in success]), algo)
-        ppo = []
-        for seed in study.seeds:
-            path = study.ppo_runs / f"ppo_{task}_{seed}" / "evals.json"
-            if path.is_file():
-                ppo.append(json.loads(path.read_text()))
+        ppo = list(curves.get(task, {}).get(PPO_LABEL, {}).values())  # [timesteps, success]
         if ppo:
-            steps = np.asarray([e["timesteps"] for e in ppo[0]])
             length = min(len(p) for p in ppo)
-            values = np.asarray([[e["success_rate"] for e in p[:length]] for p in ppo])
+            steps = np.asarray([e[0] for e in ppo[0][:length]])
+            values = np.asarray([[e[1] for e in p[:length]] for p in ppo])
             _band(ax_succ, steps[:length], values, f"{PPO_LABEL} (evaluation)", style="--")
         ax_ret.set_title(f"crowdsteer/{task}")
         ax_ret.set_ylabel("evaluation return (BenchMARL)")

@@ -1,6 +1,6 @@
 """BenchMARL's command line on a crowdsteer task, for real (the optional ``marl`` extra; skips
-without BenchMARL): MAPPO and IPPO train for two collections each, write BenchMARL's marl-eval
-file and a checkpoint, and the checkpoint's policy acts in crowdsteer's evaluation."""
+without BenchMARL): MAPPO, IPPO and MASAC train for two collections each, write BenchMARL's
+marl-eval file and a checkpoint, and the checkpoint's policy acts in crowdsteer's evaluation."""
 
 from __future__ import annotations
 
@@ -26,6 +26,11 @@ TINY = [
     "experiment.on_policy_n_envs_per_worker=6",
     "experiment.on_policy_minibatch_size=200",
     "experiment.on_policy_n_minibatch_iters=2",
+    "experiment.off_policy_collected_frames_per_batch=600",
+    "experiment.off_policy_n_envs_per_worker=6",
+    "experiment.off_policy_n_optimizer_steps=2",
+    "experiment.off_policy_train_batch_size=64",
+    "experiment.off_policy_memory_size=1200",
     "experiment.evaluation_interval=600",
     "experiment.evaluation_episodes=3",
     "model.num_cells=[16]",
@@ -34,7 +39,7 @@ TINY = [
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("algorithm", ["mappo", "ippo"])
+@pytest.mark.parametrize("algorithm", ["mappo", "ippo", "masac"])
 def test_benchmarl_command_line_trains_and_the_policy_acts(tmp_path, algorithm):
     cmd = [
         sys.executable,
@@ -44,8 +49,8 @@ def test_benchmarl_command_line_trains_and_the_policy_acts(tmp_path, algorithm):
         "task=crowdsteer/corridor",
         "seed=3",
         *TINY,
-        # MAPPO as the docs run it: the centralised critic gives a value per learner
-        *(["algorithm.share_param_critic=false"] if algorithm == "mappo" else []),
+        # MAPPO and MASAC as the docs run them: the centralised critic gives a value per learner
+        *(["algorithm.share_param_critic=false"] if algorithm != "ippo" else []),
         f"experiment.save_folder={tmp_path}",
         f"hydra.run.dir={tmp_path / 'hydra'}",
     ]

@@ -1,0 +1,72 @@
+"""The study's document is enough to redraw its figure and print its table: the curves of every
+BenchMARL run and PPO run are kept in it, so no run folder is read."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torchrl")
+pytest.importorskip("benchmarl")
+pytest.importorskip("matplotlib")
+
+from crowdsteer.training.marl.results import (  # noqa: E402
+    PPO_LABEL,
+    Study,
+    markdown_table,
+    plot_curves,
+)
+
+
+def _estimate(mean: float) -> dict[str, float]:
+    return {"mean": mean, "low": mean - 0.1, "high": mean + 0.1, "n": 10}
+
+
+def _document(task: str) -> dict:
+    runs, curves, summary = {}, {}, {}
+    for algo in ("mappo", "masac"):
+        runs[algo] = {
+            f"seed_{seed}": {
+                f"step_{k}": {"step_count": 6000 * (k + 1), "return": [0.1 * k, 0.2 * k + seed]}
+                for k in range(3)
+            }
+            for seed in (0, 1)
+        }
+        curves[algo] = {str(seed): [0.1, 0.2 + 0.1 * seed, 0.4] for seed in (0, 1)}
+    curves[PPO_LABEL] = {str(seed): [[1000, 0.2], [2000, 0.5 + 0.1 * seed]] for seed in (0, 1)}
+    for label in ("mappo", "masac", PPO_LABEL, "cardioid"):
+        seeds = ("0",) if label == "cardioid" else ("0", "1")
+        per_seed = {
+            s: {"success_rate": _estimate(0.5), "collision_rate": _estimate(0.3)} for s in seeds
+        }
+        pooled = {
+            "success_rate": _estimate(0.5),
+            "collision_rate": _estimate(0.3),
+            "time_to_goal": _estimate(12.0),
+        }
+        summary[label] = {"per_seed": per_seed, "pooled": pooled}
+    return {
+        "crowdsteer": {task: runs},
+        "crowdsteer_summary": {"tasks": {task: summary}, "curves": {task: curves}},
+    }
+
+
+def test_the_figure_is_drawn_from_the_document_alone(tmp_path):
+    study = Study(
+        tasks=("corridor",),
+        algorithms=("mappo", "masac"),
+        seeds=(0, 1),
+        runs=tmp_path / "no_runs",  # read nowhere: the folders do not exist
+        ppo_runs=tmp_path / "no_ppo_runs",
+        out=tmp_path,
+    )
+    path = plot_curves(_document("corridor"), study)
+    assert path == tmp_path / "marl_curves.png"
+    assert path.stat().st_size > 10_000
+
+
+def test_the_table_has_a_row_per_policy_with_its_seeds():
+    lines = markdown_table(_document("corridor")).splitlines()
+    rows = [line.split(" | ") for line in lines[2:]]
+    assert [r[1] for r in rows] == ["mappo", "masac", PPO_LABEL, "cardioid"]
+    assert [r[2] for r in rows] == ["2", "2", "2", "1"]
+    assert rows[0][3] == "0.500 [0.400, 0.600]"
