@@ -184,7 +184,8 @@ def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
 
 def markdown_table(doc: dict[str, Any]) -> str:
     """The docs' table: per task and policy, success and collision pooled over the held-out
-    learner-episodes of every seed [95 % Wilson interval], and each seed's success."""
+    learner-episodes of every seed [95 % Wilson interval], each seed's success, and the time to
+    goal over the arrivals ("-" where none arrived)."""
     lines = [
         "| task | policy | seeds | success [95 % CI] | success per seed | collision [95 % CI] "
         "| time to goal [s] |",
@@ -193,13 +194,14 @@ def markdown_table(doc: dict[str, Any]) -> str:
     for task, rows in doc["crowdsteer_summary"]["tasks"].items():
         for label, row in rows.items():
             s, c = row["pooled"]["success_rate"], row["pooled"]["collision_rate"]
-            t = row["pooled"]["time_to_goal"]["mean"]
+            t = row["pooled"]["time_to_goal"]["mean"]  # NaN when no learner arrived
+            time_to_goal = f"{t:.2f}" if np.isfinite(t) else "-"
             per_seed = [row["per_seed"][k]["success_rate"]["mean"] for k in sorted(row["per_seed"])]
             seeds = " / ".join(f"{v:.3f}" for v in per_seed) if len(per_seed) > 1 else ""
             lines.append(
                 f"| {task} | {label} | {len(per_seed)} | {s['mean']:.3f} [{s['low']:.3f}, "
                 f"{s['high']:.3f}] | {seeds} | {c['mean']:.3f} [{c['low']:.3f}, {c['high']:.3f}] "
-                f"| {t:.2f} |"
+                f"| {time_to_goal} |"
             )
     return "\n".join(lines)
 

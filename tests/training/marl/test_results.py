@@ -34,6 +34,7 @@ def _document(task: str) -> dict:
         curves[algo] = {str(seed): [0.1, 0.2 + 0.1 * seed, 0.4] for seed in (0, 1)}
     curves[PPO_LABEL] = {str(seed): [[1000, 0.2], [2000, 0.5 + 0.1 * seed]] for seed in (0, 1)}
     for label in ("mappo", "masac", PPO_LABEL, "cardioid"):
+        arrival = float("nan") if label == "masac" else 12.0  # no learner arrived
         seeds = ("0",) if label == "cardioid" else ("0", "1")
         per_seed = {
             s: {"success_rate": _estimate(0.5), "collision_rate": _estimate(0.3)} for s in seeds
@@ -41,7 +42,7 @@ def _document(task: str) -> dict:
         pooled = {
             "success_rate": _estimate(0.5),
             "collision_rate": _estimate(0.3),
-            "time_to_goal": _estimate(12.0),
+            "time_to_goal": _estimate(arrival),
         }
         summary[label] = {"per_seed": per_seed, "pooled": pooled}
     return {
@@ -66,7 +67,8 @@ def test_the_figure_is_drawn_from_the_document_alone(tmp_path):
 
 def test_the_table_has_a_row_per_policy_with_its_seeds():
     lines = markdown_table(_document("corridor")).splitlines()
-    rows = [line.split(" | ") for line in lines[2:]]
+    rows = [line.strip("| ").split(" | ") for line in lines[2:]]
     assert [r[1] for r in rows] == ["mappo", "masac", PPO_LABEL, "cardioid"]
     assert [r[2] for r in rows] == ["2", "2", "2", "1"]
     assert rows[0][3] == "0.500 [0.400, 0.600]"
+    assert [r[6] for r in rows] == ["12.00", "-", "12.00", "12.00"]
