@@ -145,9 +145,11 @@ def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
             model = study.ppo_runs / f"ppo_{task}_{seed}" / "model.zip"
             if model.is_file():
                 entries.append((PPO_LABEL, seed, str(model), None))
-                evals = json.loads((model.parent / "evals.json").read_text())
-                ppo_curve = [[e["timesteps"], e["success_rate"]] for e in evals]
-                curves.setdefault(task, {}).setdefault(PPO_LABEL, {})[str(seed)] = ppo_curve
+                evals_file = model.parent / "evals.json"  # its periodic evaluations, if any
+                if evals_file.is_file():
+                    evals = json.loads(evals_file.read_text())
+                    ppo_curve = [[e["timesteps"], e["success_rate"]] for e in evals]
+                    curves.setdefault(task, {}).setdefault(PPO_LABEL, {})[str(seed)] = ppo_curve
         entries += [(name, 0, name, None) for name in study.baselines]
         pooled: dict[str, list[dict]] = {}
         for algo, seed, _, record in entries:
