@@ -7,7 +7,6 @@ import pytest
 
 pytest.importorskip("torchrl")
 pytest.importorskip("benchmarl")
-pytest.importorskip("matplotlib")
 
 from crowdsteer.training.marl.results import (  # noqa: E402
     PPO_LABEL,
@@ -52,6 +51,7 @@ def _document(task: str) -> dict:
 
 
 def test_the_figure_is_drawn_from_the_document_alone(tmp_path):
+    pytest.importorskip("matplotlib")  # the train extra's
     study = Study(
         tasks=("corridor",),
         algorithms=("mappo", "masac"),
