@@ -131,6 +131,7 @@ def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
     for task in study.tasks:
         table = doc[ENV_NAME].setdefault(task, {})
         summary[task] = {}
+        task_curves = curves[task] = {}
         entries: list[tuple[str, int, Any, dict | None]] = []
         for algo in study.algorithms:
             for seed in study.seeds:
@@ -141,6 +142,9 @@ def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
                 curve = json.loads((folder / f"{folder.name}.json").read_text())
                 record = curve[ENV_NAME][task][algo][f"seed_{seed}"]
                 entries.append((algo, seed, BenchmarlPolicy(final_checkpoint(folder)), record))
+                # its collected batches' success rates, kept for the figure
+                rates = _read_scalar(folder, SUCCESS_SCALAR)[:, 1].tolist()
+                task_curves.setdefault(algo, {})[str(seed)] = rates
         for seed in study.seeds:
             model = study.ppo_runs / f"ppo_{task}_{seed}" / "model.zip"
             if model.is_file():
@@ -149,13 +153,9 @@ def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
                 if evals_file.is_file():
                     evals = json.loads(evals_file.read_text())
                     ppo_curve = [[e["timesteps"], e["success_rate"]] for e in evals]
-                    curves.setdefault(task, {}).setdefault(PPO_LABEL, {})[str(seed)] = ppo_curve
+                    task_curves.setdefault(PPO_LABEL, {})[str(seed)] = ppo_curve
         entries += [(name, 0, name, None) for name in study.baselines]
         pooled: dict[str, list[dict]] = {}
-        for algo, seed, _, record in entries:
-            if record is not None:  # a BenchMARL run: its collected batches' success rates
-                rates = _read_scalar(runs[algo, task, seed], SUCCESS_SCALAR)[:, 1].tolist()
-                curves.setdefault(task, {}).setdefault(algo, {})[str(seed)] = rates
         for label, seed, policy, record in entries:
             per_episode = held_out(policy, task, study)
             pooled.setdefault(label, []).extend(per_episode)
@@ -257,7 +257,7 @@ def plot_curves(doc: dict[str, Any], study: Study = STUDY) -> Path:
             length = min(len(p) for p in ppo)
             steps = np.asarray([e[0] for e in ppo[0][:length]])
             values = np.asarray([[e[1] for e in p[:length]] for p in ppo])
-            _band(ax_succ, steps[:length], values, f"{PPO_LABEL} (evaluation)", style="--")
+            _band(ax_succ, steps, values, f"{PPO_LABEL} (evaluation)", style="--")
         ax_ret.set_title(f"crowdsteer/{task}")
         ax_ret.set_ylabel("evaluation return (BenchMARL)")
         ax_succ.set_ylabel("success rate")
