@@ -610,6 +610,13 @@ def rate_estimate(flags: np.ndarray, confidence: float = 0.95) -> Estimate:
     return Estimate(mean, low, high, n, confidence)
 
 
+FRACTION = (0.0, 1.0)
+"""The range of a fraction or a rate (``seed_interval``'s and ``mean_estimate``'s ``bounds``)."""
+
+NON_NEGATIVE = (0.0, math.inf)
+"""The range of a count, a density, a depth or a distance."""
+
+
 def mean_estimate(
     values: np.ndarray, confidence: float = 0.95, bounds: tuple[float, float] | None = None
 ) -> Estimate:
@@ -635,12 +642,19 @@ def mean_estimate(
     return Estimate(mean, low, high, n, confidence)
 
 
-def seed_interval(values: Sequence[float] | np.ndarray, confidence: float = 0.95) -> dict:
+def seed_interval(
+    values: Sequence[float] | np.ndarray,
+    confidence: float = 0.95,
+    bounds: tuple[float, float] | None = None,
+) -> dict:
     """A figure over seeds: the mean of the finite ``values`` with its Student-t interval
-    (``mean_estimate``: NaN bounds below two values), and their minimum, maximum and count."""
+    (``mean_estimate``: NaN bounds below two values), and their minimum, maximum and count.
+    ``bounds``: the figure's possible range (``FRACTION``, ``NON_NEGATIVE``): the interval is
+    clipped to it, since a mean of values in a range lies in it (a t-interval over two seeds of
+    a fraction near 0 would otherwise reach below 0)."""
     v = np.asarray(values, dtype=np.float64).ravel()
     v = v[np.isfinite(v)]
-    est = mean_estimate(v, confidence)
+    est = mean_estimate(v, confidence, bounds)
     lo, hi = (float(v.min()), float(v.max())) if v.size else (math.nan, math.nan)
     return {"mean": est.mean, "low": est.low, "high": est.high, "n": est.n, "min": lo, "max": hi}
 
@@ -700,7 +714,6 @@ def aggregate(
         dtype=bool,
     )
     success = cat("success", bool)
-    unit = (0.0, 1.0)
     # results without rewards (or from before they were recorded) count as NaN: left out
     returns_parts = [
         np.asarray(
@@ -722,9 +735,9 @@ def aggregate(
         "timeout_rate": rate_estimate(cat("timeout", bool), confidence),
         "time_to_goal": mean_estimate(cat("time_to_goal", np.float64), confidence),
         "path_length": mean_estimate(cat("path_length", np.float64), confidence),
-        "path_efficiency": mean_estimate(cat("path_efficiency", np.float64), confidence, unit),
+        "path_efficiency": mean_estimate(cat("path_efficiency", np.float64), confidence, FRACTION),
         "min_separation": mean_estimate(cat("min_separation", np.float64), confidence),
-        "discomfort_rate": mean_estimate(cat("discomfort_rate", np.float64), confidence, unit),
+        "discomfort_rate": mean_estimate(cat("discomfort_rate", np.float64), confidence, FRACTION),
         "smoothness": mean_estimate(cat("smoothness", np.float64), confidence),
         "deadlock_rate": rate_estimate(episode_deadlocks, confidence),
         "discounted_return": mean_estimate(returns, confidence),

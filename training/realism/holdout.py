@@ -36,7 +36,7 @@ import numpy as np
 from crowdsteer.envs.core.behaviours import PEDESTRIAN_BEHAVIOURS
 from crowdsteer.envs.core.config import PRESETS
 
-from ..evaluation.metrics import seed_interval
+from ..evaluation.metrics import FRACTION, NON_NEGATIVE, seed_interval
 from ..support.options import arg
 from ..support.preflight import UsageError
 from .calibrate import CALIBRATED
@@ -126,7 +126,7 @@ def by_corridor_width(
             measured = float(np.nanmean(fd.density[:, j]))
             least, most, n = speed_scatter(points, measured, quantiles=(0.0, 1.0))
             rows[f"{rho:g}"] = {
-                "density": seed_interval(fd.density[:, j]),
+                "density": seed_interval(fd.density[:, j], bounds=NON_NEGATIVE),
                 "speed": speed,
                 "zhang_2011": {"min": least, "max": most, "n": n},
                 "inside": _inside(least, most, n, speed["mean"]),
@@ -152,26 +152,26 @@ def measure(where: MeasurementSet) -> dict[str, Any]:
         low, high, n = speed_scatter(one_way, measured)
         least, most, _ = speed_scatter(one_way, measured, quantiles=(0.0, 1.0))
         per_density[f"{rho:g}"] = {
-            "density": seed_interval(fd.density[:, j]),
+            "density": seed_interval(fd.density[:, j], bounds=NON_NEGATIVE),
             "speed": speed,
             "weidmann": float(np.nanmean(weidmann_speed(fd.density[:, j]))),
             "zhang_2011": {"low": low, "high": high, "n": n, "min": least, "max": most},
             "inside_zhang_2011": _inside(low, high, n, speed["mean"]),
             "inside_zhang_2011_range": _inside(least, most, n, speed["mean"]),
-            "depth_p95": seed_interval(fd.depth_p95[:, j]),
+            "depth_p95": seed_interval(fd.depth_p95[:, j], bounds=NON_NEGATIVE),
         }
     widths = by_corridor_width(where, fd, overrides, one_way)
     bn = bottleneck("social_force", where.widths, seeds, bottleneck_doorway(), overrides)
     doors = {}
     for j, w in enumerate(where.widths):
-        flow = seed_interval(bn.specific[:, j])
+        flow = seed_interval(bn.specific[:, j], bounds=NON_NEGATIVE)
         ref = reference_specific_flow(w)
         doors[f"{w:g}"] = {
             "specific_flow": flow,
             "reference": None if ref is None else {"value": ref[0], "tolerance": ref[1]},
             "source": None if ref is None else ref[2],
             "deviation": None if ref is None else flow["mean"] / ref[0] - 1.0,
-            "stranded": seed_interval(bn.stranded[:, j]),
+            "stranded": seed_interval(bn.stranded[:, j], bounds=NON_NEGATIVE),
             "walkers": bottleneck_doorway().count(w),
         }
     cf = counterflow(
@@ -190,17 +190,17 @@ def measure(where: MeasurementSet) -> dict[str, Any]:
             "order": np.nanmean(cf.order[:, j], axis=0).tolist(),
             "order_shuffled": np.nanmean(cf.order_shuffled[:, j], axis=0).tolist(),
             "jammed": np.nanmean(cf.jammed[:, j], axis=0).tolist(),
-            "order_late": seed_interval(order_late[:, j]),
-            "order_shuffled_late": seed_interval(shuffled_late[:, j]),
-            "jammed_late": seed_interval(jammed_late[:, j]),
-            "density": seed_interval(cf.density[:, j]),
+            "order_late": seed_interval(order_late[:, j], bounds=FRACTION),
+            "order_shuffled_late": seed_interval(shuffled_late[:, j], bounds=FRACTION),
+            "jammed_late": seed_interval(jammed_late[:, j], bounds=FRACTION),
+            "density": seed_interval(cf.density[:, j], bounds=NON_NEGATIVE),
             "specific_flow": seed_interval(cf.specific_flow[:, j]),
             "zhang_2012": {"low": low, "high": high},
         }
     return {
         "seeds": [int(s) for s in seeds],
         "set": next((name for name, known in SEED_SETS.items() if known == where), "custom"),
-        "speed_rms": seed_interval(rms),
+        "speed_rms": seed_interval(rms, bounds=NON_NEGATIVE),
         "densities": per_density,
         "corridor_widths": widths,
         "doors": doors,

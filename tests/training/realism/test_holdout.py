@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from crowdsteer.training.evaluation.metrics import seed_interval
+from crowdsteer.training.evaluation.metrics import FRACTION, NON_NEGATIVE, seed_interval
 from crowdsteer.training.realism.corridor_data import UNIDIRECTIONAL_FILE
 from crowdsteer.training.realism.counterflow import CounterflowResult, counterflow
 from crowdsteer.training.realism.holdout import (
@@ -49,6 +49,18 @@ def test_interval_is_the_mean_and_students_t():
     one = seed_interval([5.0])  # one seed: no interval
     assert one["mean"] == 5.0 and math.isnan(one["low"]) and math.isnan(one["high"])
     assert seed_interval([])["n"] == 0
+
+
+def test_interval_stays_inside_the_figures_range():
+    # two seeds of a fraction near 0 and near 1: t(0.975, 1) = 12.7 reaches past both ends
+    low = seed_interval([0.0, 0.02], bounds=FRACTION)
+    assert low["low"] == 0.0 and 0.02 < low["high"] < 1.0 and low["mean"] == 0.01
+    high = seed_interval([0.9, 1.0], bounds=FRACTION)
+    assert high["high"] == 1.0 and 0.0 < high["low"] < 0.9
+    depth = seed_interval([0.01, 0.2], bounds=NON_NEGATIVE)
+    assert depth["low"] == 0.0 and depth["high"] > 1.0  # no upper end
+    free = seed_interval([0.0, 0.02])  # a speed: no range, the plain t-interval
+    assert free["low"] < 0.0 and free["high"] < 1.0
 
 
 def test_the_preset_score_grows_with_every_error():
