@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import statistics
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -79,6 +80,24 @@ def test_ceiling_and_env_forms_report_ratios(capsys):
         assert r["present_share"] == 1.0  # resets as soon as a learner leaves
         assert r["agent_steps_per_s"] == pytest.approx(r["env_steps_per_s"] * r["bodies_per_world"])
     assert rows[2]["learners_per_world"] == 10
+
+
+@pytest.mark.parametrize(
+    ("form", "learners", "pedestrians"), [("single", 1, 10), ("parallel", 10, 5)]
+)
+def test_compiled_form_steps_the_env_forms_world_without_its_api(form, learners, pedestrians):
+    # the same seed: the same actions, the same resets, the same bodies, bit for bit
+    case = bench_speed.Case(form, 1, learners + pedestrians, learners, pedestrians, 0)
+    env_form = bench_speed.make_stepper(case, seed=4)
+    compiled = bench_speed.make_stepper(replace(case, form=f"{form}_compiled"), seed=4)
+    assert isinstance(compiled, bench_speed.CompiledStepper)
+    for k in range(400):
+        env_form(k)
+        compiled(k)
+    assert env_form.resets == compiled.resets > 0
+    assert np.array_equal(env_form.totals, compiled.totals)
+    ours, theirs = compiled.batch.state, env_form.env.batch.state
+    assert np.array_equal(ours.pos, theirs.pos) and np.array_equal(ours.vel, theirs.vel)
 
 
 def test_markdown_table_has_one_row_per_case(capsys):

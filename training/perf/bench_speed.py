@@ -24,6 +24,9 @@ Forms measured (one row each, over ``--repeats`` timed windows of ``--seconds``)
 - ``parallel_leave``: the same env as training sees it: random float32 actions (as
   ``Box.sample()`` gives them), agents leaving at their own times on arrival or collision,
   a reset when none is left; the figures count the bodies present.
+- ``single_compiled``, ``parallel_compiled``: the world of ``single`` and of ``parallel``
+  stepped by its compiled step alone (``CrowdBatch.advance`` with the same actions, the same
+  resets), without the API: the most that any work on the env's API could reach.
 - ``closed``, ``nocrowd``, ``xlarge``, ``coldstart``: a baseline policy in closed loop with
   CrowdNav's test, 4096 worlds of 3 learners and no crowd, one world of 10,000 bodies, and the
   spawn-to-first-step time of a fresh process with a cold and a warm numba cache
@@ -97,6 +100,8 @@ ALL_FORMS = (
     "single",
     "parallel",
     "parallel_leave",
+    "single_compiled",
+    "parallel_compiled",
     "closed",
     "nocrowd",
     "xlarge",
@@ -370,6 +375,36 @@ class ParallelStepper(Stepper):
             self.resets += 1
 
 
+class CompiledStepper(Stepper):
+    """The world of an env form (``single`` or ``parallel``) stepped by its compiled step alone:
+    ``CrowdBatch.advance`` with the actions the env hands it (the same ``(1, L, 2)`` float32
+    arrays) and a reset whenever the env form resets (a learner has left), with no API around it.
+    Its rate is the most that any work on the env's API could reach."""
+
+    def __init__(self, env_form: SingleStepper | ParallelStepper):
+        super().__init__()
+        env = env_form.env
+        self.batch = env.batch
+        learners = self.batch.num_learners
+        if isinstance(env_form, ParallelStepper):
+            order = env.possible_agents
+            rows = [np.stack([acts[a] for a in order]) for acts in env_form.pool]
+        else:
+            rows = env_form.pool
+        self.pool = [np.ascontiguousarray(r).reshape(1, learners, 2) for r in rows]
+        self._args = (self.batch.state.active, learners, self.totals)
+        self._tally = env_form._tally
+
+    def __call__(self, k: int) -> None:
+        self._tally(*self._args)
+        batch = self.batch
+        batch.advance(self.pool[k % ACTION_POOL])
+        lb = batch.learners
+        if True in lb.terminated.tolist()[0] or True in lb.truncated.tolist()[0]:
+            batch.reset()
+            self.resets += 1
+
+
 def make_stepper(case: Case, seed: int, learners_leave: bool = False) -> Stepper:
     """The stepper of ``case.form``, set up and reset; the step's kernels compile (or load from
     numba's cache) on its first call, the presence count here."""
@@ -385,6 +420,10 @@ def make_stepper(case: Case, seed: int, learners_leave: bool = False) -> Stepper
         return ParallelStepper(case, seed, keep_full=not learners_leave)
     if case.form == "parallel_leave":
         return ParallelStepper(case, seed, keep_full=False)
+    if case.form == "single_compiled":
+        return CompiledStepper(SingleStepper(case, seed))
+    if case.form == "parallel_compiled":
+        return CompiledStepper(ParallelStepper(case, seed))
     return BatchStepper(case, seed, renew=not learners_leave)
 
 
@@ -557,6 +596,10 @@ def plan(args: Any) -> list[Case]:
         cases.append(Case("parallel", 1, 15, 10, 5, 0))
     if "parallel_leave" in forms:
         cases.append(Case("parallel_leave", 1, 15, 10, 5, 0))
+    if "single_compiled" in forms:
+        cases.append(Case("single_compiled", 1, 11, 1, 10, 0))
+    if "parallel_compiled" in forms:
+        cases.append(Case("parallel_compiled", 1, 15, 10, 5, 0))
     if "closed" in forms:
         for name in _policies(args):
             cases.append(Case("closed", 1, 6, 1, 5, 0, policy=name))
