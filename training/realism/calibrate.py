@@ -74,6 +74,9 @@ CALIBRATED: dict[str, dict[str, Any]] = {
 (``preset_calibration``)."""
 
 
+SEARCH_SEEDS = (0, 1)
+"""The seeds every candidate is measured on: the calibrated rows are in-sample there only."""
+
 SEARCH_CORRIDOR = Corridor()
 """The corridor of the search: the report's."""
 
@@ -116,7 +119,7 @@ def evaluate(
     behaviour: str,
     values: Mapping[str, Any],
     densities: Sequence[float] = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0),
-    seeds: Sequence[int] = (0, 1),
+    seeds: Sequence[int] = SEARCH_SEEDS,
     corridor: Corridor | None = None,
     doorway: Doorway | None = None,
 ) -> Candidate:

@@ -9,12 +9,15 @@ then the same for JuPedSim's models when JuPedSim is installed, and writes to ``
   seed, beside Weidmann's curve (the band: his free speed +- one standard deviation);
 - ``bottleneck.png``: specific flow against door width, beside the published 1.9 /m/s (the band:
   +- 20 %);
-- ``table.md``: per behaviour, the RMS speed error against Weidmann over 0.5-4 /m^2 and the
-  specific flow at 1.2 m (mean and range over seeds), with the overlap share;
+- ``table.md``: per behaviour, the RMS speed error against Weidmann over 0.5-4 /m^2, the
+  specific flow at 1.2 m, the overlap share and the walkers stranded at the door, each the mean
+  over the seeds with its 95 % interval;
 - ``results.json``: every measured point.
 
 ``crowdsteer realism`` runs it (``--quick`` for a tiny grid: short runs in a small corridor; the
-densities, widths and seeds given with it are kept). Every option is checked before any run, by
+densities, widths and seeds given with it are kept). The calibrated rows were chosen on seeds 0
+and 1 (``calibrate.SEARCH_SEEDS``); ``--first-seed 100`` measures them out of sample, and
+``--workers`` measures crowds in parallel processes. Every option is checked before any run, by
 its flag; every file is written whole. Each measured crowd is kept in ``out/.partial`` until the
 run completes, and ``--resume`` finishes a killed run from the crowds it had measured.
 """
@@ -22,8 +25,10 @@ run completes, and ``--resume`` finishes a killed run from the crowds it had mea
 from __future__ import annotations
 
 import json
+import multiprocessing
 import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,9 +37,10 @@ import numpy as np
 
 from crowdsteer.envs.core.behaviours import PEDESTRIAN_BEHAVIOURS
 
+from ..evaluation.metrics import FRACTION, NON_NEGATIVE, seed_interval
 from ..support.files import save_figure, write_text
 from . import jupedsim_runs
-from .calibrate import CALIBRATED, SEARCH, calibrate, within_tolerances
+from .calibrate import CALIBRATED, SEARCH, SEARCH_SEEDS, calibrate, within_tolerances
 from .experiments import (
     BottleneckResult,
     Corridor,
@@ -66,6 +72,10 @@ QUICK_DENSITIES = [0.5, 1.5, 3.0]
 QUICK_WIDTHS = [0.8, 1.2]
 """The grids measured when ``densities`` and ``widths`` are not given (``quick``: tiny ones)."""
 
+HELD_OUT_FIRST_SEED = 100
+"""The first of the seeds the shipped report is measured on (``--first-seed``): no calibration
+ran on them."""
+
 
 def arg(default: Any, help: str) -> Any:
     """A field with its help text (for the command line)."""
@@ -95,6 +105,13 @@ class RealismArgs:
         f"{' '.join(map(str, QUICK_WIDTHS))} with --quick)",
     )
     seeds: int | None = arg(None, "seeds (worlds) per point (unset: 2, or 1 with --quick)")
+    first_seed: int = arg(
+        0,
+        "the points' seeds are first_seed .. first_seed + seeds - 1 (the calibrated rows were "
+        f"chosen on {SEARCH_SEEDS[0]} and {SEARCH_SEEDS[1]}: {HELD_OUT_FIRST_SEED} "
+        "measures them out of sample)",
+    )
+    workers: int = arg(1, "processes measuring crowds side by side (the same figures as one)")
     calibrated: bool = arg(True, "also measure each behaviour's calibrated parameters")
     jupedsim: bool = arg(True, "also measure JuPedSim's models when it is installed")
     quick: bool = arg(
@@ -134,7 +151,7 @@ def _settings(args: RealismArgs) -> tuple[list[float], list[float], list[int], C
     return (
         [float(d) for d in densities],
         [float(w) for w in widths],
-        list(range(seeds)),
+        list(range(args.first_seed, args.first_seed + seeds)),
         corridor,
         doorway,
     )
@@ -166,6 +183,12 @@ def check_args(args: RealismArgs) -> None:
         isinstance(args.seeds, bool) or not isinstance(args.seeds, int) or args.seeds < 1
     ):
         raise UsageError(f"argument --seeds: must be an int >= 1, got {args.seeds!r}")
+    for flag, value, least in (
+        ("--first-seed", args.first_seed, 0),
+        ("--workers", args.workers, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise UsageError(f"argument {flag}: must be an int >= {least}, got {value!r}")
     for flag, values, hi in (
         ("--densities", args.densities, WEIDMANN_JAM_DENSITY),
         ("--widths", args.widths, 100.0),
@@ -217,112 +240,154 @@ def _crowd(unit: dict[str, Any]) -> Crowd:
     return crowd
 
 
-def _measure_crowds(args: RealismArgs, log, store: Any = None) -> list[Crowd]:
+@dataclass(frozen=True)
+class _Job:
+    """One crowd to measure: crowdsteer's ``behaviour`` with its config ``overrides``, or
+    JuPedSim's model ``behaviour`` when ``jupedsim``."""
+
+    label: str
+    behaviour: str
+    calibrated: bool
+    overrides: dict[str, Any]
+    jupedsim: bool = False
+
+
+def _jobs(args: RealismArgs) -> list[_Job]:
+    """Every crowd of ``args``, in the table's order (JuPedSim's models last, when installed)."""
+    jobs = [_Job(*variant) for variant in _variants(args)]
+    if args.jupedsim and jupedsim_runs.available():
+        jobs += [_Job(f"JuPedSim {m}", m, False, {}, True) for m in jupedsim_runs.MODELS]
+    return jobs
+
+
+def _measure_one(job: _Job, args: RealismArgs) -> tuple[Crowd, float]:
+    """The fundamental diagrams (one direction, two) and the bottleneck of one crowd, and the
+    seconds they took."""
+    t = time.perf_counter()
     densities, widths, seeds, corridor, doorway = _settings(args)
-    crowds = []
-
-    def kept(label: str) -> Crowd | None:
-        unit = store.load(label) if store is not None else None
-        if unit is None:
-            return None
-        log(f"{label}: measured before, kept")
-        return _crowd(unit[0])
-
-    def keep(crowd: Crowd) -> None:
-        if store is not None:
-            store.save(crowd.label, _unit(crowd))
-        crowds.append(crowd)
-
-    for label, behaviour, calibrated, overrides in _variants(args):
-        crowd = kept(label)
-        if crowd is not None:
-            crowds.append(crowd)
-            continue
-        t = time.perf_counter()
-        crowd = Crowd(label, behaviour, calibrated)
+    crowd = Crowd(job.label, job.behaviour, job.calibrated)
+    if job.jupedsim:
+        # JuPedSim steps its walkers at 0.01-0.05 s: every other density keeps its share of the
+        # run near one of crowdsteer's crowds
+        ring = jupedsim_runs.Ring(warmup=2.0, duration=2.0) if args.quick else jupedsim_runs.Ring()
+        coarse = densities if args.quick else densities[1::2]
+        for oncoming in (0.0, 0.5):
+            crowd.diagrams.append(
+                jupedsim_runs.fundamental_diagram(job.behaviour, coarse, oncoming, seeds, ring)
+            )
+        crowd.bottleneck = jupedsim_runs.bottleneck(job.behaviour, widths, seeds, doorway)
+    else:
         for oncoming in (0.0, 0.5):
             crowd.diagrams.append(
                 fundamental_diagram(
-                    behaviour, densities, oncoming, seeds, corridor, overrides, label
+                    job.behaviour, densities, oncoming, seeds, corridor, job.overrides, job.label
                 )
             )
-        crowd.bottleneck = bottleneck(behaviour, widths, seeds, doorway, overrides, label)
-        keep(crowd)
-        log(f"{label}: {time.perf_counter() - t:.0f} s")
+        crowd.bottleneck = bottleneck(
+            job.behaviour, widths, seeds, doorway, job.overrides, job.label
+        )
+    return crowd, time.perf_counter() - t
+
+
+def _measure_crowds(args: RealismArgs, log, store: Any = None) -> list[Crowd]:
+    """Every crowd of ``args``, those ``store`` kept from a killed run included; ``workers``
+    processes measure the others side by side (each crowd's figures are the same as in one)."""
     if args.jupedsim and not jupedsim_runs.available():
         from ..support.preflight import extras_hint
 
         log(f"JuPedSim is not installed ({extras_hint(['realism'])}): its models are skipped")
-    elif args.jupedsim:
-        # JuPedSim steps its walkers at 0.01-0.05 s: one seed and every other density keep its
-        # share of the run to a couple of minutes
-        ring = jupedsim_runs.Ring(warmup=2.0, duration=2.0) if args.quick else jupedsim_runs.Ring()
-        coarse = densities if args.quick else densities[1::2]
-        for model in jupedsim_runs.MODELS:
-            crowd = kept(f"JuPedSim {model}")
-            if crowd is not None:
-                crowds.append(crowd)
-                continue
-            t = time.perf_counter()
-            crowd = Crowd(f"JuPedSim {model}", model, False)
-            for oncoming in (0.0, 0.5):
-                crowd.diagrams.append(
-                    jupedsim_runs.fundamental_diagram(model, coarse, oncoming, seeds[:1], ring)
-                )
-            crowd.bottleneck = jupedsim_runs.bottleneck(model, widths, seeds[:1], doorway)
-            keep(crowd)
-            log(f"{crowd.label}: {time.perf_counter() - t:.0f} s")
-    return crowds
+    jobs = _jobs(args)
+    done: dict[str, Crowd] = {}
+    pending = []
+    for job in jobs:
+        unit = store.load(job.label) if store is not None else None
+        if unit is None:
+            pending.append(job)
+        else:
+            log(f"{job.label}: measured before, kept")
+            done[job.label] = _crowd(unit[0])
+
+    def finished(crowd: Crowd, seconds: float) -> None:
+        if store is not None:
+            store.save(crowd.label, _unit(crowd))
+        done[crowd.label] = crowd
+        log(f"{crowd.label}: {seconds:.0f} s")
+
+    if args.workers > 1 and len(pending) > 1:
+        # fresh interpreters: numba's threads and JuPedSim's state are not forked
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(min(args.workers, len(pending)), mp_context=context) as pool:
+            for result in as_completed([pool.submit(_measure_one, j, args) for j in pending]):
+                finished(*result.result())
+    else:
+        for job in pending:
+            finished(*_measure_one(job, args))
+    return [done[job.label] for job in jobs]
+
+
+def _per_seed_mean(values: list[np.ndarray]) -> np.ndarray:
+    """(S,) the mean of each seed's row over the (S, K) arrays ``values`` side by side (NaN
+    where a seed has no finite entry)."""
+    if not values:
+        return np.zeros(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a seed with nothing measured: NaN
+        return np.nanmean(np.concatenate(values, axis=1), axis=1)
 
 
 def summary(crowd: Crowd) -> dict[str, Any]:
-    """The table's row of a crowd: RMS speed errors (one direction, both), specific flow at
-    ``TABLE_WIDTH`` (mean, min, max over seeds), the mean overlap share and the walkers stranded
-    at the door per run (mean over widths and seeds; NaN where not counted)."""
+    """The table's row of a crowd, each figure over the seeds (``seed_interval``: mean, 95 %
+    interval, range): the RMS speed error against Weidmann of each seed's points (one
+    direction, two), the specific flow at ``TABLE_WIDTH``, the share of overlapping body-steps
+    (over both diagrams) and the walkers stranded at the door per run (over the widths; NaN
+    where not counted); ``passes``: the mean one-way error and flow within the tolerances."""
     row: dict[str, Any] = {"crowd": crowd.label}
     for d in crowd.diagrams:
         key = "rms_uni" if d.oncoming == 0 else "rms_bi"
-        row[key] = speed_rms_error(d.density.ravel(), d.speed.ravel())
+        errors = [speed_rms_error(rho, v) for rho, v in zip(d.density, d.speed, strict=True)]
+        row[key] = seed_interval(errors, bounds=NON_NEGATIVE)
     bn = crowd.bottleneck
     js = np.full(1, np.nan)
     if bn is not None and np.any(np.isclose(bn.widths, TABLE_WIDTH)):
         js = bn.specific[:, int(np.argmin(np.abs(bn.widths - TABLE_WIDTH)))]
-    ok = np.isfinite(js)
-    row["js_mean"] = float(np.mean(js[ok])) if ok.any() else float("nan")
-    row["js_min"] = float(np.min(js[ok])) if ok.any() else float("nan")
-    row["js_max"] = float(np.max(js[ok])) if ok.any() else float("nan")
-    overlaps = [np.nanmean(d.overlap) for d in crowd.diagrams if d.overlap.size]
-    row["overlap"] = float(np.mean(overlaps)) if overlaps else float("nan")
-    stranded = np.zeros(0) if bn is None else np.asarray(bn.stranded, float)
-    measured = stranded[np.isfinite(stranded)]
-    row["stranded"] = float(np.mean(measured)) if measured.size else float("nan")
+    row["specific_flow"] = seed_interval(js, bounds=NON_NEGATIVE)
+    overlaps = [d.overlap for d in crowd.diagrams if d.overlap.size]
+    row["overlap"] = seed_interval(_per_seed_mean(overlaps), bounds=FRACTION)
+    stranded = [] if bn is None or not bn.stranded.size else [np.asarray(bn.stranded, float)]
+    row["stranded"] = seed_interval(_per_seed_mean(stranded), bounds=NON_NEGATIVE)
+    uni, flow = row.get("rms_uni", {"mean": np.inf})["mean"], row["specific_flow"]["mean"]
     row["passes"] = bool(
-        row.get("rms_uni", np.inf) <= SPEED_RMS_TOLERANCE
-        and abs(row["js_mean"] / BOTTLENECK_SPECIFIC_FLOW - 1) <= BOTTLENECK_TOLERANCE
+        uni <= SPEED_RMS_TOLERANCE
+        and abs(flow / BOTTLENECK_SPECIFIC_FLOW - 1) <= BOTTLENECK_TOLERANCE
     )
     return row
 
 
 def table(crowds: list[Crowd]) -> str:
-    """The Markdown table of every crowd's ``summary``."""
+    """The Markdown table of every crowd's ``summary``: each figure's mean over the seeds with
+    its 95 % interval (the mean alone from one seed)."""
     lo, hi = RMS_DENSITY_RANGE
     lines = [
         f"| pedestrians | speed RMS vs Weidmann, {lo:g}-{hi:g} /m^2, one direction (m/s) "
-        f"| same, two directions (m/s) | specific flow at {TABLE_WIDTH:g} m (/m/s, range over "
-        f"seeds) | overlapping body-steps | walkers stranded at the door per run | within "
+        f"| same, two directions (m/s) | specific flow at {TABLE_WIDTH:g} m (/m/s) "
+        f"| overlapping body-steps | walkers stranded at the door per run | within "
         f"{SPEED_RMS_TOLERANCE:g} m/s and {BOTTLENECK_TOLERANCE:.0%} |",
         "|---|---:|---:|---:|---:|---:|:---:|",
     ]
 
-    def f(v: float, digits: int = 2) -> str:
-        return "n/a" if not np.isfinite(v) else f"{v:.{digits}f}"
+    def f(figure: dict[str, Any] | None, digits: int = 2) -> str:
+        if figure is None or not np.isfinite(figure["mean"]):
+            return "n/a"
+        text = f"{figure['mean']:.{digits}f}"
+        if np.isfinite(figure["low"]):
+            text += f" [{figure['low']:.{digits}f}, {figure['high']:.{digits}f}]"
+        return text
 
     for c in crowds:
         r = summary(c)
-        js = f"{f(r['js_mean'])} ({f(r['js_min'])}-{f(r['js_max'])})"
         lines.append(
-            f"| {r['crowd']} | {f(r.get('rms_uni', np.nan))} | {f(r.get('rms_bi', np.nan))} "
-            f"| {js} | {f(r['overlap'], 3)} | {f(r['stranded'], 1)} "
+            f"| {r['crowd']} | {f(r.get('rms_uni'))} | {f(r.get('rms_bi'))} "
+            f"| {f(r['specific_flow'])} | {f(r['overlap'], 3)} | {f(r['stranded'], 1)} "
             f"| {'yes' if r['passes'] else 'no'} |"
         )
     return "\n".join(lines) + "\n"
@@ -452,6 +517,8 @@ def _as_json(crowds: list[Crowd]) -> list[dict[str, Any]]:
             return [clean(x) for x in v.tolist()]
         if isinstance(v, list):
             return [clean(x) for x in v]
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
         if isinstance(v, float) and not np.isfinite(v):
             return None
         return v

@@ -67,7 +67,36 @@ def test_run_realism_writes_plots_table_and_numbers(tmp_path):
     table = (tmp_path / "table.md").read_text()
     assert table.count("\n| ") == 4  # one row per crowd after the header
     data = json.loads((tmp_path / "results.json").read_text())
-    assert data[0]["summary"]["rms_uni"] > 0.3  # goal seekers are far from Weidmann's curve
+    assert data[0]["summary"]["rms_uni"]["mean"] > 0.3  # goal seekers are far from Weidmann's
+
+
+def test_workers_and_seeds(tmp_path):
+    """Two processes measure the same figures as one; ``first_seed`` moves the seeds, which
+    every figure shows (the table's intervals come from them)."""
+    kw = {"behaviours": ["goal_seek", "cardioid"], "quick": True, "jupedsim": False}
+    kw |= {"calibrated": False, "seeds": 2, "first_seed": 100, "widths": [1.2]}
+    one = run_realism(RealismArgs(out=str(tmp_path / "one"), **kw), log=lambda *_: None)
+    two = run_realism(RealismArgs(out=str(tmp_path / "two"), workers=2, **kw), log=lambda *_: None)
+    assert [c.label for c in two] == ["goal_seek", "cardioid"]  # the table's order
+    assert (tmp_path / "one" / "results.json").read_text() == (
+        tmp_path / "two" / "results.json"
+    ).read_text()
+    other = run_realism(RealismArgs(out=str(tmp_path / "zero"), **{**kw, "first_seed": 0}))
+    assert not np.array_equal(other[0].diagrams[0].speed, one[0].diagrams[0].speed)
+    row = json.loads((tmp_path / "one" / "results.json").read_text())[0]["summary"]
+    flow = row["specific_flow"]
+    assert flow["n"] == 2 and flow["low"] <= flow["mean"] <= flow["high"]
+    assert (
+        f"{flow['mean']:.2f} [{flow['low']:.2f}, {flow['high']:.2f}]"
+        in (tmp_path / "one" / "table.md").read_text()
+    )
+    assert row["overlap"]["low"] >= 0.0 and row["overlap"]["high"] <= 1.0
+
+
+@pytest.mark.parametrize(("flag", "value"), [("first_seed", -1), ("workers", 0)])
+def test_seed_and_worker_options_are_checked(tmp_path, flag, value):
+    with pytest.raises(ValueError, match=f"--{flag.replace('_', '-')}"):
+        run_realism(RealismArgs(out=str(tmp_path), quick=True, **{flag: value}))
 
 
 def test_run_realism_rejects_unknown_behaviours(tmp_path):
