@@ -16,10 +16,11 @@ then the same for JuPedSim's models when JuPedSim is installed, and writes to ``
 
 ``crowdsteer realism`` runs it (``--quick`` for a tiny grid: short runs in a small corridor; the
 densities, widths and seeds given with it are kept). The calibrated rows were chosen on seeds 0
-and 1 (``calibrate.SEARCH_SEEDS``); ``--first-seed 100`` measures them out of sample, and
-``--workers`` measures crowds in parallel processes. Every option is checked before any run, by
-its flag; every file is written whole. Each measured crowd is kept in ``out/.partial`` until the
-run completes, and ``--resume`` finishes a killed run from the crowds it had measured.
+and 1 (``calibrate.SEARCH_SEEDS``); the points' seeds start at ``HELD_OUT_FIRST_SEED`` (100)
+unless ``--first-seed`` says otherwise, and ``--workers`` measures crowds in parallel processes.
+Every option is checked before any run, by its flag; every file is written whole. Each measured
+crowd is kept in ``out/.partial`` until the run completes, and ``--resume`` finishes a killed run
+from the crowds it had measured.
 """
 
 from __future__ import annotations
@@ -73,8 +74,8 @@ QUICK_WIDTHS = [0.8, 1.2]
 """The grids measured when ``densities`` and ``widths`` are not given (``quick``: tiny ones)."""
 
 HELD_OUT_FIRST_SEED = 100
-"""The first of the seeds the shipped report is measured on (``--first-seed``): no calibration
-ran on them."""
+"""The first seed of every point unless ``--first-seed`` says otherwise: the calibration never
+ran on seeds from here on, so the report is out of sample by default."""
 
 
 def arg(default: Any, help: str) -> Any:
@@ -106,10 +107,10 @@ class RealismArgs:
     )
     seeds: int | None = arg(None, "seeds (worlds) per point (unset: 2, or 1 with --quick)")
     first_seed: int = arg(
-        0,
+        HELD_OUT_FIRST_SEED,
         "the points' seeds are first_seed .. first_seed + seeds - 1 (the calibrated rows were "
-        f"chosen on {SEARCH_SEEDS[0]} and {SEARCH_SEEDS[1]}: {HELD_OUT_FIRST_SEED} "
-        "measures them out of sample)",
+        f"chosen on {SEARCH_SEEDS[0]} and {SEARCH_SEEDS[1]}: the default measures them out of "
+        "sample)",
     )
     workers: int = arg(1, "processes measuring crowds side by side (the same figures as one)")
     calibrated: bool = arg(True, "also measure each behaviour's calibrated parameters")

@@ -55,12 +55,15 @@ def test_quick_keeps_the_grid_it_is_given():
     densities, widths, seeds, corridor, _ = report._settings(
         RealismArgs(quick=True, densities=[1.0, 2.0], widths=[1.0], seeds=3)
     )
-    assert (densities, widths, seeds) == ([1.0, 2.0], [1.0], [0, 1, 2])
+    assert (densities, widths, seeds) == ([1.0, 2.0], [1.0], [100, 101, 102])
     assert corridor.duration < report.Corridor().duration  # the quick runs are short
     quick = report._settings(RealismArgs(quick=True))
-    assert (quick[0], quick[1], quick[2]) == (report.QUICK_DENSITIES, report.QUICK_WIDTHS, [0])
+    assert (quick[0], quick[1], quick[2]) == (report.QUICK_DENSITIES, report.QUICK_WIDTHS, [100])
     full = report._settings(RealismArgs())
-    assert (full[0], full[1], full[2]) == (report.DENSITIES, report.WIDTHS, [0, 1])
+    assert (full[0], full[1], full[2]) == (report.DENSITIES, report.WIDTHS, [100, 101])
+    # out of sample by default: none of the calibration's seeds
+    assert not set(full[2]) & set(report.SEARCH_SEEDS)
+    assert report._settings(RealismArgs(first_seed=0))[2] == [0, 1]
 
 
 class Killed(Exception):
