@@ -436,7 +436,7 @@ def _plots(crowds: list[Crowd], out: Path) -> None:
     n = len(groups)
     cols = min(n, 3)
     rows = -(-n // cols)
-    density_label = "density (m$^{-2}$; JuPedSim: ring, global)"
+    density_label = "density (m$^{-2}$; JuPedSim: Voronoi, its ring unrolled)"
     for kind, ylabel, axis in (
         ("speed", "speed (m/s)", SPEED_AXIS),
         ("flow", "specific flow (m$^{-1}$ s$^{-1}$)", FLOW_AXIS),
