@@ -109,6 +109,14 @@ ALL_FORMS = (
     "coldstart",
 )
 ACTION_POOL = 16
+ENV_WORLD = {"single": (1, 10), "parallel": (10, 5)}
+"""(learners, pedestrians) in the one world of each env."""
+ENV_FORM_WORLDS = {
+    form: ENV_WORLD[form.split("_")[0]]
+    for form in ("single", "parallel", "parallel_leave", "single_compiled", "parallel_compiled")
+}
+"""The env forms in the order they run, each with the world of its env (``parallel_leave`` and
+the ``_compiled`` forms step the world of ``parallel`` or ``single``)."""
 DENSITY_SIDE = 10.0  # m: square side at N = 20 bodies (CrowdNav's square_crossing)
 CEILING_WORLDS = 256
 CEILING_BODIES = 20
@@ -589,17 +597,11 @@ def plan(args: Any) -> list[Case]:
         )
     variants = [(1, False)] + [(t, True) for t in (args.threads or [])]
 
-    cases: list[Case] = []
-    if "single" in forms:
-        cases.append(Case("single", 1, 11, 1, 10, 0))
-    if "parallel" in forms:
-        cases.append(Case("parallel", 1, 15, 10, 5, 0))
-    if "parallel_leave" in forms:
-        cases.append(Case("parallel_leave", 1, 15, 10, 5, 0))
-    if "single_compiled" in forms:
-        cases.append(Case("single_compiled", 1, 11, 1, 10, 0))
-    if "parallel_compiled" in forms:
-        cases.append(Case("parallel_compiled", 1, 15, 10, 5, 0))
+    cases: list[Case] = [
+        Case(form, 1, learners + pedestrians, learners, pedestrians, 0)
+        for form, (learners, pedestrians) in ENV_FORM_WORLDS.items()
+        if form in forms
+    ]
     if "closed" in forms:
         for name in _policies(args):
             cases.append(Case("closed", 1, 6, 1, 5, 0, policy=name))

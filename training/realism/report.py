@@ -52,6 +52,7 @@ from .experiments import (
     doorway_problem,
     fundamental_diagram,
 )
+from .holdout import HELD_OUT
 from .preset_calibration import bottleneck_doorway
 from .reference import (
     BOTTLENECK_SPECIFIC_FLOW,
@@ -73,9 +74,9 @@ QUICK_DENSITIES = [0.5, 1.5, 3.0]
 QUICK_WIDTHS = [0.8, 1.2]
 """The grids measured when ``densities`` and ``widths`` are not given (``quick``: tiny ones)."""
 
-HELD_OUT_FIRST_SEED = 100
-"""The first seed of every point unless ``--first-seed`` says otherwise: the calibration never
-ran on seeds from here on, so the report is out of sample by default."""
+HELD_OUT_FIRST_SEED = HELD_OUT.seeds[0]
+"""The first seed of every point unless ``--first-seed`` says otherwise: the held-out set's
+(``holdout.HELD_OUT``), where no calibration ran, so the report is out of sample by default."""
 
 
 def arg(default: Any, help: str) -> Any:
