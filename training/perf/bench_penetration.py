@@ -52,7 +52,7 @@ from crowdsteer.envs.core.state import FLOCK, UNICYCLE
 from crowdsteer.envs.scenarios import scenario_source
 
 from ..support.options import arg
-from ..support.preflight import UsageError
+from ..support.preflight import UsageError, check_int
 
 SCENARIOS = ("corridor", "bottleneck", "obstacle_field", "path_course", "symmetric_obstacles")
 FASTEST_SCENARIOS = ("periodic_corridor", "bottleneck_flow")
@@ -123,8 +123,7 @@ class Args:
             ("--seed", self.seed, 0),
             ("--contact-iterations", self.contact_iterations, 0),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise UsageError(f"argument {flag}: must be an int >= {low}, got {value!r}")
+            check_int(flag, value, low)
 
 
 def _cross(ax, ay, bx, by, px, py):

@@ -172,7 +172,7 @@ def _variants(args: RealismArgs) -> list[tuple[str, str, bool, dict[str, Any]]]:
 def check_args(args: RealismArgs) -> None:
     """Every option, before any run: ``UsageError`` naming the flag and what is allowed. A
     density or width is checked against every crowd measured (each must place its walkers)."""
-    from ..support.preflight import UsageError
+    from ..support.preflight import UsageError, check_int
 
     if not args.behaviours:
         raise UsageError("argument --behaviours: give at least one")
@@ -181,16 +181,10 @@ def check_args(args: RealismArgs) -> None:
         raise UsageError(
             f"argument --behaviours: {unknown} unknown; choose from {list(PEDESTRIAN_BEHAVIOURS)}"
         )
-    if args.seeds is not None and (
-        isinstance(args.seeds, bool) or not isinstance(args.seeds, int) or args.seeds < 1
-    ):
-        raise UsageError(f"argument --seeds: must be an int >= 1, got {args.seeds!r}")
-    for flag, value, least in (
-        ("--first-seed", args.first_seed, 0),
-        ("--workers", args.workers, 1),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise UsageError(f"argument {flag}: must be an int >= {least}, got {value!r}")
+    if args.seeds is not None:
+        check_int("--seeds", args.seeds, 1)
+    check_int("--first-seed", args.first_seed, 0)
+    check_int("--workers", args.workers, 1)
     for flag, values, hi in (
         ("--densities", args.densities, WEIDMANN_JAM_DENSITY),
         ("--widths", args.widths, 100.0),

@@ -234,7 +234,7 @@ def check_options(args: Args) -> None:
     """The counts and sizes of ``args``, before anything starts: ``UsageError`` naming the flag."""
     import math
 
-    from ..support.preflight import UsageError
+    from ..support.preflight import UsageError, check_int
 
     for name, low in (
         ("iterations", 1),
@@ -248,10 +248,7 @@ def check_options(args: Args) -> None:
         ("epochs", 1),
         ("seed", 0),
     ):
-        value = getattr(args, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            flag = "--" + name.replace("_", "-")
-            raise UsageError(f"argument {flag}: must be an int >= {low}, got {value!r}")
+        check_int("--" + name.replace("_", "-"), getattr(args, name), low)
     for name in ("lr", "cpus_per_runner"):
         value = getattr(args, name)
         if (

@@ -140,12 +140,7 @@ def write_json(path: Path, data: Any) -> None:
 def check_run_args(args: Any) -> None:
     """The options every training run shares, checked before anything is written: a refused
     run leaves no folder. ``UsageError`` names the flag."""
-    from ..support.preflight import UsageError
-
-    def positive_int(flag: str, value: Any, low: int = 1) -> None:
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
-        if not ok:
-            raise UsageError(f"argument {flag}: must be an int >= {low}, got {value!r}")
+    from ..support.preflight import UsageError, check_int
 
     for field, low in (
         ("total_steps", 1),
@@ -160,7 +155,7 @@ def check_run_args(args: Any) -> None:
         ("bc_epochs", 1),
     ):
         if hasattr(args, field):
-            positive_int("--" + field.replace("_", "-"), getattr(args, field), low)
+            check_int("--" + field.replace("_", "-"), getattr(args, field), low)
     limit = getattr(args, "time_limit", 0.0)
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 <= limit < 1e12:
         raise UsageError(f"argument --time-limit: must be minutes >= 0 (0: none), got {limit!r}")

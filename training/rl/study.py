@@ -75,7 +75,7 @@ def check_args(args: Args) -> None:
     """Every option, before any work: ``UsageError`` naming the flag."""
     from crowdsteer.baselines.policies import list_policies
 
-    from ..support.preflight import UsageError
+    from ..support.preflight import UsageError, check_int
 
     def nonempty(flag: str, values: list, known) -> None:
         if not values:
@@ -102,8 +102,7 @@ def check_args(args: Args) -> None:
         ("--worlds-per-env", args.worlds_per_env),
         ("--checkpoint-every", args.checkpoint_every),
     ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise UsageError(f"argument {flag}: must be an int >= 1, got {value!r}")
+        check_int(flag, value, 1)
 
 
 def steps_to_reach(curve: list[dict[str, float]], target: float) -> int | None:

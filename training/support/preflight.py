@@ -30,6 +30,12 @@ class UsageError(ValueError):
     """A mistake in the command line or a missing requirement: reported in one line, exit 2."""
 
 
+def check_int(flag: str, value: object, low: int) -> None:
+    """Refuse ``value`` for the option ``flag`` unless it is an int (not a bool) >= ``low``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise UsageError(f"argument {flag}: must be an int >= {low}, got {value!r}")
+
+
 def has_module(name: str) -> bool:
     """Whether ``name`` can be imported (without importing it)."""
     try:
