@@ -23,8 +23,23 @@ MAX_BODIES = 10_000
 """Most bodies (learners + pedestrians + flock units) one world may hold."""
 
 
+GYMNASIUM_CREATOR = " was raised from the environment creator for "
+"""What ``gymnasium.make`` appends to the message of a ``TypeError`` raised while it builds an
+environment, before the environment's id and every keyword argument it was given
+(``gymnasium/envs/registration.py``, ``make``). ``ConfigError`` keeps the id and drops the
+arguments: for an explicit scene they are the whole scene, kilobytes after the one line that
+names the entry at fault."""
+
+
 class ConfigError(ValueError, TypeError):
     """A configuration or policy argument outside its documented type or range."""
+
+    def __init__(self, *args: Any) -> None:
+        if len(args) == 1 and isinstance(args[0], str) and GYMNASIUM_CREATOR in args[0]:
+            message, _, rest = args[0].partition(GYMNASIUM_CREATOR)
+            env_id = rest.split(" with kwargs ", 1)[0]
+            args = (f"{message} (building {env_id})",)
+        super().__init__(*args)
 
 
 def is_int(value: Any) -> bool:
