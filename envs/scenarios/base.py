@@ -83,7 +83,8 @@ class ScenarioSpec:
     None when it does not; goal_ring: the ``GoalRing`` rules of a scene whose goals move during
     the episode (None: none), with rng_key, the key of the world's draws that follow them;
     neighbour_dist: (n,) each body's own ORCA neighbour distance in metres (0, the default: the
-    configured one).
+    configured one); v_pref_fixed: (n,) bool, the bodies whose preferred speed the scene fixes
+    (``v_pref_sd`` draws the others' on each reset; None: none fixed).
     """
 
     start: np.ndarray
@@ -102,6 +103,7 @@ class ScenarioSpec:
     goal_ring: Any = None
     rng_key: int = 0
     neighbour_dist: np.ndarray | None = None
+    v_pref_fixed: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.start)
@@ -119,8 +121,35 @@ Generator = Callable[[np.random.Generator, Counts, BodyDefaults, dict], Scenario
 
 
 @dataclass(frozen=True)
+class MixRole:
+    """A scene's part in the generalist's training mix (``crowdsteer.training.rl.mix``).
+
+    ``n_learners`` learners among ``n_pedestrians = (lo, hi)`` pedestrians (drawn per episode);
+    one sub-environment per entry of ``behaviours``, the pedestrians' steering behaviour there
+    (so their number is the scene's weight in the mix); ``teacher``: the scripted baseline that
+    the behaviour-cloning warm start imitates on this scene (the one with the highest success
+    in the benchmark table)."""
+
+    behaviours: tuple[str, ...] = ("right_of_way",)
+    teacher: str = "right_of_way"
+    n_learners: int = 3
+    n_pedestrians: tuple[int, int] = (2, 8)
+
+
+@dataclass(frozen=True)
+class DemoSetup:
+    """What ``crowdsteer demo`` shows of a scene: its ``CrowdConfig`` counts (``n_learners``,
+    ``n_pedestrians``, ``n_flock``; empty: the configuration's defaults) and the scripted
+    baseline that drives its learners (the one that arrives most often in the demo's crowd)."""
+
+    counts: Mapping[str, int] = field(default_factory=dict)
+    policy: str = "cardioid"
+
+
+@dataclass(frozen=True)
 class ScenarioEntry:
-    """A registered scenario: its generator and its documented parameter dataclass."""
+    """A registered scenario: its generator, its documented parameter dataclass, and what the
+    rest of the package knows of it (see ``register``)."""
 
     name: str
     generate: Callable[[np.random.Generator, Counts, BodyDefaults, Any], ScenarioSpec]
@@ -130,6 +159,23 @@ class ScenarioEntry:
     case: Callable[[int, Counts, BodyDefaults, Any], ScenarioSpec | None] | None = None
     measurement: bool = False  # a measurement set-up (realism), not a navigation benchmark scene
     moving_goals: bool = False  # its goals move on a ring (``ScenarioSpec.goal_ring``)
+    flock: bool = True
+    test_sizes: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    test_learners: int = 1
+    mix: MixRole | None = None
+    demo: DemoSetup = field(default_factory=DemoSetup)
+    benchmark: Mapping[str, Mapping[str, Any]] | None = None
+
+    def benchmark_scenes(self) -> dict[str, dict[str, Any]]:
+        """The benchmark's scenes played on this scenario: scene name -> its ``CrowdConfig``
+        keywords over the benchmark's common ones (a scene of another name carries
+        ``scenario``). A measurement set-up has none unless it declares some."""
+        if self.benchmark is None:
+            return {} if self.measurement else {self.name: {}}
+        return {
+            scene: {**({} if scene == self.name else {"scenario": self.name}), **config}
+            for scene, config in self.benchmark.items()
+        }
 
 
 SCENARIOS: dict[str, ScenarioEntry] = {}
@@ -143,17 +189,47 @@ def register(
     case=None,
     measurement: bool = False,
     moving_goals: bool = False,
+    *,
+    flock: bool = True,
+    test_sizes: Mapping[str, tuple[float, float]] | None = None,
+    test_learners: int = 1,
+    mix: MixRole | None = None,
+    demo: DemoSetup | None = None,
+    benchmark: Mapping[str, Mapping[str, Any]] | None = None,
 ):
-    """Decorator adding a generator to the registry under ``name``; ``check(counts, body,
-    params)`` raises ``ScenarioError`` when the counts cannot always be placed; ``case(index,
-    counts, body, params)``, for scenarios with numbered test cases, returns case ``index`` (or
-    None when ``params`` ask for random draws); ``measurement``: a set-up for measuring the
-    crowd, left out of the navigation benchmark's default scenes; ``moving_goals``: its scenes
-    carry a goal ring, so pedestrians may be replaced or given new goals on arrival."""
+    """Decorator adding a generator to the registry under ``name``: everything the package knows
+    of a scenario is declared here, and every keyword has a default.
+
+    ``check(counts, body, params)`` raises ``ScenarioError`` when the counts cannot always be
+    placed; ``case(index, counts, body, params)``, for scenarios with numbered test cases,
+    returns case ``index`` (or None when ``params`` ask for random draws); ``measurement``: a
+    set-up for measuring the crowd, left out of the navigation benchmark's default scenes;
+    ``moving_goals``: its scenes carry a goal ring, so pedestrians may be replaced or given new
+    goals on arrival; ``flock``: whether it places flock units (False: its check refuses any,
+    naming ``n_flock``); ``test_sizes``: parameter name -> ``(lo, hi)``, the sizes the
+    placement property tests draw (an int pair draws ints); ``test_learners``: the learners
+    those tests place beside the largest crowds; ``mix``: its ``MixRole`` in the generalist's
+    training mix (None: not in the mix); ``demo``: its ``DemoSetup`` (None: the configuration's
+    counts, driven by cardioid); ``benchmark``: scene name -> ``CrowdConfig`` keywords over the
+    benchmark's common ones, for the scenes the benchmark plays on it (None: one scene of its
+    own name with the common keywords, none for a measurement set-up)."""
 
     def wrap(fn):
         SCENARIOS[name] = ScenarioEntry(
-            name, fn, params_type, summary, check, case, measurement, moving_goals
+            name,
+            fn,
+            params_type,
+            summary,
+            check,
+            case,
+            measurement,
+            moving_goals,
+            flock=flock,
+            test_sizes=dict(test_sizes or {}),
+            test_learners=test_learners,
+            mix=mix,
+            demo=demo or DemoSetup(),
+            benchmark=benchmark,
         )
         return fn
 

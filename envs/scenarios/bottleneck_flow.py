@@ -96,6 +96,8 @@ def check(counts: Counts, body: BodyDefaults, p: BottleneckFlowParams) -> None:
     "a crowd leaving a room through a doorway",
     check=check,
     measurement=True,
+    flock=False,
+    test_sizes={"room_width": (0.5, 8.0), "door_width": (0.3, 2.5), "start_density": (0.2, 5.0)},
 )
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: BottleneckFlowParams):
     n = counts.learners + counts.pedestrians

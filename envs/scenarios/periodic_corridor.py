@@ -105,6 +105,8 @@ def check(counts: Counts, body: BodyDefaults, p: PeriodicCorridorParams) -> None
     "a corridor repeating along its axis",
     check=check,
     measurement=True,
+    flock=False,
+    test_sizes={"length": (1.0, 16.0), "width": (0.5, 5.0), "oncoming": (0.0, 1.0)},
 )
 def generate(
     rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: PeriodicCorridorParams

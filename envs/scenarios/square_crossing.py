@@ -14,6 +14,8 @@ import numpy as np
 from .base import (
     BodyDefaults,
     Counts,
+    DemoSetup,
+    MixRole,
     assemble,
     cached_plans,
     flock_plan,
@@ -63,7 +65,15 @@ def check(counts: Counts, body: BodyDefaults, p: SquareCrossingParams) -> None:
         plan.check(NAME)
 
 
-@register(NAME, SquareCrossingParams, "walkers cross a square between opposite halves", check=check)
+@register(
+    NAME,
+    SquareCrossingParams,
+    "walkers cross a square between opposite halves",
+    check=check,
+    test_sizes={"width": (2.0, 12.0)},
+    mix=MixRole(("right_of_way", "cardioid"), teacher="cardioid"),
+    demo=DemoSetup({"n_learners": 3, "n_pedestrians": 8, "n_flock": 6}, "cardioid"),
+)
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: SquareCrossingParams):
     h = p.width / 2
     bounds = np.array([(0.2 * h, h), (-h, h), (0.2 * h, h), (-h, h)])  # |x| in a half, then y

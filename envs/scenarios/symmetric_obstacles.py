@@ -27,6 +27,8 @@ import numpy as np
 from .base import (
     BodyDefaults,
     Counts,
+    DemoSetup,
+    MixRole,
     assemble,
     cached_plans,
     flock_plan,
@@ -198,6 +200,11 @@ def check(counts: Counts, body: BodyDefaults, p: SymmetricObstaclesParams) -> No
     SymmetricObstaclesParams,
     "walk at two obstacles exactly symmetric about the path",
     check=check,
+    test_sizes={"crossing_margin": (1.0, 5.0), "lane_spacing": (0.8, 8.0)},
+    test_learners=3,
+    mix=MixRole(n_learners=3, n_pedestrians=(0, 2)),
+    demo=DemoSetup(policy="side_choice"),
+    benchmark={NAME: {"n_learners": 3, "n_pedestrians": 0}},  # separate lanes, no crowd
 )
 def generate(
     rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: SymmetricObstaclesParams

@@ -82,12 +82,12 @@ def _assert_no_overlap(spec, counts: Counts) -> None:
 
 
 def _learners(name: str) -> int:
-    return 3 if name in ("symmetric_obstacles", "two_walkers") else 1
+    """The learners placed beside the largest crowds (declared with the scenario)."""
+    return SCENARIOS[name].test_learners
 
 
-# the measurement scenarios and CrowdNav++'s arena hold walkers only (flock units are refused,
-# naming n_flock)
-WALKERS_ONLY = {"bottleneck_flow", "periodic_corridor", "crowdnav_arena"}
+# the scenarios declared without flock units (their check refuses any, naming n_flock)
+WALKERS_ONLY = {name for name, entry in SCENARIOS.items() if not entry.flock}
 
 CAP = 400  # search limit: two_walkers has no room limit of its own (pairs get cells of their own)
 
@@ -178,37 +178,16 @@ def test_dense_draws_are_deterministic_with_the_full_rejection_rounds(name):
     assert not np.array_equal(a[0].start, a[1].start)
 
 
-SIZES = {
-    "circle_crossing": {"circle_radius": (1.0, 8.0), "noise": (0.0, 1.0)},
-    "crowdnav_circle": {"circle_radius": (2.0, 8.0), "spawn_gap": (0.0, 0.5)},
-    "crowdnav_arena": {"circle_radius": (6.0, 12.0), "start_noise": (0.0, 3.0)},
-    "square_crossing": {"width": (2.0, 12.0)},
-    "corridor": {"length": (7.0, 16.0), "width": (1.0, 5.0), "end_zone": (0.5, 3.0)},
-    "crossing_flows": {"size": (6.0, 14.0), "lane_width": (0.8, 4.0), "start_depth": (0.5, 2.5)},
-    "obstacle_field": {"width": (8.0, 14.0), "height": (2.0, 8.0), "n_obstacles": (0, 20)},
-    "bottleneck": {"room_length": (4.0, 12.0), "room_width": (1.0, 8.0), "door_width": (0.7, 0.9)},
-    "path_course": {"length": (10.0, 16.0), "zone": (1.0, 3.0)},
-    "symmetric_obstacles": {"crossing_margin": (1.0, 5.0), "lane_spacing": (0.8, 8.0)},
-    "two_walkers": {"cell_spacing": (6.0, 16.0)},
-    "periodic_corridor": {"length": (1.0, 16.0), "width": (0.5, 5.0), "oncoming": (0.0, 1.0)},
-    "bottleneck_flow": {
-        "room_width": (0.5, 8.0),
-        "door_width": (0.3, 2.5),
-        "start_density": (0.2, 5.0),
-    },
-}
-
-
 @st.composite
 def _scenario_requests(draw):
     name = draw(st.sampled_from(scenario_names()))
     params = {}
-    for key, (lo, hi) in SIZES[name].items():
+    for key, (lo, hi) in SCENARIOS[name].test_sizes.items():
         if draw(st.booleans()):
             v = draw(st.integers(lo, hi) if isinstance(lo, int) else st.floats(lo, hi))
             params[key] = v
     counts = Counts(
-        draw(st.integers(0 if name not in ("two_walkers",) else 1, 6)),
+        draw(st.integers(0, 6)),
         draw(st.integers(0, 80)),
         draw(st.integers(0, 40)),
     )
@@ -226,7 +205,8 @@ def test_any_accepted_request_is_placed_without_overlap(request_, seed):
         params = make_params(name, overrides)
         check_scenario(name, params, counts, body)
     except ScenarioError as err:
-        assert any(k in str(err) for k in (*SIZES[name], "n_", "radius", "size", "width")), err
+        sizes = SCENARIOS[name].test_sizes
+        assert any(k in str(err) for k in (*sizes, "n_", "radius", "size", "width")), err
         event("refused")
         return
     event(f"placed {counts.total} bodies" if counts.total < 20 else "placed 20+ bodies")

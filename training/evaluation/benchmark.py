@@ -19,12 +19,13 @@ finished, and gives the same results as a run that was never interrupted.
 Settings (``BENCHMARK_CONFIG``): 3 learners driven by the policy under test and 6 scripted
 pedestrians steering with ``right_of_way`` (they see the learners), the environment's defaults
 otherwise (dt 0.25 s, 100 steps, collisions end a learner's episode). Scenes built around one
-situation use their own counts (``SCENARIO_CONFIG``): ``symmetric_obstacles`` 3 learners in
-separate lanes and no pedestrians (they would break the symmetry), ``two_walkers`` one crossing
-pair of 2 learners and no pedestrians, ``crowdnav_circle`` CrowdNav's test (``preset="crowdnav"``:
-one robot among 5 ORCA humans that do not see it; episode seed ``s`` plays its test case ``s``),
-``crowdnav_arena`` CrowdNav++'s (``preset="crowdnav_pp"``: one robot among 20 ORCA humans who
-change goals and are replaced on arrival; episode seed ``s`` plays its test case ``s``).
+situation use their own counts, declared with their scenario's registration (``scene_configs``):
+``symmetric_obstacles`` 3 learners in separate lanes and no pedestrians (they would break the
+symmetry), ``two_walkers`` one crossing pair of 2 learners and no pedestrians,
+``crowdnav_circle`` CrowdNav's test (``preset="crowdnav"``: one robot among 5 ORCA humans that
+do not see it; episode seed ``s`` plays its test case ``s``), ``crowdnav_arena`` CrowdNav++'s
+(``preset="crowdnav_pp"``: one robot among 20 ORCA humans who change goals and are replaced on
+arrival; episode seed ``s`` plays its test case ``s``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdsteer.envs.scenarios import scenario_names
+from crowdsteer.envs.scenarios import SCENARIOS, scenario_names
 
 from .evaluate import evaluate, policy_label
 from .metrics import Estimate, rate_below_p
@@ -56,46 +57,31 @@ BENCHMARK_CONFIG: dict[str, Any] = {
 }
 """Environment settings of every benchmark scenario (``CrowdConfig`` keywords)."""
 
-SCENARIO_CONFIG: dict[str, dict[str, Any]] = {
-    "symmetric_obstacles": {"n_learners": 3, "n_pedestrians": 0},
-    "two_walkers": {"n_learners": 2, "n_pedestrians": 0},
-    # CrowdNav's own test: its preset, one robot among 5 ORCA humans, its test cases by seed
-    "crowdnav_circle": {
-        "preset": "crowdnav",
-        "n_learners": 1,
-        "n_pedestrians": 5,
-        "pedestrian_behaviour": "orca",
-        "scenario_params": {"test_cases": 1},
-    },
-    # CrowdNav++'s: its preset, one robot among 20 ORCA humans who change goals, its test cases
-    "crowdnav_arena": {
-        "preset": "crowdnav_pp",
-        "n_learners": 1,
-        "n_pedestrians": 20,
-        "pedestrian_behaviour": "orca",
-        "scenario_params": {"test_cases": 1},  # on top of the preset's
-    },
-    # DS-RNN's: the same arena under its own preset, 5 ORCA humans, its test cases (seed 0)
-    "dsrnn_arena": {
-        "scenario": "crowdnav_arena",
-        "preset": "dsrnn",
-        "n_learners": 1,
-        "n_pedestrians": 5,
-        "pedestrian_behaviour": "orca",
-        "scenario_params": {"test_cases": 1},
-    },
-}
-"""Per-scene overrides of ``BENCHMARK_CONFIG`` for scenes built around one situation. A scene is
-a registered scenario, or a name of its own with the ``scenario`` it plays (``dsrnn_arena``)."""
+
+def scene_configs() -> dict[str, dict[str, Any]]:
+    """The benchmark's scenes as their scenarios' registrations declare them
+    (``register(..., benchmark=...)``): scene name -> its ``CrowdConfig`` keywords over
+    ``BENCHMARK_CONFIG`` (``scenario`` where the scene has a name of its own, as ``dsrnn_arena``
+    plays ``crowdnav_arena``; empty: the common settings)."""
+    return {
+        scene: dict(config)
+        for _, entry in sorted(SCENARIOS.items())
+        for scene, config in entry.benchmark_scenes().items()
+    }
 
 
-NAMED_SCENES: tuple[str, ...] = tuple(s for s, c in SCENARIO_CONFIG.items() if "scenario" in c)
-"""The scenes with a name of their own (they play another scenario)."""
+def named_scenes() -> tuple[str, ...]:
+    """The scenes with a name of their own (they play another scenario)."""
+    return tuple(s for s, c in scene_configs().items() if "scenario" in c)
+
+
+NAMED_SCENES: tuple[str, ...] = named_scenes()
+"""``named_scenes()`` of the package's own scenarios."""
 
 
 def scene_names() -> list[str]:
     """The benchmark's scenes: every navigation scenario and the scenes of their own name."""
-    return sorted(scenario_names(measurement=False) + list(NAMED_SCENES))
+    return sorted(scene_configs())
 
 
 METRIC_COLUMNS: tuple[str, ...] = (
@@ -133,7 +119,7 @@ _MD_HEADERS = {
 def benchmark_config(scene: str, **overrides: Any) -> dict[str, Any]:
     """The ``CrowdConfig`` keywords the benchmark uses on ``scene`` (``overrides`` last; with
     ``scenario`` where the scene has a name of its own)."""
-    return {**BENCHMARK_CONFIG, **SCENARIO_CONFIG.get(scene, {}), **overrides}
+    return {**BENCHMARK_CONFIG, **scene_configs().get(scene, {}), **overrides}
 
 
 def _row(scenario: str, policy: str, result: Mapping[str, Any]) -> dict[str, Any]:
@@ -263,7 +249,7 @@ def run_benchmark(
         raise ImportError(
             f"the benchmark's plots need matplotlib: {install_hint('matplotlib')}, or plots=False"
         )
-    known = scenario_names() + list(NAMED_SCENES)
+    known = scenario_names() + list(named_scenes())
     scenarios = list(scenarios if scenarios else scene_names())
     bad = [s for s in scenarios if s not in known]
     if bad:
@@ -528,7 +514,7 @@ def write_markdown(
             + "pedestrians"
             + (f" (preset `{c['preset']}`, its test cases)" if "preset" in c else "")
             for s, c in configs.items()
-            if s in SCENARIO_CONFIG
+            if scene_configs().get(s)
         )
         + ".",
         "",

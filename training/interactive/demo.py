@@ -1,8 +1,8 @@
 """``crowdsteer demo`` and ``crowdsteer render``: watch scripted crowds, live or as a video.
 
-The demo drives every learner of one world with the scene's best scripted baseline
-(:data:`DEMO_POLICY`, chosen on validation seeds), among scripted pedestrians (and flock units in
-the scenes that have them), with the overlays of the first learner still walking: what steers
+The demo drives every learner of one world with the scene's best scripted baseline (declared
+with its registration, chosen on validation seeds), among scripted pedestrians (and flock units
+in the scenes that have them), with the overlays of the first learner still walking: what steers
 it. It shows them in an interactive window when a display exists, episode after episode until Q;
 headless, it writes a GIF (or an MP4 with the ``video`` extra) and a PNG of step 20 next to it.
 An episode ends when every learner has arrived or collided (or at its time limit) and the next
@@ -22,6 +22,8 @@ import numpy as np
 
 from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.scenarios import SCENARIOS
+from crowdsteer.envs.scenarios.base import DemoSetup
 
 from ..evaluation.evaluate import resolve_policy
 from ..support.preflight import UsageError, has_display, output_file, window_error
@@ -33,33 +35,16 @@ VIDEO_SUFFIXES = (".gif", ".mp4")
 FRAME_SUFFIXES = (".png",)
 VIDEO_FPS = 10
 
-DEMO_CONFIG = {
-    "circle_crossing": {"n_learners": 3, "n_pedestrians": 6},
-    "square_crossing": {"n_learners": 3, "n_pedestrians": 8, "n_flock": 6},
-    "corridor": {"n_learners": 2, "n_pedestrians": 8},
-    "crossing_flows": {"n_learners": 3, "n_pedestrians": 8, "n_flock": 4},
-    "obstacle_field": {"n_learners": 3, "n_pedestrians": 5},
-    "bottleneck": {"n_learners": 2, "n_pedestrians": 6},
-    "path_course": {"n_learners": 2, "n_pedestrians": 4, "n_flock": 4},
-}
-"""Crowd sizes of the demo per scenario (``CrowdConfig`` keywords)."""
 
-DEMO_POLICY = {
-    "circle_crossing": "cardioid",
-    "square_crossing": "cardioid",
-    "corridor": "social_force",
-    "crossing_flows": "cardioid",
-    "obstacle_field": "social_force",
-    "bottleneck": "social_force",
-    "path_course": "cardioid",
-    "symmetric_obstacles": "side_choice",
-    "two_walkers": "right_of_way",
-    "crowdnav_circle": "orca",
-    "crowdnav_arena": "orca",
-}
-"""The scripted baseline whose learners arrive most often in each scene's demo crowd (success
-over 60 episodes of validation seeds 1000-1059; ``crowdnav_circle`` and ``crowdnav_arena``: the
-CrowdNav and CrowdNav++ tests' best scripted rows). Scenes not listed use cardioid."""
+def declared_demo(scene: Any) -> DemoSetup:
+    """The ``DemoSetup`` that ``scene``'s registration declares (``register(..., demo=...)``):
+    its crowd sizes, and the scripted baseline whose learners arrive most often in its demo crowd
+    (success over 60 episodes of validation seeds 1000-1059; ``crowdnav_circle`` and
+    ``crowdnav_arena``: the CrowdNav and CrowdNav++ tests' best scripted rows). A scene that
+    declares none: the configuration's counts, driven by cardioid."""
+    entry = SCENARIOS.get(scene) if isinstance(scene, str) else None
+    return DemoSetup() if entry is None else entry.demo
+
 
 DEFAULT_SCENARIO = "circle_crossing"
 
@@ -77,21 +62,21 @@ def scene_of(scenario: str | None, preset: str | None) -> str:
 
 
 def demo_policy(scenario: str | None, preset: str | None = None) -> str:
-    """The demo's default driver of the learners in that scene (:data:`DEMO_POLICY`)."""
-    return DEMO_POLICY.get(scene_of(scenario, preset), "cardioid")
+    """The demo's default driver of the learners in that scene (``declared_demo``)."""
+    return declared_demo(scene_of(scenario, preset)).policy
 
 
 def demo_config(
     scenario: str | None, max_steps: int, preset: str | None = None, **overrides: Any
 ) -> CrowdConfig:
     """The demo's config of ``scenario``: with a preset, the preset's crowd; otherwise the
-    scenario's ``DEMO_CONFIG`` counts; then ``overrides``."""
+    scenario's declared counts (``declared_demo``); then ``overrides``."""
     scene = scene_of(scenario, preset)
     if preset is not None:
         from ..evaluation.evaluate import make_config
 
         return make_config(scenario, preset=preset, max_steps=max_steps, **overrides)
-    kwargs = {**DEMO_CONFIG.get(scene, {}), **overrides}
+    kwargs = {**declared_demo(scene).counts, **overrides}
     return CrowdConfig.from_kwargs(scenario=scene, max_steps=max_steps, **kwargs)
 
 
@@ -147,7 +132,7 @@ def run_clip(
     An episode ends when every learner has left it (``end_when_done``) or at ``max_steps``; the
     next begins from the world's seeded generator. Stops after ``frames`` frames or ``episodes``
     episodes, or when the window is closed (in a window, with neither, it runs until Q).
-    ``policy`` None: the scene's :data:`DEMO_POLICY`. ``overlays``: True for every debug overlay
+    ``policy`` None: the scene's declared demo policy. ``overlays``: True for every debug overlay
     (or the names of those wanted), drawn for one body: the first learner still walking
     (``overlay_body="learner"``; the look-ahead and detection box of the baseline that drives it
     too), or the first pedestrian that steers with a look-ahead or a detection box

@@ -178,7 +178,7 @@ def play_config(
     preset: str | None = None,
     **overrides: Any,
 ) -> CrowdConfig:
-    """The config of a game: the demo's crowd for ``scenario`` (``DEMO_CONFIG``), or the
+    """The config of a game: the demo's crowd for ``scenario`` (``demo.declared_demo``), or the
     preset's, ``overrides`` on top; ``max_steps`` None keeps the environment's episode length."""
     steps = CrowdConfig().max_steps if max_steps is None else max_steps
     return demo_config(scenario, steps, preset, **overrides)

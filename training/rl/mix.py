@@ -3,7 +3,8 @@
 ``SCENARIO_MIX`` lists the benchmark's scenes (every one whose observations fit one layout:
 CrowdNav's test reads 10 neighbours and is left out), each with the benchmark's learners and a
 domain randomisation: the crowd size drawn per episode from a range, and the pedestrians' steering
-behaviour varied between the scene's sub-environments. ``MixedVecEnv`` steps one
+behaviour varied between the scene's sub-environments. Each scene declares its part with its
+registration (``crowdsteer.envs.scenarios.base.MixRole``). ``MixedVecEnv`` steps one
 ``CrowdSB3VecEnv`` per (scene, behaviour) and concatenates their slots, so one shared policy
 meets every scene in every rollout. ``mix_evaluation`` scores a policy on every scene of the mix
 in the benchmark's own setting.
@@ -19,6 +20,7 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from crowdsteer.envs.api.sb3 import CrowdSB3VecEnv
+from crowdsteer.envs.scenarios import SCENARIOS
 
 
 @dataclass(frozen=True)
@@ -32,49 +34,28 @@ class MixEntry:
     behaviours: tuple[str, ...]
 
 
-CROWD_BEHAVIOURS = ("social_force", "orca", "cardioid", "side_choice")
-"""Behaviours a scene's second sub-environment takes in turn (the first walks ``right_of_way``,
-the benchmark's crowd)."""
+def declared_mix() -> tuple[MixEntry, ...]:
+    """The generalist's scenes as their registrations declare them (``register(..., mix=...)``),
+    in the order of their names: the behaviours of a scene's sub-environments are its own
+    declaration, so adding a scene changes no other scene's."""
+    return tuple(
+        MixEntry(name, e.mix.n_learners, e.mix.n_pedestrians, e.mix.behaviours)
+        for name, e in sorted(SCENARIOS.items())
+        if e.mix is not None
+    )
 
 
-def _crowd_scene(name: str, k: int) -> MixEntry:
-    other = CROWD_BEHAVIOURS[k % len(CROWD_BEHAVIOURS)]
-    return MixEntry(name, 3, (2, 8), ("right_of_way", other))
+def declared_teachers() -> dict[str, str]:
+    """Scene name -> the teacher of the behaviour-cloning warm start ``bc_from="best"``, as the
+    scene's registration declares it (its best scripted baseline in docs/benchmark/results.md)."""
+    return {name: e.mix.teacher for name, e in sorted(SCENARIOS.items()) if e.mix is not None}
 
 
-SCENARIO_MIX: tuple[MixEntry, ...] = (
-    *(
-        _crowd_scene(name, k)
-        for k, name in enumerate(
-            (
-                "bottleneck",
-                "circle_crossing",
-                "corridor",
-                "crossing_flows",
-                "obstacle_field",
-                "path_course",
-                "square_crossing",
-            )
-        )
-    ),
-    MixEntry("symmetric_obstacles", 3, (0, 2), ("right_of_way",)),
-    MixEntry("two_walkers", 2, (0, 2), ("right_of_way",)),
-)
-"""The generalist's scenes (the benchmark's, CrowdNav's test aside)."""
+SCENARIO_MIX: tuple[MixEntry, ...] = declared_mix()
+"""The generalist's scenes (the benchmark's, CrowdNav's test aside), read from the registry."""
 
-TEACHERS: dict[str, str] = {
-    "bottleneck": "social_force",
-    "circle_crossing": "cardioid",
-    "corridor": "social_force",
-    "crossing_flows": "cardioid",
-    "obstacle_field": "social_force",
-    "path_course": "side_choice",
-    "square_crossing": "cardioid",
-    "symmetric_obstacles": "right_of_way",
-    "two_walkers": "right_of_way",
-}
-"""The scripted baseline with the highest success per scene in the benchmark table
-(docs/benchmark/results.md): the teachers of the behaviour-cloning warm start ``bc_from="best"``."""
+TEACHERS: dict[str, str] = declared_teachers()
+"""The teacher of each scene of the mix, read from the registry."""
 
 
 class MixedVecEnv(VecEnv):
