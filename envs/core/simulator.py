@@ -10,6 +10,7 @@ know the scenario registry.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -39,6 +40,33 @@ PARALLEL_CHUNKS = 16
 """A multi-threaded simulator cuts the worlds into at most this many contiguous chunks, each with
 its own work buffers, stepped on a pool of ``numba.get_num_threads()`` threads."""
 
+PARALLEL_MODES = (False, True, "auto")
+"""The values of ``parallel``: serial, threaded, or chosen from the batch's size (``"auto"``)."""
+
+AUTO_MIN_BODY_SLOTS = 2048
+"""``parallel="auto"`` threads a batch of at least this many body slots (worlds x bodies) when
+numba has two threads or more, and steps smaller ones serially: below it, handing chunks of
+worlds to the threads costs more than the second core gives back (``docs/performance.md``, "Two
+cores", has the measurements and the command)."""
+
+
+def available_cores() -> int:
+    """The CPU cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def threaded(parallel: bool | str, num_worlds: int, bodies: int, threads: int) -> bool:
+    """Whether a batch of ``num_worlds`` worlds of ``bodies`` bodies steps on threads, for the
+    ``parallel`` option (``PARALLEL_MODES``) and ``threads`` threads that can run at once (numba's
+    thread count when the batch is built, at most the cores available)."""
+    if isinstance(parallel, (bool, np.bool_)):
+        return bool(parallel)
+    if parallel != "auto":
+        raise ValueError(f"parallel={parallel!r}: choose True, False or 'auto'")
+    return threads >= 2 and num_worlds >= 2 and num_worlds * bodies >= AUTO_MIN_BODY_SLOTS
+
 
 class SimulationError(RuntimeError):
     """A body's motion became non-finite: the configuration lets the steering or the geometry
@@ -64,9 +92,10 @@ class Simulator:
 
     Bodies are laid out learners ``[0, L)``, pedestrians ``[L, L + P)`` (P = the most pedestrians
     an episode can draw; the unused ones stay inactive), flock units ``[L + P, N)``.
-    ``parallel=True`` steps chunks of worlds on numba's thread count of threads, with the same
-    results as one thread. ``trace=True`` records every body's steering vectors in
-    ``buffers.trace`` (for the overlays).
+    ``parallel=True`` steps chunks of worlds on a pool of ``numba.get_num_threads()`` threads (the
+    count when the simulator is built), with the same results as one thread; ``parallel="auto"``
+    does so only for a batch large enough to gain from it (``threaded``). ``trace=True`` records
+    every body's steering vectors in ``buffers.trace`` (for the overlays).
     """
 
     def __init__(
@@ -74,7 +103,7 @@ class Simulator:
         config: CrowdConfig,
         scenario: Any,
         num_worlds: int = 1,
-        parallel: bool = False,
+        parallel: bool | str = False,
         trace: bool = False,
     ):
         if not (isinstance(num_worlds, int) and num_worlds >= 1):
@@ -82,7 +111,6 @@ class Simulator:
         self.config = config
         self.scenario = scenario
         self.num_worlds = num_worlds
-        self.parallel = bool(parallel)
         self.counts = scenario.counts
         self.max_pedestrians = self.counts.pedestrians
         self.num_learners = self.counts.learners
@@ -97,12 +125,15 @@ class Simulator:
         self.params: StepParams = step_params(
             config, probe.period_x, flock=self.counts.flock > 0, ring=probe.goal_ring
         )
+        threads = numba.get_num_threads()
+        self.parallel = threaded(parallel, num_worlds, n, min(threads, available_cores()))
+        """Whether the worlds step on threads (``parallel`` resolved for this batch)."""
         chunks = min(num_worlds, PARALLEL_CHUNKS) if self.parallel else 1
         self._ranges = [
             (c * num_worlds // chunks, (c + 1) * num_worlds // chunks) for c in range(chunks)
         ]
         self._scratch = [crowd_scratch(n, max(m, 1), max(w, 1), trace) for _ in range(chunks)]
-        self._pool = ThreadPoolExecutor(numba.get_num_threads()) if chunks > 1 else None
+        self._pool = ThreadPoolExecutor(threads) if chunks > 1 else None
         self._step_entry = None
         self._write_entry = None
         self._slots = WorldSlots(

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs.core import simulator
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.collisions import GAP_CAP
 from crowdsteer.envs.core.config import CrowdConfig
@@ -258,6 +259,58 @@ def test_parallel_kernels_replay_the_serial_step_exactly(kw):
             serial.reset(done)
             parallel.reset(done)
             assert np.array_equal(serial.obs, parallel.obs)
+
+
+def test_auto_threads_only_batches_large_enough_on_two_threads_or_more():
+    slots = simulator.AUTO_MIN_BODY_SLOTS
+    worlds = -(-slots // 20)  # the fewest worlds of 20 bodies that reach it
+    assert simulator.threaded("auto", worlds, 20, 2)
+    assert not simulator.threaded("auto", worlds - 1, 20, 2)  # too small: serial
+    assert not simulator.threaded("auto", worlds, 20, 1)  # one thread: serial
+    assert not simulator.threaded("auto", 1, 10 * slots, 2)  # one world: nothing to share
+    assert simulator.threaded(True, 1, 1, 1) and not simulator.threaded(False, 10**6, 20, 8)
+    for bad in ("yes", 2, None):
+        with pytest.raises(ValueError, match="parallel="):
+            simulator.threaded(bad, 16, 20, 2)
+
+
+def test_the_thread_pool_has_the_thread_count_set_before_the_batch_is_built():
+    import numba
+
+    config = CrowdConfig.from_kwargs(n_learners=2, n_pedestrians=3)
+    before = numba.get_num_threads()
+    try:
+        for threads in sorted({1, before}):
+            numba.set_num_threads(threads)
+            batch = make_batch(config, 4, parallel=True)
+            assert batch.sim._pool._max_workers == threads
+    finally:
+        numba.set_num_threads(before)
+    assert make_batch(config, 4, parallel=False).sim._pool is None
+    assert not make_batch(config, 4).sim.parallel  # "auto" by default: 4 small worlds are serial
+
+
+def test_thread_rows_are_built_at_their_thread_count_with_an_auto_row(capsys, monkeypatch):
+    import numba
+
+    built = []
+    make = bench_speed.make_stepper
+
+    def recording(case, *args, **kwargs):
+        stepper = make(case, *args, **kwargs)
+        built.append((case.threads, case.parallel, numba.get_num_threads()))
+        return stepper
+
+    monkeypatch.setattr(bench_speed, "make_stepper", recording)
+    argv = ["bench-speed", "--num-worlds", "2", "--bodies", "10", "--threads", "1", "--json"]
+    assert cli_main([*argv, *TINY]) == 0
+    rows = _rows(capsys)
+    assert [(r["parallel"], r["threaded"], r["threads"]) for r in rows] == [
+        (False, False, 1),
+        (True, True, 1),
+        ("auto", False, 1),  # one thread: auto steps serially
+    ]
+    assert [threads for _, _, threads in built] == [1, 1, 1]
 
 
 def test_large_world_grid_searches_match_brute_force():

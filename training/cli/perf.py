@@ -113,8 +113,8 @@ def add_perf_commands(commands: Commands) -> None:
         "--threads",
         type=int_list,
         default=None,
-        help="batch forms also with the prange-over-worlds kernels at these numba thread "
-        "counts, e.g. 1,2 (needs NUMBA_NUM_THREADS >= the largest)",
+        help="batch forms also threaded (parallel=True) at each of these thread counts, e.g. "
+        "1,2, and with parallel='auto' at the largest (needs NUMBA_NUM_THREADS >= the largest)",
     )
     p.add_argument(
         "--learners-leave",

@@ -76,8 +76,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numba import njit
 
+from .ceiling import minimal_step
 from .presence import (
     BODY_STEPS,
     LEARNER_STEPS,
@@ -134,7 +134,7 @@ class Case:
     pedestrians: int
     flock: int
     threads: int = 1
-    parallel: bool = False
+    parallel: bool | str = False  # the batch's ``parallel``: False, True or "auto"
     overrides: dict = field(default_factory=dict)
     policy: str = ""  # the baseline of the closed-loop form
 
@@ -153,68 +153,6 @@ class Window:
     renewals: int
     resets: int
     present_end: int
-
-
-# ----------------------------------------------------------------------------- ceiling kernel
-@njit(cache=True)
-def minimal_step(pos, vel, goal, start, radius, v_pref, dt, hit):
-    """The minimal compiled pairwise step of B worlds x N bodies, in place.
-
-    pos, vel, goal, start: (B, N, 2); radius, v_pref: (B, N); hit: (B, N) bool. Each body heads
-    for its goal pushed by every other body (cardioid-weighted anti-gravity, Gast part 1), moves
-    one Euler step, and is flagged when it overlaps another body; on its goal it turns back.
-    """
-    nb, nn = radius.shape
-    for b in range(nb):
-        for i in range(nn):
-            px = pos[b, i, 0]
-            py = pos[b, i, 1]
-            gx = goal[b, i, 0] - px
-            gy = goal[b, i, 1] - py
-            g = math.sqrt(gx * gx + gy * gy)
-            if g < 0.3:  # arrived: walk back
-                for c in range(2):
-                    tmp = goal[b, i, c]
-                    goal[b, i, c] = start[b, i, c]
-                    start[b, i, c] = tmp
-                gx = goal[b, i, 0] - px
-                gy = goal[b, i, 1] - py
-                g = math.sqrt(gx * gx + gy * gy)
-            dx = gx / g if g > 1e-9 else 0.0
-            dy = gy / g if g > 1e-9 else 0.0
-            fx = dx
-            fy = dy
-            for j in range(nn):
-                if j == i:
-                    continue
-                ex = px - pos[b, j, 0]
-                ey = py - pos[b, j, 1]
-                d2 = ex * ex + ey * ey
-                if d2 < 1e-18:
-                    continue
-                d = math.sqrt(d2)
-                w = radius[b, i] + radius[b, j]
-                mag = 3.0 * w * w / d2
-                r = 0.5 * (1.0 - (dx * ex + dy * ey) / d)  # cardioid weight base, in [0, 1]
-                r = r * r * r
-                fx += ex / d * mag * r
-                fy += ey / d * mag * r
-            f = math.sqrt(fx * fx + fy * fy)
-            s = v_pref[b, i] / f if f > 1e-9 else 0.0
-            vel[b, i, 0] = fx * s
-            vel[b, i, 1] = fy * s
-        for i in range(nn):
-            pos[b, i, 0] += vel[b, i, 0] * dt
-            pos[b, i, 1] += vel[b, i, 1] * dt
-            hit[b, i] = False
-        for i in range(nn):
-            for j in range(i + 1, nn):
-                ex = pos[b, i, 0] - pos[b, j, 0]
-                ey = pos[b, i, 1] - pos[b, j, 1]
-                w = radius[b, i] + radius[b, j]
-                if ex * ex + ey * ey < w * w:
-                    hit[b, i] = True
-                    hit[b, j] = True
 
 
 # ----------------------------------------------------------------------------- world sizes
@@ -307,8 +245,7 @@ class BatchStepper(Stepper):
         from crowdsteer.envs.batch import make_batch
         from crowdsteer.envs.core.simulator import compiled_entry
 
-        kwargs = {"parallel": True} if case.parallel else {}
-        self.batch = make_batch(batch_config(case), case.num_worlds, **kwargs)
+        self.batch = make_batch(batch_config(case), case.num_worlds, parallel=case.parallel)
         self.batch.seed(seed)
         self.batch.reset()
         self.pool = action_pool(seed, case.num_worlds, case.learners)
@@ -524,16 +461,21 @@ def summarise(case: Case, windows: Sequence[Window]) -> dict:
 
 
 def measure(case: Case, args: Any) -> dict:
-    """Build the case, time it, and return its JSON row."""
+    """Build the case at ``case.threads`` threads, time it, and return its JSON row.
+
+    The thread count is set before the stepper is built: a threaded batch sizes its pool of
+    threads when it is built (``Simulator``), so a count set later would not change it."""
     import numba
 
-    t0 = time.perf_counter()
-    stepper = make_stepper(case, args.seed, getattr(args, "learners_leave", False))
-    setup_s = time.perf_counter() - t0  # building and resetting (its first use compiles too)
-    setup_rss = peak_rss_mb()
     numba.set_num_threads(case.threads)
     try:
+        t0 = time.perf_counter()
+        stepper = make_stepper(case, args.seed, getattr(args, "learners_leave", False))
+        setup_s = time.perf_counter() - t0  # building and resetting (its first use compiles too)
+        setup_rss = peak_rss_mb()
         windows = time_stepper(stepper, args.seconds, args.repeats, args.warmup)
+        batch = getattr(stepper, "batch", None)
+        threaded = batch is not None and batch.sim.parallel
     finally:
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     row = {
@@ -544,7 +486,8 @@ def measure(case: Case, args: Any) -> dict:
         "pedestrians_per_world": case.pedestrians,
         "flock_per_world": case.flock,
         "threads": case.threads,
-        "parallel_kernels": case.parallel,
+        "parallel": case.parallel,
+        "threaded": threaded,
         "learners_leave": bool(getattr(args, "learners_leave", False)),
         "setup_s": setup_s,
         "setup_peak_rss_mb": setup_rss,
@@ -595,7 +538,10 @@ def plan(args: Any) -> list[Case]:
             f"--threads {max_threads} needs NUMBA_NUM_THREADS >= {max_threads} "
             f"(it is {numba.config.NUMBA_NUM_THREADS})"
         )
-    variants = [(1, False)] + [(t, True) for t in (args.threads or [])]
+    # serial, threaded at each count, and "auto" at the largest count (what it chose is in the row)
+    variants: list[tuple[int, bool | str]] = [(1, False)]
+    if args.threads:
+        variants += [(t, True) for t in args.threads] + [(max_threads, "auto")]
 
     cases: list[Case] = [
         Case(form, 1, learners + pedestrians, learners, pedestrians, 0)
@@ -642,7 +588,7 @@ COLUMNS = (
     ("num_worlds", "B", "{}"),
     ("bodies_per_world", "N", "{}"),
     ("threads", "thr", "{}"),
-    ("parallel_kernels", "prange", "{}"),
+    ("threaded", "kernels", "{}"),
     ("env_steps_per_s", "env-steps/s", "{:,.0f}"),
     ("agent_steps_per_s", "body-steps/s", "{:,.0f}"),
     ("present_share", "present", "{:.3f}"),
@@ -658,8 +604,10 @@ def format_table(rows: Sequence[dict]) -> str:
     """A plain-text table of the rows."""
     head = [title for _, title, _ in COLUMNS]
     body = [[fmt.format(r[key]) if key in r else "-" for key, _, fmt in COLUMNS] for r in rows]
+    kernels = [key for key, _, _ in COLUMNS].index("threaded")
     for r, cells in zip(rows, body, strict=True):
         cells[0] = _form(r)
+        cells[kernels] = _kernels(r)
     widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
     line = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True))  # noqa: E731
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(b) for b in body])
@@ -671,7 +619,10 @@ def _form(row: dict) -> str:
 
 
 def _kernels(row: dict) -> str:
-    return f"prange, {row['threads']} thr" if row["parallel_kernels"] else "serial"
+    """How the row's batch stepped: serial, threaded (at its thread count), or auto and what it
+    chose."""
+    chosen = f"threaded, {row['threads']} thr" if row["threaded"] else "serial"
+    return f"auto: {chosen}" if row["parallel"] == "auto" else chosen
 
 
 def _mega(v: float) -> str:
