@@ -13,11 +13,16 @@ from .scenarios import scenario_source
 
 
 def make_batch(
-    config: CrowdConfig, num_worlds: int = 1, parallel: bool = False, trace: bool | None = None
+    config: CrowdConfig,
+    num_worlds: int = 1,
+    parallel: bool | str = "auto",
+    trace: bool | None = None,
 ) -> CrowdBatch:
-    """B = ``num_worlds`` worlds of ``config``; ``parallel`` steps them on several threads,
-    ``trace`` records every body's steering vectors for the overlays (None: when they can be
-    shown, in a window or with the config's steering-vector overlay)."""
+    """B = ``num_worlds`` worlds of ``config``. ``parallel`` steps them on numba's thread count
+    of threads (True), on one (False), or on several only when the batch is large enough to gain
+    from them (``"auto"``: ``core.simulator.threaded``); ``trace`` records every body's steering
+    vectors for the overlays (None: when they can be shown, in a window or with the config's
+    steering-vector overlay)."""
     if trace is None:
         trace = config.render_mode == "human" or "steering_vectors" in config.render_overlays
     from crowdsteer.baselines.policies import make_policy
