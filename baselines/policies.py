@@ -127,9 +127,7 @@ class SteeringPolicy:
         self.behaviour = ALIASES.get(name, name)
         self.config = config or CrowdConfig()
         c = self.config
-        self.layout = ObservationLayout(
-            c.obs_neighbours, c.obs_obstacles, c.obs_walls, c.obs_waypoints
-        )
+        self.layout = ObservationLayout.of(c)  # a scenario's own blocks included
         self.obs_low, self.obs_high = self.layout.bounds()
         chosen = _policy_params(name, c, params)
         steer = steering_param_set(c)
@@ -535,9 +533,7 @@ def load_policy(
             "crowdsteer policies take flat observations (dim,) and give actions (2,)"
         )
     if config is not None:
-        layout = ObservationLayout(
-            config.obs_neighbours, config.obs_obstacles, config.obs_walls, config.obs_waypoints
-        )
+        layout = ObservationLayout.of(config)
         if obs_shape != (layout.dim,):
             raise ObservationSizeError(
                 f"{shown!r} was trained on observations of size {obs_shape[0]}, but the "

@@ -9,6 +9,7 @@ from typing import Any
 from .core.batch import CrowdBatch
 from .core.config import CrowdConfig
 from .core.priors import GOAL_DISTANCE
+from .extend import extension_for
 from .scenarios import scenario_source
 
 
@@ -42,4 +43,5 @@ def make_batch(
         trace=trace,
         residual_reference=residual,
         potential_reference=baseline(potential),
+        extension=extension_for(config),  # the scenario's own reward terms, observation blocks
     )

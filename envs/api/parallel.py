@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from operator import attrgetter
 from typing import Any
 
@@ -44,7 +45,7 @@ class CrowdParallelEnv(ParallelEnv):
                     "same option (max_cycles is PettingZoo's name): give one of them"
                 )
             kwargs["max_steps"] = check_int("max_cycles", max_cycles, lo, hi, doc)
-        if isinstance(kwargs.get("scenario", ""), str):  # explicit scenes set their own
+        if not isinstance(kwargs.get("scenario", ""), Mapping):  # explicit scenes set their own
             kwargs.setdefault("n_learners", 3)
         self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
         self.batch = make_batch(self.config, 1)

@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from ..core.batch import CrowdBatch
-from ..core.rewards import REWARD_TERMS
 
 
 def flock_view_radius(config: Any) -> float:
@@ -70,8 +69,9 @@ class RenderHandle:
         if body >= self.batch.num_learners:
             return {}
         rows: dict[str, Any] = {"driven by": self.driver}
-        for t, name in enumerate(REWARD_TERMS):
-            rows[f"reward {name}"] = float(self.batch.terms[b, body, t])
+        terms = self.batch.all_terms()  # the package's terms, then the scenario's own
+        for t, key in enumerate(self.batch.term_names):
+            rows[key.replace("_", " ", 1)] = float(terms[b, body, t])
         return rows
 
     def render(self, world: int | None = None) -> np.ndarray | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -52,7 +53,7 @@ class CrowdNavEnv(gym.Env):
     metadata = {"render_modes": ["human", "rgb_array"], "render_fps": 10}
 
     def __init__(self, preset: str | None = None, **kwargs: Any):
-        if isinstance(kwargs.get("scenario", ""), str):  # explicit scenes set their own
+        if not isinstance(kwargs.get("scenario", ""), Mapping):  # explicit scenes set their own
             kwargs.setdefault("n_learners", 1)
         self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
         if self.config.n_learners != 1 and isinstance(self.config.scenario, str):

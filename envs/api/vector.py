@@ -11,6 +11,7 @@ before the first ``reset()`` raises ``ResetNeeded`` (``envs.api.contract``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,6 @@ from ..batch import make_batch
 from ..core.batch import ActionError
 from ..core.checks import ConfigError
 from ..core.config import CrowdConfig
-from ..core.rewards import REWARD_TERMS
 from .contract import before_reset, check_count, check_seed
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space
@@ -48,7 +48,7 @@ class CrowdNavVectorEnv(VectorEnv):
                 f"(num_envs={num_envs})"
             )
         render_world = int(render_world)
-        if isinstance(kwargs.get("scenario", ""), str):  # explicit scenes set their own
+        if not isinstance(kwargs.get("scenario", ""), Mapping):  # explicit scenes set their own
             kwargs.setdefault("n_learners", 1)
         self.config = CrowdConfig.from_kwargs(preset=preset, **kwargs)
         if self.config.dict_obs:
@@ -127,8 +127,9 @@ class CrowdNavVectorEnv(VectorEnv):
             "reached_goal": s.reached[:, 0].copy(),
             "collision": sim.buffers.collided_now[:, 0].copy(),
         }
-        for t, name in enumerate(REWARD_TERMS):
-            infos[f"reward_{name}"] = self.batch.terms[:, 0, t].copy()
+        terms = self.batch.all_terms()  # the package's terms, then the scenario's own
+        for t, key in enumerate(self.batch.term_names):
+            infos[key] = terms[:, 0, t].copy()
         mask = np.ones(self.num_envs, bool)
         infos.update({f"_{k}": mask for k in list(infos)})
         return infos

@@ -54,6 +54,12 @@ class CrowdBatch:
     mode corrects and whose desired velocity the shaping potential measures agreement with, or
     None. ``parallel=True`` spreads the worlds
     over threads, ``trace=True`` records the steering vectors (see ``Simulator``).
+
+    ``extension``: the scenario's own reward terms and observation blocks, computed in numpy
+    around the compiled step (``crowdsteer.envs.extend``), or None. It names its terms
+    (``term_names``) and is called ``before_step(batch, actions)``, ``after_step(batch)`` (it
+    adds its terms, ``extra_terms: (B, L, U)``, to ``learners.reward`` and writes its blocks of
+    ``obs``) and ``after_reset(batch, rows)``.
     """
 
     def __init__(
@@ -66,6 +72,7 @@ class CrowdBatch:
         trace: bool = False,
         residual_reference: Any = None,
         potential_reference: Any = None,
+        extension: Any = None,
     ):
         self.config = config
         self.sim = Simulator(config, scenario, num_worlds, parallel=parallel, trace=trace)
@@ -73,14 +80,17 @@ class CrowdBatch:
         self.num_learners = self.sim.num_learners
         if self.num_learners < 1:
             raise ValueError("n_learners=0: a learning environment needs at least one learner")
-        self.layout = ObservationLayout(
-            config.obs_neighbours, config.obs_obstacles, config.obs_walls, config.obs_waypoints
-        )
+        self.layout = ObservationLayout.of(config)
         self.obs_low, self.obs_high = self.layout.bounds()
         b, n_l = num_worlds, self.num_learners
         self.learners = LearnerBuffers.empty(b, n_l, len(REWARD_TERMS), self.layout.dim)
         self.obs = self.learners.obs
         """(B, L, dim) float32 observations of the last reset or step (``learners.obs``)."""
+        self._extension = extension
+        names = () if extension is None else tuple(extension.term_names)
+        self.extra_terms = np.zeros((b, n_l, len(names)))
+        """(B, L, U) the scenario's own reward terms of the last step (``extension``)."""
+        self._extra_keys = tuple(f"reward_{name}" for name in names)
         c = config
         # one set of observation work buffers per chunk of worlds the simulator steps on a thread
         self._observe_scratch = [
@@ -146,6 +156,7 @@ class CrowdBatch:
         self.sim.buffers.arrived_now[rows] = False
         self.sim.buffers.collided_now[rows] = False
         self.terms[rows] = 0.0
+        self.extra_terms[rows] = 0.0
         self.alive[rows] = self.sim.state.active[rows, : self.num_learners]
         # only the new episodes are observed: the other worlds' observations are current (the
         # step observed them), and learners that left keep their terminal observation
@@ -155,6 +166,8 @@ class CrowdBatch:
             self._observe(np.repeat(rows[:, None], self.num_learners, axis=1))
         if self.config.potential is not None:
             self.potential[rows] = self.potential_of_state()[rows]
+        if self._extension is not None:
+            self._extension.after_reset(self, rows)
         return self.obs
 
     # ------------------------------------------------------------------ step
@@ -211,7 +224,15 @@ class CrowdBatch:
         """``step`` without copying its results out: they stay in ``obs`` and ``learners``
         (``reward``, ``terminated``, ``truncated``), overwritten by the next step. A serial batch
         without shaping, residual actions or a potential runs the whole step in one compiled call
-        (``step.fused_step``)."""
+        (``step.fused_step``). A scenario's ``extension`` runs before and after it."""
+        if self._extension is not None:
+            self._extension.before_step(self, actions)
+            self._advance_package(actions)
+            self._extension.after_step(self)
+        else:
+            self._advance_package(actions)
+
+    def _advance_package(self, actions: np.ndarray) -> None:
         if self._fused:
             self._advance_fused(actions)
             return
@@ -322,13 +343,16 @@ class CrowdBatch:
         """The info dict of learner ``i`` of world ``b`` after a step (``learner_infos``' dict,
         read element by element: for one learner, cheaper than the block reads)."""
         s = self.sim.state
-        return _info(
+        info = _info(
             s.pos[b, i].copy(),
             s.vel[b, i].copy(),
             s.reached.item(b, i),
             self.sim.buffers.collided_now.item(b, i),
             self.learners.terms[b, i].tolist(),
         )
+        if self._extra_keys:
+            info.update(zip(self._extra_keys, self.extra_terms[b, i].tolist(), strict=True))
+        return info
 
     def learner_infos(self, b: int, learners: list[int]) -> list[dict]:
         """The info dicts of the learners ``learners`` of world ``b`` after a step, built from a
@@ -341,7 +365,24 @@ class CrowdBatch:
         reached = s.reached[b, :n_l].tolist()
         collided = sim.buffers.collided_now[b, :n_l].tolist()
         terms = self.terms[b].tolist()
-        return [_info(pos[i], vel[i], reached[i], collided[i], terms[i]) for i in learners]
+        infos = [_info(pos[i], vel[i], reached[i], collided[i], terms[i]) for i in learners]
+        if self._extra_keys:
+            extra = self.extra_terms[b].tolist()
+            for info, i in zip(infos, learners, strict=True):
+                info.update(zip(self._extra_keys, extra[i], strict=True))
+        return infos
+
+    @property
+    def term_names(self) -> tuple[str, ...]:
+        """The info keys of every reward term, the package's (``INFO_KEYS``) then the
+        scenario's own: ``reward_<term>``."""
+        return (*INFO_KEYS, *self._extra_keys)
+
+    def all_terms(self) -> np.ndarray:
+        """(B, L, T + U) every reward term of the last step, in ``term_names`` order."""
+        if not self._extra_keys:
+            return self.terms
+        return np.concatenate([self.terms, self.extra_terms], axis=-1)
 
 
 def _info_builder() -> Any:

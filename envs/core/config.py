@@ -170,6 +170,10 @@ class CrowdConfig:
         if preset is not None and (not isinstance(preset, str) or preset not in PRESETS):
             raise ConfigError(f"preset={preset!r} is unknown; choose one of {sorted(PRESETS)}")
         base = PRESETS["default" if preset is None else preset]
+        if "scenario" in kwargs and SCENARIO_HOOKS.name_of is not None:
+            # a scenario object (``crowdsteer.envs.extend.Scenario``) is registered; the config
+            # holds its name
+            kwargs["scenario"] = SCENARIO_HOOKS.name_of(kwargs["scenario"])
         scenario = kwargs.get("scenario", base.scenario)
         if not isinstance(scenario, str):
             kwargs = _explicit_kwargs(scenario, kwargs)
@@ -373,6 +377,7 @@ class ScenarioHooks:
 
     explicit_counts: Any = None
     validate: Any = None
+    name_of: Any = None  # a scenario object's registered name (``crowdsteer.envs.extend``)
 
 
 SCENARIO_HOOKS = ScenarioHooks()

@@ -22,6 +22,11 @@ entry within its block a named constant (``NB_VX`` is the relative velocity's x 
 neighbour's entries). The writer (``sensing.observe_worlds``), the decoders
 (``crowdsteer.baselines.observed``, ``crowdsteer.baselines.step_check``), the spaces' bounds and
 the docs read these names; a new feature is a row here and a line in ``sensing.py``.
+
+A scenario may append blocks of its own after these (``ExtraBlock``, declared through
+``crowdsteer.envs.extend``): they are computed in numpy after the compiled step, and every offset
+above stays where it is, so decoders of the package's blocks read extended observations as they
+are.
 """
 
 from __future__ import annotations
@@ -107,26 +112,78 @@ WALL_DIM = len(WALL)
 WAYPOINT_DIM = len(WAYPOINT)
 
 
+class ExtraBlock(NamedTuple):
+    """A block a scenario appends after the package's: its name, its shape in the ``Dict``
+    observation form, and the bounds of its values in flat order (``size`` of each)."""
+
+    name: str
+    shape: tuple[int, ...]
+    low: tuple[float, ...]
+    high: tuple[float, ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.low)
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        return tuple(
+            Entry(str(k), lo, hi)
+            for k, (lo, hi) in enumerate(zip(self.low, self.high, strict=True))
+        )
+
+
+EXTRA_BLOCKS: dict[str, tuple[ExtraBlock, ...]] = {}
+"""The blocks each registered scenario appends, by scenario name (written by
+``crowdsteer.envs.extend`` when a scenario that declares observation blocks is registered)."""
+
+PACKAGE_BLOCKS = ("own", "neighbours", "obstacles", "walls", "waypoints")
+"""The package's own blocks, in order; a scenario's ``ExtraBlock`` may not take these names."""
+
+
 @dataclass(frozen=True)
 class ObservationLayout:
     """Where each block sits in the flat observation, and its bounds, for K ``neighbours``, O
-    ``obstacles``, W ``walls`` and P ``waypoints``."""
+    ``obstacles``, W ``walls`` and P ``waypoints``, then the scenario's ``extra`` blocks."""
 
     neighbours: int
     obstacles: int
     walls: int
     waypoints: int
+    extra: tuple[ExtraBlock, ...] = ()
+
+    @classmethod
+    def of(cls, config) -> ObservationLayout:
+        """The layout of a ``CrowdConfig``: its counts, and the blocks its scenario appends."""
+        scenario = config.scenario
+        extra = EXTRA_BLOCKS.get(scenario, ()) if isinstance(scenario, str) else ()
+        return cls(
+            config.obs_neighbours,
+            config.obs_obstacles,
+            config.obs_walls,
+            config.obs_waypoints,
+            extra,
+        )
 
     @property
     def blocks(self) -> dict[str, tuple[tuple[Entry, ...], int]]:
         """Each block's entries and how many times they repeat, in order."""
-        return {
+        out = {
             "own": (OWN, 1),
             "neighbours": (NEIGHBOUR, self.neighbours),
             "obstacles": (OBSTACLE, self.obstacles),
             "walls": (WALL, self.walls),
             "waypoints": (WAYPOINT, self.waypoints + 1),
         }
+        for block in self.extra:
+            out[block.name] = (block.entries, 1)
+        return out
+
+    @cached_property
+    def package_dim(self) -> int:
+        """Length of the package's part of the flat observation (what the compiled step
+        writes); the scenario's blocks follow it."""
+        return self.dim - sum(b.size for b in self.extra)
 
     @property
     def sizes(self) -> dict[str, int]:
@@ -137,6 +194,8 @@ class ObservationLayout:
         """Shapes of the blocks in the ``Dict`` observation form."""
         shapes = {name: (n, len(entries)) for name, (entries, n) in self.blocks.items()}
         shapes["own"] = (OWN_DIM,)
+        for block in self.extra:
+            shapes[block.name] = block.shape
         return shapes
 
     @cached_property
@@ -175,6 +234,7 @@ class ObservationLayout:
         out = []
         for name, (block, n) in self.blocks.items():
             for k in range(n):
-                prefix = name if name == "own" else f"{name}[{k}]"
+                whole = name == "own" or name not in PACKAGE_BLOCKS  # one entry, no index
+                prefix = name if whole else f"{name}[{k}]"
                 out.extend(f"{prefix}.{e.name}" for e in block)
         return out
