@@ -14,8 +14,9 @@ import json
 import os
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from crowdsteer.envs.core.checks import ConfigError
 
@@ -37,7 +38,7 @@ class UnsupportedModelError(ConfigError):
 class ModelInfo:
     """A saved model as its file describes it: ``algorithm`` (``PPO`` or ``SAC``), the shapes of
     its observation and action spaces, the Stable-Baselines3 version that saved it and the
-    environment steps it was trained for."""
+    environment steps it was trained for; ``data``: the zip's ``data`` JSON as read."""
 
     path: Path
     algorithm: str
@@ -45,6 +46,7 @@ class ModelInfo:
     action_shape: tuple[int, ...]
     sb3_version: str
     timesteps: int
+    data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def describe(self) -> str:
         """One line: what the model is and where it came from."""
@@ -118,4 +120,5 @@ def read_model_info(path: str | os.PathLike, shown: str | None = None) -> ModelI
         action_shape=_shape(data.get("action_space")),
         sb3_version=version,
         timesteps=int(timesteps) if isinstance(timesteps, int) else 0,
+        data=data,
     )

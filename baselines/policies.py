@@ -468,7 +468,7 @@ def _model_file(path: Any, shown: str) -> Any:
 
 
 def load_policy(
-    path: str | os.PathLike, config: CrowdConfig | None = None
+    path: str | os.PathLike, config: CrowdConfig | None = None, trusted: bool | None = None
 ) -> SB3Policy | ResidualPolicy | RLlibPolicy | StepCheckPolicy:
     """Load a saved SB3 model (``.zip``; PPO or SAC) with its observation normalisation if a
     ``vecnormalize.pkl`` lies beside it (a model trained with ``action_mode="residual"``, as its
@@ -480,21 +480,28 @@ def load_policy(
     ``StepCheckPolicy``). With ``config``, an SB3 model's observation size must be the one the
     config's environments produce. The policy's ``describe()`` says what was loaded from where.
 
-    A model file is code: loading one unpickles Python objects, which can run anything. Load only
-    files you trust. The algorithm is read first from the zip's JSON (``model_file``), which
-    runs nothing, and anything but PPO and SAC is refused before Stable-Baselines3 opens it."""
+    Nothing is unpickled by default (``crowdsteer.baselines.trust``): the algorithm is read from
+    the zip's JSON (``model_file``) and anything but PPO and SAC is refused before
+    Stable-Baselines3 opens it; the weights load with ``torch.load(weights_only=True)``, every
+    pickled entry of the zip's data is rebuilt from its JSON, and the normalisation statistics
+    come from ``vecnormalize.json``. A file that can only be read by unpickling it (a legacy
+    ``vecnormalize.pkl``, an entry the safe loader cannot rebuild) raises
+    ``UntrustedFileError`` naming the file; ``trusted=True`` (``--trust-pickles`` on the command
+    line) unpickles it, which can run any code the file holds. ``trusted=None`` follows the
+    process-wide switch (``trust.trust_pickles``)."""
     from .rllib_policy import is_rllib_checkpoint, load_rllib_policy  # ray loads only here
 
     if is_rllib_checkpoint(path):
-        return load_rllib_policy(path)
-    import pickle
-
+        return load_rllib_policy(path, trusted=trusted)
+    from . import normalisation, trust
     from .model_file import read_model_info
+
+    trusting = trust.trusted(trusted)
 
     if isinstance(path, str) and path in WITH_STEP_CHECK:
         from .step_check import StepCheckPolicy
 
-        base = load_policy(WITH_STEP_CHECK[path], config)
+        base = load_policy(WITH_STEP_CHECK[path], config, trusted)
         if config is None:  # the observation and dynamics the model was trained with
             trained = _training_config(shipped_model(path))
             config = _trained_crowd_config(trained, _STEP_CHECK_KEYS)
@@ -518,8 +525,13 @@ def load_policy(
         ) from err
 
     algorithm = {"PPO": PPO, "SAC": SAC}[info.algorithm]
+    if trusting:
+        trust.warn_once()
+        custom_objects = None
+    else:  # raises UntrustedFileError for an entry it cannot rebuild
+        custom_objects = trust.safe_custom_objects(info.data, info.algorithm, shown)
     try:
-        model = algorithm.load(str(p), device="cpu")
+        model = algorithm.load(str(p), device="cpu", custom_objects=custom_objects)
     except Exception as err:  # noqa: BLE001  (a damaged file fails anywhere inside SB3)
         raise ValueError(
             f"{shown!r} could not be loaded as the {info.algorithm} model it says it is: "
@@ -544,14 +556,25 @@ def load_policy(
             )
     obs_rms, clip = None, 10.0
     source = info.describe()
-    norm = p.with_name("vecnormalize.pkl")
+    norm = p.with_name(normalisation.FILE)
+    legacy = p.with_name(normalisation.LEGACY_FILE)
+    if not norm.exists() and legacy.exists():
+        if not trusting:
+            raise trust.refuse(legacy, "beside the model holds its normalisation as a pickle")
+        trust.warn_once()
+        norm = legacy
     if norm.exists():
         try:
-            with open(norm, "rb") as f:
-                vn = pickle.load(f)
+            if norm is legacy:
+                import pickle
+
+                with open(norm, "rb") as f:
+                    vn = pickle.load(f)
+            else:
+                vn = normalisation.read(norm)
             obs_rms = vn.obs_rms if vn.norm_obs else None
             clip = float(vn.clip_obs)
-        except Exception as err:  # noqa: BLE001  (any unreadable or foreign pickle)
+        except Exception as err:  # noqa: BLE001  (any unreadable or foreign file)
             raise ValueError(
                 f"{str(norm)!r} beside the model is not a readable VecNormalize file: {err}"
             ) from err

@@ -151,12 +151,18 @@ class RLlibPolicy:
         return action[0] if single else action
 
 
-def load_rllib_policy(path: str | Path, module_id: str | None = None) -> RLlibPolicy:
+def load_rllib_policy(
+    path: str | Path, module_id: str | None = None, trusted: bool | None = None
+) -> RLlibPolicy:
     """The policy of an RLlib checkpoint directory (Algorithm or RLModule; any path).
 
     ``module_id``: which module of a multi-module checkpoint (needed only when it holds more
-    than one).
+    than one). RLlib keeps a module's class and settings as pickles, so a checkpoint loads only
+    with ``trusted=True`` (``--trust-pickles``; ``None`` follows ``trust.trusted()``); without it,
+    ``UntrustedFileError`` names the folder.
     """
+    from . import trust
+
     p = Path(path).expanduser().resolve()
     problem = checkpoint_problem(p)
     if problem is not None:
@@ -168,6 +174,9 @@ def load_rllib_policy(path: str | Path, module_id: str | None = None) -> RLlibPo
             f"loading the RLlib checkpoint {str(path)!r} needs Ray RLlib: pip install "
             "-e '.[rllib]' in the checkout (in an environment of its own, torch==2.13.0 first)"
         ) from err
+    if not trust.trusted(trusted):
+        raise trust.refuse(path, "is an RLlib checkpoint, which keeps its module as pickles")
+    trust.warn_once()
     if (p / ALGORITHM_MARKER).is_file():
         _check_connectors(p)
     module = RLModule.from_checkpoint(str(_module_dir(p, module_id)))

@@ -120,7 +120,7 @@ def test_rllib_checkpoints_are_recognised_without_importing_ray(tmp_path):
 def test_without_ray_loading_a_checkpoint_names_the_extra(tmp_path):
     ck = _fake_algorithm_checkpoint(tmp_path / "ck")
     with pytest.raises(ImportError, match=r"pip install -e '\.\[rllib\]'"):
-        load_policy(str(ck))
+        load_policy(str(ck), trusted=True)
 
 
 # --------------------------------------------------------------------------- with Ray
@@ -239,7 +239,7 @@ def test_relative_checkpoint_reloads_by_itself_and_evaluates(local_run, monkeypa
     assert reloaded["steps"] == rows[-1]["env_steps_lifetime"] + 200  # the counters came back
     # load_policy reads the same trained weights (relative path, no Ray started)
     monkeypatch.chdir(cwd)
-    policy = load_policy("runs/ck")
+    policy = load_policy("runs/ck", trusted=True)
     assert isinstance(policy, rllib_policy.RLlibPolicy)
     expected = np.clip(np.asarray(reloaded["mean"]), -1.0, 1.0)
     np.testing.assert_allclose(policy.act(obs), expected, rtol=1e-5, atol=1e-6)
@@ -263,7 +263,7 @@ def test_checkpoints_whose_connectors_change_observations_are_refused(tmp_path):
     }
     (pipeline / "class_and_ctor_args.pkl").write_bytes(pickle.dumps(ctor))
     with pytest.raises(ValueError, match=r"connectors \['MeanStdFilter'\], which act\(\) does not"):
-        load_policy(str(ck))
+        load_policy(str(ck), trusted=True)
 
 
 @needs_ray
@@ -365,7 +365,7 @@ def test_remote_runners_on_a_cluster_train_repeat_and_checkpoint(ray_cluster, tm
     _check_rows(rows, 2)
     again, _ = _train(argv, tmp_path, env={**env, "PYTHONHASHSEED": "4"})
     assert _learning(again) == _learning(rows)
-    policy = load_policy(str(tmp_path / "ck"))
+    policy = load_policy(str(tmp_path / "ck"), trusted=True)
     obs = np.zeros((3, _obs_dim()), np.float32)
     assert policy.act(obs).shape == (3, 2)
     # resuming continues the run: the counters go on, and the remote runners sample with the

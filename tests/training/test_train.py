@@ -63,12 +63,12 @@ def test_ppo_trains_saves_and_reloads(tmp_path):
     run = tmp_path / "ppo"
     for name in (
         "model.zip",
-        "vecnormalize.pkl",
+        "vecnormalize.json",
         "progress.csv",
         "evals.json",
         "args.json",
         "best/model.zip",
-        "best/vecnormalize.pkl",
+        "best/vecnormalize.json",
     ):
         assert (run / name).is_file(), name
     assert list((run / "tb").rglob("events.out.tfevents.*"))
@@ -92,7 +92,7 @@ def test_ppo_trains_saves_and_reloads(tmp_path):
 
     # reload through the baselines' loader and act on observations of a fresh env
     policy = load_policy(str(run / "model.zip"))
-    assert policy.obs_rms is not None  # vecnormalize.pkl beside the model was read
+    assert policy.obs_rms is not None  # vecnormalize.json beside the model was read
     env = make_sb3_vec_env(num_worlds=3, n_learners=2, n_pedestrians=2)
     env.seed(1)
     obs = env.reset()

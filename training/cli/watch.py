@@ -85,6 +85,7 @@ def add_watch_commands(commands: Commands) -> None:
         default="auto",
         help="open a window: auto (when a display exists), yes, or no (write --out)",
     )
+    ca.add_trust_option(p)
 
     p = commands.add(
         "play",
@@ -142,6 +143,7 @@ def add_watch_commands(commands: Commands) -> None:
         help="clock speed; 1 is real time",
     )
     ca.add_seed_option(p)
+    ca.add_trust_option(p)
 
     p = commands.add(
         "render",
@@ -186,6 +188,7 @@ def add_watch_commands(commands: Commands) -> None:
         help="whose overlays --overlays draws: the first learner still walking, or the first "
         "pedestrian steering with a look-ahead or a detection box (else the first one)",
     )
+    ca.add_trust_option(p)
 
     p = commands.add(
         "gallery",

@@ -297,7 +297,7 @@ def run_benchmark(
         for policy, label in zip(pols, labels, strict=True):
             bar.set_postfix_str(f"{scenario} / {label}")
             key = f"{scenario}/{label}"
-            done = store.load(key) if store is not None else None
+            done = store.load(key, needs=("row", "skipped")) if store is not None else None
             resumed += done is not None
             if done is None:
                 try:

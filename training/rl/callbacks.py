@@ -47,7 +47,7 @@ def evaluate_model(
 class EvalCallback(BaseCallback):
     """Evaluate at the start, then at growing gaps (``every / 10`` up to ``every`` environment
     steps) and at the end: log ``eval/*``, append to ``progress.csv``/``evals.json``, and save
-    ``best/model.zip`` + ``best/vecnormalize.pkl`` when the success rate improves."""
+    ``best/model.zip`` + ``best/vecnormalize.json`` when the success rate improves."""
 
     def __init__(self, run_dir: Path, config: dict[str, Any], every: int, episodes: int, seed: int):
         super().__init__()

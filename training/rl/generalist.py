@@ -8,7 +8,7 @@ potential-based shaping (``potential``, with the PPO discount as its gamma) and 
 warm start (``bc_from``: baselines, or ``best``: each scene's best baseline, ``mix.TEACHERS``).
 Evaluations score every scene in the benchmark's setting (``mix.mix_evaluation``) and write
 ``progress.csv`` with the mean and per-scene success; the run directory receives ``model.zip``,
-``vecnormalize.pkl`` and ``args.json`` (whose ``effective_config`` says the action mode, so
+``vecnormalize.json`` and ``args.json`` (whose ``effective_config`` says the action mode, so
 ``load_policy`` rebuilds a residual model on its reference).
 
     crowdsteer train-generalist --action-mode residual --residual-reference right_of_way \
@@ -68,6 +68,14 @@ class Args:
         "steps between checkpoints, which --resume continues from (an episode ends there)",
     )
     resume: bool = arg(False, "continue the run --out/--name from its last checkpoint")
+    overwrite: bool = arg(
+        False, "replace an existing run --out/--name: its files are deleted before training"
+    )
+    trust_pickles: bool = arg(
+        False,
+        "resume from a checkpoint written in the older pickle form (vecnormalize.pkl, "
+        "replay_buffer.pkl), which is unpickled; a pickle can run any code: only your own runs",
+    )
     threads: int = arg(1, "torch CPU threads")
     progress_bar: bool = arg(False, "show a tqdm progress bar")
     norm_obs: bool = arg(True, "normalise observations (VecNormalize)")

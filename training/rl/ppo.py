@@ -4,7 +4,7 @@ One policy drives every learner of every world: ``make_sb3_vec_env(num_worlds=B)
 ``B x n_learners`` learners as SB3 environments. Observations (and rewards, when asked) are
 normalised with ``VecNormalize``; the run directory ``<out>/<name>`` receives TensorBoard logs,
 checkpoints, ``progress.csv``/``evals.json`` (periodic success and collision rates), and the final
-``model.zip`` + ``vecnormalize.pkl``, which ``crowdsteer.baselines.load_policy`` reads.
+``model.zip`` + ``vecnormalize.json``, which ``crowdsteer.baselines.load_policy`` reads.
 
     crowdsteer train --algo ppo --scenario circle_crossing --n-learners 5 --n-pedestrians 5 \
         --num-worlds 64 --total-steps 12e6 --time-limit 20 --seed 0 --name ppo_plain

@@ -4,20 +4,24 @@ Every ``checkpoint_every`` environment steps, at the start of a rollout (the pre
 done, nothing collected yet), ``ResumeCheckpoints`` writes the run's state to
 ``RUN/checkpoints/resume-<steps>`` and then *cuts*: every world is reset from a seed of its own
 (``cut_seed``: the run's seed and the cut's index). A checkpoint holds the model with its
-optimiser (``model.zip``), the observation and return statistics (``vecnormalize.pkl``), the
-replay buffer of an off-policy algorithm, and in ``state.json`` the random generators (Python,
-numpy, torch, the action space), the counters and the callbacks' records (evaluations, losses,
-the wall time spent). ``resume_run`` loads the latest, makes the same cut and trains on: the
-episodes after a cut depend only on the cut's seed, so a run killed at any moment and resumed
-takes the same steps, updates and evaluations as a run never interrupted, losing at most the
-steps since its last checkpoint. The cuts are part of every run (an episode that spans a
-checkpoint ends there), interrupted or not.
+optimiser (``model.zip``), the observation and return statistics (``vecnormalize.json``), the
+replay buffer of an off-policy algorithm (``replay_buffer.npz``), and in ``state.json`` the
+random generators (Python, numpy, torch, the action space), the counters and the callbacks'
+records (evaluations, losses, the wall time spent). ``resume_run`` loads the latest, makes the
+same cut and trains on: the episodes after a cut depend only on the cut's seed, so a run killed
+at any moment and resumed takes the same steps, updates and evaluations as a run never
+interrupted, losing at most the steps since its last checkpoint. The cuts are part of every
+run (an episode that spans a checkpoint ends there), interrupted or not.
 
 A checkpoint is written into a hidden folder and renamed into place, and ``latest.json`` (written
 whole) names it: a run killed while writing one resumes from the one before. Each checkpoint's
 model and statistics stay, as ``<algo>_<steps>_steps.zip`` and ``<algo>_vecnormalize_<steps>
-_steps.pkl`` beside it; only the latest keeps the resume state. The files are pickles of the
-run's own objects: resume only runs you trust.
+_steps.json`` beside it; only the latest keeps the resume state. Resuming unpickles nothing: the
+pickled entries of the checkpoint's ``model.zip`` are replaced by the objects of the run being
+resumed, built from the same options (SB3's ``custom_objects``), the weights load with
+``torch.load(weights_only=True)``, and statistics and buffer are JSON and NPZ. A checkpoint
+written in the older pickle form (``vecnormalize.pkl``, ``replay_buffer.pkl``) resumes only with
+``--trust-pickles``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import pickle
 import random
 import secrets
 import shutil
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +40,8 @@ import numpy as np
 import torch
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecNormalize
+
+from crowdsteer.baselines import normalisation, trust
 
 from ..support.files import replacing, write_json
 from ..support.preflight import UsageError
@@ -139,9 +146,9 @@ class ResumeCheckpoints(BaseCallback):
         self.model.save(tmp / "model.zip", exclude=["_last_obs", "_last_original_obs"])
         vecnorm = self.model.get_vec_normalize_env()
         if vecnorm is not None:
-            vecnorm.save(str(tmp / "vecnormalize.pkl"))
+            normalisation.write(vecnorm, tmp / normalisation.FILE)
         if getattr(self.model, "replay_buffer", None) is not None:
-            self.model.save_replay_buffer(tmp / "replay_buffer.pkl")
+            _save_buffer(self.model.replay_buffer, tmp / BUFFER)
         (tmp / "state.json").write_text(json.dumps(self.state()))
         final = self.folder / f"resume-{steps}"
         shutil.rmtree(final, ignore_errors=True)
@@ -150,9 +157,9 @@ class ResumeCheckpoints(BaseCallback):
         with replacing(self.folder / f"{self.algo}_{steps}_steps.zip") as f:
             shutil.copyfile(final / "model.zip", f)
         if vecnorm is not None:
-            name = f"{self.algo}_vecnormalize_{steps}_steps.pkl"
+            name = f"{self.algo}_vecnormalize_{steps}_steps.json"
             with replacing(self.folder / name) as f:
-                shutil.copyfile(final / "vecnormalize.pkl", f)
+                shutil.copyfile(final / normalisation.FILE, f)
         write_json(self.folder / LATEST, {"checkpoint": final.name, "timesteps": steps})
         for old in self.folder.glob("resume-*"):  # only the latest keeps the resume state
             if old != final:
@@ -162,12 +169,84 @@ class ResumeCheckpoints(BaseCallback):
         return final
 
 
+BUFFER = "replay_buffer.npz"
+"""An off-policy run's replay buffer in a checkpoint: its arrays and write position."""
+
+_BUFFER_ARRAYS = ("observations", "next_observations", "actions", "rewards", "dones", "timeouts")
+
+
+def _save_buffer(buffer: Any, path: Path) -> None:
+    """The arrays of an SB3 ``ReplayBuffer`` and where it writes next, as NPZ (no pickle)."""
+    arrays = {k: getattr(buffer, k) for k in _BUFFER_ARRAYS if getattr(buffer, k, None) is not None}
+    with open(path, "wb") as f:
+        np.savez(f, pos=np.int64(buffer.pos), full=np.bool_(buffer.full), **arrays)
+
+
+def _load_buffer(buffer: Any, path: Path) -> None:
+    """Fill ``buffer`` (built by the resumed run with the run's sizes) from ``_save_buffer``."""
+    with np.load(path, allow_pickle=False) as saved:
+        for key in _BUFFER_ARRAYS:
+            if key not in saved.files:
+                continue
+            mine = getattr(buffer, key)
+            if mine is None or mine.shape != saved[key].shape or mine.dtype != saved[key].dtype:
+                raise ValueError(f"{key} of shape {saved[key].shape} does not fit the run's buffer")
+            mine[...] = saved[key]
+        buffer.pos, buffer.full = int(saved["pos"]), bool(saved["full"])
+
+
+def _running(saved: Any, mine: Any) -> Any:
+    """``mine`` (a ``RunningMeanStd`` of the resumed run) holding ``saved``'s statistics."""
+    if saved is None:
+        return mine
+    mine.mean, mine.var, mine.count = saved.mean.copy(), saved.var.copy(), saved.count
+    return mine
+
+
+def _read_state_file(path: Path, read: Any) -> Any:
+    """``read(path)``, an error naming the file when it is damaged."""
+    try:
+        return read(path)
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as err:
+        why = f"no entry {err}" if isinstance(err, KeyError) else f"{type(err).__name__}: {err}"
+        raise UsageError(
+            f"--resume: the checkpoint file {str(path)!r} is damaged ({why}); delete its "
+            "checkpoint folder to resume from the one before, or run again without --resume"
+        ) from err
+
+
+def _state(path: Path) -> dict[str, Any]:
+    """A checkpoint's ``state.json``, with the entries ``resume_run`` reads."""
+    state = json.loads(path.read_text())
+    for key in ("algo", "seed", "rng", "records", "cuts", "next_cut"):
+        state[key]  # noqa: B018  (a KeyError names the missing entry)
+    return state
+
+
+def _own_objects(model: Any, zip_path: Path) -> dict[str, Any]:
+    """For every pickled entry of the checkpoint's ``data``, the object of the run being resumed
+    (built from the same options, which ``--resume`` checks), so nothing is unpickled."""
+    try:
+        with zipfile.ZipFile(zip_path) as z:
+            data = json.loads(z.read("data"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as err:
+        raise UsageError(f"--resume: the checkpoint {str(zip_path)!r} is damaged ({err})") from err
+    objects = {}
+    for key, entry in data.items():
+        if isinstance(entry, dict) and ":serialized:" in entry:
+            if not hasattr(model, key):
+                raise trust.refuse(zip_path, f"keeps {key!r} as a pickle the run does not have")
+            objects[key] = getattr(model, key)
+    return objects
+
+
 def latest_checkpoint(run_dir: Path) -> Path | None:
     """The folder of the run's latest resume checkpoint, or None."""
     pointer = Path(run_dir) / "checkpoints" / LATEST
     if not pointer.is_file():
         return None
-    folder = pointer.parent / json.loads(pointer.read_text())["checkpoint"]
+    name = _read_state_file(pointer, lambda p: str(json.loads(p.read_text())["checkpoint"]))
+    folder = pointer.parent / name
     return folder if (folder / "state.json").is_file() else None
 
 
@@ -184,26 +263,41 @@ def resume_run(
             f"--resume: {run_dir} has no checkpoint to resume from (one is written every "
             "--checkpoint-every steps); run again without --resume"
         )
-    state = json.loads((folder / "state.json").read_text())
+    state = _read_state_file(folder / "state.json", _state)
     if state["algo"] != checkpoints.algo or state["seed"] != checkpoints.seed:
         raise UsageError(
             f"--resume: {run_dir} was trained by {state['algo']} with seed {state['seed']}, not "
             f"{checkpoints.algo} with seed {checkpoints.seed}"
         )
     env = model.get_env()
+    trusting = trust.trusted()
+    if trusting:
+        trust.warn_once()
     resumed = type(model).load(
         folder / "model.zip",
         env=env,
         device=model.device,
+        custom_objects=None if trusting else _own_objects(model, folder / "model.zip"),
         tensorboard_log=model.tensorboard_log,
         verbose=model.verbose,
     )
     vecnorm = resumed.get_vec_normalize_env()
-    if vecnorm is not None and (folder / "vecnormalize.pkl").is_file():
-        with open(folder / "vecnormalize.pkl", "rb") as f:
-            saved: VecNormalize = pickle.load(f)
-        vecnorm.obs_rms, vecnorm.ret_rms = saved.obs_rms, saved.ret_rms
-    if (folder / "replay_buffer.pkl").is_file():
+    if vecnorm is not None and (folder / normalisation.FILE).is_file():
+        saved = _read_state_file(folder / normalisation.FILE, normalisation.read)
+        vecnorm.obs_rms = _running(saved.obs_rms, vecnorm.obs_rms)
+        vecnorm.ret_rms = _running(saved.ret_rms, vecnorm.ret_rms)
+    elif vecnorm is not None and (folder / normalisation.LEGACY_FILE).is_file():
+        legacy = folder / normalisation.LEGACY_FILE
+        if not trusting:
+            raise trust.refuse(legacy, "holds the run's statistics as a pickle")
+        with open(legacy, "rb") as f:
+            old: VecNormalize = pickle.load(f)
+        vecnorm.obs_rms, vecnorm.ret_rms = old.obs_rms, old.ret_rms
+    if (folder / BUFFER).is_file():
+        _read_state_file(folder / BUFFER, lambda p: _load_buffer(resumed.replay_buffer, p))
+    elif (folder / "replay_buffer.pkl").is_file():
+        if not trusting:
+            raise trust.refuse(folder / "replay_buffer.pkl", "holds the replay buffer as a pickle")
         resumed.load_replay_buffer(folder / "replay_buffer.pkl")
     _set_rng_state(resumed, state["rng"])
     for key, record in checkpoints.records.items():

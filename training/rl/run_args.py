@@ -90,6 +90,14 @@ class RunArgs(EnvArgs):
         "steps between checkpoints, which --resume continues from (an episode ends there)",
     )
     resume: bool = arg(False, "continue the run --out/--name from its last checkpoint")
+    overwrite: bool = arg(
+        False, "replace an existing run --out/--name: its files are deleted before training"
+    )
+    trust_pickles: bool = arg(
+        False,
+        "resume from a checkpoint written in the older pickle form (vecnormalize.pkl, "
+        "replay_buffer.pkl), which is unpickled; a pickle can run any code: only your own runs",
+    )
     threads: int = arg(1, "torch CPU threads")
     progress_bar: bool = arg(True, "show a tqdm progress bar")
     verbose: int = arg(0, "SB3 verbosity")

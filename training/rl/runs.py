@@ -4,11 +4,13 @@ configuration, the sparse-reward warning, and saving.
 - ``env_config(args)``: the environment keyword arguments of an ``Args`` (plus ``--env KEY=VALUE``);
 - ``effective_config(config)``: every ``CrowdConfig`` field in effect, recorded in ``args.json``;
 - ``make_vec_env(args, num_worlds, seed, ...)``: ``make_sb3_vec_env`` wrapped in ``VecNormalize``;
-- ``save_run``: ``model.zip`` and ``vecnormalize.pkl`` of a run.
+- ``save_run``: ``model.zip`` and ``vecnormalize.json`` of a run.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -113,16 +115,19 @@ RESUME_STATE = (
 
 
 def save_run(model: Any, directory: Path) -> Path:
-    """Write ``model.zip`` and ``vecnormalize.pkl`` (if any) into ``directory``, each whole or
-    not at all; returns the zip. The statistics go first: a ``model.zip`` found beside a
-    ``vecnormalize.pkl`` always has its own."""
+    """Write ``model.zip`` and ``vecnormalize.json`` (if any; JSON, see
+    ``crowdsteer.baselines.normalisation``) into ``directory``, each whole or not at all;
+    returns the zip. The statistics go first: a ``model.zip`` found beside a
+    ``vecnormalize.json`` always has its own."""
+    from crowdsteer.baselines import normalisation
+
     from ..support.files import replacing
 
     directory = Path(directory)
     vn = model.get_vec_normalize_env()
     if vn is not None:
-        with replacing(directory / "vecnormalize.pkl") as tmp:
-            vn.save(str(tmp))
+        with replacing(directory / normalisation.FILE) as tmp:
+            normalisation.write(vn, tmp)
     # the last rollout's observations and episode buffers are only needed to resume mid-rollout
     with replacing(directory / "model.zip") as tmp:
         model.save(tmp, exclude=list(RESUME_STATE))
@@ -162,11 +167,36 @@ def check_run_args(args: Any) -> None:
     name = getattr(args, "name", None)
     if name is not None and (not name or Path(name).name != name or name in (".", "..")):
         raise UsageError(f"argument --name: must be a folder name (no path), got {name!r}")
+    if name is not None and any(not c.isprintable() for c in name):
+        raise UsageError(
+            f"argument --name: must be printable (no newline, tab or control character), "
+            f"got {name!r}"
+        )
+    if name is not None and len(os.fsencode(name)) > 255:
+        raise UsageError(
+            f"argument --name: at most 255 bytes (a folder name's limit), got "
+            f"{len(os.fsencode(name))}"
+        )
+    if getattr(args, "trust_pickles", False):
+        from crowdsteer.baselines.trust import trust_pickles
+
+        trust_pickles()
+    if getattr(args, "resume", False) and getattr(args, "overwrite", False):
+        raise UsageError("argument --overwrite: not allowed with --resume (which keeps the run)")
     if getattr(args, "resume", False) and name is None:
         raise UsageError("argument --resume: needs --name, the run to continue")
 
 
-VOLATILE_ARGS = ("resume", "time_limit", "progress_bar", "verbose", "threads", "out")
+VOLATILE_ARGS = (
+    "resume",
+    "overwrite",
+    "trust_pickles",
+    "time_limit",
+    "progress_bar",
+    "verbose",
+    "threads",
+    "out",
+)
 """Options a resumed run may change: they do not change what it computes (``out``, the parent
 folder: a finished run moved to another study folder is still the same run)."""
 
@@ -174,11 +204,30 @@ folder: a finished run moved to another study folder is still the same run)."""
 def start_run(run_dir: Path, record: dict[str, Any], resume: bool) -> None:
     """Make ``run_dir`` and write ``record`` to its ``args.json``; with ``resume``, check instead
     that the run there was started with the same options (but ``VOLATILE_ARGS``)."""
+    from ..support.files import remove_partials
+    from ..support.lock import LOCK_FILE, hold
+    from ..support.preflight import UsageError
+
     run_dir = Path(run_dir)
+    hold(run_dir, "--name")  # one writer per run folder, before anything there is read
     if resume:
         check_same_run(run_dir, record)
+        for folder in (run_dir, run_dir / "best", run_dir / "checkpoints"):
+            remove_partials(folder)  # what a killed writer of this run left half-written
+        for junk in (run_dir / "checkpoints").glob(".resume-*.partial-*"):
+            shutil.rmtree(junk, ignore_errors=True)
         return
-    run_dir.mkdir(parents=True, exist_ok=True)
+    old = [p for p in run_dir.iterdir() if p.name != LOCK_FILE]
+    if old and not record.get("overwrite"):
+        raise UsageError(
+            f"argument --name: {str(run_dir)!r} already holds a run; continue it with --resume "
+            "(the same options), replace it with --overwrite, or choose another --name"
+        )
+    for entry in old:  # --overwrite: the old run goes before the new one writes anything
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
     write_json(run_dir / "args.json", record)
 
 
@@ -192,7 +241,15 @@ def check_same_run(run_dir: Path, record: dict[str, Any]) -> None:
     path = Path(run_dir) / "args.json"
     if not path.is_file():
         raise UsageError(f"argument --resume: {run_dir} holds no run to continue")
-    saved = json.loads(path.read_text())
+    try:
+        saved = json.loads(path.read_text())
+        if not isinstance(saved, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as err:
+        raise UsageError(
+            f"argument --resume: {str(path)!r}, the options of the run, is damaged ({err}); "
+            "the run cannot be checked, so it cannot be resumed"
+        ) from err
     now = json.loads(json.dumps(record, default=str))
     changed = sorted(
         k for k in set(saved) | set(now) if k not in VOLATILE_ARGS and saved.get(k) != now.get(k)

@@ -3,7 +3,7 @@
 The same setting as ``crowdsteer.training.rl.ppo``: one policy over all learners of all worlds of
 ``make_sb3_vec_env``, ``VecNormalize`` observations and rewards, TensorBoard logs,
 checkpoints, periodic evaluation (``progress.csv``/``evals.json``) and ``model.zip`` +
-``vecnormalize.pkl`` in ``<out>/<name>``. Each vector step adds ``num_worlds x n_learners``
+``vecnormalize.json`` in ``<out>/<name>``. Each vector step adds ``num_worlds x n_learners``
 transitions to the replay buffer, and ``gradient_steps`` updates of ``batch_size`` follow every
 ``train_freq`` vector steps.
 

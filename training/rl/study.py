@@ -371,6 +371,7 @@ def run(args: Args) -> int:
                 print(f"{options.name}: finished before, kept", flush=True)
             else:
                 options.resume = args.resume and latest_checkpoint(run_dir) is not None
+                options.overwrite = not options.resume  # the study's own run folder
                 generalist.train(options)
             history = json.loads((run_dir / "evals.json").read_text())
             curves.setdefault(variant, []).append(history)

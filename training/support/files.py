@@ -93,6 +93,9 @@ class UnitStore:
     settings is refused by naming the folder); without it the folder starts empty."""
 
     def __init__(self, out: str | os.PathLike, settings: Mapping[str, Any], resume: bool):
+        from .lock import hold
+
+        hold(out)  # before anything in the folder is read or removed
         self.folder = Path(out) / PARTIAL_DIR
         self.settings = json.loads(json.dumps(settings, default=str))
         remove_partials(out)
@@ -101,12 +104,16 @@ class UnitStore:
         if resume and stamp.is_file():
             try:
                 saved = json.loads(stamp.read_text())
-            except (OSError, ValueError):
-                saved = None
+            except (OSError, ValueError) as err:
+                raise UsageError(
+                    f"--resume: {str(stamp)!r} is damaged ({err}); run again without --resume "
+                    "to start over"
+                ) from err
             if saved != self.settings:
                 raise UsageError(
-                    f"--resume: {self.folder} holds units of a run with other settings; run "
-                    "again with the same options, or without --resume to start over"
+                    f"--resume: {self.folder} holds units of a run with other settings "
+                    f"({str(stamp)!r}); run again with the same options, or without --resume "
+                    "to start over"
                 )
         else:
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -118,19 +125,33 @@ class UnitStore:
         name = f"{name}.{abs(_stable_hash(key)):016x}"
         return self.folder / f"{name}.json", self.folder / f"{name}.npz"
 
-    def load(self, key: str) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
-        """The ``(record, arrays)`` saved for ``key``, or None when it was not finished."""
+    def load(
+        self, key: str, needs: tuple[str, ...] = ()
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+        """The ``(record, arrays)`` saved for ``key``, or None when it was not finished;
+        ``needs``: entries of which the record must hold one. ``UsageError`` naming the unit's
+        file when it is damaged."""
         meta, arrays = self._paths(key)
         if not meta.is_file():
             return None
-        record = json.loads(meta.read_text())
-        if record.get("key") != key:
-            return None
-        data: dict[str, np.ndarray] = {}
-        if record.get("has_arrays"):
-            with np.load(arrays, allow_pickle=False) as z:
-                data = {k: z[k] for k in z.files}
-        return record["record"], data
+        try:
+            record = json.loads(meta.read_text())
+            if not isinstance(record, dict) or record.get("key") != key:
+                raise ValueError(f"it is not the unit {key!r}")
+            data: dict[str, np.ndarray] = {}
+            if record.get("has_arrays"):
+                with np.load(arrays, allow_pickle=False) as z:
+                    data = {k: z[k] for k in z.files}
+            unit = record["record"]
+            if not isinstance(unit, dict) or (needs and not any(k in unit for k in needs)):
+                raise ValueError(f"its record holds none of {', '.join(needs) or 'the entries'}")
+            return unit, data
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as err:
+            why = f"no entry {err}" if isinstance(err, KeyError) else f"{err}"
+            raise UsageError(
+                f"--resume: the finished unit {str(meta)!r} is damaged ({why}); delete it to "
+                "run that unit again, or run without --resume to start over"
+            ) from err
 
     def save(
         self, key: str, record: Mapping[str, Any], arrays: Mapping[str, np.ndarray] | None = None
