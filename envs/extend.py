@@ -495,8 +495,10 @@ class Scenario:
     parameter dataclass ``params`` (fields made with ``param``), a one-line ``summary``, an
     optional ``check(counts, body, params)`` that raises ``ScenarioError`` when the counts
     cannot always be placed (None: ``check_scenario`` on a few draws), and the task's
-    ``reward_terms`` and ``observation_blocks``. ``registry``: further keywords of the
-    scenario registry (``crowdsteer.envs.scenarios.base.register``), passed through."""
+    ``reward_terms`` and ``observation_blocks``. ``counts``: the ``n_learners``,
+    ``n_pedestrians`` and ``n_flock`` a configuration takes when it gives none (empty: the
+    configuration's defaults). ``registry``: further keywords of the scenario registry
+    (``crowdsteer.envs.scenarios.base.register``), passed through."""
 
     name: str
     generate: Callable[[np.random.Generator, Counts, BodyDefaults, Any], ScenarioSpec]
@@ -506,6 +508,7 @@ class Scenario:
     reward_terms: tuple[RewardTerm, ...] = ()
     observation_blocks: tuple[ObservationBlock, ...] = ()
     registry: Mapping[str, Any] = field(default_factory=dict)
+    counts: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not (isinstance(self.name, str) and _NAME.match(self.name)):
@@ -523,6 +526,12 @@ class Scenario:
                     f"Scenario {self.name!r}: parameter {f.name!r} has no range; declare it with "
                     "param(default, lo, hi)"
                 )
+        unknown = sorted(set(self.counts) - {"n_learners", "n_pedestrians", "n_flock"})
+        if unknown:
+            raise ValueError(
+                f"Scenario {self.name!r}: counts {unknown} are not n_learners, n_pedestrians or "
+                "n_flock"
+            )
         object.__setattr__(self, "reward_terms", tuple(self.reward_terms))
         object.__setattr__(self, "observation_blocks", tuple(self.observation_blocks))
         for kind, items in (("reward term", self.reward_terms), ("block", self.observation_blocks)):
@@ -569,6 +578,7 @@ def scenario(
     check: Callable | None = None,
     reward_terms: Iterable[RewardTerm] = (),
     observation_blocks: Iterable[ObservationBlock] = (),
+    counts: Mapping[str, int] | None = None,
     **registry: Any,
 ) -> Callable[[Callable], Scenario]:
     """Decorator: the generator below becomes the registered ``Scenario`` ``name`` (the
@@ -584,6 +594,7 @@ def scenario(
             tuple(reward_terms),
             tuple(observation_blocks),
             registry,
+            dict(counts or {}),
         )
         return register_scenario(item)
 
@@ -663,7 +674,14 @@ def _name_of(item: Any) -> Any:
     return item
 
 
+def _counts_of(name: Any) -> Mapping[str, int]:
+    """The configuration's hook: the counts a user's scenario declares."""
+    item = _USER.get(name) if isinstance(name, str) else None
+    return item.counts if item is not None else {}
+
+
 SCENARIO_HOOKS.name_of = _name_of
+SCENARIO_HOOKS.counts_of = _counts_of
 
 
 def extension_for(config: CrowdConfig) -> _Extension | None:

@@ -36,7 +36,7 @@ class PillarParams:
     """length, width: the corridor (m); pillar_radius: m; end_zone: depth of the start areas."""
 
     length: float = param(16.0, 8.0, 100.0)
-    width: float = param(4.0, 2.5, 20.0)
+    width: float = param(5.0, 2.5, 20.0)
     pillar_radius: float = param(0.5, 0.1, 1.0)
     end_zone: float = param(3.0, 1.0, 10.0)
 
@@ -95,6 +95,7 @@ def crowd_nearby(view) -> np.ndarray:
     params=PillarParams,
     summary="two flows in a walled corridor around a pillar, with flock traffic",
     check=check,
+    counts={"n_pedestrians": 8, "n_flock": 4},
     reward_terms=[RewardTerm("agreement", agreement, weight=0.05, baseline="orca")],
     observation_blocks=[ObservationBlock("crowd_nearby", crowd_nearby, (2,), 0.0, 10.0)],
 )
@@ -138,9 +139,7 @@ if __name__ == "__main__":
     from crowdsteer.envs.extend import check_scenario
 
     print("draws checked:", check_scenario(corridor_with_pillar))
-    env = gym.make(
-        "crowdsteer/CrowdNav-v0", scenario=corridor_with_pillar, n_pedestrians=20, n_flock=6
-    )
+    env = gym.make("crowdsteer/CrowdNav-v0", scenario=corridor_with_pillar)
     obs, info = env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
     layout = env.unwrapped.batch.layout

@@ -170,10 +170,13 @@ class CrowdConfig:
         if preset is not None and (not isinstance(preset, str) or preset not in PRESETS):
             raise ConfigError(f"preset={preset!r} is unknown; choose one of {sorted(PRESETS)}")
         base = PRESETS["default" if preset is None else preset]
-        if "scenario" in kwargs and SCENARIO_HOOKS.name_of is not None:
+        if SCENARIO_HOOKS.name_of is not None:
             # a scenario object (``crowdsteer.envs.extend.Scenario``) is registered; the config
-            # holds its name
-            kwargs["scenario"] = SCENARIO_HOOKS.name_of(kwargs["scenario"])
+            # holds its name, and takes the counts it declares where none are given
+            if "scenario" in kwargs:
+                kwargs["scenario"] = SCENARIO_HOOKS.name_of(kwargs["scenario"])
+            for key, value in SCENARIO_HOOKS.counts_of(kwargs.get("scenario")).items():
+                kwargs.setdefault(key, value)
         scenario = kwargs.get("scenario", base.scenario)
         if not isinstance(scenario, str):
             kwargs = _explicit_kwargs(scenario, kwargs)
@@ -378,6 +381,7 @@ class ScenarioHooks:
     explicit_counts: Any = None
     validate: Any = None
     name_of: Any = None  # a scenario object's registered name (``crowdsteer.envs.extend``)
+    counts_of: Any = None  # the counts a user's scenario declares, by name (the same)
 
 
 SCENARIO_HOOKS = ScenarioHooks()

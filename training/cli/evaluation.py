@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import names
+from . import names, tasks
 from . import types as ca
 from .base import Commands
 
@@ -42,7 +42,15 @@ def add_evaluation_commands(commands: Commands) -> None:
         "crowd-navigation metrics with 95 % confidence intervals. A model .zip needs the\n"
         "'train' extra.",
     )
-    p.add_argument("--policy", type=ca.policy, required=True, help=policy_help)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--policy", type=ca.policy, help=policy_help)
+    which.add_argument(
+        "--policies",
+        nargs="+",
+        type=ca.policy,
+        metavar="POLICY",
+        help="several policies (each as --policy) on the same episodes: one table, a row each",
+    )
     ca.add_scenario_option(p, None, " (default: the preset's, else circle_crossing)")
     p.add_argument("--episodes", type=ca.int_at_least(1), default=50, help="episodes run")
     ca.add_seed_option(p)
@@ -57,6 +65,12 @@ def add_evaluation_commands(commands: Commands) -> None:
         type=ca.int_at_least(0),
         default=None,
         help="scripted pedestrians per world (default: the environment's)",
+    )
+    p.add_argument(
+        "--n-flock",
+        type=ca.int_at_least(0),
+        default=None,
+        help="flock units per world (default: the environment's, 0)",
     )
     ca.add_preset_option(p)
     p.add_argument(
@@ -94,7 +108,6 @@ def add_evaluation_commands(commands: Commands) -> None:
         "step_check)",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    ca.add_trust_option(p)
 
     p = commands.add(
         "benchmark",
@@ -115,10 +128,11 @@ def add_evaluation_commands(commands: Commands) -> None:
     p.add_argument(
         "--scenarios",
         nargs="+",
-        type=ca.one_of(scenes, "scene"),
+        type=tasks.scenario_or_reference(scenes, "scene"),
         default=None,
         help="scenes (default: every navigation scenario, not the measurement set-ups, and "
-        "dsrnn_arena, DS-RNN's test: the crowdnav_arena scenario under preset dsrnn)",
+        "dsrnn_arena, DS-RNN's test: the crowdnav_arena scenario under preset dsrnn)"
+        + tasks.REF_HELP,
     )
     p.add_argument(
         "--policies",
@@ -141,7 +155,6 @@ def add_evaluation_commands(commands: Commands) -> None:
         action="store_true",
         help="skip the runs a killed benchmark with the same options finished (OUT/.partial)",
     )
-    ca.add_trust_option(p)
 
 
 def add_crowdnav_pp_command(commands: Commands) -> None:
@@ -181,4 +194,3 @@ def add_crowdnav_pp_command(commands: Commands) -> None:
         "every human with the radius its slot had at the first step of the first test case",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    ca.add_trust_option(p)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..support.preflight import has_module, install_hint
-from . import names
+from . import names, tasks
 
 
 def int_at_least(low: int) -> Callable[[str], int]:
@@ -111,30 +111,19 @@ def policy_help() -> str:
     )
 
 
-TRUST_HELP = (
-    "unpickle model files that hold pickles (a legacy vecnormalize.pkl beside a model, an entry "
-    "of a model's data that cannot be rebuilt from its JSON, an RLlib checkpoint). Without it "
-    "crowdsteer unpickles nothing and refuses such a file by name: a pickle can run any code, "
-    "so give this flag only for files from sources you trust"
-)
-
-
-def add_trust_option(parser: argparse.ArgumentParser) -> None:
-    """``--trust-pickles`` on a command that loads models (``main`` applies it)."""
-    parser.add_argument("--trust-pickles", action="store_true", help=TRUST_HELP)
-
-
 def add_scenario_option(
     parser: argparse.ArgumentParser, default: str | None = "circle_crossing", note: str = ""
 ) -> None:
-    """``--scenario NAME``, one of the registered scenarios (``note`` ends its help)."""
+    """``--scenario NAME``, one of the registered scenarios or a user's ``FILE.py:NAME`` /
+    ``module:NAME`` (``note`` ends its help), and ``--scene FILE.json``, an explicit scene."""
     scenarios = scenario_choices()
     parser.add_argument(
         "--scenario",
-        type=one_of(scenarios, "scenario"),
+        type=tasks.scenario_or_reference(scenarios),
         default=default,
-        help="scenario: " + ", ".join(scenarios) + note,
+        help="scenario: " + ", ".join(scenarios) + note + tasks.REF_HELP,
     )
+    tasks.add_scene_option(parser)
 
 
 def scenario_param(text: str) -> tuple[str, float]:

@@ -346,10 +346,47 @@ def to_jsonable(result: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+COMPARED = (
+    "success_rate",
+    "collision_rate",
+    "timeout_rate",
+    "time_to_goal",
+    "path_length",
+    "min_separation",
+    "discomfort_rate",
+    "discounted_return",
+)
+"""The metrics of ``evaluate --policies``' table, one column each."""
+
+
+def format_comparison(rows: Sequence[tuple[str, Mapping[str, Any]]], title: str) -> str:
+    """One row per ``(policy label, evaluate result)``: each metric of ``COMPARED`` as its mean
+    and the half-width of its 95 % interval, then the learner-episodes."""
+    short = {k: k.replace("_rate", "").replace("discounted_", "") for k in COMPARED}
+    width = max([len("policy"), *(len(label) for label, _ in rows)]) + 2
+    header = f"{'policy':<{width}}" + "".join(f"{short[k]:>16}" for k in COMPARED) + f"{'n':>7}"
+    lines = [title, header, "-" * len(header)]
+    for label, result in rows:
+        cells = []
+        for key in COMPARED:
+            est = result.get(key)
+            if isinstance(est, Estimate) and math.isfinite(est.mean):
+                half = 0.5 * (est.high - est.low)
+                spread = f"{half:<5.3f}" if math.isfinite(half) else "n/a  "
+                cells.append(f"{est.mean:>9.3f} ±{spread}")
+            else:
+                cells.append(f"{'n/a':>16}")
+        lines.append(f"{label:<{width}}" + "".join(cells) + f"{result['learner_episodes']:>7d}")
+    return "\n".join(lines)
+
+
 def evaluate_cli(args: Any) -> int:
-    """``crowdsteer evaluate``: print the metrics table (or JSON with ``--json``)."""
+    """``crowdsteer evaluate``: print the metrics table of ``--policy`` (or JSON with
+    ``--json``), or one table with a row per policy of ``--policies``."""
+    names = list(getattr(args, "policies", None) or [args.policy])
     config: dict[str, Any] = {}
-    for key in ("n_learners", "n_pedestrians", "pedestrian_behaviour", "learners_visible"):
+    keys = ("n_learners", "n_pedestrians", "n_flock", "pedestrian_behaviour", "learners_visible")
+    for key in keys:
         if getattr(args, key, None) is not None:
             config[key] = getattr(args, key)
     preset = getattr(args, "preset", None)
@@ -359,26 +396,10 @@ def evaluate_cli(args: Any) -> int:
     if overrides:  # make_config sets them on top of the preset's
         config["scenario_params"] = overrides
     cfg = make_config(args.scenario, preset=preset, **config)
-    from crowdsteer.baselines.step_check import StepCheckPolicy
-
-    policy, label = resolve_policy(args.policy, cfg), policy_label(args.policy)
-    describe = getattr(policy, "describe", None)
-    if describe is not None:  # a loaded model: what it is and where it came from
-        print(f"policy: {describe()}", file=sys.stderr)
-    if getattr(args, "step_check", False):
-        policy, label = StepCheckPolicy(policy, cfg), f"{label}+step_check"
-    checker = policy if isinstance(policy, StepCheckPolicy) else None
-    result = evaluate(
-        policy,
-        scenario=args.scenario,
-        episodes=args.episodes,
-        seed=args.seed,
-        preset=preset,
-        **config,
-    )
-    if checker is not None:  # how often the check changed the policy's action
-        result["step_check_replaced"] = checker.replaced
-        result["step_check_acted"] = checker.acted
+    runs = [_evaluate_one(name, cfg, args, preset, config) for name in names]
+    if len(runs) > 1:
+        return _print_comparison(runs, cfg, args, preset)
+    label, result, checker = runs[0]
     what = {
         "policy": label,
         "preset": preset,
@@ -406,4 +427,46 @@ def evaluate_cli(args: Any) -> int:
                 f"step check: replaced {checker.replaced} of {checker.acted} actions "
                 f"({share:.2f} %)"
             )
+    return 0
+
+
+def _evaluate_one(name: str, cfg: Any, args: Any, preset: str | None, config: dict) -> tuple:
+    """``(label, result, step checker or None)`` of policy ``name`` on the command's episodes."""
+    from crowdsteer.baselines.step_check import StepCheckPolicy
+
+    policy, label = resolve_policy(name, cfg), policy_label(name)
+    describe = getattr(policy, "describe", None)
+    if describe is not None:  # a loaded model: what it is and where it came from
+        print(f"policy: {describe()}", file=sys.stderr)
+    if getattr(args, "step_check", False):
+        policy, label = StepCheckPolicy(policy, cfg), f"{label}+step_check"
+    checker = policy if isinstance(policy, StepCheckPolicy) else None
+    result = evaluate(
+        policy,
+        scenario=args.scenario,
+        episodes=args.episodes,
+        seed=args.seed,
+        preset=preset,
+        **config,
+    )
+    if checker is not None:  # how often the check changed the policy's action
+        result["step_check_replaced"] = checker.replaced
+        result["step_check_acted"] = checker.acted
+    return label, result, checker
+
+
+def _print_comparison(runs: list[tuple], cfg: Any, args: Any, preset: str | None) -> int:
+    """``evaluate --policies``: one table (or JSON list) with a row per policy."""
+    scene = cfg.scenario if isinstance(cfg.scenario, str) else "explicit"
+    if getattr(args, "json", False):
+        rows = [{"policy": label, **to_jsonable(result)} for label, result, _ in runs]
+        print(json.dumps({"scenario": scene, "seed": args.seed, "policies": rows}, indent=2))
+        return 0
+    setting = f"preset {preset}, " if preset else ""
+    title = (
+        f"{scene} ({setting}{cfg.n_learners} learner(s), {cfg.n_pedestrians} "
+        f"{cfg.pedestrian_behaviour} pedestrians, {cfg.n_flock} flock units; seed {args.seed}; "
+        "mean ± half the 95 % interval)"
+    )
+    print(format_comparison([(label, result) for label, result, _ in runs], title))
     return 0
