@@ -301,9 +301,17 @@ def test_thread_rows_are_built_at_their_thread_count_with_an_auto_row(capsys, mo
         built.append((case.threads, case.parallel, numba.get_num_threads()))
         return stepper
 
+    order = []
+    window = bench_speed.Timer.window
+
+    def recording_window(timer, seconds):
+        order.append(timer.step.batch.sim.parallel)
+        return window(timer, seconds)
+
     monkeypatch.setattr(bench_speed, "make_stepper", recording)
+    monkeypatch.setattr(bench_speed.Timer, "window", recording_window)
     argv = ["bench-speed", "--num-worlds", "2", "--bodies", "10", "--threads", "1", "--json"]
-    assert cli_main([*argv, *TINY]) == 0
+    assert cli_main([*argv, *TINY, "--repeats", "2"]) == 0
     rows = _rows(capsys)
     assert [(r["parallel"], r["threaded"], r["threads"]) for r in rows] == [
         (False, False, 1),
@@ -311,6 +319,9 @@ def test_thread_rows_are_built_at_their_thread_count_with_an_auto_row(capsys, mo
         ("auto", False, 1),  # one thread: auto steps serially
     ]
     assert [threads for _, _, threads in built] == [1, 1, 1]
+    assert order == [False, True, False] * 2  # the variants' windows in turn, round by round
+    assert rows[0]["vs_serial"] == 1.0 and all(r["vs_serial"] > 0 for r in rows)
+    assert all(len(r["windows"]) == 2 and "other_cpu" in r for r in rows)
 
 
 def test_large_world_grid_searches_match_brute_force():

@@ -53,18 +53,27 @@ leave alone). ``present_share`` = body-steps simulated over ``calls x B x N`` (1
 world stays full), ``present_share_end`` = the share present at the last timed step;
 ``nominal_agent_steps_per_s`` = ``env_steps x N``, every slot counted whether or not its body
 is still there. ``cpu_fraction`` is the process CPU time over the wall
-time of a window (median): below 1 (single thread) means other work took the core.
+time of a window (median): below 1 (single thread) means other work took the core; ``other_cpu``
+is the CPU the rest of the machine used over the same windows, in cores (Linux: ``/proc/stat``).
 ``peak_rss_mb`` is the process's peak resident memory so far (cases run from small to large).
+
+Threads (``--threads 1,2``): each batch form is also timed threaded (``parallel=True``) at each
+count and with ``parallel="auto"`` at the largest, numba's thread count set before the batch is
+built (its pool of threads is sized then). The variants of one world are timed in turn, window by
+window, and ``vs_serial`` is the median over rounds of each one's rate over the serial window
+beside it (with its min and max).
 
     crowdsteer bench-speed                          # everything, table
     crowdsteer bench-speed --num-worlds 256 --bodies 20 --json
-    NUMBA_NUM_THREADS=2 crowdsteer bench-speed --forms batch,target --threads 1,2 --ceiling
+    NUMBA_NUM_THREADS=2 crowdsteer bench-speed --num-worlds 16,256,4096 --bodies 20 \\
+        --threads 1,2 --markdown                    # serial, threaded and auto, in turn
     NUMBA_NUM_THREADS=1 crowdsteer bench-speed --ceiling --forms target,single,parallel,large \\
         --repeats 5 --markdown                      # the README's speed table
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -153,6 +162,7 @@ class Window:
     renewals: int
     resets: int
     present_end: int
+    other_cpu: float | None = None  # cores busy outside this process (None: not on Linux)
 
 
 # ----------------------------------------------------------------------------- world sizes
@@ -378,49 +388,72 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def time_stepper(step: Stepper, seconds: float, repeats: int, warmup: float) -> list[Window]:
-    """Time ``repeats`` windows of at least ``seconds`` each, after a warm-up of ``warmup``
-    seconds (and at least 3 calls) that also compiles. The clock is read every ``chunk`` calls,
-    sized from the warm-up so that reading it costs nothing measurable; the totals are read
-    outside the timed region."""
-    k = 0
-    step(k)  # compiles on first use
-    k += 1
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < warmup or k < 3:
-        step(k)
-        k += 1
-    per_call = (time.perf_counter() - t0) / max(k - 1, 1)
-    chunk = max(1, int(0.01 / max(per_call, 1e-9)))
-    windows: list[Window] = []
-    for _ in range(max(1, repeats)):
+def machine_busy_seconds() -> float | None:
+    """CPU seconds every core of the machine has been busy since boot (``/proc/stat``: all but
+    idle and iowait), or None where there is no such file."""
+    try:
+        with open("/proc/stat") as f:
+            ticks = [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+class Timer:
+    """Times one stepper in windows, after a warm-up of ``warmup`` seconds (and at least 3 calls)
+    that also compiles. The clock is read every ``chunk`` calls, sized from the warm-up so that
+    reading it costs nothing measurable; the totals are read outside the timed region."""
+
+    def __init__(self, step: Stepper, warmup: float):
+        self.step = step
+        self.k = 0
+        step(0)  # compiles on first use
+        self.k = 1
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < warmup or self.k < 3:
+            step(self.k)
+            self.k += 1
+        per_call = (time.perf_counter() - t0) / max(self.k - 1, 1)
+        self.chunk = max(1, int(0.01 / max(per_call, 1e-9)))
+
+    def window(self, seconds: float) -> Window:
+        """One timed window of at least ``seconds``, with the CPU share of this process and of
+        the rest of the machine over it."""
+        step, k = self.step, self.k
         before, resets = step.totals.copy(), step.resets
         start = k
+        busy0 = machine_busy_seconds()
         c0 = time.process_time()
         t0 = time.perf_counter()
         while True:
-            for _ in range(chunk):
+            for _ in range(self.chunk):
                 step(k)
                 k += 1
             wall = time.perf_counter() - t0
             if wall >= seconds:
                 break
         cpu = time.process_time() - c0
+        busy1 = machine_busy_seconds()
+        self.k = k
         done = step.totals - before
-        windows.append(
-            Window(
-                start_call=start,
-                calls=k - start,
-                wall=wall,
-                cpu=cpu,
-                body_steps=int(done[BODY_STEPS]),
-                learner_steps=int(done[LEARNER_STEPS]),
-                renewals=int(done[RENEWALS]),
-                resets=step.resets - resets,
-                present_end=int(step.totals[PRESENT]),
-            )
+        return Window(
+            start_call=start,
+            calls=k - start,
+            wall=wall,
+            cpu=cpu,
+            body_steps=int(done[BODY_STEPS]),
+            learner_steps=int(done[LEARNER_STEPS]),
+            renewals=int(done[RENEWALS]),
+            resets=step.resets - resets,
+            present_end=int(step.totals[PRESENT]),
+            other_cpu=None if busy0 is None or busy1 is None else (busy1 - busy0 - cpu) / wall,
         )
-    return windows
+
+
+def time_stepper(step: Stepper, seconds: float, repeats: int, warmup: float) -> list[Window]:
+    """Time ``repeats`` windows of at least ``seconds`` each (``Timer``)."""
+    timer = Timer(step, warmup)
+    return [timer.window(seconds) for _ in range(max(1, repeats))]
 
 
 def summarise(case: Case, windows: Sequence[Window]) -> dict:
@@ -445,6 +478,7 @@ def summarise(case: Case, windows: Sequence[Window]) -> dict:
         "renewals": sum(w.renewals for w in windows),
         "resets": sum(w.resets for w in windows),
         "cpu_fraction": statistics.median(w.cpu / w.wall for w in windows),
+        "other_cpu": _median_or_none([w.other_cpu for w in windows]),
         "timed_calls": total_calls,
         "windows": [
             {
@@ -454,30 +488,74 @@ def summarise(case: Case, windows: Sequence[Window]) -> dict:
                 "cpu_seconds": w.cpu,
                 "body_steps": w.body_steps,
                 "learner_steps": w.learner_steps,
+                "other_cpu": w.other_cpu,
             }
             for w in windows
         ],
     }
 
 
-def measure(case: Case, args: Any) -> dict:
-    """Build the case at ``case.threads`` threads, time it, and return its JSON row.
+def _median_or_none(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
-    The thread count is set before the stepper is built: a threaded batch sizes its pool of
+
+def measure(case: Case, args: Any) -> dict:
+    """Build the case, time it, and return its JSON row (``measure_in_turn``)."""
+    return measure_in_turn([case], args)[0]
+
+
+def measure_in_turn(cases: Sequence[Case], args: Any) -> list[dict]:
+    """Build each case at its thread count, then time their windows in turn (A B C A B C ...),
+    so that a change of load on the machine falls on every case alike; one JSON row each.
+
+    The thread count is set before a stepper is built: a threaded batch sizes its pool of
     threads when it is built (``Simulator``), so a count set later would not change it."""
     import numba
 
-    numba.set_num_threads(case.threads)
-    try:
-        t0 = time.perf_counter()
-        stepper = make_stepper(case, args.seed, getattr(args, "learners_leave", False))
-        setup_s = time.perf_counter() - t0  # building and resetting (its first use compiles too)
-        setup_rss = peak_rss_mb()
-        windows = time_stepper(stepper, args.seconds, args.repeats, args.warmup)
-        batch = getattr(stepper, "batch", None)
-        threaded = batch is not None and batch.sim.parallel
-    finally:
-        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    built = []
+    for case in cases:
+        numba.set_num_threads(case.threads)
+        try:
+            t0 = time.perf_counter()
+            stepper = make_stepper(case, args.seed, getattr(args, "learners_leave", False))
+            setup_s = time.perf_counter() - t0  # building and resetting (first use compiles)
+            setup_rss = peak_rss_mb()
+            timer = Timer(stepper, args.warmup)
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        built.append((timer, setup_s, setup_rss))
+    windows: list[list[Window]] = [[] for _ in cases]
+    for _ in range(max(1, args.repeats)):
+        for (timer, _, _), timed in zip(built, windows, strict=True):
+            timed.append(timer.window(args.seconds))
+    rows = [
+        _row(case, args, timer.step, setup_s, setup_rss, timed)
+        for case, (timer, setup_s, setup_rss), timed in zip(cases, built, windows, strict=True)
+    ]
+    serial = next((w for c, w in zip(cases, windows, strict=True) if c.parallel is False), None)
+    if serial is not None and len(cases) > 1:
+        for row, timed in zip(rows, windows, strict=True):
+            # per round: this case's window over the serial window timed beside it
+            ratios = [
+                (w.body_steps / w.wall) / max(s.body_steps / s.wall, 1e-9)
+                for w, s in zip(timed, serial, strict=True)
+            ]
+            row["vs_serial"] = statistics.median(ratios)
+            row["vs_serial_min"], row["vs_serial_max"] = min(ratios), max(ratios)
+    return rows
+
+
+def _row(
+    case: Case,
+    args: Any,
+    stepper: Stepper,
+    setup_s: float,
+    setup_rss: float,
+    windows: list[Window],
+) -> dict:
+    batch = getattr(stepper, "batch", None)
+    threaded = batch is not None and batch.sim.parallel
     row = {
         "form": case.form,
         "num_worlds": case.num_worlds,
@@ -595,7 +673,9 @@ COLUMNS = (
     ("nominal_agent_steps_per_s", "every slot/s", "{:,.0f}"),
     ("learner_steps_per_s", "learner-steps/s", "{:,.0f}"),
     ("ratio_to_ceiling", "x ceiling", "{:.3f}"),
+    ("vs_serial", "x serial", "{:.2f}"),
     ("cpu_fraction", "cpu", "{:.2f}"),
+    ("other_cpu", "others", "{:.2f}"),
     ("peak_rss_mb", "peak MiB", "{:.0f}"),
 )
 
@@ -603,7 +683,10 @@ COLUMNS = (
 def format_table(rows: Sequence[dict]) -> str:
     """A plain-text table of the rows."""
     head = [title for _, title, _ in COLUMNS]
-    body = [[fmt.format(r[key]) if key in r else "-" for key, _, fmt in COLUMNS] for r in rows]
+    body = [
+        [fmt.format(r[key]) if r.get(key) is not None else "-" for key, _, fmt in COLUMNS]
+        for r in rows
+    ]
     kernels = [key for key, _, _ in COLUMNS].index("threaded")
     for r, cells in zip(rows, body, strict=True):
         cells[0] = _form(r)
@@ -631,14 +714,15 @@ def _mega(v: float) -> str:
 
 def format_markdown(rows: Sequence[dict]) -> str:
     """The rows as a Markdown table: body-steps/s simulated as median (min-max) over the timed
-    windows, with the share of bodies present, the ratio to the minimal kernel, the CPU fraction
-    and the peak memory so far."""
+    windows, with the share of bodies present, the ratio to the minimal kernel, the ratio to the
+    serial batch of the same worlds (per round of windows timed in turn), the CPU fraction of the
+    process and of the rest of the machine, and the peak memory so far."""
     head = (
         "| form | B | N | learners/peds/flock | kernels | env-steps/s "
-        "| body-steps/s simulated, median (min-max) | bodies present | x ceiling | cpu | set-up s "
-        "| peak MiB |"
+        "| body-steps/s simulated, median (min-max) | bodies present | x ceiling "
+        "| x serial, median (min-max) | cpu | others | set-up s | peak MiB |"
     )
-    lines = [head, "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [head, "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         counts = (r["learners_per_world"], r["pedestrians_per_world"], r["flock_per_world"])
         split_text = "/".join(str(c) for c in counts)
@@ -647,6 +731,12 @@ def format_markdown(rows: Sequence[dict]) -> str:
             f"{_mega(r['agent_steps_per_s_max'])})"
         )
         ratio = f"{r['ratio_to_ceiling']:.3f}" if "ratio_to_ceiling" in r else "-"
+        vs_serial = (
+            f"{r['vs_serial']:.2f} ({r['vs_serial_min']:.2f}-{r['vs_serial_max']:.2f})"
+            if "vs_serial" in r
+            else "-"
+        )
+        others = "-" if r.get("other_cpu") is None else f"{r['other_cpu']:.2f}"
         cells = (
             _form(r),
             r["num_worlds"],
@@ -657,7 +747,9 @@ def format_markdown(rows: Sequence[dict]) -> str:
             body,
             f"{100 * r['present_share']:.1f} %",
             ratio,
+            vs_serial,
             f"{r['cpu_fraction']:.2f}",
+            others,
             f"{r['setup_s']:.2f}",
             f"{r['peak_rss_mb']:.0f}",
         )
@@ -693,16 +785,18 @@ def run(args: Any) -> int:
         for row in per_body_rows:
             if args.json:
                 print(json.dumps(row), flush=True)
-    for case in cases:
-        row = measure(case, args)
-        if case.form == "ceiling":
-            ceiling = row["agent_steps_per_s"]
-        if ceiling:
-            row["ratio_to_ceiling"] = row["agent_steps_per_s"] / ceiling
-        row["numba_num_threads"] = int(os.environ.get("NUMBA_NUM_THREADS", "0")) or None
-        rows.append(row)
-        if args.json:
-            print(json.dumps(row), flush=True)
+    # the variants of one world (serial, threaded at each count, auto) are timed in turn
+    same_world = lambda c: (c.form, c.num_worlds, c.bodies, c.policy)  # noqa: E731
+    for _, group in itertools.groupby(cases, key=same_world):
+        for row in measure_in_turn(list(group), args):
+            if row["form"] == "ceiling":
+                ceiling = row["agent_steps_per_s"]
+            if ceiling:
+                row["ratio_to_ceiling"] = row["agent_steps_per_s"] / ceiling
+            row["numba_num_threads"] = int(os.environ.get("NUMBA_NUM_THREADS", "0")) or None
+            rows.append(row)
+            if args.json:
+                print(json.dumps(row), flush=True)
     if rows and args.markdown:
         print(format_markdown(rows))
     elif rows and not args.json:
