@@ -42,7 +42,7 @@ def validate_scenario(c: Any) -> None:
             raise ConfigError(
                 f"scenario_params={c.scenario_params!r} does not apply to an explicit scenario"
             )
-        check_against_config(from_dict(c.scenario, body), c.goal_tolerance)
+        check_against_config(from_dict(c.scenario, body), c.goal_tolerance, c.flock_target)
     else:
         raise ConfigError(
             f"scenario={c.scenario!r} is invalid: must be a scenario name or an explicit "

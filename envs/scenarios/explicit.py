@@ -10,13 +10,22 @@ Accepted form::
      "bounds": (-2, -4, 12, 4)}
 
 Roles: ``learner``, ``pedestrian`` (the default), ``flock``. ``radius`` and ``v_pref`` default to
-the configured body defaults and share their ranges; ``policy`` (pedestrians only) names a
-steering behaviour. Bodies are reordered learners first, then pedestrians, then flock units;
+the configured body defaults and share their ranges; a pedestrian without a ``v_pref`` draws its
+own on every reset from the configured ``v_pref`` and ``v_pref_sd`` (the world's generator), one
+with a ``v_pref`` keeps it. ``policy`` (pedestrians only) names a steering behaviour. A flock
+unit has no goal and no path: it chases the flock's target (``flock_target``: a roaming point
+within the scene's ``bounds``, or the first learner), so a ``goal`` given to it is refused, as is
+any key that does not apply to a body's role. A scene without a learner (a crowd alone, to
+reproduce an experiment) runs in the simulator (``envs.core.simulator.Simulator``) and the
+realism tooling; the learning environments need at least one learner and refuse it.
+Bodies are reordered learners first, then pedestrians, then flock units;
 ``paths`` keys are indices into ``agents`` (learners and pedestrians; at most ``MAX_PATH_POINTS``
 points, none repeating the one before it). Coordinates lie within ``MAX_COORDINATE``; ``bounds``
 (xmin, ymin, xmax, ymax) default to the points' extent plus 2 m. Every entry is checked: no body
 may start overlapping another, an obstacle or a wall, nor have its goal where it would overlap an
-obstacle or a wall, and walls have a length.
+obstacle or a wall, and walls have a length. With flock units chasing the roaming target, that
+target's figure (``ROAMING_SHARE`` of the bounds about their centre) must stay off every obstacle
+and cross no wall.
 """
 
 from __future__ import annotations
@@ -35,12 +44,22 @@ from ..core.checks import (
     is_int,
     is_real,
 )
-from ..core.state import FLOCK, KIND_NAMES, LEARNER, PEDESTRIAN
+from ..core.state import FLOCK, KIND_NAMES, LEARNER
 from .base import BodyDefaults, Counts, ScenarioSpec
 from .errors import ScenarioError
 from .placement import close_pairs
 
 _AGENT_KEYS = {"start", "goal", "radius", "v_pref", "role", "policy"}
+_ROLE_KEYS = {
+    "learner": _AGENT_KEYS - {"policy"},
+    "pedestrian": _AGENT_KEYS,
+    "flock": _AGENT_KEYS - {"goal", "policy"},
+}
+"""The keys that apply to each role; another known key is refused naming the role."""
+_WHY_NOT = {
+    "policy": "it applies to pedestrians only",
+    "goal": "flock units chase the flock's target (flock_target), they have no goal",
+}
 _OBSTACLE_KEYS = {"center", "radius"}
 _TOP_KEYS = {"agents", "obstacles", "walls", "paths", "bounds"}
 
@@ -95,6 +114,11 @@ def _agents(data: Mapping) -> list[Mapping]:
         role = a.get("role", "pedestrian")
         if not (isinstance(role, str) and role in KIND_NAMES):
             _fail(f"agents[{i}].role={role!r} is unknown; choose one of {KIND_NAMES}")
+        for key in sorted(set(a) - _ROLE_KEYS[role]):
+            _fail(
+                f"agents[{i}].{key} does not apply to role {role!r} ({_WHY_NOT[key]}); leave "
+                f"it out. Keys of a {role}: {sorted(_ROLE_KEYS[role])}"
+            )
     return agents
 
 
@@ -108,6 +132,7 @@ def from_dict(data: Mapping, body: BodyDefaults) -> ScenarioSpec:
     """Validate the explicit form and build its ``ScenarioSpec`` (bodies ordered by kind)."""
     agents = _agents(data)
     kinds, starts, goals, radii, speeds, behaviours = [], [], [], [], [], []
+    speed_given = [a.get("v_pref") is not None for a in agents]
     for i, a in enumerate(agents):
         kind = KIND_NAMES.index(a.get("role", "pedestrian"))
         if "start" not in a:
@@ -120,8 +145,6 @@ def from_dict(data: Mapping, body: BodyDefaults) -> ScenarioSpec:
         v_pref = a.get("v_pref", body.flock_speed if flock else body.v_pref)
         speeds.append(_real(f"agents[{i}].v_pref", v_pref, 0.0, 10.0))
         policy = a.get("policy")
-        if policy is not None and kind != PEDESTRIAN:
-            _fail(f"agents[{i}].policy applies to pedestrians only (role={a.get('role')!r})")
         if policy is not None and not isinstance(policy, str):
             _fail(f"agents[{i}].policy={policy!r} must be a steering behaviour's name")
         behaviours.append(-1 if policy is None else behaviour_id(policy, f"agents[{i}].policy"))
@@ -148,6 +171,7 @@ def from_dict(data: Mapping, body: BodyDefaults) -> ScenarioSpec:
         obstacle_pos=obstacle_pos,
         obstacle_radius=obstacle_radius,
         walls=walls,
+        v_pref_fixed=np.array(speed_given, bool)[order],
     )
     spec.original_index = order  # scenario row k was agents[order[k]]
     return spec
@@ -285,15 +309,79 @@ def _check_clear(starts, goals, radii, kinds, obstacle_pos, obstacle_radius, wal
                     )
 
 
-def check_against_config(spec: ScenarioSpec, goal_tolerance: float) -> None:
-    """Checks that need the configuration: a learning environment has a learner, and no learner
-    starts within ``goal_tolerance`` of its goal (every episode would end on its first step)."""
-    learners = np.flatnonzero(spec.kind == LEARNER)
-    if len(learners) == 0:
-        _fail(
-            "the explicit scenario holds no agent with role 'learner' (agents default to "
-            "'pedestrian'); a learning environment needs at least one"
+ROAMING_SHARE = 0.35
+"""The roaming flock target traces ``centre + ROAMING_SHARE * size * (sin(0.11 t), sin(0.17 t))``
+of the scene's bounds (``envs.core.crowd._roaming_target``)."""
+
+_ROAMING_OMEGA = (0.11, 0.17)  # rad/s: the figure closes after 200 pi s (11 and 17 turns)
+_ROAMING_SAMPLES = 20_000
+
+
+def roaming_figure(bounds) -> np.ndarray:
+    """The closed polyline the roaming flock target follows within ``bounds = (x0, y0, x1, y1)``:
+    (K, 2, 2) segments over one period of the figure, as ``_roaming_target`` computes it."""
+    x0, y0, x1, y1 = bounds
+    t = np.linspace(0.0, 200.0 * np.pi, _ROAMING_SAMPLES + 1)
+    pts = np.column_stack(
+        [
+            0.5 * (x0 + x1) + ROAMING_SHARE * (x1 - x0) * np.sin(_ROAMING_OMEGA[0] * t),
+            0.5 * (y0 + y1) + ROAMING_SHARE * (y1 - y0) * np.sin(_ROAMING_OMEGA[1] * t),
+        ]
+    )
+    return np.stack([pts[:-1], pts[1:]], axis=1)
+
+
+def _crossings(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether each segment of ``a: (K, 2, 2)`` crosses or touches each of ``b: (W, 2, 2)``:
+    (K, W) bool (orientation test)."""
+
+    def orient(p, q, r):
+        return np.sign(
+            (q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1])
+            - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0])
         )
+
+    p, q = a[:, None, 0], a[:, None, 1]
+    r, s = b[None, :, 0], b[None, :, 1]
+    return (orient(p, q, r) != orient(p, q, s)) & (orient(r, s, p) != orient(r, s, q))
+
+
+def check_roaming_target(spec: ScenarioSpec) -> None:
+    """Raise unless the roaming flock target of ``spec``'s bounds keeps off every obstacle and
+    crosses no wall (a scene with flock units chasing it)."""
+    figure = roaming_figure(spec.bounds)
+    x0, y0, x1, y1 = spec.bounds
+    where = (
+        f"the flock's roaming target traces a figure about the centre of the bounds "
+        f"({0.5 * (x0 + x1):.3g}, {0.5 * (y0 + y1):.3g}) reaching "
+        f"+-{ROAMING_SHARE * (x1 - x0):.3g} m in x and +-{ROAMING_SHARE * (y1 - y0):.3g} m in y "
+        f"(bounds {tuple(round(v, 3) for v in spec.bounds)})"
+    )
+    advice = (
+        "give the scene 'bounds' (xmin, ymin, xmax, ymax) whose figure keeps clear of them (flock "
+        "units also stay within the bounds), or flock_target='learner'"
+    )
+    for m in range(len(spec.obstacle_pos)):
+        d = _segment_distance(spec.obstacle_pos[m : m + 1], figure)
+        if d.min() < spec.obstacle_radius[m]:
+            _fail(
+                f"{where}, which passes over obstacles[{m}] (centre "
+                f"{spec.obstacle_pos[m].tolist()}, radius {spec.obstacle_radius[m]:g}); {advice}"
+            )
+    chunk = max(1, (1 << 20) // max(len(figure), 1))
+    for lo in range(0, len(spec.walls), chunk):
+        hit = _crossings(figure, spec.walls[lo : lo + chunk]).any(axis=0)
+        if hit.any():
+            w = lo + int(np.argmax(hit))
+            _fail(f"{where}, which crosses walls[{w}] {spec.walls[w].tolist()}; {advice}")
+
+
+def check_against_config(spec: ScenarioSpec, goal_tolerance: float, flock_target: str) -> None:
+    """Checks that need the configuration: no learner starts within ``goal_tolerance`` of its
+    goal (every episode would end on its first step), and flock units that chase the roaming
+    target (``flock_target="roaming"``) have one that stays off obstacles and inside walls. A
+    scene without a learner passes (the learning environments refuse it themselves)."""
+    learners = np.flatnonzero(spec.kind == LEARNER)
     gap = np.linalg.norm(spec.goal[learners] - spec.start[learners], axis=1)
     close = np.flatnonzero(gap <= goal_tolerance)
     if len(close):
@@ -303,6 +391,15 @@ def check_against_config(spec: ScenarioSpec, goal_tolerance: float) -> None:
             f"goal_tolerance={goal_tolerance:g}: every episode would end on its first step; give "
             "it a goal farther away"
         )
+    if flock_target == "roaming" and (spec.kind == FLOCK).any():
+        check_roaming_target(spec)
 
 
-__all__ = ["LEARNER", "check_against_config", "explicit_counts", "from_dict"]
+__all__ = [
+    "LEARNER",
+    "check_against_config",
+    "check_roaming_target",
+    "explicit_counts",
+    "from_dict",
+    "roaming_figure",
+]

@@ -7,6 +7,7 @@ explicit scene), which it calls with each world's own generator.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,9 +46,13 @@ def draw_pedestrian_speeds(
     rng: np.random.Generator, spec: ScenarioSpec, mean: float, sd: float
 ) -> None:
     """Give every pedestrian of ``spec`` its own preferred speed, normal around ``mean`` with
-    standard deviation ``sd``, cut at two standard deviations (in place)."""
+    standard deviation ``sd``, cut at two standard deviations (in place); those whose speed the
+    scene fixes (``spec.v_pref_fixed``) keep theirs, their draws made all the same."""
     walkers = np.flatnonzero(spec.kind == PEDESTRIAN)
     spread = np.clip(rng.standard_normal(len(walkers)), -2.0, 2.0)
+    if spec.v_pref_fixed is not None:
+        free = ~spec.v_pref_fixed[walkers]
+        walkers, spread = walkers[free], spread[free]
     spec.v_pref[walkers] = mean + sd * spread
 
 
@@ -57,9 +62,15 @@ def scenario_source(config) -> ScenarioSource:
     if not isinstance(config.scenario, str):
         spec = from_dict(config.scenario, body)
         counts = explicit_counts(config.scenario)
-        return ScenarioSource(
-            counts, spec, (counts.pedestrians,) * 2, True, lambda rng, counts: spec
-        )
+
+        def scene(rng: np.random.Generator, counts: Counts) -> ScenarioSpec:
+            if config.v_pref_sd == 0:
+                return spec
+            drawn = dataclasses.replace(spec, v_pref=spec.v_pref.copy())
+            draw_pedestrian_speeds(rng, drawn, config.v_pref, config.v_pref_sd)
+            return drawn
+
+        return ScenarioSource(counts, spec, (counts.pedestrians,) * 2, True, scene)
     params = make_params(config.scenario, config.scenario_params)
     entry = SCENARIOS[config.scenario]
     lo, hi = config.pedestrian_range

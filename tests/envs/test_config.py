@@ -342,7 +342,7 @@ def test_counts_and_scenario_params_do_not_apply_to_an_explicit_scene():
     with pytest.raises(ValueError, match="disagrees with the explicit scenario"):
         CrowdConfig(scenario=scene)  # the dataclass itself, with its default counts
     assert config.with_updates(scenario="corridor", n_pedestrians=4).n_pedestrians == 4
-    two = {"agents": [*scene["agents"], {"start": (5, 5), "goal": (5, -5), "role": "flock"}]}
+    two = {"agents": [*scene["agents"], {"start": (5, 5), "role": "flock"}]}
     assert config.with_updates(scenario=two).n_flock == 1
 
 
@@ -374,7 +374,19 @@ def test_counts_and_scenario_params_do_not_apply_to_an_explicit_scene():
         ),
         ({"agents": [((0, 0), (5, 0))]}, r"agents\[0\]=.*must be a mapping"),
         ({"agents": None}, r"scenario\['agents'\]=None must be a list"),
-        ({"agents": [{"start": (0, 0), "goal": (5, 0)}]}, r"no agent with role 'learner'"),
+        (
+            {"agents": [{"start": (0, 0), "goal": (5, 0), "role": "learner", "policy": "orca"}]},
+            r"agents\[0\]\.policy does not apply to role 'learner'",
+        ),
+        (
+            {
+                "agents": [
+                    {"start": (0, 0), "goal": (5, 0), "role": "learner"},
+                    {"start": (3, 3), "goal": (3, 0), "role": "flock"},
+                ]
+            },
+            r"agents\[1\]\.goal does not apply to role 'flock'",
+        ),
     ],
 )
 def test_explicit_scene_entries_are_checked(agents_extra, match):

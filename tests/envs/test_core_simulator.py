@@ -174,8 +174,8 @@ def _degenerate_scene() -> dict:
             {"start": (0.0, 0.0), "role": "pedestrian", "policy": "side_choice"},  # goal = start
             {"start": (1.0, 1.0), "role": "pedestrian", "policy": "cardioid"},
             {"start": (1.0, 1.0), "goal": (-2.0, 1.0), "role": "pedestrian"},
-            {"start": (2.0, 2.0), "goal": (2.0, 2.0), "role": "flock"},
-            {"start": (2.0, 2.0), "goal": (2.0, 2.0), "role": "flock"},
+            {"start": (2.0, 2.0), "role": "flock"},
+            {"start": (2.0, 2.0), "role": "flock"},
         ],
         "obstacles": [{"center": (0.0, 0.0), "radius": 0.4}, {"center": (1.0, 1.0), "radius": 0.3}],
         "walls": [((0.5, 0.5), (0.5, 0.5)), ((0.0, 0.0), (0.0, 0.0)), ((-1, -1), (1, -1))],

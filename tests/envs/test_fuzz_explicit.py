@@ -2,10 +2,12 @@
 
 Scenes are drawn from the documented form with some entries broken (NaN, inf, huge or
 non-numeric coordinates and sizes, wrong types, unknown keys and roles, overlapping bodies,
-bodies inside obstacles or walls, zero-length walls, bad paths and bounds, counts that do not
-apply). A reference check written here from the documentation is the oracle: a scene it finds a
-problem with must be refused with a ``ValueError`` naming one of the problem entries; a scene it
-accepts must build and stay finite for a few steps.
+bodies inside obstacles or walls, zero-length walls, bad paths and bounds, counts and keys that
+do not apply, a flock's roaming target over an obstacle or across a wall). A reference check
+written here from the documentation is the oracle: a scene it finds a problem with must be
+refused with a ``ValueError`` naming one of the problem entries; a scene it accepts must build
+and stay finite for a few steps (a crowd without a learner in the simulator, which the learning
+environments refuse).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.batch import ActionError
 from crowdsteer.envs.core.behaviours import PEDESTRIAN_BEHAVIOURS
 from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.core.simulator import Simulator
+from crowdsteer.envs.scenarios import scenario_source
 
 SETTINGS = settings(
     max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -60,6 +64,8 @@ def agent(draw, clean: bool):
             a[key] = draw(good if clean else st.one_of(good, good, good, bad))
     if clean and a.get("role", "pedestrian") != "pedestrian":
         a.pop("policy", None)
+    if clean and a.get("role") == "flock":
+        a.pop("goal", None)
     if not clean and draw(st.integers(0, 15)) == 0:
         a["colour"] = "red"
     if not clean and draw(st.integers(0, 15)) == 0:
@@ -78,6 +84,8 @@ def scene(draw):
             a["start"] = (2.5 * i - 6.0, draw(st.floats(-1.0, 1.0)))
     agents[0]["role"] = draw(st.sampled_from(["learner", "learner", "learner", "pedestrian"]))
     agents[0].pop("policy", None) if agents[0]["role"] == "learner" else None
+    if clean and agents[0]["role"] == "learner" and "goal" not in agents[0]:
+        agents[0]["goal"] = draw(good_point)
     s = {"agents": agents}
     if not clean and draw(st.integers(0, 20)) == 0:
         s["agents"] = draw(st.sampled_from([None, {"start": (0, 0)}, "agents", [((0, 0), (1, 0))]]))
@@ -172,14 +180,14 @@ def reference_problems(s, extra, goal_tolerance=0.3) -> list[str]:
         role = a.get("role", "pedestrian")
         if role not in ("learner", "pedestrian", "flock"):
             return [where]
+        if ("policy" in a and role != "pedestrian") or ("goal" in a and role == "flock"):
+            return [where]  # a key that does not apply to the role
         start = _pt(a.get("start"))
         goal = _pt(a.get("goal", a.get("start")))
         r = a.get("radius", 0.2 if role == "flock" else 0.3)
         v = a.get("v_pref", 1.0)
         policy = a.get("policy")
-        bad_policy = policy is not None and (
-            role != "pedestrian" or policy not in PEDESTRIAN_BEHAVIOURS
-        )
+        bad_policy = policy is not None and policy not in PEDESTRIAN_BEHAVIOURS
         if start is None or goal is None or not _real(r, 0, 2) or not _real(v, 0, 10) or bad_policy:
             problems.append(where)
             continue
@@ -248,12 +256,48 @@ def reference_problems(s, extra, goal_tolerance=0.3) -> list[str]:
                 if _seg_dist(p, a, b) < r:
                     problems += [f"agents[{i}]", f"walls[{w}]"]
     learners = [(i, st_, g) for i, role, st_, g, _ in bodies if role == "learner"]
-    if not learners:
-        problems.append("learner")
     for i, st_, g in learners:
         if np.linalg.norm(g - st_) <= goal_tolerance:
             problems.append(f"agents[{i}]")
+    if any(role == "flock" for _, role, *_ in bodies):
+        problems += _roaming_problems(s, bodies, obstacles, walls)
     return problems
+
+
+def _roaming_problems(s, bodies, obstacles, walls) -> list[str]:
+    """The flock's roaming target (documented: 0.35 of the bounds' size about their centre, at
+    0.11 and 0.17 rad/s) must keep off every obstacle and cross no wall."""
+    if "bounds" in s:
+        x0, y0, x1, y1 = (float(v) for v in s["bounds"])
+    else:
+        pts = [p for _, _, st_, g, _ in bodies for p in (st_, g)]
+        pts += [c for _, c, _ in obstacles] + [q for _, a, b in walls for q in (a, b)]
+        lo, hi = np.min(pts, axis=0) - 2.0, np.max(pts, axis=0) + 2.0
+        x0, y0, x1, y1 = lo[0], lo[1], hi[0], hi[1]
+    t = np.linspace(0.0, 200.0 * np.pi, 20_001)
+    fig = np.column_stack(
+        [
+            (x0 + x1) / 2 + 0.35 * (x1 - x0) * np.sin(0.11 * t),
+            (y0 + y1) / 2 + 0.35 * (y1 - y0) * np.sin(0.17 * t),
+        ]
+    )
+    a, b = fig[:-1], fig[1:]
+    ab = b - a
+    out = []
+    for _, c, rad in obstacles:
+        u = np.clip(np.sum((c - a) * ab, 1) / np.maximum(np.sum(ab * ab, 1), 1e-300), 0, 1)
+        if np.linalg.norm(a + u[:, None] * ab - c, axis=1).min() < rad:
+            out.append("roaming target")
+    for _, p, q in walls:
+
+        def side(o, d, r):
+            return np.sign(
+                d[..., 0] * (r[..., 1] - o[..., 1]) - d[..., 1] * (r[..., 0] - o[..., 0])
+            )
+
+        if ((side(a, ab, p) != side(a, ab, q)) & (side(p, q - p, a) != side(p, q - p, b))).any():
+            out.append("roaming target")
+    return out
 
 
 @SETTINGS
@@ -276,6 +320,16 @@ def test_explicit_scenes_run_finite_or_are_refused_by_name(s, extra, finite_run,
         return
     assert not problems, f"accepted a scene with problems {problems}: {s} {extra}"
     event("ran")
+    if config.n_learners == 0:  # a crowd alone: the simulator runs it, learning forms refuse it
+        with pytest.raises(ValueError, match="at least one learner"):
+            make_batch(config, 1)
+        sim = Simulator(config, scenario_source(config), num_worlds=1)
+        sim.seed([0])
+        sim.reset_worlds()
+        for _ in range(5):
+            sim.step()
+        assert np.isfinite(sim.state.pos[sim.state.active]).all()
+        return
     finite_run(config, steps=5)
 
 

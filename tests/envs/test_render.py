@@ -271,8 +271,8 @@ def busy_batch():
                 "role": "pedestrian",
                 "policy": "right_of_way",
             },
-            {"start": (3.0, 3.0), "goal": (3.0, 3.0), "role": "flock"},
-            {"start": (3.5, 3.5), "goal": (3.5, 3.5), "role": "flock"},
+            {"start": (3.0, 3.0), "role": "flock"},
+            {"start": (3.5, 3.5), "role": "flock"},
         ],
         "obstacles": [
             {"center": (-1.5, 0.6), "radius": 0.4},
@@ -281,7 +281,9 @@ def busy_batch():
         ],
         "walls": [((-4.5, -4.5), (4.5, -4.5))],
     }
-    config = CrowdConfig.from_kwargs(scenario=scene, max_steps=50, collision_ends=False)
+    config = CrowdConfig.from_kwargs(
+        scenario=scene, max_steps=50, collision_ends=False, flock_target="learner"
+    )  # (a roaming target would pass over the obstacles, which the scene refuses)
     batch = make_batch(config, 1, trace=True)
     batch.seed(0)
     batch.reset()

@@ -161,17 +161,33 @@ def export_trajectories(args: ExportArgs) -> Path:
     """Run ``args``' set-up for ``args.seconds`` and write its files to ``args.out``; returns the
     folder."""
     config = export_config(args)
-    every = int(round(args.frame_interval / config.dt))
-    if every < 1 or abs(every * config.dt - args.frame_interval) > 1e-9:
+    return write_trajectories(
+        config, args.out, args.seed, args.seconds, args.frame_interval, {"args": asdict(args)}
+    )
+
+
+def write_trajectories(
+    config: CrowdConfig,
+    out: str | Path,
+    seed: int,
+    seconds: float,
+    frame_interval: float,
+    meta: dict[str, Any] | None = None,
+) -> Path:
+    """Run one world of ``config`` (any scenario, an explicit crowd without a learner included)
+    from ``seed`` for ``seconds`` and write its trajectory, walkable area and ``meta.json`` (with
+    ``meta`` added) to ``out``, one frame every ``frame_interval`` s; returns the folder."""
+    every = int(round(frame_interval / config.dt))
+    if every < 1 or abs(every * config.dt - frame_interval) > 1e-9:
         raise ValueError(
             f"--frame-interval must be a multiple of the step ({config.dt:g} s), "
-            f"got {args.frame_interval}"
+            f"got {frame_interval}"
         )
     sim = Simulator(config, scenario_source(config), num_worlds=1)
-    sim.seed([args.seed])
+    sim.seed([seed])
     sim.reset_worlds()
     s = sim.state
-    n_frames = int(args.seconds / args.frame_interval) + 1
+    n_frames = int(seconds / frame_interval) + 1
     pos = np.empty((n_frames, s.pos.shape[1], 2))
     present = np.empty((n_frames, s.pos.shape[1]), bool)
     for f in range(n_frames):
@@ -180,9 +196,9 @@ def export_trajectories(args: ExportArgs) -> Path:
                 sim.step()
         pos[f] = s.pos[0]
         present[f] = s.active[0]
-    out = Path(args.out)
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    frame_rate = 1.0 / args.frame_interval
+    frame_rate = 1.0 / frame_interval
     write_text(out / "trajectory.txt", trajectory_text(pos, present, frame_rate))
     walls = s.walls[0][s.wall_active[0]]
     discs = s.obstacle_active[0]
@@ -190,6 +206,6 @@ def export_trajectories(args: ExportArgs) -> Path:
         s.bounds[0], walls, s.obstacle_pos[0][discs], s.obstacle_radius[0][discs]
     )
     write_text(out / "geometry.wkt", geometry + "\n")
-    meta = {"args": asdict(args), "frame_rate": frame_rate, "config": config.as_dict()}
+    meta = {**(meta or {}), "frame_rate": frame_rate, "config": config.as_dict()}
     write_text(out / "meta.json", json.dumps(meta, indent=1, default=str) + "\n")
     return out
