@@ -72,6 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sub.error(f"unrecognized arguments: {' '.join(rest)}")
     args.rest = rest
     debug = bool(getattr(args, "debug", False))
+    if getattr(args, "trust_pickles", False) or "--trust-pickles" in rest:
+        from crowdsteer.baselines.trust import trust_pickles
+
+        trust_pickles()
     try:
         load_tasks(args)  # a user's scenario (FILE.py:NAME, module:NAME) or scene, if named
         return int(commands.handlers[args.command](args) or 0)
@@ -86,6 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = " ".join(str(err).split()) or type(err).__name__
         print(f"crowdsteer {args.command}: error: {message}", file=sys.stderr)
         return 2 if isinstance(err, UsageError) else 1
+    finally:
+        from ..support.lock import release_all
+
+        release_all()  # the output folders this command locked
 
 
 __all__ = ["build_parser", "main"]

@@ -108,6 +108,7 @@ def add_evaluation_commands(commands: Commands) -> None:
         "step_check)",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ca.add_trust_option(p)
 
     p = commands.add(
         "benchmark",
@@ -155,6 +156,7 @@ def add_evaluation_commands(commands: Commands) -> None:
         action="store_true",
         help="skip the runs a killed benchmark with the same options finished (OUT/.partial)",
     )
+    ca.add_trust_option(p)
 
 
 def add_crowdnav_pp_command(commands: Commands) -> None:
@@ -194,3 +196,4 @@ def add_crowdnav_pp_command(commands: Commands) -> None:
         "every human with the radius its slot had at the first step of the first test case",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    ca.add_trust_option(p)

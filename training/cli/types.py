@@ -111,6 +111,19 @@ def policy_help() -> str:
     )
 
 
+TRUST_HELP = (
+    "unpickle model files that hold pickles (a legacy vecnormalize.pkl beside a model, an entry "
+    "of a model's data that cannot be rebuilt from its JSON, an RLlib checkpoint). Without it "
+    "crowdsteer unpickles nothing and refuses such a file by name: a pickle can run any code, "
+    "so give this flag only for files from sources you trust"
+)
+
+
+def add_trust_option(parser: argparse.ArgumentParser) -> None:
+    """``--trust-pickles`` on a command that loads models (``main`` applies it)."""
+    parser.add_argument("--trust-pickles", action="store_true", help=TRUST_HELP)
+
+
 def add_scenario_option(
     parser: argparse.ArgumentParser, default: str | None = "circle_crossing", note: str = ""
 ) -> None:
