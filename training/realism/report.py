@@ -541,8 +541,9 @@ def run_realism(args: RealismArgs | None = None, log=_say) -> list[Crowd]:
 
     args = RealismArgs() if args is None else args
     check_args(args)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    from ..support.preflight import output_folder
+
+    out = output_folder(args.out, "--out")
     if args.calibrate:
         write_calibration(args.behaviours, out / "calibration.md", log)
         return []

@@ -6,6 +6,7 @@ one line (exit status 2).
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
 import tempfile
@@ -126,9 +127,20 @@ def output_file(path: str, suffixes: Sequence[str], arg: str = "--out") -> Path:
     return p
 
 
+def _check_name_lengths(path: Path, arg: str) -> None:
+    """``UsageError`` for a path with a name longer than file systems take (255 bytes)."""
+    long = [part for part in path.parts if len(os.fsencode(part)) > 255]
+    if long:
+        raise UsageError(
+            f"argument {arg}: cannot write into {str(path)!r} (a name in the path is longer "
+            f"than the file system allows: {len(os.fsencode(long[0]))} bytes, at most 255 bytes)"
+        )
+
+
 def output_folder(path: str, arg: str = "--out") -> Path:
     """Check an output folder before any work: not a file, and creatable or writable."""
     p = Path(path)
+    _check_name_lengths(p, arg)
     if p.exists() and not p.is_dir():
         raise UsageError(f"argument {arg}: {path!r} is a file, not a folder")
     return writable_folder(p, arg)
@@ -138,12 +150,27 @@ def writable_folder(folder: Path, arg: str = "--out") -> Path:
     """Make sure ``folder`` exists (created now if needed) and takes a new file; a clear error
     naming ``arg`` otherwise."""
     folder = Path(folder) if str(folder) else Path(".")
+    _check_name_lengths(folder, arg)
+    if folder.is_symlink() and not folder.exists():
+        raise UsageError(
+            f"argument {arg}: {str(folder)!r} is a link to {os.readlink(folder)!r}, which does "
+            "not exist"
+        )
+    for above in folder.parents:  # a file where a folder of the path should be
+        if above.exists() and not above.is_dir():
+            raise UsageError(
+                f"argument {arg}: cannot write into {str(folder)!r}: {str(above)!r} is a file, "
+                "not a folder"
+            )
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as err:
-        reason = err.strerror or type(err).__name__
+        if err.errno == errno.ENAMETOOLONG:
+            reason = "a name in the path is longer than the file system allows (255 bytes)"
+        else:
+            reason = err.strerror or type(err).__name__
         raise UsageError(f"argument {arg}: cannot write into {str(folder)!r} ({reason})") from None
     return folder
 
