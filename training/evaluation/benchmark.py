@@ -371,6 +371,9 @@ def run_benchmark(
         }
         write_markdown(rows, out / "results.md", meta)
         store.finish()
+        from ..support.lock import release
+
+        release(out)  # the results are written: another benchmark may take the folder
     return rows
 
 
