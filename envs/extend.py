@@ -324,23 +324,47 @@ class StepView:
     """
 
     def __init__(self, batch: Any, actions: np.ndarray | None, baselines: Mapping[str, Any]):
-        s, n_l = batch.sim.state, batch.num_learners
-        self.num_learners = n_l
+        s = batch.sim.state
+        self._batch, self._raw_actions = batch, actions
+        self.num_learners: int = batch.num_learners
         self.config: CrowdConfig = batch.config
         self.dt = float(batch.config.dt)
         self.pos, self.vel, self.goal = s.pos, s.vel, s.goal
         self.radius, self.kind, self.active = s.radius, s.kind, s.active
-        self.learner_pos = s.pos[:, :n_l]
-        self.learner_vel = s.vel[:, :n_l]
-        self.learner_goal = s.goal[:, :n_l]
         self.step_count = s.step_count
-        self.actions = actions
-        self.baseline_actions = dict(baselines)
-        self.arrived = batch.sim.buffers.arrived_now[:, :n_l]
-        self.collided = batch.sim.buffers.collided_now[:, :n_l]
+        self.baseline_actions = baselines
         self.alive_before = batch.learners.alive_before
         self.alive = batch.learners.alive
-        self.obs = batch.obs[..., : batch.layout.package_dim]
+
+    # the rest is made when a term or block reads it (most read a few arrays)
+    @property
+    def learner_pos(self) -> np.ndarray:
+        return self.pos[:, : self.num_learners]
+
+    @property
+    def learner_vel(self) -> np.ndarray:
+        return self.vel[:, : self.num_learners]
+
+    @property
+    def learner_goal(self) -> np.ndarray:
+        return self.goal[:, : self.num_learners]
+
+    @property
+    def actions(self) -> np.ndarray | None:
+        a = self._raw_actions
+        return None if a is None else np.clip(np.asarray(a, np.float64), -1.0, 1.0)
+
+    @property
+    def arrived(self) -> np.ndarray:
+        return self._batch.sim.buffers.arrived_now[:, : self.num_learners]
+
+    @property
+    def collided(self) -> np.ndarray:
+        return self._batch.sim.buffers.collided_now[:, : self.num_learners]
+
+    @property
+    def obs(self) -> np.ndarray:
+        return self._batch.obs[..., : self._batch.layout.package_dim]
 
 
 @dataclass(frozen=True)
@@ -431,8 +455,7 @@ class _Extension:
         self._baseline_actions: dict[str, np.ndarray] = {}
 
     def before_step(self, batch: Any, actions: np.ndarray) -> None:
-        a = np.asarray(actions, np.float64)
-        self._actions = np.clip(a, -1.0, 1.0)  # (a NaN is refused by the step itself)
+        self._actions = actions  # clipped when a term reads them (a NaN is refused by the step)
         if self._baselines:
             flat = batch.obs.reshape(-1, batch.layout.dim)
             shape = (batch.num_worlds, batch.num_learners, 2)
@@ -444,13 +467,12 @@ class _Extension:
     def after_step(self, batch: Any) -> None:
         view = StepView(batch, self._actions, self._baseline_actions)
         lb = batch.learners
-        if self.terms:
-            out = batch.extra_terms
-            for k, term in enumerate(self.terms):
-                value = _term_value(term, view, lb.reward.shape)
-                np.multiply(value, term.weight, out=out[..., k])
-                out[..., k][~lb.alive_before] = 0.0
-            lb.reward[...] += out.sum(axis=-1)
+        out = batch.extra_terms
+        for k, term in enumerate(self.terms):
+            column = out[..., k]
+            np.multiply(_term_value(term, view, lb.reward.shape), term.weight, out=column)
+            column *= lb.alive_before  # learners that had left get nothing
+            np.add(lb.reward, column, out=lb.reward)
         self._write_blocks(batch, view, lb.alive_before)
 
     def after_reset(self, batch: Any, rows: Any) -> None:
@@ -481,7 +503,8 @@ def _term_value(term: RewardTerm, view: StepView, shape: tuple[int, ...]) -> np.
         raise ValueError(
             f"reward term {term.name!r} returned shape {value.shape}; expected {shape} (B, L)"
         )
-    if not np.isfinite(value).all():
+    # one reduction first: a finite sum has no NaN or inf
+    if not math.isfinite(value.sum()) and not np.isfinite(value).all():
         raise FloatingPointError(f"reward term {term.name!r} returned NaN or inf")
     return value
 

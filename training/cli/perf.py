@@ -71,6 +71,15 @@ def _bench_reset(args: argparse.Namespace) -> int:
     return report(args)
 
 
+def _bench_extension(args: argparse.Namespace) -> int:
+    from ..support import preflight
+
+    preflight.require(("stable_baselines3",), "crowdsteer bench-extension")
+    from ..perf.bench_extension import report
+
+    return report(args)
+
+
 def _bench_penetration(args: argparse.Namespace) -> int:
     from ..perf import bench_penetration
 
@@ -215,6 +224,22 @@ def add_perf_commands(commands: Commands) -> None:
     p.add_argument("--num-worlds", type=ca.int_at_least(1), default=256, help="B of the loop")
     p.add_argument("--steps", type=ca.int_at_least(1), default=300, help="timed loop steps")
     p.add_argument("--seed", type=ca.int_at_least(0), default=0, help="seed of the worlds")
+
+    p = commands.add(
+        "bench-extension",
+        _bench_extension,
+        "a user's numpy reward term's share of an SB3 vec-env step",
+        "Times the SB3 vec env on circle_crossing as it ships and with one numpy reward term\n"
+        "of crowdsteer.envs.extend added, in alternating windows, and prints the term's share\n"
+        "of a step (needs the 'train' extra).",
+    )
+    p.add_argument("--num-worlds", type=ca.int_at_least(1), default=64, help="B, the worlds")
+    p.add_argument("--n-learners", type=ca.int_at_least(1), default=1, help="learners per world")
+    p.add_argument(
+        "--n-pedestrians", type=ca.int_at_least(0), default=5, help="pedestrians per world"
+    )
+    p.add_argument("--steps", type=ca.int_at_least(1), default=300, help="steps per window")
+    p.add_argument("--rounds", type=ca.int_at_least(1), default=7, help="windows of each env")
 
     commands.add(
         "bench-penetration",
