@@ -6,13 +6,14 @@ from collections.abc import Mapping
 from operator import attrgetter
 from typing import Any
 
+import gymnasium
 import numpy as np
 from pettingzoo import ParallelEnv
 
 from ..batch import make_batch
 from ..core.batch import ActionError
-from ..core.checks import ConfigError, check_int
-from ..core.config import INT_RANGES, CrowdConfig
+from ..core.checks import MAX_COORDINATE, ConfigError, check_int
+from ..core.config import INT_RANGES, RANGES, CrowdConfig
 from .contract import after_end, before_reset, check_seed
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space, to_dict_obs
@@ -24,7 +25,8 @@ class CrowdParallelEnv(ParallelEnv):
     Spaces, rewards and options are those of ``CrowdNavEnv`` (one per agent, all agents alike).
     An agent that reaches its goal, or collides while ``collision_ends``, is terminated and leaves
     ``env.agents`` in that step (its body leaves the world); at ``max_steps`` every remaining agent
-    is truncated. ``state()`` returns the positions and velocities of every body of the world.
+    is truncated. ``state()`` returns the positions and velocities of every body of the world,
+    within ``state_space``.
     ``max_cycles`` (PettingZoo's name) is ``max_steps``. A step before the first ``reset()``, or
     once no agent is left, raises ``ResetNeeded`` (``envs.api.contract``).
     """
@@ -57,6 +59,7 @@ class CrowdParallelEnv(ParallelEnv):
         obs_space = observation_space(self.batch.layout, self.config.dict_obs)
         self._obs_spaces = {a: obs_space for a in self.possible_agents}
         self._act_spaces = {a: action_space() for a in self.possible_agents}
+        self.state_space = _state_space(self.batch.state.pos.shape[1])
         self.observation_spaces = self._obs_spaces
         self.action_spaces = self._act_spaces
         self.render_mode = self.config.render_mode
@@ -161,7 +164,8 @@ class CrowdParallelEnv(ParallelEnv):
         return obs, rewards, terms, truncs, infos
 
     def state(self) -> np.ndarray:
-        """Global state: ``(N, 4)`` positions and velocities of every body (zeros when absent)."""
+        """Global state: ``(N, 4)`` positions and velocities of every body (zeros when absent),
+        float32 within ``state_space``."""
         s = self.batch.state
         out = np.concatenate([s.pos[0], s.vel[0]], axis=-1)
         return np.where(s.active[0][:, None], out, 0.0).astype(np.float32)
@@ -171,6 +175,22 @@ class CrowdParallelEnv(ParallelEnv):
 
     def close(self):
         self._renderer.close()
+
+
+MAX_STATE_SPEED = 2.0 * RANGES["v_pref"][1]
+"""m/s: no body moves faster. A body's speed is clipped at its preferred speed, which is at most
+``v_pref``'s upper bound, or for a pedestrian drawn within two ``v_pref_sd`` (below ``v_pref /
+2``) of it: under twice that bound."""
+
+
+def _state_space(num_bodies: int) -> gymnasium.spaces.Box:
+    """The space of ``state()``: ``(N, 4)`` float32, positions within the coordinate limit and
+    velocities within ``MAX_STATE_SPEED``."""
+    high = np.tile(
+        np.array([MAX_COORDINATE, MAX_COORDINATE, MAX_STATE_SPEED, MAX_STATE_SPEED], np.float32),
+        (num_bodies, 1),
+    )
+    return gymnasium.spaces.Box(-high, high, dtype=np.float32)
 
 
 def _float_pairs(values: list) -> np.ndarray | None:

@@ -144,6 +144,14 @@ class CrowdBatch:
         return self.learners.terms
 
     # ----------------------------------------------------------------- reset
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickle leaves out the compiled entry points, made again on first use."""
+        state = self.__dict__.copy()
+        state.update(
+            _finish_entry=None, _observe_entry=None, _desired_entry=None, _fused_entries={}
+        )
+        return state
+
     def seed(self, seed: int | list[int | None] | None) -> None:
         self.sim.seed(seed)
 

@@ -145,6 +145,18 @@ class Simulator:
         )
 
     # ------------------------------------------------------------------ reset
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickle (an environment sent to the workers of a multi-process vector env) leaves out
+        the compiled entry points and the thread pool; they are made again on first use."""
+        state = self.__dict__.copy()
+        state.update(_step_entry=None, _write_entry=None, _pool=None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if len(self._ranges) > 1:
+            self._pool = ThreadPoolExecutor(numba.get_num_threads())
+
     def seed(self, seeds: Sequence[int | None] | int | None) -> None:
         """Re-seed the per-world generators: one seed each, or ``seed + b`` from one int."""
         if seeds is None or isinstance(seeds, (int, np.integer)):

@@ -10,11 +10,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..core.state import PEDESTRIAN
-from .base import SCENARIOS, Counts, ScenarioSpec, body_defaults, make_params
+from .base import SCENARIOS, BodyDefaults, Counts, ScenarioSpec, body_defaults, make_params
 from .explicit import explicit_counts, from_dict
 
 
@@ -56,38 +57,70 @@ def draw_pedestrian_speeds(
     spec.v_pref[walkers] = mean + sd * spread
 
 
+@dataclass(frozen=True, eq=False)
+class _Generated:
+    """One episode of a registered generator with its body sizes and parameters, then the
+    pedestrians' own speeds. A class rather than a closure, so that an environment pickles
+    (multi-process vector envs send it to their workers)."""
+
+    generate: Callable
+    body: BodyDefaults
+    params: Any
+    v_pref: float
+    v_pref_sd: float
+
+    def __call__(self, rng: np.random.Generator, counts: Counts) -> ScenarioSpec:
+        spec = self.generate(rng, counts, self.body, self.params)
+        if self.v_pref_sd > 0:
+            draw_pedestrian_speeds(rng, spec, self.v_pref, self.v_pref_sd)
+        return spec
+
+
+@dataclass(frozen=True, eq=False)
+class _Explicit:
+    """The explicit scene ``spec`` on every episode, its pedestrians' free speeds drawn anew."""
+
+    spec: ScenarioSpec
+    v_pref: float
+    v_pref_sd: float
+
+    def __call__(self, rng: np.random.Generator, counts: Counts) -> ScenarioSpec:
+        if self.v_pref_sd == 0:
+            return self.spec
+        drawn = dataclasses.replace(self.spec, v_pref=self.spec.v_pref.copy())
+        draw_pedestrian_speeds(rng, drawn, self.v_pref, self.v_pref_sd)
+        return drawn
+
+
+@dataclass(frozen=True, eq=False)
+class _Case:
+    """Numbered test case ``index`` of a registered scenario."""
+
+    case: Callable
+    counts: Counts
+    body: BodyDefaults
+    params: Any
+
+    def __call__(self, index: int) -> ScenarioSpec:
+        return self.case(index, self.counts, self.body, self.params)
+
+
 def scenario_source(config) -> ScenarioSource:
     """The ``ScenarioSource`` of a ``CrowdConfig``."""
     body = body_defaults(config)
     if not isinstance(config.scenario, str):
         spec = from_dict(config.scenario, body)
         counts = explicit_counts(config.scenario)
-
-        def scene(rng: np.random.Generator, counts: Counts) -> ScenarioSpec:
-            if config.v_pref_sd == 0:
-                return spec
-            drawn = dataclasses.replace(spec, v_pref=spec.v_pref.copy())
-            draw_pedestrian_speeds(rng, drawn, config.v_pref, config.v_pref_sd)
-            return drawn
-
+        scene = _Explicit(spec, config.v_pref, config.v_pref_sd)
         return ScenarioSource(counts, spec, (counts.pedestrians,) * 2, True, scene)
     params = make_params(config.scenario, config.scenario_params)
     entry = SCENARIOS[config.scenario]
     lo, hi = config.pedestrian_range
     counts = Counts(config.n_learners, hi, config.n_flock)
-
-    def generate(rng: np.random.Generator, counts: Counts) -> ScenarioSpec:
-        spec = entry.generate(rng, counts, body, params)
-        if config.v_pref_sd > 0:
-            draw_pedestrian_speeds(rng, spec, config.v_pref, config.v_pref_sd)
-        return spec
-
+    generate = _Generated(entry.generate, body, params, config.v_pref, config.v_pref_sd)
     case = None
     if entry.case is not None and entry.case(0, counts, body, params) is not None:
-
-        def case(index: int) -> ScenarioSpec:
-            return entry.case(index, counts, body, params)
-
+        case = _Case(entry.case, counts, body, params)
     return ScenarioSource(
         counts, generate(np.random.default_rng(0), counts), (lo, hi), False, generate, case
     )
