@@ -263,7 +263,8 @@ def check_same_run(run_dir: Path, record: dict[str, Any]) -> None:
 
 def new_run_folders(parent: Path, before: set[str]) -> list[Path]:
     """The folders of ``parent`` made since ``before`` (its entries then) that hold nothing but
-    the ``args.json`` a run writes first: what a run refused after its start left behind."""
+    the ``args.json`` a run writes first (and its lock): what a run refused after its start left
+    behind."""
     parent = Path(parent)
     if not parent.is_dir():
         return []
@@ -271,7 +272,9 @@ def new_run_folders(parent: Path, before: set[str]) -> list[Path]:
     for entry in parent.iterdir():
         if entry.name in before or not entry.is_dir():
             continue
+        from ..support.lock import LOCK_FILE
+
         files = [p for p in entry.rglob("*") if p.is_file()]
-        if all(p.name == "args.json" for p in files):
+        if all(p.name in ("args.json", LOCK_FILE) for p in files):
             out.append(entry)
     return out
