@@ -13,8 +13,12 @@ from crowdsteer.baselines.model_file import UnsupportedModelError, read_model_in
 from crowdsteer.baselines.policies import load_policy
 from crowdsteer.baselines.rllib_policy import checkpoint_problem, is_rllib_checkpoint
 from crowdsteer.envs import CrowdConfig
+from crowdsteer.envs.core.layout import ObservationLayout
 
 sb3 = pytest.importorskip("stable_baselines3")
+
+OBS_DIM = ObservationLayout.of(CrowdConfig()).dim
+"""The observation width of the default configuration, which the models are trained on."""
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +61,7 @@ def test_the_algorithm_is_read_without_unpickling(models, monkeypatch):
     monkeypatch.setattr(pickle, "loads", refuse)
     monkeypatch.setattr(pickle, "load", refuse)
     info = read_model_info(models["PPO"])
-    assert (info.algorithm, info.observation_shape, info.action_shape) == ("PPO", (97,), (2,))
+    assert (info.algorithm, info.observation_shape, info.action_shape) == ("PPO", (OBS_DIM,), (2,))
     assert read_model_info(models["SAC"]).algorithm == "SAC"
 
 
@@ -66,8 +70,8 @@ def test_a_loaded_model_says_what_it_is_and_where_it_came_from(models, algorithm
     policy = load_policy(models[algorithm], config=CrowdConfig())
     text = policy.describe()
     assert text.startswith(f"{algorithm} model") and str(models[algorithm]) in text
-    assert "observations 97" in text and "actions 2" in text
-    assert policy.act(np.zeros((3, 97), np.float32)).shape == (3, 2)
+    assert f"observations {OBS_DIM}" in text and "actions 2" in text
+    assert policy.act(np.zeros((3, OBS_DIM), np.float32)).shape == (3, 2)
 
 
 def test_a_run_folder_loads_its_model_and_other_folders_are_named(models, tmp_path):

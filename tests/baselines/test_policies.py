@@ -19,6 +19,7 @@ from crowdsteer.baselines.policies import ALIASES, SteeringPolicy, list_policies
 from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.core.layout import ObservationLayout
 from crowdsteer.envs.core.steering_params import PARAM_TYPES, STEERING_RANGES
 from crowdsteer.envs.steering import cardioid, right_of_way, side_choice
 from crowdsteer.envs.steering.registry import NAMES
@@ -464,7 +465,10 @@ def test_load_policy_checks_the_observation_size(tmp_path):
     policy = load_policy(tmp_path / "model.zip", config=small)
     obs, _ = env.reset(seed=0)
     assert policy.act(obs).shape == (2,) and policy.act(obs[None]).shape == (1, 2)
-    with pytest.raises(ValueError, match="trained on observations of size 61.*obs_neighbours=6"):
+    size = ObservationLayout.of(small).dim
+    with pytest.raises(
+        ValueError, match=f"trained on observations of size {size}.*obs_neighbours=6"
+    ):
         load_policy(tmp_path / "model.zip", config=CrowdConfig())
     with pytest.raises(ValueError, match="shape"):
         policy.act(np.zeros(obs.size + 3))

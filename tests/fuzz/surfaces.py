@@ -244,6 +244,9 @@ def make_surface_models(folder: Path) -> None:
     import numpy as np
     from stable_baselines3 import PPO, TD3
 
+    from crowdsteer.envs.core.config import CrowdConfig
+    from crowdsteer.envs.core.layout import ObservationLayout
+
     m = folder / "models"
     good = (m / "sac_ok" / "model.zip").read_bytes()
     (m / "half").mkdir(exist_ok=True)
@@ -255,7 +258,8 @@ def make_surface_models(folder: Path) -> None:
     (m / "corrupt" / "model.zip").write_bytes(bytes(data))
 
     class ThreeActions(gym.Env):
-        observation_space = gym.spaces.Box(-1.0, 1.0, (97,), np.float32)
+        width = ObservationLayout.of(CrowdConfig()).dim  # the default environment's
+        observation_space = gym.spaces.Box(-1.0, 1.0, (width,), np.float32)
         action_space = gym.spaces.Box(-1.0, 1.0, (3,), np.float32)
 
     (m / "act3").mkdir(exist_ok=True)

@@ -15,6 +15,8 @@ import pytest
 pytest.importorskip("torchrl")
 pytest.importorskip("benchmarl")
 
+from crowdsteer.envs.core.config import CrowdConfig  # noqa: E402
+from crowdsteer.envs.core.layout import ObservationLayout  # noqa: E402
 from crowdsteer.training.evaluation.evaluate import evaluate  # noqa: E402
 from crowdsteer.training.marl.policy import BenchmarlPolicy  # noqa: E402
 from crowdsteer.training.marl.results import final_checkpoint, find_runs, task_kwargs  # noqa: E402
@@ -71,7 +73,8 @@ def test_benchmarl_command_line_trains_and_the_policy_acts(tmp_path, algorithm):
     assert (scalars / "collection_agents_success_rate.csv").is_file()
 
     policy = BenchmarlPolicy(final_checkpoint(folder))
-    actions = policy.act(np.zeros((5, 97), np.float32))  # 5 rows: one world and a padded one
+    width = ObservationLayout.of(CrowdConfig.from_kwargs(**task_kwargs("corridor"))).dim
+    actions = policy.act(np.zeros((5, width), np.float32))  # 5 rows: one world and a padded one
     assert actions.shape == (5, 2) and actions.dtype == np.float32
     assert np.all(np.abs(actions) <= 1.0)
     assert np.array_equal(actions[0], actions[4])  # rows are acted on alone

@@ -19,6 +19,7 @@ pytest.importorskip("benchmarl")
 from torchrl.envs.utils import check_env_specs  # noqa: E402
 
 from crowdsteer.envs.core.config import CrowdConfig  # noqa: E402
+from crowdsteer.envs.core.layout import ObservationLayout  # noqa: E402
 from crowdsteer.training.marl.tasks import (  # noqa: E402
     CONFIG_DIR,
     ENV_NAME,
@@ -60,7 +61,7 @@ def test_specs_benchmarl_reads_are_those_of_one_world():
     assert t.group_map(env) == {GROUP: [f"learner_{i}" for i in range(n_l)]}
     obs = t.observation_spec(env)
     assert set(obs.keys(True, True)) == {(GROUP, "observation")}
-    assert obs[GROUP, "observation"].shape == (n_l, 97)
+    assert obs[GROUP, "observation"].shape == (n_l, ObservationLayout.of(env.config).dim)
     assert set(t.info_spec(env).keys(True, True)) == {
         (GROUP, "info", "reached_goal"),
         (GROUP, "info", "collision"),

@@ -16,6 +16,7 @@ from torchrl.envs.utils import check_env_specs  # noqa: E402
 
 from crowdsteer.envs.api.parallel import CrowdParallelEnv  # noqa: E402
 from crowdsteer.envs.core.checks import ConfigError  # noqa: E402
+from crowdsteer.envs.core.layout import ObservationLayout  # noqa: E402
 from crowdsteer.training.marl.torchrl_env import (  # noqa: E402
     GROUP,
     CrowdTorchEnv,
@@ -36,7 +37,7 @@ def test_check_env_specs_passes_and_keys_follow_the_multi_agent_convention():
     check_env_specs(env, seed=5)
     assert env.group_map == {GROUP: [f"learner_{i}" for i in range(4)]}
     td = env.reset()
-    assert td[GROUP, "observation"].shape == (3, 4, 97)
+    assert td[GROUP, "observation"].shape == (3, 4, ObservationLayout.of(env.config).dim)
     assert td["state"].shape == (3, global_state_size(8, 4))
     keys = set(env.full_done_spec.keys(True, True))
     assert {"done", "terminated", "truncated"} <= keys
