@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
@@ -57,3 +58,14 @@ def finite_run():
 def names():
     """``assert_names``, for tests in this folder."""
     return assert_names
+
+
+ENV_IDS = sorted(env_id for env_id in gym.registry if env_id.startswith("crowdsteer/"))
+"""Every env id the package registers with Gymnasium (importing ``crowdsteer.envs`` registers
+them; ``crowdsteer.envs.batch`` above imports it)."""
+
+
+@pytest.fixture(params=ENV_IDS)
+def env_id(request) -> str:
+    """Each registered env id in turn: the API tests take their ids from the registry."""
+    return request.param

@@ -16,8 +16,6 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, ren
 import crowdsteer.envs as ce
 from crowdsteer.envs import crowd_v0
 
-ENV_ID = "crowdsteer/CrowdNav-v0"
-
 
 def _has_viewer() -> bool:
     try:
@@ -47,14 +45,14 @@ def _check_gym_silently(env: gym.Env) -> None:
         {"n_pedestrians": (2, 6), "shaping_reference": "side_choice", "shaping_weight": 0.1},
     ],
 )
-def test_gymnasium_check_env(config):
-    _check_gym_silently(gym.make(ENV_ID, **config).unwrapped)
+def test_gymnasium_check_env(env_id, config):
+    _check_gym_silently(gym.make(env_id, **config).unwrapped)
 
 
 @needs_viewer
-def test_gymnasium_check_env_with_rendering():
+def test_gymnasium_check_env_with_rendering(env_id):
     # made through the registry, so the checker also re-makes the env in every declared mode
-    env = gym.make(ENV_ID, render_mode="rgb_array").unwrapped
+    env = gym.make(env_id, render_mode="rgb_array").unwrapped
     _check_gym_silently(env)
     env.reset(seed=0)
     frame = env.render()
@@ -64,10 +62,10 @@ def test_gymnasium_check_env_with_rendering():
 
 
 @pytest.mark.parametrize("config", [{}, {"scenario": "bottleneck", "n_flock": 2}])
-def test_stable_baselines3_check_env(config):
+def test_stable_baselines3_check_env(env_id, config):
     from stable_baselines3.common.env_checker import check_env
 
-    check_env(gym.make(ENV_ID, **config).unwrapped, warn=True)
+    check_env(gym.make(env_id, **config).unwrapped, warn=True)
 
 
 @pytest.mark.parametrize(
@@ -132,8 +130,8 @@ def test_sb3_vec_monitor_and_normalize_wrap_it():
     assert episodes >= 4
 
 
-def test_make_vec_vector_entry_point_steps_with_random_actions():
-    venv = gym.make_vec(ENV_ID, num_envs=6, vectorization_mode="vector_entry_point", max_steps=20)
+def test_make_vec_vector_entry_point_steps_with_random_actions(env_id):
+    venv = gym.make_vec(env_id, num_envs=6, vectorization_mode="vector_entry_point", max_steps=20)
     assert isinstance(venv, gym.vector.VectorEnv)
     assert type(venv).__name__ == "CrowdNavVectorEnv"
     obs, info = venv.reset(seed=1)
@@ -149,9 +147,9 @@ def test_make_vec_vector_entry_point_steps_with_random_actions():
 
 
 @needs_viewer
-def test_vector_env_renders_one_frame_per_sub_env():
+def test_vector_env_renders_one_frame_per_sub_env(env_id):
     venv = gym.make_vec(
-        ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", render_mode="rgb_array"
+        env_id, num_envs=3, vectorization_mode="vector_entry_point", render_mode="rgb_array"
     )
     venv.reset(seed=0)
     frames = venv.render()
@@ -174,11 +172,11 @@ def test_sb3_vec_env_images_per_slot():
 
 
 @needs_viewer
-def test_render_overlays_from_config():
+def test_render_overlays_from_config(env_id):
     frames = []
     for overlays in ((), ("view_cones", "personal_space", "steering_vectors")):
         env = gym.make(
-            ENV_ID, render_mode="rgb_array", n_flock=3, render_overlays=overlays, render_body=2
+            env_id, render_mode="rgb_array", n_flock=3, render_overlays=overlays, render_body=2
         )
         env.reset(seed=0)
         env.step(np.zeros(2, np.float32))

@@ -100,8 +100,8 @@ def test_parallel_observations_inside_their_space(config):
 
 
 @pytest.mark.parametrize("config", SCENARIO_CONFIGS[:5])
-def test_single_observations_inside_their_space(config):
-    env = gym.make("crowdsteer/CrowdNav-v0", max_steps=50, **config)
+def test_single_observations_inside_their_space(env_id, config):
+    env = gym.make(env_id, max_steps=50, **config)
     env.action_space.seed(0)
     obs, _ = env.reset(seed=0)
     for _ in range(200):
@@ -154,8 +154,8 @@ def test_returns_are_copies(dict_obs):
             assert obs_a[agent] is not obs_b[agent]
 
 
-def test_single_env_returns_copies():
-    env = gym.make("crowdsteer/CrowdNav-v0").unwrapped
+def test_single_env_returns_copies(env_id):
+    env = gym.make(env_id).unwrapped
     obs, info = env.reset(seed=1)
     keep = obs.copy()
     obs[...] = -7.0

@@ -6,14 +6,12 @@ import pytest
 
 import crowdsteer.envs as ce
 
-ENV_ID = "crowdsteer/CrowdNav-v0"
 
-
-def _vec_pair(num_envs: int, **config):
+def _vec_pair(env_id, num_envs: int, **config):
     native = gym.make_vec(
-        ENV_ID, num_envs=num_envs, vectorization_mode="vector_entry_point", **config
+        env_id, num_envs=num_envs, vectorization_mode="vector_entry_point", **config
     )
-    sync = gym.make_vec(ENV_ID, num_envs=num_envs, vectorization_mode="sync", **config)
+    sync = gym.make_vec(env_id, num_envs=num_envs, vectorization_mode="sync", **config)
     return native, sync
 
 
@@ -25,8 +23,8 @@ def _vec_pair(num_envs: int, **config):
         {"max_steps": 20, "kinematics": "unicycle", "scenario": "corridor"},
     ],
 )
-def test_vector_entry_point_equals_sync(config):
-    native, sync = _vec_pair(5, **config)
+def test_vector_entry_point_equals_sync(env_id, config):
+    native, sync = _vec_pair(env_id, 5, **config)
     assert type(native).__name__ == "CrowdNavVectorEnv"
     assert isinstance(sync, gym.vector.SyncVectorEnv)
     assert native.metadata["autoreset_mode"] == sync.metadata["autoreset_mode"]
@@ -62,9 +60,9 @@ def test_vector_entry_point_equals_sync(config):
         {"scenario": "path_course", "n_flock": 2, "n_pedestrians": (0, 5)},
     ],
 )
-def test_vector_observations_inside_their_space(config):
+def test_vector_observations_inside_their_space(env_id, config):
     venv = gym.make_vec(
-        ENV_ID, num_envs=4, vectorization_mode="vector_entry_point", max_steps=40, **config
+        env_id, num_envs=4, vectorization_mode="vector_entry_point", max_steps=40, **config
     )
     obs, _ = venv.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -73,9 +71,9 @@ def test_vector_observations_inside_their_space(config):
         obs, *_ = venv.step(rng.uniform(-1.5, 1.5, (4, 2)).astype(np.float32))
 
 
-def test_vector_env_seeding_per_world_and_continuation():
-    native = gym.make_vec(ENV_ID, num_envs=3, vectorization_mode="vector_entry_point")
-    single = gym.make(ENV_ID)
+def test_vector_env_seeding_per_world_and_continuation(env_id):
+    native = gym.make_vec(env_id, num_envs=3, vectorization_mode="vector_entry_point")
+    single = gym.make(env_id)
     obs, _ = native.reset(seed=[7, 8, 9])
     for i, s in enumerate([7, 8, 9]):
         o, _ = single.reset(seed=s)
@@ -87,8 +85,8 @@ def test_vector_env_seeding_per_world_and_continuation():
     assert not np.array_equal(b, c)
 
 
-def test_vector_env_rejects_bad_actions():
-    native = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="vector_entry_point")
+def test_vector_env_rejects_bad_actions(env_id):
+    native = gym.make_vec(env_id, num_envs=2, vectorization_mode="vector_entry_point")
     native.reset(seed=0)
     with pytest.raises(ce.ActionError, match=r"\(2, 2\)"):
         native.step(np.zeros((3, 2), np.float32))
