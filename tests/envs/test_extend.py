@@ -179,3 +179,12 @@ def test_a_scenario_file_loads_by_path_and_by_module(tmp_path, monkeypatch):
     with pytest.raises(ext.ScenarioError, match="does not exist"):
         ext.load_scenario(f"{tmp_path / 'missing.py'}:x")
 
+
+def test_the_docs_page_shows_the_tested_file():
+    page = (ROOT / "docs" / "your_task.md").read_text()
+    source = EXAMPLE.read_text()
+    blocks = page.split("```python\n")[1:]
+    assert blocks, "docs/your_task.md shows no Python"
+    for block in blocks:
+        code = block.split("```")[0]
+        assert code in source, code[:200]
