@@ -216,3 +216,25 @@ def test_damaged_benchmark_units_are_named(tmp_path, capsys, damage, words):
     err = next(line for line in capsys.readouterr().err.splitlines() if "error:" in line)
     assert words in err and "--resume" in err
     assert (units[0].name in err) or ("settings.json" in err)
+
+
+@pytest.mark.slow
+def test_two_benchmarks_into_one_folder_one_runs_the_other_exits_2(tmp_path, capsys):
+    out = tmp_path / "x"
+    argv = [*BENCH, "--out", str(out), "--episodes", "1500", "--policies", "goal_seek", "orca"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "crowdsteer", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (out / lock.LOCK_FILE).is_file():
+        time.sleep(0.02)
+    try:
+        assert cli_main([*BENCH, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert str(out) in err and f"PID {proc.pid}" in err
+    finally:
+        assert proc.wait(timeout=300) == 0  # the first one is untouched and completes
+    assert (out / "results.csv").is_file() and not (out / lock.LOCK_FILE).exists()
+    assert "orca" in (out / "results.csv").read_text()

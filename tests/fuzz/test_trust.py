@@ -268,3 +268,69 @@ def _help(command: str, capsys) -> str:
     with pytest.raises(SystemExit):
         cli_main([command, "--help"])
     return " ".join(capsys.readouterr().out.split())
+
+
+# --------------------------------------------------------------------------- resume
+SAC = ["train", "--algo", "sac", "--total-steps", "1536", "--num-worlds", "2", "--buffer-size",
+       "4000", "--learning-starts", "200", "--batch-size", "64", "--checkpoint-every", "512",
+       "--eval-every", "1024", "--eval-episodes", "2", "--seed", "3",
+       "--no-progress-bar"]  # fmt: skip
+
+
+class _NoUnpickling:
+    """Stands in for ``pickle`` / ``cloudpickle`` where a resume could unpickle: reading fails,
+    writing (the final save) goes to the real module."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def __getattr__(self, name):
+        if name in ("load", "loads", "Unpickler"):
+            raise AssertionError(f"resume unpickled something ({name})")
+        return getattr(self.real, name)
+
+
+@pytest.mark.slow
+def test_a_killed_sac_run_resumes_bit_for_bit_without_unpickling(tmp_path, monkeypatch):
+    """SAC's checkpoint (model, statistics as JSON, replay buffer as NPZ) resumes to the weights
+    of the run never interrupted, with pickle and cloudpickle unusable on the way."""
+    import io
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import torch
+    from stable_baselines3.common import save_util
+
+    from crowdsteer.training.rl import resume
+
+    assert cli_main([*SAC, "--out", str(tmp_path), "--name", "whole"]) == 0
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "crowdsteer", *SAC, "--out", str(tmp_path), "--name", "killed"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "SDL_VIDEODRIVER": "dummy"},
+    )
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not list(killed.glob("checkpoints/resume-1024")):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    checkpoint = killed / "checkpoints" / "resume-1024"
+    assert (checkpoint / "replay_buffer.npz").is_file() and not list(checkpoint.glob("*.pkl"))
+    assert (checkpoint / normalisation.FILE).is_file()
+
+    monkeypatch.setattr(save_util, "cloudpickle", _NoUnpickling(save_util.cloudpickle))
+    monkeypatch.setattr(save_util, "pickle", _NoUnpickling(save_util.pickle))
+    monkeypatch.setattr(resume, "pickle", _NoUnpickling(resume.pickle))
+    assert cli_main([*SAC, "--out", str(tmp_path), "--name", "killed", "--resume"]) == 0
+
+    def weights(run):
+        with zipfile.ZipFile(run / "model.zip") as z:
+            return torch.load(io.BytesIO(z.read("policy.pth")), map_location="cpu")
+
+    a, b = weights(tmp_path / "whole"), weights(killed)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
