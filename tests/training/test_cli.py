@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from crowdsteer.envs.scenarios import scenario_names
 from crowdsteer.training.cli import build_parser, main
 from crowdsteer.training.evaluation import benchmark
 from crowdsteer.training.interactive import demo
@@ -190,7 +191,8 @@ def test_runtime_errors_print_one_line_and_debug_shows_the_traceback(capsys):
 
 # --- bad values: one line naming the argument, no traceback, no work ------------------------------
 
-SCENARIOS = ("circle_crossing", "corridor")
+SCENARIOS = tuple(scenario_names())
+"""Every registered scenario: a bad ``--scenario`` value is none of them."""
 
 
 def _not_in(names):
@@ -230,18 +232,7 @@ BAD_VALUES = st.one_of(
     st.tuples(
         st.sampled_from([("demo",), ("render",), ("play",), ("evaluate", "--policy", "cardioid")]),
         st.just("--scenario"),
-        _not_in(
-            SCENARIOS
-            + (
-                "bottleneck",
-                "crossing_flows",
-                "obstacle_field",
-                "path_course",
-                "square_crossing",
-                "two_walkers",
-                "symmetric_obstacles",
-            )
-        ),
+        _not_in(SCENARIOS),
     ),
     st.tuples(
         st.sampled_from([("demo",), ("render",), ("evaluate",)]),
