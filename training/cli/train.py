@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 
 from ..support import preflight
+from . import types as ca
 from .base import Commands
 from .dataclass_flags import parse_dataclass
 
@@ -132,6 +133,7 @@ def _add_crowdnav_recipe(commands: Commands) -> None:
     v.add_argument("runs", nargs="+", help="run folders (or model.zip files)")
     v.add_argument("--episodes", type=int, default=VALIDATION_EPISODES, help="episodes per run")
     v.add_argument("--seed", type=int, default=VALIDATION_SEED, help="first world seed")
+    ca.add_trust_option(v)
     c = sub.add_parser("command", help="print the recipe's crowdsteer train command")
     c.add_argument("--seed", type=int, default=0, help="the run's seed")
 
