@@ -334,3 +334,25 @@ def test_a_killed_sac_run_resumes_bit_for_bit_without_unpickling(tmp_path, monke
 
     a, b = weights(tmp_path / "whole"), weights(killed)
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_zip_whose_json_says_another_observation_size_is_refused_by_name(tmp_path):
+    """The space comes from the JSON now, so a JSON that disagrees with the weights cannot load
+    as a model of the JSON's size (it used to, and describe() printed the false size)."""
+    source = Path(shipped_model("circle_crossing"))
+    target = tmp_path / "model.zip"
+    with zipfile.ZipFile(source) as zin, zipfile.ZipFile(target, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "data":
+                parsed = json.loads(data)
+                space = parsed["observation_space"]
+                space["_shape"], space["low"], space["high"] = (
+                    [5],
+                    "[0. 0. 0. 0. 0.]",
+                    "[1. 1. 1. 1. 1.]",
+                )
+                data = json.dumps(parsed).encode()
+            zout.writestr(item, data)
+    with pytest.raises(ValueError, match=r"model\.zip' could not be loaded as the PPO model"):
+        load_policy(target)
