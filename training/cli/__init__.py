@@ -14,6 +14,7 @@ Commands by purpose: watch (``demo``, ``play``, ``render``), score (``evaluate``
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``crowdsteer`` command; returns its exit status."""
+    program = argv is None  # the process's own command line: the process ends after it
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
@@ -94,6 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..support.lock import release_all
 
         release_all()  # the output folders this command locked
+        if program:
+            # Python's last act is a garbage collection over every object left, torch's, SB3's
+            # and numba's included: 5.7 s after a 600 k-step `train` on a 2-vCPU host, silent
+            # after its last line. The objects live until the process ends, so the collector
+            # is told to leave them (its frozen generation) and the process ends at once.
+            gc.freeze()
 
 
 __all__ = ["build_parser", "main"]

@@ -27,6 +27,7 @@ from crowdsteer.envs.scenarios.base import DemoSetup
 
 from ..evaluation.evaluate import resolve_policy
 from ..support.preflight import UsageError, has_display, output_file, window_error
+from ..support.progress import ProgressLines
 
 DEMO_SNAPSHOT_STEP = 20
 """The step written as the demo's PNG: everyone is still walking and meeting mid-scene."""
@@ -80,17 +81,43 @@ def demo_config(
     return CrowdConfig.from_kwargs(scenario=scene, max_steps=max_steps, **kwargs)
 
 
-def write_video(frames: list[np.ndarray], out: Path, fps: int = VIDEO_FPS) -> Path:
-    """Write ``frames`` to ``out`` (``.gif``, or ``.mp4`` with imageio-ffmpeg); returns ``out``."""
+def write_video(
+    frames: list[np.ndarray],
+    out: Path,
+    fps: int = VIDEO_FPS,
+    label: str | None = None,
+) -> Path:
+    """Write ``frames`` to ``out`` (``.gif``, or ``.mp4`` with imageio-ffmpeg); returns ``out``.
+    ``label``: the command writing it, which then prints its progress (None: silent)."""
     import imageio.v2 as imageio
 
     if out.suffix.lower() not in VIDEO_SUFFIXES:
         raise UsageError(f"argument --out: use one of {', '.join(VIDEO_SUFFIXES)}, got {out}")
     out.parent.mkdir(parents=True, exist_ok=True)
+    progress = None if label is None else ProgressLines(label, len(frames), "frames written")
+    if progress is not None:
+        progress.start(f"writing {len(frames)} frames to {out}")
     if out.suffix.lower() == ".mp4":
-        imageio.mimwrite(out, frames, fps=fps, macro_block_size=1)
-    else:
-        imageio.mimwrite(out, frames, duration=1000 / fps, loop=0)
+        with imageio.get_writer(out, mode="I", fps=fps, macro_block_size=1) as writer:
+            for k, frame in enumerate(frames):
+                writer.append_data(frame)
+                if progress is not None:
+                    progress.update(k + 1)
+        return out
+    # A GIF's frames are paletted: each frame gets its own palette by the fast octree method,
+    # without dithering (flat colours and antialiased text stay clean), about 2.4 times quicker
+    # than Pillow's default median cut that ``imageio.mimwrite`` uses; then the file is written.
+    from PIL import Image
+
+    paletted = []
+    for k, frame in enumerate(frames):
+        image = Image.fromarray(np.ascontiguousarray(frame[..., :3]))
+        paletted.append(
+            image.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+        )
+        if progress is not None:
+            progress.update(k + 1)
+    paletted[0].save(out, save_all=True, append_images=paletted[1:], duration=1000 / fps, loop=0)
     return out
 
 
@@ -125,6 +152,7 @@ def run_clip(
     overlay_body: str = "learner",
     size: int | None = None,
     preset: str | None = None,
+    progress: ProgressLines | None = None,
     **config_overrides: Any,
 ) -> Clip:
     """Roll out episodes in one world and draw every step in ``mode`` ("human" or "rgb_array").
@@ -137,7 +165,8 @@ def run_clip(
     (``overlay_body="learner"``; the look-ahead and detection box of the baseline that drives it
     too), or the first pedestrian that steers with a look-ahead or a detection box
     (``"pedestrian"``). Frames are ``size`` pixels wide (default: the config's render size), as
-    tall as the scene's aspect needs.
+    tall as the scene's aspect needs. ``progress``: told what is drawn once the crowd and its
+    kernels are ready, then of each frame (its total: ``frames``, else ``episodes``).
     """
     if frames is None and episodes is None and mode != "human":
         raise ValueError("run_clip needs frames or episodes")
@@ -179,6 +208,11 @@ def run_clip(
     shown = batch.sim.buffers.trace.copy()
     traced = watched and hasattr(pol, "trace")
     clip = Clip()
+    if progress is not None:
+        count = f"{frames} frames" if frames is not None else _episodes(int(episodes or 0))
+        progress.total = int(frames if frames is not None else episodes or 0)
+        progress.unit = "frames" if frames is not None else "episodes"
+        progress.start(f"drawing {count} of {scene}, learners driven by {policy}")
     batch.seed([seed])
     s, sim = batch.state, batch.sim
     sl = slice(0, sim.num_learners)
@@ -219,6 +253,8 @@ def run_clip(
                 )
                 clip.drawn += 1
                 clip.with_learner += int(walking.size > 0)
+                if progress is not None:
+                    progress.update(clip.drawn if frames is not None else clip.episodes - 1)
                 if frame is not None:
                     clip.frames.append(frame)
                 if viewer.window_closed or (frames is not None and clip.drawn >= frames):
@@ -315,8 +351,11 @@ def run_demo(
             print(f"demo: could not open a window ({err}); writing {out} instead", file=sys.stderr)
     path = output_file(out, VIDEO_SUFFIXES)
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-    clip = run_clip(scenario, policy, seed, "rgb_array", frames=steps, **clip_args)
-    path = write_video(clip.frames, path)
+    progress = ProgressLines("demo", steps, "frames")
+    clip = run_clip(
+        scenario, policy, seed, "rgb_array", frames=steps, progress=progress, **clip_args
+    )
+    path = write_video(clip.frames, path, label="demo")
     png = path.with_suffix(".png")
     import imageio.v2 as imageio
 
@@ -355,6 +394,7 @@ def render_cli(args) -> int:
         overlay_body=args.overlay_body,
         size=args.size,
         preset=args.preset,
+        progress=ProgressLines("render", 0, "frames"),
     )
     if png:
         clip = run_clip(
@@ -382,7 +422,7 @@ def render_cli(args) -> int:
         max_steps=args.steps,
         **common,
     )
-    path = write_video(clip.frames, out)
+    path = write_video(clip.frames, out, label="render")
     share = clip.with_learner / max(clip.drawn, 1)
     print(
         f"wrote {len(clip.frames)} frames of {_episodes(clip.episodes)} to {path} "
