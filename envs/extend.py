@@ -149,6 +149,7 @@ __all__ = [
     "ring_points",
     "scenario",
     "uniform_in",
+    "unregister_scenario",
     "wall",
     "walls",
     "waypoint_paths",
@@ -591,6 +592,15 @@ def register_scenario(item: Scenario, **registry: Any) -> Scenario:
     EXTRA_BLOCKS[item.name] = tuple(b.layout_block() for b in item.observation_blocks)
     EXTENSIONS[item.name] = (item.reward_terms, item.observation_blocks)
     return item
+
+
+def unregister_scenario(name: str) -> None:
+    """Remove the user's scenario ``name`` (its terms and blocks too) from the registry; the
+    package's scenarios stay."""
+    if name in _BUILT_IN:
+        raise ValueError(f"scenario {name!r} is the package's own and stays registered")
+    for table in (SCENARIOS, EXTRA_BLOCKS, EXTENSIONS, _USER, _DRAWN_CHECKS):
+        table.pop(name, None)
 
 
 def scenario(

@@ -16,9 +16,19 @@ from crowdsteer.envs import ENV_ID, crowd_v0, make_sb3_vec_env
 from crowdsteer.envs import extend as ext
 from crowdsteer.envs.core.layout import ObservationLayout
 from crowdsteer.envs.scenarios import scenario_names
+from crowdsteer.envs.scenarios.base import SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "my_task.py"
+
+
+@pytest.fixture(autouse=True)
+def _registry_as_it_was():
+    """The scenarios a test registers leave with it (other tests sweep the registry)."""
+    before = set(SCENARIOS)
+    yield
+    for name in set(SCENARIOS) - before:
+        ext.unregister_scenario(name)
 
 
 def test_every_package_scenario_passes_the_checker():
@@ -81,7 +91,9 @@ def test_package_names_are_not_replaced():
 @pytest.fixture(scope="module")
 def task():
     """The docs' example task, run as its own script (it checks itself and steps an env)."""
-    return runpy.run_path(str(EXAMPLE), run_name="__main__")["corridor_with_pillar"]
+    item = runpy.run_path(str(EXAMPLE), run_name="__main__")["corridor_with_pillar"]
+    yield item
+    ext.unregister_scenario(item.name)
 
 
 def _block(obs: np.ndarray, config) -> np.ndarray:

@@ -118,6 +118,12 @@ def add_watch_commands(commands: Commands) -> None:
         help="scripted pedestrians (default: the scenario's demo crowd)",
     )
     p.add_argument(
+        "--n-flock",
+        type=ca.int_at_least(0),
+        default=None,
+        help="flock units (default: the scenario's demo crowd)",
+    )
+    p.add_argument(
         "--kinematics",
         choices=["holonomic", "unicycle"],
         default="holonomic",

@@ -367,6 +367,8 @@ def play_cli(args) -> int:
         overrides["n_learners"] = args.n_learners
     if args.n_pedestrians is not None:
         overrides["n_pedestrians"] = args.n_pedestrians
+    if getattr(args, "n_flock", None) is not None:
+        overrides["n_flock"] = args.n_flock
     from crowdsteer.envs.render._pygame import pygame
 
     try:
