@@ -80,7 +80,7 @@ def test_a_new_scene_changes_no_other_scenes_mix_benchmark_or_demo(monkeypatch):
     """Registering a scene (its name sorting first) with every declaration: it joins the mix,
     the benchmark and the demo, and every other scene's entries stay what they were."""
     from crowdsteer.training.evaluation.benchmark import scene_configs
-    from crowdsteer.training.interactive.demo import declared_demo
+    from crowdsteer.training.interactive.demo import declared_demo, demo_config, demo_policy
     from crowdsteer.training.rl.mix import declared_mix, declared_teachers
 
     before = (declared_mix(), declared_teachers(), scene_configs())
@@ -105,6 +105,9 @@ def test_a_new_scene_changes_no_other_scenes_mix_benchmark_or_demo(monkeypatch):
         **before[2],
     }
     assert declared_demo("a_first_scene") == DemoSetup({"n_learners": 1}, "orca")
+    assert demo_policy("a_first_scene") == "orca"
+    assert demo_config("a_first_scene", max_steps=5).n_learners == 1
+    assert demo_policy("corridor") == SCENARIOS["corridor"].demo.policy
 
 
 def test_a_registration_with_no_declarations_takes_the_defaults(monkeypatch):
