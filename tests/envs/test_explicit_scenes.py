@@ -72,6 +72,25 @@ def test_the_realism_export_writes_a_crowd_without_a_learner(tmp_path):
     assert (out / "geometry.wkt").read_text().startswith("POLYGON")
 
 
+def test_export_trajectories_takes_a_crowd_from_a_json_scene(tmp_path, capsys):
+    pytest.importorskip("shapely")
+    import json
+
+    from crowdsteer.training.cli import main
+
+    path = tmp_path / "crowd.json"
+    path.write_text(json.dumps(CROWD))
+    out = tmp_path / "run"
+    argv = ["export-trajectories", "--scene", str(path), "--out", str(out), "--seconds", "2"]
+    assert main([*argv, "--frame-interval", "0.5", "--seed", "1"]) == 0
+    assert str(out) in capsys.readouterr().out
+    rows = [r for r in (out / "trajectory.txt").read_text().splitlines() if r[0] != "#"]
+    assert len(rows) == 5 * 9  # frames at 0, 0.5, ..., 2 s of 9 walkers
+    (tmp_path / "bad.json").write_text("{not json")
+    assert main(["export-trajectories", "--scene", str(tmp_path / "bad.json")]) != 0
+    assert "--scene" in capsys.readouterr().err
+
+
 def test_free_speeds_are_drawn_per_body_and_seed_unless_the_scene_fixes_them():
     config = CrowdConfig.from_kwargs(scenario=CROWD, v_pref=1.2, v_pref_sd=0.2)
     sim = _simulator(config, seeds=(0, 1, 0))

@@ -1,8 +1,9 @@
 """Trajectories of a measured crowd in PedPy's formats, for re-analysis with the field's tools.
 
 ``export_trajectories(ExportArgs(...))`` runs one of the two measurement set-ups of
-``experiments`` (the bottleneck's waiting room and doorway, or the periodic corridor) for one
-seed and writes to ``out``:
+``experiments`` (the bottleneck's waiting room and doorway, or the periodic corridor), or an
+explicit scene read from a JSON file (a crowd without a learner, to reproduce an experiment), for
+one seed and writes to ``out``:
 
 - ``trajectory.txt``: PedPy's text format (``pedpy.load_trajectory_from_txt``): a header with the
   frame rate and the unit (``# framerate: F``, ``# ID FR X/m Y/m``), then one line
@@ -49,7 +50,11 @@ class ExportArgs:
     """Run one measurement set-up for one seed and write its trajectories in PedPy's formats."""
 
     out: str = arg("out/trajectories", "folder for trajectory.txt, geometry.wkt and meta.json")
-    scene: str = arg("bottleneck", f"the set-up: {' or '.join(SCENES)}")
+    scene: str = arg(
+        "bottleneck",
+        f"the set-up: {' or '.join(SCENES)}, or an explicit scene's FILE.json (its agents, "
+        "obstacles, walls and bounds, as docs/environment.md describes; no learner needed)",
+    )
     behaviour: str | None = arg(
         None, "the pedestrians' behaviour (unset: the preset's, or social_force without one)"
     )
@@ -91,8 +96,11 @@ def _crowd_overrides(preset: str | None, behaviour: str | None) -> dict[str, Any
 
 def export_config(args: ExportArgs) -> CrowdConfig:
     """The configuration ``args`` describes; refuses impossible values naming the option."""
-    if args.scene not in SCENES:
-        raise ValueError(f"--scene must be one of {', '.join(SCENES)}, got {args.scene!r}")
+    if args.scene not in SCENES and not args.scene.endswith(".json"):
+        raise ValueError(
+            f"--scene must be one of {', '.join(SCENES)} or a scene's .json file, got "
+            f"{args.scene!r}"
+        )
     if args.behaviour is not None and args.behaviour not in PEDESTRIAN_BEHAVIOURS:
         names = ", ".join(PEDESTRIAN_BEHAVIOURS)
         raise ValueError(f"--behaviour must be one of {names}, got {args.behaviour!r}")
@@ -104,6 +112,11 @@ def export_config(args: ExportArgs) -> CrowdConfig:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
     overrides = _crowd_overrides(args.preset, args.behaviour)
     behaviour = overrides.get("pedestrian_behaviour", "social_force")
+    if args.scene.endswith(".json"):
+        scene = read_scene(args.scene)
+        return CrowdConfig.from_kwargs(
+            **{"pedestrian_behaviour": behaviour, **overrides}, scenario=scene, max_steps=10**9
+        )
     if args.scene == "bottleneck":
         if args.walkers < 1:
             raise ValueError(f"--walkers must be >= 1, got {args.walkers}")
@@ -111,6 +124,23 @@ def export_config(args: ExportArgs) -> CrowdConfig:
     if not 0.0 <= args.oncoming <= 1.0:
         raise ValueError(f"--oncoming must be in [0, 1], got {args.oncoming}")
     return corridor_config(behaviour, args.density, args.oncoming, Corridor(), overrides)
+
+
+def read_scene(path: str | Path) -> dict[str, Any]:
+    """The explicit scene in the JSON file ``path``; ``paths`` keys, strings in JSON, are read as
+    the agents' indices they spell."""
+    try:
+        scene = json.loads(Path(path).read_text())
+    except OSError as err:
+        raise ValueError(f"--scene {str(path)!r} cannot be read: {err.strerror}") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--scene {str(path)!r} is not valid JSON: {err}") from None
+    if not isinstance(scene, dict):
+        raise ValueError(f"--scene {str(path)!r} must hold a JSON object (the scene's dict)")
+    paths = scene.get("paths")
+    if isinstance(paths, dict):
+        scene["paths"] = {int(k) if k.isdigit() else k: v for k, v in paths.items()}
+    return scene
 
 
 def walkable_area_wkt(
