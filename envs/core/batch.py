@@ -79,7 +79,11 @@ class CrowdBatch:
         self.num_worlds = num_worlds
         self.num_learners = self.sim.num_learners
         if self.num_learners < 1:
-            raise ValueError("n_learners=0: a learning environment needs at least one learner")
+            raise ValueError(
+                "n_learners=0: a learning environment needs at least one learner (in an explicit "
+                "scene, an agent with role 'learner'); a crowd alone runs in the simulator "
+                "(crowdsteer.envs.core.simulator.Simulator) and in crowdsteer export-trajectories"
+            )
         self.layout = ObservationLayout.of(config)
         self.obs_low, self.obs_high = self.layout.bounds()
         b, n_l = num_worlds, self.num_learners
