@@ -22,7 +22,9 @@ def flock_view_radius(config: Any) -> float:
 class RenderHandle:
     """Lazily builds one viewer per rendered world of a batch and draws it on request.
 
-    Each world gets its own viewer so that its trails follow that world only. In ``"human"`` mode
+    Each world gets its own viewer so that its trails follow that world only. Frames are
+    ``render_size`` pixels wide and as tall as the scene's aspect needs (a corridor's frame is
+    wide), set by the first world drawn and kept by every world and step. In ``"human"`` mode
     only ``world`` (the displayed one) is drawn, to an interactive window (pause, step, zoom,
     select a body; H lists the keys). The config's ``render_overlays`` and ``render_body`` choose
     the debug overlays. ``driver`` names what drives the learners, for the selection panel.
@@ -49,9 +51,10 @@ class RenderHandle:
             c = self.batch.config
             overlays = OverlayOptions(**{name: True for name in c.render_overlays})
             settings = OverlaySettings.from_config(c)
+            first = next(iter(self.viewers.values()), None)
             viewer = Viewer(
                 c.render_size,
-                c.render_size,
+                c.render_size if first is None else first.height,
                 c.render_fps,
                 self.render_mode,
                 overlay_options=overlays,
@@ -59,6 +62,7 @@ class RenderHandle:
                 flock_view=c.flock_view,
                 flock_view_radius=settings.view_radius,
                 overlay_settings=settings,
+                fit_height=first is None,
             )
             self.viewers[b] = viewer
         return viewer

@@ -778,14 +778,22 @@ class Viewer:
                 pygame.draw.circle(surf, colour, (x, y), rr, 2)
 
     def _draw_learner_labels(self, surf: pygame.Surface, camera: Camera, view: WorldView) -> None:
-        """Index of each learner next to it and to its goal, when there are several; a marked
-        body's label (``marked``) in a ring around it."""
+        """Every learner drawn is labelled, arrived and collided ones too: with its index next to
+        it and to its goal when there are several, ``learner`` when it is the only one; a marked
+        body (``marked``) with its own label in a ring around it instead."""
         learners = np.flatnonzero(drawn_bodies(view) & (view.kind == LEARNER))
         if self._fonts.small is None:
             return
         st = self.style
         self._draw_marked(surf, camera, view)
-        if learners.size < 2:
+        learners = learners[~np.isin(learners, list(self.marked))]
+        if learners.size == 0:
+            return
+        if np.count_nonzero(view.kind == LEARNER) == 1:
+            (x, y) = camera.world_to_screen(view.pos[learners[0]]).tolist()
+            r = max(float(camera.length(view.radius[learners[0]])), st.min_body_px)
+            img = self._fonts.small.render("learner", True, st.learner_edge)
+            surf.blit(img, (x + int(0.7 * r) + 1, y - int(0.7 * r) - img.get_height()))
             return
         pos = camera.world_to_screen(view.pos[learners]).tolist()
         rpx = np.maximum(camera.length(view.radius[learners]), st.min_body_px).tolist()

@@ -177,7 +177,8 @@ def add_watch_commands(commands: Commands) -> None:
     p.add_argument(
         "--out",
         default="out/episode.gif",
-        help=".gif, .mp4 (the 'video' extra), or .png for the one step --frame",
+        help=".gif, .mp4 (the 'video' extra), or .png or .svg (a vector drawing, without\n"
+        "overlays) for the one step --frame",
     )
     ca.add_size_option(p)
     p.add_argument(
@@ -187,6 +188,13 @@ def add_watch_commands(commands: Commands) -> None:
         help="the step written with --out NAME.png (at most --steps)",
     )
     p.add_argument("--overlays", action="store_true", help="draw every debug overlay")
+    p.add_argument(
+        "--style",
+        choices=["paper", "debug"],
+        default="paper",
+        help="paper: the scene, labels, legend and scale bar; debug: with a heads-up line of the\n"
+        "scenario, policy, episode, step and counts on every frame",
+    )
     p.add_argument(
         "--overlay-body",
         choices=["learner", "pedestrian"],

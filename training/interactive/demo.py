@@ -33,7 +33,9 @@ DEMO_SNAPSHOT_STEP = 20
 """The step written as the demo's PNG: everyone is still walking and meeting mid-scene."""
 
 VIDEO_SUFFIXES = (".gif", ".mp4")
-FRAME_SUFFIXES = (".png",)
+FRAME_SUFFIXES = (".png", ".svg")
+VECTOR_SUFFIXES = (".svg",)
+"""Frames written as vector drawings (``envs.render.svg``: the clean style, no overlays)."""
 VIDEO_FPS = 10
 
 
@@ -133,6 +135,7 @@ class Clip:
     episodes: int = 0
     finished: int = 0  # learners of the episodes that ended within the clip
     arrived: int = 0  # of them, those that arrived
+    svg: str | None = None  # the SVG of step ``svg_step`` (``run_clip``), when asked for
 
 
 OVERLAY_BODIES = ("learner", "pedestrian")
@@ -153,6 +156,8 @@ def run_clip(
     size: int | None = None,
     preset: str | None = None,
     progress: ProgressLines | None = None,
+    hud: bool = True,
+    svg_step: int | None = None,
     **config_overrides: Any,
 ) -> Clip:
     """Roll out episodes in one world and draw every step in ``mode`` ("human" or "rgb_array").
@@ -166,7 +171,10 @@ def run_clip(
     too), or the first pedestrian that steers with a look-ahead or a detection box
     (``"pedestrian"``). Frames are ``size`` pixels wide (default: the config's render size), as
     tall as the scene's aspect needs. ``progress``: told what is drawn once the crowd and its
-    kernels are ready, then of each frame (its total: ``frames``, else ``episodes``).
+    kernels are ready, then of each frame (its total: ``frames``, else ``episodes``). ``hud``:
+    the heads-up line (scenario, policy, episode, step, counts) on every frame; without it, the
+    clean style for papers. ``svg_step``: the frame of that step of the first episode is also
+    kept as an SVG document (``Clip.svg``).
     """
     if frames is None and episodes is None and mode != "human":
         raise ValueError("run_clip needs frames or episodes")
@@ -202,6 +210,7 @@ def run_clip(
         overlay_settings=settings,
         title=f"crowdsteer demo: {scene}, learners driven by {policy}",
         fit_height=True,
+        show_hud=hud,
     )
     # What the overlays draw: the crowd's vectors recorded by the step, and the learners' from
     # their baseline when it acted (a trained model has none: only what it asked for is drawn).
@@ -251,6 +260,10 @@ def run_clip(
                     inspect=lambda i: handle.inspect(0, i),
                     trace=shown,
                 )
+                if svg_step is not None and clip.episodes == 1 and s.step_count[0] == svg_step:
+                    from crowdsteer.envs.render.svg import svg_frame
+
+                    clip.svg = svg_frame(s, 0, sim.state.bounds[0], width, viewer.style)
                 clip.drawn += 1
                 clip.with_learner += int(walking.size > 0)
                 if progress is not None:
@@ -376,17 +389,24 @@ def _arrivals(clip: Clip) -> str:
 
 
 def render_cli(args) -> int:
-    """``crowdsteer render``: episodes of a policy to a GIF or MP4, or one frame to a PNG.
+    """``crowdsteer render``: episodes of a policy to a GIF or MP4, or one frame to a PNG or SVG.
 
-    With ``--out NAME.png`` the frame of step ``--frame`` of the first episode is written (the
-    crowd keeps moving after the learners finish), which is the quickest way to look at a scenario
-    with its overlays.
+    With ``--out NAME.png`` (or ``.svg``, a vector drawing) the frame of step ``--frame`` of the
+    first episode is written (the crowd keeps moving after the learners finish), which is the
+    quickest way to look at a scenario with its overlays. ``--style paper`` (the default) leaves
+    the heads-up line out; ``debug`` draws it.
     """
-    png = Path(args.out).suffix.lower() in FRAME_SUFFIXES
+    suffix = Path(args.out).suffix.lower()
+    png = suffix in FRAME_SUFFIXES
     out = output_file(args.out, VIDEO_SUFFIXES + FRAME_SUFFIXES)
     if png and args.frame > args.steps:
         raise UsageError(
             f"argument --frame: must be at most --steps ({args.steps}), got {args.frame}"
+        )
+    vector = suffix in VECTOR_SUFFIXES
+    if vector and args.overlays:
+        raise UsageError(
+            f"argument --overlays: drawn on .png, .gif and .mp4 frames only, not on {suffix}"
         )
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     common = dict(
@@ -395,6 +415,7 @@ def render_cli(args) -> int:
         size=args.size,
         preset=args.preset,
         progress=ProgressLines("render", 0, "frames"),
+        hud=getattr(args, "style", "paper") == "debug",
     )
     if png:
         clip = run_clip(
@@ -405,12 +426,16 @@ def render_cli(args) -> int:
             episodes=1,
             max_steps=max(args.frame, 1),  # frame 0 is the start: one step draws it
             end_when_done=False,
+            svg_step=args.frame if vector else None,
             **common,
         )
         import imageio.v2 as imageio
 
         out.parent.mkdir(parents=True, exist_ok=True)
-        imageio.imwrite(out, clip.frames[args.frame])
+        if vector:
+            out.write_text(clip.svg, encoding="utf-8")
+        else:
+            imageio.imwrite(out, clip.frames[args.frame])
         print(f"wrote step {args.frame} to {out}")
         return 0
     clip = run_clip(
