@@ -237,17 +237,17 @@ class CrowdBatch:
         (``reward``, ``terminated``, ``truncated``), overwritten by the next step. A serial batch
         without shaping, residual actions or a potential runs the whole step in one compiled call
         (``step.fused_step``). A scenario's ``extension`` runs before and after it."""
-        if self._extension is not None:
-            self._extension.before_step(self, actions)
-            self._advance_package(actions)
-            self._extension.after_step(self)
-        else:
-            self._advance_package(actions)
-
-    def _advance_package(self, actions: np.ndarray) -> None:
+        extension = self._extension
+        if extension is not None:
+            extension.before_step(self, actions)
         if self._fused:
             self._advance_fused(actions)
-            return
+        else:
+            self._advance_staged(actions)
+        if extension is not None:
+            extension.after_step(self)
+
+    def _advance_staged(self, actions: np.ndarray) -> None:
         sim = self.sim
         checked = self.check_actions(actions)
         if self._residual is not None:
