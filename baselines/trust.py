@@ -219,14 +219,104 @@ def _unknown(shown: str, key: str, what: str) -> UntrustedFileError:
     return refuse(shown, f"keeps {what} as a pickle in its data entry {key!r}")
 
 
+_PICKLED_MODULES = (
+    "numpy.",
+    "gymnasium.",
+    "stable_baselines3.",
+    "torch.",
+    "crowdsteer.",
+    "cloudpickle.",
+    "copyreg.",
+    "collections.",
+    "functools.",
+    "abc.",
+    "enum.",
+    "typing.",
+    "math.",
+    "_codecs.encode",
+)
+"""What the pickles of a genuine model zip refer to (Stable-Baselines3 pickles its spaces,
+schedules and classes with cloudpickle)."""
+
+_PICKLED_BUILTINS = frozenset(
+    ("object", "type", "tuple", "list", "dict", "set", "frozenset", "slice", "range", "float",
+     "int", "complex", "bool", "bytes", "bytearray", "str", "getattr")
+)  # fmt: skip
+
+
+_STRINGS = frozenset(
+    ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING", "BINSTRING",
+     "STRING")
+)  # fmt: skip
+
+
+def pickled_globals(data: bytes) -> set[str]:
+    """The ``module.name`` globals a pickle would look up, read from its opcodes without
+    running it (``pickletools.genops``); ``?`` for one whose name is built at run time."""
+    import pickletools
+
+    found: set[str] = set()
+    pushed: list[Any] = []  # the strings pushed so far (None for anything else)
+    memo: dict[int, Any] = {}
+    for op, arg, _ in pickletools.genops(data):
+        name = op.name
+        if name in _STRINGS:
+            pushed.append(arg)
+        elif name in ("BINGET", "LONG_BINGET", "GET"):
+            pushed.append(memo.get(int(arg)))
+        elif name == "MEMOIZE":
+            memo[len(memo)] = pushed[-1] if pushed else None
+        elif name in ("BINPUT", "LONG_BINPUT", "PUT"):
+            memo[int(arg)] = pushed[-1] if pushed else None
+        elif name in ("GLOBAL", "INST"):
+            found.add(str(arg).replace(" ", "."))
+            pushed.append(None)
+        elif name == "STACK_GLOBAL":
+            module, attr = (pushed[-2], pushed[-1]) if len(pushed) >= 2 else (None, None)
+            ok = isinstance(module, str) and isinstance(attr, str)
+            found.add(f"{module}.{attr}" if ok else "?")
+            pushed.append(None)
+        else:
+            pushed.append(None)
+    return found
+
+
+def _foreign(entry: dict) -> list[str]:
+    """The globals of an entry's pickle that no genuine model zip refers to."""
+    import base64
+    import binascii
+
+    try:  # genops raises ValueError on a damaged pickle
+        found = pickled_globals(base64.b64decode(str(entry[":serialized:"])))
+    except (binascii.Error, ValueError) as err:
+        return [f"a damaged pickle ({err})"]
+    foreign = []
+    for name in sorted(found - {"?"}):
+        module, _, attr = name.rpartition(".")
+        if module == "builtins" and attr in _PICKLED_BUILTINS:
+            continue
+        if not name.startswith(_PICKLED_MODULES):
+            foreign.append(name)
+    return foreign
+
+
 def safe_custom_objects(data: dict[str, Any], algorithm: str, shown: str) -> dict[str, Any]:
     """SB3 ``custom_objects`` replacing every ``:serialized:`` entry of a model's ``data`` JSON
     with an object rebuilt from the JSON, so that ``load`` unpickles nothing.
-    ``UntrustedFileError`` (naming the file and the entry) for an entry that cannot be rebuilt."""
+    ``UntrustedFileError`` (naming the file and the entry) for an entry that cannot be rebuilt,
+    or whose pickle refers to anything a genuine model's does not (``pickled_globals`` reads its
+    opcodes without running it): such a file was made to run code when unpickled."""
     objects: dict[str, Any] = {}
     for key, entry in data.items():
         if not (isinstance(entry, dict) and ":serialized:" in entry):
             continue
+        foreign = _foreign(entry)
+        if foreign:  # read, never run: a pickle no saved model writes
+            raise refuse(
+                shown,
+                f"keeps in its data entry {key!r} a pickle that would call {', '.join(foreign)}, "
+                "which no saved model does",
+            )
         if key in ("observation_space", "action_space"):
             objects[key] = _box(entry, key, shown)
         elif key in ("learning_rate", "lr_schedule", "clip_range", "clip_range_vf"):

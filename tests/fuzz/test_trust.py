@@ -86,16 +86,25 @@ def crafted(tmp_path_factory) -> dict[str, Path]:
 
 def _refused(err: str, path: Path) -> bool:
     text = " ".join(err.split())
-    return str(path.name) in text and "--trust-pickles" in text and "pickle" in text
+    return str(path) in text and "--trust-pickles" in text and "pickle" in text
 
 
 # --------------------------------------------------------------------------- Python
-def test_the_crafted_zip_is_rebuilt_from_its_json_and_its_pickle_never_runs(crafted):
-    """The observation space is rebuilt from the JSON, so the pickled one is never read: the
-    crafted zip loads and acts, and the marker is not written."""
-    policy = load_policy(crafted["zip"])
-    assert policy.act(np.zeros((2, policy.obs_dim), np.float32)).shape == (2, 2)
+def test_the_crafted_zip_is_refused_naming_file_entry_and_flag(crafted):
+    """Its pickle is read as opcodes, never run: it would call ``builtins.eval``, which no saved
+    model does, so the file is refused by name and the marker is not written."""
+    with pytest.raises(trust.UntrustedFileError) as err:
+        load_policy(crafted["zip"])
+    text = str(err.value)
+    assert str(crafted["zip"]) in text and "'observation_space'" in text
+    assert "builtins.eval" in text and "--trust-pickles" in text and "trusted=True" in text
     assert not crafted["marker"].exists()
+
+
+def test_the_opcode_reader_sees_every_global_of_a_pickle():
+    data = pickle.dumps([np.dtype("float32"), _Payload(Path("x"), None), pickle.dumps])
+    found = trust.pickled_globals(data)
+    assert {"numpy.dtype", "builtins.eval", "_pickle.dumps"} <= found
 
 
 def test_a_pickled_normalisation_is_refused_by_name_unless_trusted(crafted, capsys):
@@ -235,25 +244,20 @@ def _commands(path: Path, out: Path) -> dict[str, list[str]]:
 
 
 @pytest.mark.parametrize("command", ["evaluate", "benchmark", "demo", "play", "render"])
-def test_every_loading_command_refuses_a_pickled_normalisation(
-    crafted, command, tmp_path, capsys, monkeypatch
+@pytest.mark.parametrize("which", ["zip", "norm"])
+def test_every_loading_command_refuses_the_crafted_files(
+    crafted, which, command, tmp_path, capsys, monkeypatch
 ):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     # play loads --others before it opens its window: let it past its display check
     monkeypatch.setattr("crowdsteer.training.support.preflight.has_display", lambda: True)
-    argv = _commands(crafted["norm"], tmp_path)[command]
+    argv = _commands(crafted[which], tmp_path)[command]
     assert cli_main(argv) != 0
     err = capsys.readouterr().err
-    assert _refused(err, crafted["norm"].parent / "vecnormalize.pkl"), err
+    named = crafted["zip"] if which == "zip" else crafted["norm"].parent / "vecnormalize.pkl"
+    assert _refused(err, named), err
     assert not crafted["marker"].exists()
     assert "--trust-pickles" in _help(command, capsys)
-
-
-@pytest.mark.parametrize("command", ["evaluate", "benchmark", "demo", "render"])
-def test_the_crafted_zip_runs_nothing_under_any_command(crafted, command, tmp_path, monkeypatch):
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    assert cli_main(_commands(crafted["zip"], tmp_path)[command]) == 0
-    assert not crafted["marker"].exists()
 
 
 def test_with_the_flag_the_command_unpickles_and_says_the_risk(crafted, tmp_path, capsys):
