@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 
 import numba
 import pytest
@@ -39,7 +40,7 @@ import crowdsteer.envs
 from crowdsteer.baselines import make_policy
 from crowdsteer.envs import crowd_v0
 from crowdsteer.training.evaluation.evaluate import evaluate
-from crowdsteer.training.perf.bench_speed import Case, CeilingStepper, make_stepper
+from crowdsteer.training.perf.bench_speed import Case, make_stepper
 from crowdsteer.training.perf.precompile import EXPLICIT_SCENE
 
 env = gymnasium.make("crowdsteer/CrowdNav-v0", scenario="circle_crossing", n_pedestrians=5)
@@ -61,11 +62,9 @@ vec.reset(seed=2)
 vec.step(vec.action_space.sample())
 for policy in ("orca", "social_force", "cardioid"):
     evaluate(policy, scenario="bottleneck", episodes=3, max_steps=10)
-for case in (Case("batch", 16, 20, 10, 8, 2), Case("batch", 16, 20, 10, 8, 2, parallel=True)):
-    stepper = make_stepper(case, seed=0)
-    for k in range(3):
-        stepper(k)
-CeilingStepper(4, 6)(0)
+stepper = make_stepper(Case("batch", 16, 20, 10, 8, 2), seed=0)
+for k in range(3):
+    stepper(k)
 print(json.dumps(compiled))
 """
 
@@ -73,9 +72,8 @@ print(json.dumps(compiled))
 @current
 def test_first_uses_compile_nothing_after_crowdsteer_compile(tmp_path, record_compiles):
     # The README's quick start and explicit scene, configurations the build does not run as such
-    # (other scenarios, sizes, baselines on another scenario) and bench-speed's batch form,
-    # serial and threaded, and its minimal kernel: the same kernels and signatures, so nothing
-    # compiles and no notice is printed.
+    # (other scenarios, sizes, baselines on another scenario) and bench-speed's batch form: the
+    # same kernels and signatures, so nothing compiles and no notice is printed.
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "SDL_VIDEODRIVER": "dummy"}
     out = subprocess.run(
         [sys.executable, "-c", record_compiles + FIRST_USES],
@@ -140,39 +138,121 @@ def test_the_building_process_reports_each_compilation_with_its_depth(capsys):
     }
 
 
-def _feed(bar: ProgressBar) -> None:
-    bar({"event": "plan", "parts": ["default environment", "scenario corridor"]})
-    bar({"event": "compiling", "kernel": "crowdsteer.envs.core.fused.fused_step", "depth": 1})
-    bar({"event": "compiling", "kernel": "crowdsteer.envs.core.step.world_step", "depth": 2})
-    bar({"event": "part", "index": 0, "label": "default environment", "cpu_s": 41.0, "kernels": 2})
-    bar({"event": "part", "index": 1, "label": "scenario corridor", "cpu_s": 0.0, "kernels": 0})
-    bar.close()
+def _feed(bar: Callable[[dict], None]) -> None:
+    plan = {"event": "plan", "parts": ["default environment", "scenario corridor"]}
+    bar({**plan, "worker": 1})
+    bar({**plan, "worker": 2})
+    step = "crowdsteer.envs.core.step.world_step"
+    bar({"event": "compiling", "kernel": step, "depth": 1, "worker": 1})
+    bar({"event": "waiting", "kernel": step, "worker": 2})
+    for t in range(4):  # ticks of both interpreters, two seconds apart
+        tick = {"event": "tick", "label": "default environment", "kernel": step, "outer": step}
+        bar({**tick, "cpu_s": 2.0 * t + 1, "part_cpu_s": 2.0 * t, "worker": 1})
+        bar(
+            {
+                "event": "tick",
+                "label": "scenario corridor",
+                "kernel": step,
+                "waiting": step,
+                "outer": None,
+                "cpu_s": 0.5,
+                "part_cpu_s": 0.1,
+                "worker": 2,
+            }
+        )
+    bar(
+        {
+            "event": "part",
+            "index": 0,
+            "label": "default environment",
+            "cpu_s": 41.0,
+            "kernels": 2,
+            "worker": 1,
+        }
+    )
+    bar(
+        {
+            "event": "part",
+            "index": 1,
+            "label": "scenario corridor",
+            "cpu_s": 0.0,
+            "kernels": 0,
+            "worker": 2,
+        }
+    )
 
 
-def test_progress_without_a_terminal_is_one_line_per_configuration():
+def test_progress_without_a_terminal_is_plain_lines_while_each_process_works():
     out = io.StringIO()
-    _feed(ProgressBar(Estimate(dict(REFERENCE), "test", 60.0), stream=out))
+    now = [0.0]
+    bar = ProgressBar(
+        Estimate(dict(REFERENCE), "test", 60.0), stream=out, every=4.0, clock=lambda: now[0]
+    )
+    original = bar.__call__
+
+    def timed(message):  # each tick of the first interpreter two seconds after the last
+        if message.get("event") == "tick" and message["worker"] == 1:
+            now[0] += 2.0
+        original(message)
+
+    _feed(timed)
+    bar.close()
     assert out.getvalue().splitlines() == [
+        "  [default environment] envs.core.step.world_step: 0.0 CPU-s in this configuration, "
+        "1.0 CPU-s in all",
+        "  [scenario corridor] waiting for envs.core.step.world_step: 0.1 CPU-s in this "
+        "configuration, 1.5 CPU-s in all",
+        "  [default environment] envs.core.step.world_step: 4.0 CPU-s in this configuration, "
+        "5.5 CPU-s in all",
+        "  [scenario corridor] waiting for envs.core.step.world_step: 0.1 CPU-s in this "
+        "configuration, 5.5 CPU-s in all",
         "[1/2] default environment: 41.0 CPU-s, 2 kernels compiled",
         "[2/2] scenario corridor: 0.0 CPU-s, 0 kernels compiled",
     ]
 
 
-def test_the_bar_advances_by_expected_cost_and_names_the_kernel_compiling():
+def test_the_bar_counts_cpu_seconds_and_names_what_each_process_compiles():
     out = io.StringIO()
-    expected = Estimate({"default environment": (40.0, 4), "scenario corridor": (0.5, 0)}, "t", 0)
+    expected = Estimate({"default environment": (40.0, 4), "scenario corridor": (0.5, 0)}, "t", 40)
     bar = ProgressBar(expected, stream=out, bar=True)
-    bar({"event": "plan", "parts": ["default environment", "scenario corridor"]})
-    bar({"event": "compiling", "kernel": "crowdsteer.envs.core.fused.fused_step", "depth": 1})
-    assert bar._tqdm.n == 10.0  # a quarter of the configuration's kernels, of 40.5 expected
-    assert "[1/2] default environment" in out.getvalue()
-    assert "envs.core.fused.fused_step" in out.getvalue()
-    bar({"event": "part", "index": 0, "label": "default environment", "cpu_s": 41.0, "kernels": 4})
-    assert bar._tqdm.n == 40.0
-    assert "[2/2] scenario corridor" in out.getvalue()
-    bar({"event": "part", "index": 1, "label": "scenario corridor", "cpu_s": 0.0, "kernels": 0})
-    assert bar._tqdm.n == bar._tqdm.total == 40.5
+    bar({"event": "plan", "parts": ["default environment", "scenario corridor"], "worker": 1})
+    bar(
+        {
+            "event": "compiling",
+            "kernel": "crowdsteer.envs.core.step.fused_step",
+            "depth": 1,
+            "worker": 1,
+        }
+    )
+    bar({"event": "waiting", "kernel": "crowdsteer.envs.core.step.fused_step", "worker": 2})
+    bar(
+        {
+            "event": "tick",
+            "label": "default environment",
+            "cpu_s": 10.0,
+            "worker": 1,
+            "kernel": "crowdsteer.envs.core.sensing.observe",
+            "outer": "crowdsteer.envs.core.step.fused_step",
+        }
+    )
+    assert bar._tqdm.n == 10.0  # the CPU seconds spent, of 40 expected
+    shown = "envs.core.step.fused_step > envs.core.sensing.observe; waiting for envs.core.step"
+    assert shown in out.getvalue()
+    bar({"event": "tick", "label": "default environment", "cpu_s": 60.0, "worker": 1})
+    assert bar._tqdm.n == 39.6  # a slower build than expected stays short of the end
+    bar(
+        {
+            "event": "part",
+            "index": 0,
+            "label": "default environment",
+            "cpu_s": 41.0,
+            "kernels": 4,
+            "worker": 1,
+        }
+    )
+    assert "[1/2 configurations]" in out.getvalue()
     bar.close()
+    assert bar._tqdm.n == bar._tqdm.total
 
 
 def test_the_estimate_is_the_last_build_on_this_machine_else_the_reference(tmp_path):

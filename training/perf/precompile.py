@@ -10,11 +10,18 @@ every kernel it compiles into the install's precompiled folder (see
 from there. What the workload does not reach (a rare option's signature) still compiles on first
 use, into numba's own cache.
 
-The workload is a list of named configurations (``_parts``). The interpreter that runs them
-reports, one JSON line each on its standard output, every kernel numba starts compiling (numba's
-``numba:compile`` event) and every configuration done with its CPU seconds; :func:`build` passes
-them to a progress callback (the command draws a bar). The CPU seconds of each configuration go
-into the folder's manifest, and the next build on the machine estimates its time from them.
+The workload is a list of named configurations (``_parts``), run by ``--jobs`` interpreters at
+once, each taking the next configuration when done with one. They build one folder: each kernel
+is compiled by one of them (the first to need it claims it, see :class:`~crowdsteer.envs.kernels.
+jit._Claims`; another that needs it meanwhile waits and loads it), and a kernel already in the
+folder, built from the sources loaded now, is loaded, not compiled: a second build of an unchanged
+checkout compiles nothing, and after an edit only the kernels built from the edited files compile
+again. Each interpreter reports, one JSON line each on its standard output, every kernel numba
+starts compiling (numba's ``numba:compile`` event), a kernel it waits for, a tick every
+:data:`TICK_S` seconds with its CPU seconds, and every configuration done; :func:`build` passes
+them to a progress callback (the command draws a bar on a terminal, plain lines otherwise). The
+CPU seconds of each configuration go into the folder's manifest, and the next build on the
+machine estimates its time from them.
 """
 
 from __future__ import annotations
@@ -22,11 +29,13 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import queue
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,7 +47,10 @@ from crowdsteer.envs.kernels.jit import (
     MANIFEST,
     PRECOMPILED_DIR_ENV,
     folder_is_current,
+    forget_checks,
     precompiled_dir,
+    stale_kernels,
+    write_manifest,
 )
 
 STEPS = 3
@@ -134,10 +146,9 @@ def _step_check() -> None:
 
 def _bench_speed() -> None:
     from crowdsteer.training.perf.bench_forms import ClosedLoopStepper
-    from crowdsteer.training.perf.bench_speed import Case, CeilingStepper, make_stepper
+    from crowdsteer.training.perf.bench_speed import Case, make_stepper
     from crowdsteer.training.perf.presence import new_totals
 
-    CeilingStepper(2, 4)(0)  # the minimal kernel (--ceiling, bench-peers' yardstick)
     for leave in (False, True):  # the presence count, with and without renewed goals
         stepper = make_stepper(Case("batch", 2, 10, 5, 4, 1), seed=0, learners_leave=leave)
         for k in range(STEPS):
@@ -186,9 +197,17 @@ def _parts() -> list[tuple[str, Callable[[], None]]]:
 
 
 # ------------------------------------------------------------------------ the building process
+TICK_S = 2.0
+"""Seconds between a building interpreter's ticks (what it compiles, its CPU seconds)."""
+
+_OUT = threading.Lock()
+
+
 def _report(**message: Any) -> None:
     """One progress line for the parent process (standard output is kept for these)."""
-    print(json.dumps(message), flush=True)
+    line = json.dumps(message)
+    with _OUT:
+        print(line, flush=True)
 
 
 def _cpu_seconds() -> float:
@@ -200,24 +219,34 @@ def _listen() -> tuple[list[tuple[str, bool]], Any]:
     """Report every kernel numba starts compiling, with its depth (1: called from Python; its
     callees compile inside it, one deeper). Returns the list that also receives, per compilation,
     the kernel's name and whether an argument was typed as a literal constant, and the listener
-    (registered with numba until ``event.unregister``)."""
+    (registered with numba until ``event.unregister``; its ``stack`` holds the kernels being
+    compiled, outermost first). A compilation that fails gives up its claim on the kernel."""
     from numba.core import event
+
+    from crowdsteer.envs.kernels.jit import CLAIMS
 
     compiled: list[tuple[str, bool]] = []
     depth = [0]
 
     class Report(event.Listener):
+        stack: list[str] = []
+
         def on_start(self, ev: event.Event) -> None:
             depth[0] += 1
             func = getattr(ev.data.get("dispatcher"), "py_func", None)
+            name = "?" if func is None else f"{func.__module__}.{func.__qualname__}"
+            self.stack.append(name)
             if func is None:
                 return
-            name = f"{func.__module__}.{func.__qualname__}"
             compiled.append((name, "Literal[" in str(ev.data.get("args"))))
             _report(event="compiling", kernel=name, depth=depth[0])
 
         def on_end(self, ev: event.Event) -> None:
             depth[0] -= 1
+            if self.stack:
+                self.stack.pop()
+            if getattr(ev, "_exc_details", None) is not None:  # numba's is_failed is inverted
+                CLAIMS.release_failed(ev.data.get("dispatcher"), ev.data.get("args", ()))
 
     listener = Report()
     event.register("numba:compile", listener)
@@ -237,28 +266,61 @@ def _summary(compiled: list[tuple[str, bool]]) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    """The build's child: run every part, report each, check the kernels compiled without
-    reference counting (``envs.kernels.contract``), then write the folder's manifest."""
-    from crowdsteer.envs.kernels.contract import contract_faults
-    from crowdsteer.envs.kernels.jit import loaded_kernels, write_manifest
+def _ticker(listener: Any, state: dict[str, Any]) -> None:
+    """Every :data:`TICK_S` seconds: the kernel being compiled (or waited for) and the CPU
+    seconds so far, of the interpreter and of its configuration."""
+    while True:
+        time.sleep(TICK_S)
+        stack = list(listener.stack)
+        cpu = _cpu_seconds()
+        _report(
+            event="tick",
+            kernel=stack[-1] if stack else state.get("waiting"),
+            outer=stack[0] if stack else None,
+            waiting=state.get("waiting"),
+            label=state.get("label"),
+            cpu_s=round(cpu, 1),
+            part_cpu_s=round(cpu - state.get("part_start", cpu), 1),
+        )
 
-    compiled, _ = _listen()
+
+def main() -> None:
+    """A building interpreter: report the plan, then run each configuration whose index arrives
+    on standard input (one per line) and report it; at the end of input, check the kernels
+    compiled without reference counting (``envs.kernels.contract``) and report, per kernel it
+    compiled or loaded, the modules it is built from."""
+    from crowdsteer.envs.kernels.contract import contract_faults
+    from crowdsteer.envs.kernels.jit import CLAIMS, kernel_dependencies, loaded_kernels
+
+    compiled, listener = _listen()
     parts = _parts()
+    state: dict[str, Any] = {}
+    CLAIMS.on_wait = lambda name: (
+        state.__setitem__("waiting", name),
+        _report(event="waiting", kernel=name),
+    )
     _report(event="plan", parts=[label for label, _ in parts])
-    done: dict[str, dict[str, Any]] = {}
-    for index, (label, run) in enumerate(parts):
+    threading.Thread(target=_ticker, args=(listener, state), daemon=True).start()
+    for line in sys.stdin:
+        index = int(line)
+        label, run = parts[index]
         before, first = _cpu_seconds(), len(compiled)
+        state.update(label=label, part_start=before, waiting=None)
         run()
         cpu = _cpu_seconds() - before
-        done[label] = {"cpu_s": round(cpu, 2), **_summary(compiled[first:])}
-        _report(event="part", index=index, label=label, cpu_s=cpu, kernels=len(compiled) - first)
-    faults, checked = contract_faults(loaded_kernels())
-    if faults or not checked:
-        sys.exit("crowdsteer compile: " + ("\n".join(faults) or "no kernel was compiled"))
-    write_manifest(
-        precompiled_dir(), built_by="crowdsteer compile", parts=list(done), compiled=done
-    )
+        state.update(label=None, waiting=None)
+        _report(
+            event="part",
+            index=index,
+            label=label,
+            cpu_s=cpu,
+            kernels=len(compiled) - first,
+            summary=_summary(compiled[first:]),
+        )
+    faults, _ = contract_faults(loaded_kernels())
+    if faults:
+        sys.exit("crowdsteer compile: " + "\n".join(faults))
+    _report(event="kernels", kernels=kernel_dependencies())
 
 
 # ----------------------------------------------------------------------------- the command side
@@ -323,11 +385,15 @@ class BuildReport:
     parts: list[str]
     kernels: int = 0
     compiled: dict[str, Any] = field(default_factory=dict)
+    held: int = 0
+    """Kernels the folder holds (compiled now or kept from an earlier build)."""
 
 
 Progress = Callable[[dict[str, Any]], None]
-"""Receives each progress line of the build: ``plan`` (the configurations), ``compiling`` (a
-kernel numba starts compiling) and ``part`` (a configuration done, with its CPU seconds)."""
+"""Receives each progress line of the build, with the ``worker`` (1, 2, ...) that sent it:
+``plan`` (the configurations), ``compiling`` (a kernel numba starts compiling), ``waiting`` (for
+a kernel another interpreter compiles), ``tick`` (every :data:`TICK_S` s: the kernel compiling,
+the CPU seconds so far) and ``part`` (a configuration done, with its CPU seconds)."""
 
 _CHILD = (
     "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
@@ -342,28 +408,65 @@ def _replaceable(folder: Path) -> bool:
     return not folder.exists() or (folder / MANIFEST).is_file() or not any(folder.iterdir())
 
 
-def build(folder: Path | None = None, progress: Progress | None = None) -> BuildReport:
-    """Fill ``folder`` (see :func:`_build`), one build at a time: a second build of the same
-    folder, in another process, waits for the first."""
+def default_jobs() -> int:
+    """The building interpreters ``crowdsteer compile`` runs by default: the cores this process
+    may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - no affinity on this platform
+        return max(1, os.cpu_count() or 1)
+
+
+def build(
+    folder: Path | None = None,
+    progress: Progress | None = None,
+    jobs: int = 1,
+    force: bool = False,
+) -> BuildReport:
+    """Fill ``folder`` (see :func:`_build`) with ``jobs`` building interpreters, one build at a
+    time: a second build of the same folder, in another process, waits for the first. Kernels
+    already there and current are kept (``force``: the folder is emptied first)."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"--jobs must be an int >= 1, got {jobs!r}")
     target = Path(folder) if folder is not None else precompiled_dir()
     with _locked(target):
-        return _build(target, progress)
+        if not force and _current(target):
+            manifest = _read_json(target / MANIFEST)
+            if manifest.get("parts") == [label for label, _ in _parts()]:
+                return _kept(target, manifest)
+        return _build(target, progress, jobs, force)
 
 
-def ensure_current(folder: Path | None = None) -> BuildReport | None:
-    """Build ``folder`` (default: the install's) unless it holds kernels compiled from the
-    sources loaded now; None when it did. Concurrent callers build it once: the others wait and
+def _kept(target: Path, manifest: dict[str, Any]) -> BuildReport:
+    """The report of a build that found ``target`` current for the whole workload."""
+    files = [p for p in target.rglob("*") if p.is_file()]
+    return BuildReport(
+        folder=target,
+        seconds=0.0,
+        cpu_seconds=0.0,
+        files=len(files),
+        megabytes=sum(p.stat().st_size for p in files) / 1e6,
+        parts=list(manifest["parts"]),
+        kernels=0,
+        compiled={},
+        held=len(manifest.get("kernels", {})),
+    )
+
+
+def ensure_current(folder: Path | None = None, jobs: int = 1) -> BuildReport | None:
+    """Build ``folder`` (default: the install's) unless every kernel it holds was compiled from
+    the sources loaded now; None when so. Concurrent callers build it once: the others wait and
     find it current."""
     target = Path(folder) if folder is not None else precompiled_dir()
     with _locked(target):
         if _current(target):
             return None
-        return _build(target, None)
+        return _build(target, None, jobs, False)
 
 
 def _current(folder: Path) -> bool:
     """Whether ``folder`` is current now (checked afresh: another process may have built it)."""
-    folder_is_current.cache_clear()
+    forget_checks()
     return folder_is_current(folder)
 
 
@@ -387,140 +490,281 @@ class _locked:
             self.file.close()
 
 
-def _build(target: Path, progress: Progress | None) -> BuildReport:
-    """Fill ``target`` by running the workload (``_parts``) in a fresh interpreter that compiles
-    every kernel into it, passing its progress lines to ``progress``. The kernels are built
-    beside the folder and moved in when done, so a failed build leaves the previous folder as it
-    was."""
+def _prepare(target: Path, force: bool) -> None:
+    """Make ``target`` ready to build into: created, emptied when ``force``, else kept."""
     if not _replaceable(target):
         raise ValueError(
             f"--to {target}: not empty and not a precompiled folder (no {MANIFEST}); "
             "name a new or empty folder"
         )
-    staging = target.with_name(target.name + ".building")
-    shutil.rmtree(staging, ignore_errors=True)
+    manifest = target / MANIFEST
     try:
-        staging.mkdir(parents=True)
+        if force and target.exists():
+            for entry in target.iterdir():
+                if entry.is_dir():
+                    shutil.rmtree(entry)
+            manifest.unlink(missing_ok=True)
+        target.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=target):
+            pass
     except OSError as err:
         raise OSError(
-            f"cannot write the precompiled kernels beside {target} ({err.strerror}); build them "
+            f"cannot write the precompiled kernels in {target} ({err.strerror}); build them "
             f"elsewhere with --to DIR and set {PRECOMPILED_DIR_ENV}=DIR"
         ) from err
-    env = {
-        **os.environ,
-        BUILDING_ENV: "1",
-        PRECOMPILED_DIR_ENV: str(staging),
-        "SDL_VIDEODRIVER": os.environ.get("SDL_VIDEODRIVER", "dummy"),
-    }
-    start, before = time.perf_counter(), os.times()
-    with tempfile.TemporaryFile("w+") as errors:
-        child = subprocess.Popen(
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class _Worker:
+    """One building interpreter: its process, and a thread passing its lines to a queue."""
+
+    def __init__(self, number: int, env: dict[str, str], lines: queue.Queue, errors: Any) -> None:
+        self.number = number
+        self.process = subprocess.Popen(
             [sys.executable, "-c", _CHILD],
             env=env,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,
             text=True,
         )
-        assert child.stdout is not None
-        for line in child.stdout:
-            if line.startswith("{") and progress is not None:
-                progress(json.loads(line))
-        returncode = child.wait()
+        self.busy = False
+        threading.Thread(target=self._read, args=(lines,), daemon=True).start()
+
+    def _read(self, lines: queue.Queue) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            if line.startswith("{"):
+                lines.put((self, json.loads(line)))
+        lines.put((self, None))
+
+    def give(self, index: int | None) -> None:
+        """Send configuration ``index`` to run, or None: no more."""
+        assert self.process.stdin is not None
+        try:
+            if index is None:
+                self.process.stdin.close()
+            else:
+                self.process.stdin.write(f"{index}\n")
+                self.process.stdin.flush()
+                self.busy = True
+        except BrokenPipeError:  # it failed; its exit status says so
+            pass
+
+
+def _build(target: Path, progress: Progress | None, jobs: int, force: bool) -> BuildReport:
+    """Fill ``target`` by running the workload (``_parts``) in ``jobs`` fresh interpreters that
+    compile into it what it does not already hold current, passing their progress lines (each
+    with its ``worker``) to ``progress``. Entries are written whole (numba writes a file and
+    renames it) and each carries its dependency record, and the manifest is replaced at the end:
+    a failed or interrupted build leaves a folder whose every entry is still checked on use."""
+    _prepare(target, force)
+    # the kernels an earlier build left current: a process that loads a kernel does not load
+    # its callees (their code is in its entry), so the workers report only what they touch
+    earlier = _read_json(target / MANIFEST)
+    stale = set(stale_kernels(earlier)[1])
+    kept = {k: deps for k, deps in (earlier.get("kernels") or {}).items() if k not in stale}
+    env = {
+        **os.environ,
+        BUILDING_ENV: "1",
+        PRECOMPILED_DIR_ENV: str(target),
+        "SDL_VIDEODRIVER": os.environ.get("SDL_VIDEODRIVER", "dummy"),
+    }
+    start, before = time.perf_counter(), os.times()
+    lines: queue.Queue = queue.Queue()
+    labels: list[str] = []
+    queued: list[int] = []
+    done: dict[str, dict[str, Any]] = {}
+    kernels: dict[str, list[str]] = {}
+    with tempfile.TemporaryFile("w+") as errors:
+        workers = [_Worker(n + 1, env, lines, errors) for n in range(jobs)]
+        running = len(workers)
+        while running:
+            worker, message = lines.get()
+            if message is None:
+                running -= 1
+                continue
+            kind = message.get("event")
+            if kind == "plan" and not labels:
+                labels = list(message["parts"])
+                queued = list(range(len(labels)))
+            if kind == "part":
+                done[str(message["label"])] = {
+                    "cpu_s": round(float(message["cpu_s"]), 2),
+                    **message.pop("summary"),
+                }
+                worker.busy = False
+            if kind == "kernels":
+                kernels.update(message["kernels"])
+            if progress is not None and kind != "kernels":
+                progress({**message, "worker": worker.number, "workers": jobs})
+            if kind in ("plan", "part") and not worker.busy:
+                worker.give(queued.pop(0) if queued else None)
+        codes = [w.process.wait() for w in workers]
         errors.seek(0)
         stderr = errors.read()
     seconds, after = time.perf_counter() - start, os.times()
     cpu = (after.children_user + after.children_system) - (
         before.children_user + before.children_system
     )
-    if returncode != 0:
-        shutil.rmtree(staging, ignore_errors=True)
+    shutil.rmtree(target / "locks", ignore_errors=True)
+    if any(codes) or len(done) != len(labels) or not kernels:
         raise RuntimeError(f"compiling the kernels failed:\n{stderr.strip()}")
-    manifest = json.loads((staging / MANIFEST).read_text())
-    manifest["seconds"], manifest["cpu_seconds"] = round(seconds, 1), round(cpu, 1)
-    (staging / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
-    if target.exists():
-        shutil.rmtree(target)
-    staging.rename(target)
+    for entry in target.glob("*/*.nb[ic]"):
+        if ".rec." not in entry.name:  # an older build's entry, without a dependency record
+            entry.unlink(missing_ok=True)
+    parts = [label for label in labels if label in done]
+    manifest = write_manifest(
+        target,
+        kernels={**kept, **kernels},
+        built_by="crowdsteer compile",
+        parts=parts,
+        compiled={label: done[label] for label in parts},
+        jobs=jobs,
+        seconds=round(seconds, 1),
+        cpu_seconds=round(cpu, 1),
+    )
+    forget_checks()
     files = [p for p in target.rglob("*") if p.is_file()]
-    compiled = manifest.get("compiled", {})
+    compiled = manifest["compiled"]
     return BuildReport(
         folder=target,
         seconds=seconds,
         cpu_seconds=cpu,
         files=len(files),
         megabytes=sum(p.stat().st_size for p in files) / 1e6,
-        parts=manifest["parts"],
+        parts=parts,
         kernels=sum(len(part["kernels"]) for part in compiled.values()),
         compiled=compiled,
+        held=len(manifest["kernels"]),
     )
 
 
 class ProgressBar:
-    """Shows a build's progress on ``stream``: a bar per configuration on a terminal (advanced by
-    each kernel numba compiles, at the configuration's expected cost per kernel, and set to the
-    expected cost of the configurations done), one line per configuration otherwise. The
-    remaining time is the expected CPU seconds left at the rate this build has gone so far, so
-    it grows when other work shares the cores."""
+    """Shows a build's progress on ``stream``. On a terminal: a bar of the CPU seconds the
+    building interpreters have spent against the build's expected CPU seconds, redrawn at each
+    kernel and tick (at least every :data:`TICK_S` s), naming what each interpreter compiles or
+    waits for. Otherwise plain lines: one per configuration done, and one per interpreter at
+    least every ``every`` seconds while it works, naming its configuration, the kernel it
+    compiles and the CPU seconds spent."""
 
-    def __init__(self, expected: Estimate, stream: Any = None, bar: bool | None = None) -> None:
+    def __init__(
+        self,
+        expected: Estimate,
+        stream: Any = None,
+        bar: bool | None = None,
+        every: float = 8.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.expected = expected
         self.stream = sys.stderr if stream is None else stream
         self.bar = self.stream.isatty() if bar is None else bar
+        self.every = every
+        self.clock = clock
         self.labels: list[str] = []
-        self.done = 0.0  # expected CPU seconds of the configurations done
-        self.in_part = 0.0  # expected CPU seconds of the current configuration's kernels so far
-        self.current = 0
+        self.finished = 0
+        self.cpu: dict[int, float] = {}  # per interpreter, CPU seconds so far
+        self.doing: dict[int, str] = {}  # per interpreter, what it compiles or waits for
+        self.last_line: dict[int, float] = {}
         self._tqdm: Any = None
 
     def __call__(self, message: dict[str, Any]) -> None:
         kind = message.get("event")
+        worker = int(message.get("worker", 1))
         if kind == "plan":
+            if self.labels:
+                return
             self.labels = list(message["parts"])
             if self.bar:
                 from tqdm import tqdm
 
                 self._tqdm = tqdm(
-                    total=round(self.expected.total(self.labels), 1),
+                    total=round(max(self.expected.total_cpu_s, 1.0), 1),
                     file=self.stream,
-                    bar_format="{desc} |{bar}| {percentage:3.0f}% [{elapsed}<{remaining}]{postfix}",
+                    unit="CPU-s",
+                    bar_format="{desc} |{bar}| {n:.0f}/{total:.0f} CPU-s [{elapsed}]{postfix}",
                     mininterval=0.2,
                 )
                 self._describe()
         elif kind == "compiling":
-            cpu, kernels = self.expected.of(self.labels[self.current]) if self.labels else OTHER
-            if kernels:
-                self.in_part = min(cpu, self.in_part + cpu / kernels)
-            if self._tqdm is not None:
-                if message.get("depth") == 1:
-                    self._tqdm.set_postfix_str(message["kernel"].removeprefix("crowdsteer."))
-                self._advance()
+            if message.get("depth") == 1 or worker not in self.doing:
+                self.doing[worker] = _short(message["kernel"])
+            self._show(worker)
+        elif kind == "waiting":
+            self.doing[worker] = f"waiting for {_short(message['kernel'])}"
+            self._show(worker)
+        elif kind == "tick":
+            self.cpu[worker] = float(message.get("cpu_s", 0.0))
+            outer, inner = message.get("outer"), message.get("kernel")
+            if message.get("waiting") and not outer:
+                self.doing[worker] = f"waiting for {_short(message['waiting'])}"
+            elif outer:  # the kernel called from Python, and the callee compiling inside it
+                inside = f" > {_short(inner)}" if inner and inner != outer else ""
+                self.doing[worker] = _short(outer) + inside
+            else:
+                self.doing.pop(worker, None)
+            self._show(worker, message)
         elif kind == "part":
-            index, label = int(message["index"]), str(message["label"])
-            self.done += self.expected.of(label)[0]
-            self.in_part, self.current = 0.0, index + 1
+            self.finished += 1
+            self.doing.pop(worker, None)
             if self._tqdm is not None:
-                self._advance()
                 self._describe()
+                self._advance()
             else:
                 print(
-                    f"[{index + 1}/{len(self.labels)}] {label}: {message['cpu_s']:.1f} CPU-s, "
-                    f"{message['kernels']} kernels compiled",
+                    f"[{self.finished}/{len(self.labels)}] {message['label']}: "
+                    f"{message['cpu_s']:.1f} CPU-s, {message['kernels']} kernels compiled",
                     file=self.stream,
                     flush=True,
                 )
+                self.last_line[worker] = self.clock()
+
+    def _show(self, worker: int, tick: dict[str, Any] | None = None) -> None:
+        if self._tqdm is not None:
+            self._advance()
+            return
+        if tick is None or tick.get("label") is None:
+            return
+        now = self.clock()
+        if now - self.last_line.get(worker, -1e9) < self.every:
+            return
+        self.last_line[worker] = now
+        what = self.doing.get(worker, "running")
+        print(
+            f"  [{tick['label']}] {what}: {float(tick.get('part_cpu_s', 0.0)):.1f} CPU-s in this "
+            f"configuration, {sum(self.cpu.values()):.1f} CPU-s in all",
+            file=self.stream,
+            flush=True,
+        )
 
     def _describe(self) -> None:
-        k = min(self.current, len(self.labels) - 1)
-        self._tqdm.set_description_str(f"[{k + 1}/{len(self.labels)}] {self.labels[k]}")
+        self._tqdm.set_description_str(f"[{self.finished}/{len(self.labels)} configurations]")
 
     def _advance(self) -> None:
-        self._tqdm.n = round(self.done + self.in_part, 1)
+        spent = sum(self.cpu.values())
+        self._tqdm.n = round(min(spent, self._tqdm.total * 0.99), 1)
+        self._tqdm.set_postfix_str(
+            "; ".join(self.doing[w] for w in sorted(self.doing)), refresh=False
+        )
         self._tqdm.refresh()
 
     def close(self) -> None:
         if self._tqdm is not None:
+            self._tqdm.n = self._tqdm.total
             self._tqdm.set_postfix_str("")
             self._tqdm.close()
+
+
+def _short(kernel: str) -> str:
+    """A kernel's name without the package prefix."""
+    return kernel.removeprefix("crowdsteer.")
 
 
 if __name__ == "__main__":
