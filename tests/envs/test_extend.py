@@ -200,3 +200,31 @@ def test_the_docs_page_shows_the_tested_file():
     for block in blocks:
         code = block.split("```")[0]
         assert code in source, code[:200]
+
+
+def test_the_placement_helpers():
+    g = np.random.default_rng(0)
+    start, goal = ext.boxes(ext.Box(0, 0, 1, 1), ext.Box(5, 5, 6, 6))(g, np.arange(50))
+    assert start.shape == goal.shape == (50, 2)
+    assert (start >= 0).all() and (start <= 1).all() and (goal >= 5).all() and (goal <= 6).all()
+    start, goal = ext.ring(4.0)(g, np.arange(20))
+    np.testing.assert_allclose(np.linalg.norm(start, axis=1), 4.0)
+    np.testing.assert_allclose(goal, -start)
+    np.testing.assert_allclose(ext.line_points((0, 0), (4, 2), 3), [[0, 0], [2, 1], [4, 2]])
+    np.testing.assert_allclose(
+        ext.ring_points(2.0, 4), [[2, 0], [0, 2], [-2, 0], [0, -2]], atol=1e-12
+    )
+    assert ext.walls(ext.wall(0, 0, 1, 0), (0, 1, 1, 1)).shape == (2, 2, 2)
+    d = ext.discs([(0, 0), (1, 1)], 0.5)
+    assert d["obstacle_radius"].tolist() == [0.5, 0.5] and d["obstacle_pos"].shape == (2, 2)
+    counts = ext.Counts(1, 3, 1)
+    paths = ext.waypoint_paths(
+        counts.total, [0, 2], np.zeros((2, 2)), [(1, 1), (2, 2)], np.ones((2, 2))
+    )
+    assert paths["path"].shape == (5, 4, 2) and paths["path_len"].tolist() == [4, 0, 4, 0, 0]
+    from crowdsteer.envs.steering.registry import NAMES
+
+    ids = ext.pedestrian_behaviours(counts, ["orca", "cardioid"])
+    assert [NAMES[i] if i >= 0 else None for i in ids] == [None, "orca", "cardioid", "orca", None]
+    with pytest.raises(ext.ScenarioError, match="must be some of"):
+        ext.pedestrian_behaviours(counts, ["flying"])

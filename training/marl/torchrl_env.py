@@ -33,6 +33,7 @@ so world ``b`` replays the episodes of ``crowd_v0.parallel_env`` reset with seed
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numba
@@ -158,7 +159,7 @@ class CrowdTorchEnv(EnvBase):
         if torch.device(device).type != "cpu":
             raise ConfigError(f"device={device!r} is invalid: the crowd steps on the CPU ('cpu')")
         if config is None:
-            if isinstance(config_kwargs.get("scenario", ""), str):
+            if not isinstance(config_kwargs.get("scenario", ""), Mapping):  # not explicit
                 config_kwargs.setdefault("n_learners", 3)
             config = CrowdConfig.from_kwargs(preset=preset, **config_kwargs)
         elif preset is not None or config_kwargs:
