@@ -45,11 +45,12 @@ of 16 small worlds, and 2 per thread still even out a thread that falls behind."
 PARALLEL_MODES = (False, True, "auto")
 """The values of ``parallel``: serial, threaded, or chosen from the batch's size (``"auto"``)."""
 
-AUTO_MIN_BODY_SLOTS = 2048
-"""``parallel="auto"`` threads a batch of at least this many body slots (worlds x bodies) when
-numba has two threads or more, and steps smaller ones serially: below it, handing chunks of
-worlds to the threads costs more than the second core gives back (``docs/performance.md``, "Two
-cores", has the measurements and the command)."""
+AUTO_MIN_PAIRS = 40_000
+"""``parallel="auto"`` threads a batch of at least this many pairs of bodies (B x N x N: what a
+step's cost grows with, about 0.05 us per pair on one core of a 2-vCPU AMD EPYC) when two threads
+can run, and steps smaller ones serially. Handing the chunks of worlds to the threads and back
+costs about 0.3-0.5 ms a step there, so the second core pays only for steps of a few ms: at
+40,000 pairs (2 ms) two free cores give about 1.4x (``docs/performance.md``, "Two cores")."""
 
 
 def available_cores() -> int:
@@ -67,7 +68,7 @@ def threaded(parallel: bool | str, num_worlds: int, bodies: int, threads: int) -
         return bool(parallel)
     if parallel != "auto":
         raise ValueError(f"parallel={parallel!r}: choose True, False or 'auto'")
-    return threads >= 2 and num_worlds >= 2 and num_worlds * bodies >= AUTO_MIN_BODY_SLOTS
+    return threads >= 2 and num_worlds >= 2 and num_worlds * bodies * bodies >= AUTO_MIN_PAIRS
 
 
 class SimulationError(RuntimeError):

@@ -262,12 +262,13 @@ def test_parallel_kernels_replay_the_serial_step_exactly(kw):
 
 
 def test_auto_threads_only_batches_large_enough_on_two_threads_or_more():
-    slots = simulator.AUTO_MIN_BODY_SLOTS
-    worlds = -(-slots // 20)  # the fewest worlds of 20 bodies that reach it
+    pairs = simulator.AUTO_MIN_PAIRS
+    worlds = -(-pairs // 400)  # the fewest worlds of 20 bodies that reach it
     assert simulator.threaded("auto", worlds, 20, 2)
     assert not simulator.threaded("auto", worlds - 1, 20, 2)  # too small: serial
     assert not simulator.threaded("auto", worlds, 20, 1)  # one thread: serial
-    assert not simulator.threaded("auto", 1, 10 * slots, 2)  # one world: nothing to share
+    assert not simulator.threaded("auto", 1, pairs, 2)  # one world: nothing to share
+    assert simulator.threaded("auto", 4096, 20, 2) and not simulator.threaded("auto", 16, 20, 2)
     assert simulator.threaded(True, 1, 1, 1) and not simulator.threaded(False, 10**6, 20, 8)
     for bad in ("yes", 2, None):
         with pytest.raises(ValueError, match="parallel="):
