@@ -140,6 +140,7 @@ class ViewControls:
     screenshot_requested: bool = False
     quit_requested: bool = False
     restart_requested: bool = False
+    keys_pressed: int = 0  # every key pressed so far (a card that waits for any key reads it)
     held: set[int] = field(default_factory=set)
     mouse_pos: tuple[int, int] | None = None
     mouse_walk: bool = False  # right button held (play)
@@ -173,6 +174,7 @@ class ViewControls:
         if t == pygame.QUIT:
             self.quit_requested = True
         elif t == pygame.KEYDOWN:
+            self.keys_pressed += 1
             self._key_down(event, camera, num_bodies)
         elif t == pygame.KEYUP:
             self.held.discard(event.key)

@@ -64,6 +64,18 @@ def fit_text(font: Any, text: str, room: int) -> str:
     return text + "..."
 
 
+def wrap_text(font: Any, text: str, room: int) -> list[str]:
+    """``text`` broken at spaces into lines at most ``room`` pixels wide (a word longer than a
+    line is cut with an ellipsis)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and font.size(lines[-1] + " " + word)[0] <= room:
+            lines[-1] += " " + word
+        else:
+            lines.append(fit_text(font, word, room))
+    return lines or [""]
+
+
 def panel(size: tuple[int, int], style: Style, alpha: int | None = None) -> pygame.Surface:
     """A translucent box of ``size`` pixels in the style's panel colour."""
     box = pygame.Surface((max(size[0], 1), max(size[1], 1)), pygame.SRCALPHA)
@@ -121,15 +133,17 @@ def rows_box(
     alpha: int | None = None,
 ) -> pygame.Surface:
     """A box of two-column rows (name, value) under an optional title line, at most
-    ``max_width`` pixels wide (values are cut to fit)."""
+    ``max_width`` pixels wide (a long value wraps onto more lines, under its own column)."""
     lines: list[tuple[Any, Any]] = []
     text_colour = style.text if colour is None else colour
     name_w = max((font.size(n)[0] for n, _ in rows), default=0)
     gap = font.size("  ")[0]
     room = None if max_width is None else max_width - 2 * PAD - name_w - gap
     for name, value in rows:
-        v = value if room is None else fit_text(font, value, max(room, 20))
-        lines.append((font.render(name, True, tint_text(style)), font.render(v, True, text_colour)))
+        parts = [value] if room is None else wrap_text(font, value, max(room, 20))
+        for k, v in enumerate(parts):
+            label = font.render(name if k == 0 else "", True, tint_text(style))
+            lines.append((label, font.render(v, True, text_colour)))
     head = None
     if title:
         t = title if max_width is None else fit_text(font, title, max_width - 2 * PAD)

@@ -447,7 +447,7 @@ class Viewer:
             extra = inspect(selected) if inspect is not None else None
             title, rows = body_rows(view, selected, extra)
             panel = tx.rows_box(
-                self._fonts.small, rows, st, title=title, max_width=max(self.width // 3, 160)
+                self._fonts.small, rows, st, title=title, max_width=max(self.width * 2 // 5, 200)
             )
         right = panel.get_width() + 8 if panel is not None else 0
         camera, world_rect = self._camera(view, bounds, world, (0, top, right, bottom), selected)

@@ -124,3 +124,28 @@ def test_api_frames_follow_the_scene_aspect():
     env.close()
     assert first.shape == second.shape and first.shape[1] == 600
     assert first.shape[0] < 0.6 * first.shape[1]
+
+
+def test_the_selection_panel_wraps_long_values_instead_of_cutting_them():
+    from crowdsteer.envs.render import text as tx
+
+    fonts = tx.Fonts(640, 640, STYLE)
+    assert fonts.load()
+    rows = [
+        ("driven by", "you (arrows / WASD, right mouse button)"),
+        ("position", "(-5.09, 0.41) m"),
+    ]
+    cut = []
+    real = tx.fit_text
+
+    def fit(font, text, room):
+        out = real(font, text, room)
+        cut.extend([text] if out != text else [])
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tx, "fit_text", fit)
+        narrow = tx.rows_box(fonts.small, rows, STYLE, title="learner 0", max_width=200)
+    wide = tx.rows_box(fonts.small, rows, STYLE, title="learner 0")
+    assert narrow.get_width() <= 200 and cut == []  # nothing cut
+    assert narrow.get_height() > wide.get_height()  # the long value took more lines

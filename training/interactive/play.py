@@ -226,9 +226,10 @@ def run_play(
 
     ``realtime=False`` steps as fast as frames are drawn (for tests and recordings); ``speed``
     starts the clock faster or slower. ``start_paused``: open paused on :data:`START_CARD` until
-    Space. ``wait_at_end``: after an episode that is not the last, wait for R (next episode) or
-    Q (quit) with the metrics on screen; otherwise go on at once. ``on_step`` is called after
-    every step (with the batch), ``on_frame`` after every frame shown (with the viewer).
+    Space. ``wait_at_end``: after an episode, show its metrics on a card until R (next episode)
+    or Q (quit), after the last one until any key; otherwise go on at once. ``on_step`` is
+    called after every step (with the batch), ``on_frame`` after every frame shown (with the
+    viewer).
     """
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     from crowdsteer.envs.api.rendering import RenderHandle
@@ -338,10 +339,15 @@ def run_play(
                     break
                 continue  # R: the next episode at once
             last = episodes is not None and len(results) >= episodes
-            if wait_at_end and not last:
-                viewer.card = (f"episode {len(results)} over: R next episode, Q quit", rows)
+            if wait_at_end:
+                # the last episode's card stays until any key, the others' until R or Q
+                ask = "any key closes" if last else "R next episode, Q quit"
+                viewer.card = (f"episode {len(results)} over: {ask}", rows)
                 c.restart_requested = False
+                pressed = c.keys_pressed
                 while not viewer.window_closed and not c.restart_requested:
+                    if last and c.keys_pressed > pressed:
+                        break
                     viewer.show(
                         s, 0, sim.state.bounds[0], info, inspect=inspect, trace=sim.buffers.trace
                     )
