@@ -40,7 +40,7 @@ import crowdsteer.envs
 from crowdsteer.baselines import make_policy
 from crowdsteer.envs import crowd_v0
 from crowdsteer.training.evaluation.evaluate import evaluate
-from crowdsteer.training.perf.bench_speed import Case, make_stepper
+from crowdsteer.training.perf.bench_speed import Case, CeilingStepper, make_stepper
 from crowdsteer.training.perf.precompile import EXPLICIT_SCENE
 
 env = gymnasium.make("crowdsteer/CrowdNav-v0", scenario="circle_crossing", n_pedestrians=5)
@@ -62,9 +62,11 @@ vec.reset(seed=2)
 vec.step(vec.action_space.sample())
 for policy in ("orca", "social_force", "cardioid"):
     evaluate(policy, scenario="bottleneck", episodes=3, max_steps=10)
-stepper = make_stepper(Case("batch", 16, 20, 10, 8, 2), seed=0)
-for k in range(3):
-    stepper(k)
+for case in (Case("batch", 16, 20, 10, 8, 2), Case("batch", 16, 20, 10, 8, 2, parallel=True)):
+    stepper = make_stepper(case, seed=0)
+    for k in range(3):
+        stepper(k)
+CeilingStepper(4, 6)(0)
 print(json.dumps(compiled))
 """
 
@@ -72,8 +74,9 @@ print(json.dumps(compiled))
 @current
 def test_first_uses_compile_nothing_after_crowdsteer_compile(tmp_path, record_compiles):
     # The README's quick start and explicit scene, configurations the build does not run as such
-    # (other scenarios, sizes, baselines on another scenario) and bench-speed's batch form: the
-    # same kernels and signatures, so nothing compiles and no notice is printed.
+    # (other scenarios, sizes, baselines on another scenario) and bench-speed's batch form,
+    # serial and threaded, and its minimal kernel: the same kernels and signatures, so nothing
+    # compiles and no notice is printed.
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "SDL_VIDEODRIVER": "dummy"}
     out = subprocess.run(
         [sys.executable, "-c", record_compiles + FIRST_USES],

@@ -146,9 +146,10 @@ def _step_check() -> None:
 
 def _bench_speed() -> None:
     from crowdsteer.training.perf.bench_forms import ClosedLoopStepper
-    from crowdsteer.training.perf.bench_speed import Case, make_stepper
+    from crowdsteer.training.perf.bench_speed import Case, CeilingStepper, make_stepper
     from crowdsteer.training.perf.presence import new_totals
 
+    CeilingStepper(2, 4)(0)  # the minimal kernel (--ceiling, bench-peers' yardstick)
     for leave in (False, True):  # the presence count, with and without renewed goals
         stepper = make_stepper(Case("batch", 2, 10, 5, 4, 1), seed=0, learners_leave=leave)
         for k in range(STEPS):
