@@ -118,6 +118,18 @@ def test_the_build_runs_every_command_of_the_readme():
     assert "scenario circle_crossing" in parts and "baseline orca" in parts
 
 
+def test_a_second_build_of_a_current_folder_compiles_nothing():
+    # The README's second set-up command after the first: the same sources and workload.
+    current = folder_is_current(precompiled_dir())
+    manifest = json.loads((precompiled_dir() / MANIFEST).read_text()) if current else {}
+    if manifest.get("workload") != precompile._workload():
+        pytest.skip("the install's precompiled kernels are not current for this workload")
+    report = build()
+    assert report.compiled == {} and report.kernels == 0
+    assert report.held == len(manifest["kernels"]) > 0
+    assert json.loads((precompiled_dir() / MANIFEST).read_text()) == manifest  # left as it was
+
+
 def _probe(module: str):
     namespace = {"__name__": module}
     exec("def thrice(x):\n    return 3 * x\n", namespace)  # a function of that module

@@ -27,6 +27,7 @@ machine estimates its time from them.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import queue
@@ -433,9 +434,17 @@ def build(
     with _locked(target):
         if not force and _current(target):
             manifest = _read_json(target / MANIFEST)
-            if manifest.get("parts") == [label for label, _ in _parts()]:
+            if manifest.get("workload") == _workload():
                 return _kept(target, manifest)
         return _build(target, progress, jobs, force)
+
+
+def _workload() -> dict[str, Any]:
+    """What decides the workload: its configurations' names and this module's source (what
+    each configuration runs)."""
+    with open(__file__, "rb") as f:
+        source = hashlib.sha256(f.read()).hexdigest()
+    return {"parts": [label for label, _ in _parts()], "source": source}
 
 
 def _kept(target: Path, manifest: dict[str, Any]) -> BuildReport:
@@ -626,6 +635,7 @@ def _build(target: Path, progress: Progress | None, jobs: int, force: bool) -> B
         target,
         kernels={**kept, **kernels},
         built_by="crowdsteer compile",
+        workload=_workload(),
         parts=parts,
         compiled={label: done[label] for label in parts},
         jobs=jobs,
