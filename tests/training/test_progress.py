@@ -89,3 +89,27 @@ def test_the_demo_command_prints_progress_on_stderr(tmp_path, capsys):
     assert err[0].startswith("demo: drawing 4 frames of circle_crossing")
     assert any(line.startswith(f"demo: writing 4 frames to {out}") for line in err)
     assert "-> " in captured.out  # the summary stays on stdout
+
+
+def test_evaluate_tells_its_progress_as_episodes_end():
+    from crowdsteer.training.evaluation.evaluate import evaluate
+
+    out = io.StringIO()
+    progress = ProgressLines("evaluate", 6, "episodes", every_s=0.0, stream=out)
+    result = evaluate("goal_seek", "circle_crossing", episodes=6, num_worlds=4, progress=progress)
+    counts = [int(line.split()[1].split("/")[0]) for line in out.getvalue().splitlines()]
+    assert counts == sorted(counts) and counts[-1] < 6 and progress.done == 6
+    assert result["episodes"] == 6
+
+
+def test_loading_a_model_is_announced_before_torch_is_imported(capsys):
+    pytest.importorskip("stable_baselines3")
+    from crowdsteer.envs.core.config import CrowdConfig
+    from crowdsteer.training.evaluation.evaluate import resolve_policy
+
+    config = CrowdConfig.from_kwargs(n_learners=5, n_pedestrians=5)
+    resolve_policy("cardioid", config, announce="evaluate")
+    assert capsys.readouterr().err == ""  # a baseline loads nothing
+    resolve_policy("circle_crossing", config, announce="evaluate")
+    err = capsys.readouterr().err
+    assert err.startswith("evaluate: loading the model circle_crossing")

@@ -25,7 +25,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.rewards import DISCOMFORT
 
+from ..support.progress import ProgressLines
 from .metrics import (
     DEFAULT_DEADLOCK_PARAMS,
     METRIC_KEYS,
@@ -70,7 +71,7 @@ class EpisodeScene:
     bounds: tuple[float, float, float, float]
 
 
-def resolve_policy(policy: Any, config: CrowdConfig) -> Any:
+def resolve_policy(policy: Any, config: CrowdConfig, announce: str | None = None) -> Any:
     """A policy object with ``act(obs (K, dim)) -> (K, 2)``.
 
     ``policy`` is a baseline name (``list_policies``), a shipped model's short name
@@ -78,7 +79,8 @@ def resolve_policy(policy: Any, config: CrowdConfig) -> Any:
     (``.zip``) or to an RLlib checkpoint directory, or any object with an ``act`` method (used as
     it is). An object with ``act_on_batch(batch, rows) -> (K, 2)`` instead acts from the batch's
     world state for the learners flagged in ``rows: (B, L)`` (a scripted robot that reads more
-    than an observation, such as ``code_robot.CodeOrcaRobot``).
+    than an observation, such as ``code_robot.CodeOrcaRobot``). ``announce``: the command
+    loading it, which says so on stderr before a model is loaded (torch's import takes seconds).
     """
     from crowdsteer.baselines.policies import (
         SHIPPED_MODELS,
@@ -93,9 +95,13 @@ def resolve_policy(policy: Any, config: CrowdConfig) -> Any:
         name = str(policy)
         if name in list_policies():
             return make_policy(name, config=config)
-        if name in SHIPPED_MODELS:
-            return load_policy(name, config=config)
-        if Path(name).suffix == ".zip" or Path(name).exists():
+        if name in SHIPPED_MODELS or Path(name).suffix == ".zip" or Path(name).exists():
+            if announce is not None:
+                print(
+                    f"{announce}: loading the model {name} (importing torch and its library)",
+                    file=sys.stderr,
+                    flush=True,
+                )
             return load_policy(name, config=config)
         raise ValueError(
             f"policy={name!r} is neither a baseline ({sorted(list_policies())}) nor a model file"
@@ -140,11 +146,16 @@ def make_config(scenario: Any = None, preset: str | None = None, **config: Any):
 
 
 def _run_chunk(
-    config: CrowdConfig, policy: Any, seeds: Sequence[int], seconds: dict[str, float]
+    config: CrowdConfig,
+    policy: Any,
+    seeds: Sequence[int],
+    seconds: dict[str, float],
+    progress: Callable[[int], None] | None = None,
 ) -> tuple[list[EpisodeRecord], list[EpisodeScene]]:
     """Run one batch of seeded episodes to their ends; one record and scene per seed. Adds the
     wall time spent building and resetting the worlds (scenes drawn), in ``policy.act`` and in
-    the simulation's step to ``seconds`` (keys ``resetting_s``, ``acting_s``, ``stepping_s``)."""
+    the simulation's step to ``seconds`` (keys ``resetting_s``, ``acting_s``, ``stepping_s``).
+    ``progress``: told after every step how many of the chunk's episodes have ended."""
     b = len(seeds)
     t0 = time.perf_counter()
     batch = make_batch(config, b)
@@ -213,6 +224,8 @@ def _run_chunk(
         now_done = batch.world_done() & ~done
         end[now_done] = t
         done |= now_done
+        if progress is not None:
+            progress(int(done.sum()))
     end[end < 0] = t
     records = []
     for w in range(b):
@@ -248,11 +261,12 @@ def run_episodes(
     seed: int = 0,
     num_worlds: int | None = None,
     seconds: dict[str, float] | None = None,
+    progress: ProgressLines | None = None,
 ) -> tuple[list[EpisodeRecord], list[EpisodeScene]]:
     """Recorded episodes ``seed .. seed + episodes - 1`` of ``policy`` (resolved already) under
     ``config``, in chunks of ``num_worlds`` worlds; one ``EpisodeRecord`` and scene per episode.
     ``seconds``, when given, receives the wall time of resetting, acting and stepping
-    (``_run_chunk``)."""
+    (``_run_chunk``); ``progress``, the count of episodes ended after every step."""
     if not (isinstance(episodes, (int, np.integer)) and episodes >= 1):
         raise ValueError(f"episodes={episodes!r} must be an int >= 1")
     chunk = DEFAULT_NUM_WORLDS if num_worlds is None else int(num_worlds)
@@ -265,7 +279,8 @@ def run_episodes(
         spent.setdefault(key, 0.0)
     for first in range(0, int(episodes), chunk):
         seeds = [int(seed) + e for e in range(first, min(int(episodes), first + chunk))]
-        r, sc = _run_chunk(config, policy, seeds, spent)
+        told = None if progress is None else (lambda k, first=first: progress.update(first + k))
+        r, sc = _run_chunk(config, policy, seeds, spent, told)
         records += r
         scenes += sc
     return records, scenes
@@ -282,6 +297,7 @@ def evaluate(
     return_records: bool = False,
     confidence: float = 0.95,
     deadlock_params: DeadlockParams = DEFAULT_DEADLOCK_PARAMS,
+    progress: ProgressLines | None = None,
     **config: Any,
 ) -> dict[str, Any]:
     """Metrics of ``policy`` on ``episodes`` seeded episodes of ``scenario``.
@@ -296,13 +312,14 @@ def evaluate(
     ``episode_s`` running the episodes (the three, and recording them) and ``metrics_s``
     computing the metrics); with ``return_records`` also ``records`` (one ``EpisodeRecord`` per
     episode), ``scenes`` (``EpisodeScene``) and ``per_episode`` (the ``learner_metrics`` dicts).
-    Deterministic: the same arguments give identical results (the seconds aside).
+    Deterministic: the same arguments give identical results (the seconds aside). ``progress``:
+    told of the episodes ended as they run (its lines say how many are left).
     """
     cfg = make_config(scenario, preset=preset, **config)
     pol = resolve_policy(policy, cfg)
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    records, scenes = run_episodes(pol, cfg, episodes, seed, num_worlds, seconds)
+    records, scenes = run_episodes(pol, cfg, episodes, seed, num_worlds, seconds, progress)
     t1 = time.perf_counter()
     per_episode = [learner_metrics(r, deadlock_params) for r in records]
     result: dict[str, Any] = dict(aggregate(per_episode, confidence))
@@ -434,19 +451,22 @@ def _evaluate_one(name: str, cfg: Any, args: Any, preset: str | None, config: di
     """``(label, result, step checker or None)`` of policy ``name`` on the command's episodes."""
     from crowdsteer.baselines.step_check import StepCheckPolicy
 
-    policy, label = resolve_policy(name, cfg), policy_label(name)
+    policy, label = resolve_policy(name, cfg, announce="evaluate"), policy_label(name)
     describe = getattr(policy, "describe", None)
     if describe is not None:  # a loaded model: what it is and where it came from
         print(f"policy: {describe()}", file=sys.stderr)
     if getattr(args, "step_check", False):
         policy, label = StepCheckPolicy(policy, cfg), f"{label}+step_check"
     checker = policy if isinstance(policy, StepCheckPolicy) else None
+    progress = ProgressLines("evaluate", args.episodes, "episodes")
+    progress.start(f"{label}: {args.episodes} seeded episodes from seed {args.seed}")
     result = evaluate(
         policy,
         scenario=args.scenario,
         episodes=args.episodes,
         seed=args.seed,
         preset=preset,
+        progress=progress,
         **config,
     )
     if checker is not None:  # how often the check changed the policy's action

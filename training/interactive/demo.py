@@ -195,7 +195,7 @@ def run_clip(
     options = _overlay_options(OverlayOptions, overlays)
     watched = options.any() or mode == "human"
     batch = make_batch(config, 1, trace=watched)
-    pol = resolve_policy(policy, config)
+    pol = resolve_policy(policy, config, announce=None if progress is None else progress.label)
     handle = RenderHandle(batch, None, driver=policy)
     settings = OverlaySettings.from_config(config, learner_policy=policy)
     width = int(size or config.render_size)
