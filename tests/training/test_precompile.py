@@ -101,8 +101,11 @@ def test_the_first_step_compiles_each_kernel_once():
     # that starts at 0 is typed first as that literal; either compiles the callee, and all it
     # calls, a second time.
     manifest = json.loads((precompiled_dir() / MANIFEST).read_text())
-    first = manifest["compiled"][manifest["parts"][0]]
     assert manifest["parts"][0] == "default environment"
+    if "from_scratch" not in manifest:
+        pytest.skip("no build of this folder from nothing recorded (`crowdsteer compile --force`)")
+    manifest = manifest["from_scratch"]
+    first = manifest["compiled"]["default environment"]
     assert any(name.endswith(".fused_step") for name in first["kernels"])  # compiled from scratch
     assert sorted(set(first["literal"]) - KNOWN_LITERAL) == []
     assert sorted(set(first["twice"]) - KNOWN_LITERAL) == []

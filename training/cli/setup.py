@@ -20,8 +20,9 @@ def _compile(args: argparse.Namespace) -> int:
     print(
         "crowdsteer compile: compiling the kernels of every configuration the README's commands "
         f"use, once per install, in {jobs} process{'es' if jobs > 1 else ''}; kernels already "
-        f"built and current are kept; at most about {expected.total_cpu_s:.0f} CPU-seconds "
-        f"(from {expected.source}), more wall time while other work shares the cores",
+        f"built and current are kept; a build from nothing takes about "
+        f"{expected.total_cpu_s:.0f} CPU-seconds (from {expected.source}), more wall time "
+        "while other work shares the cores",
         file=sys.stderr,
         flush=True,
     )

@@ -327,18 +327,19 @@ def main() -> None:
 
 # ----------------------------------------------------------------------------- the command side
 REFERENCE = {
-    "default environment": (50.0, 92),
-    "shaping": (6.0, 54),
-    "baseline goal_seek": (4.0, 2),
+    "default environment": (87.0, 103),
+    "shaping": (7.5, 53),
+    "baseline goal_seek": (6.0, 1),
 }
-"""CPU seconds and kernels compiled of the costly configurations in a build on a 2-vCPU AMD EPYC
-(the estimate when this machine has no build of its own yet); each other configuration costs
-about :data:`OTHER` (most compile nothing new)."""
+"""CPU seconds and kernels compiled of the costly configurations in a build from nothing on a
+2-vCPU AMD EPYC (the estimate when this machine has no build of its own yet); each other
+configuration costs about :data:`OTHER` (most compile nothing new)."""
 
 OTHER = (0.3, 0)
 
-REFERENCE_TOTAL_CPU_S = 75.0
-"""CPU seconds of a whole build on that machine (both interpreters, imports included)."""
+REFERENCE_TOTAL_CPU_S = 112.0
+"""CPU seconds of a whole build from nothing on that machine (all interpreters, imports
+included)."""
 
 
 @dataclass
@@ -357,11 +358,13 @@ class Estimate:
 
 
 def estimate(folder: Path | None = None) -> Estimate:
-    """The cost of a build from the last build in ``folder`` (default: the install's) when it
-    recorded it, else from :data:`REFERENCE`."""
+    """The cost of a build from nothing, from the last such build in ``folder`` (default: the
+    install's) when it recorded one, else from :data:`REFERENCE`."""
     target = Path(folder) if folder is not None else precompiled_dir()
     try:
         manifest = json.loads((target / MANIFEST).read_text())
+        if "kernels" in manifest:  # a build that may have kept kernels: its own from nothing
+            manifest = manifest["from_scratch"]
         recorded = {
             label: (float(part["cpu_s"]), len(part["kernels"]))
             for label, part in manifest["compiled"].items()
@@ -591,6 +594,7 @@ def _build(target: Path, progress: Progress | None, jobs: int, force: bool) -> B
     lines: queue.Queue = queue.Queue()
     labels: list[str] = []
     queued: list[int] = []
+    idle: list[_Worker] = []
     done: dict[str, dict[str, Any]] = {}
     kernels: dict[str, list[str]] = {}
     with tempfile.TemporaryFile("w+") as errors:
@@ -616,7 +620,17 @@ def _build(target: Path, progress: Progress | None, jobs: int, force: bool) -> B
             if progress is not None and kind != "kernels":
                 progress({**message, "worker": worker.number, "workers": jobs})
             if kind in ("plan", "part") and not worker.busy:
-                worker.give(queued.pop(0) if queued else None)
+                idle.append(worker)
+            # the default environment first, alone: every other configuration needs its step
+            # (one kernel, which one interpreter compiles while the others would wait), and its
+            # record is then the first step's compile from nothing
+            while idle and labels:
+                if queued and queued[0] == 0:
+                    idle.pop(0).give(queued.pop(0))
+                elif labels[0] in done:
+                    idle.pop(0).give(queued.pop(0) if queued else None)
+                else:
+                    break
         codes = [w.process.wait() for w in workers]
         errors.seek(0)
         stderr = errors.read()
@@ -631,16 +645,22 @@ def _build(target: Path, progress: Progress | None, jobs: int, force: bool) -> B
         if ".rec." not in entry.name:  # an older build's entry, without a dependency record
             entry.unlink(missing_ok=True)
     parts = [label for label in labels if label in done]
+    this_build = {
+        "compiled": {label: done[label] for label in parts},
+        "jobs": jobs,
+        "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
+    }
+    # the last build that compiled everything (from an empty folder): the next one's estimate
+    scratch = this_build if not earlier.get("kernels") else earlier.get("from_scratch")
     manifest = write_manifest(
         target,
         kernels={**kept, **kernels},
         built_by="crowdsteer compile",
         workload=_workload(),
         parts=parts,
-        compiled={label: done[label] for label in parts},
-        jobs=jobs,
-        seconds=round(seconds, 1),
-        cpu_seconds=round(cpu, 1),
+        **this_build,
+        **({"from_scratch": scratch} if scratch else {}),
     )
     forget_checks()
     files = [p for p in target.rglob("*") if p.is_file()]
