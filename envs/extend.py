@@ -62,6 +62,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import json
 import math
 import re
 import sys
@@ -148,6 +149,7 @@ __all__ = [
     "ring",
     "ring_points",
     "scenario",
+    "scene_scenario",
     "uniform_in",
     "unregister_scenario",
     "wall",
@@ -659,11 +661,53 @@ def extend_scenario(
     return register_scenario(item)
 
 
+def scene_scenario(scene: Mapping[str, Any], name: str) -> Scenario:
+    """An explicit scene (the dict form of ``docs/environment.md``) as a registered
+    ``Scenario`` named ``name``, for what takes scenario names only (training runs, the
+    benchmark): every draw is the scene, and its counts are the configuration's default; other
+    counts are refused by name. Validated now, naming the bad entry."""
+    from .scenarios.explicit import explicit_counts, from_dict
+
+    from_dict(scene, body_defaults(CrowdConfig()))
+    held = explicit_counts(scene)
+    keys = {"n_learners": held.learners, "n_pedestrians": held.pedestrians, "n_flock": held.flock}
+
+    def check(counts: Counts, body: BodyDefaults, params: Any) -> None:
+        if counts != held:
+            asked = f"{counts.learners}, {counts.pedestrians}, {counts.flock}"
+            raise ScenarioError(
+                f"scene {name!r} holds {held.learners} learners, {held.pedestrians} pedestrians "
+                f"and {held.flock} flock units; n_learners, n_pedestrians and n_flock "
+                f"({asked}) must be those"
+            )
+        from_dict(scene, body)
+
+    def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, params: Any):
+        return from_dict(scene, body)
+
+    item = Scenario(name, generate, summary=f"the explicit scene {name}", check=check, counts=keys)
+    return register_scenario(item)
+
+
 def load_scenario(ref: str) -> str:
     """Load a user's scenario named on the command line and return its registered name:
     ``FILE.py:NAME`` (a file, imported as a module of its own) or ``module:NAME`` (an
-    importable module); ``NAME`` is a ``Scenario`` in it, or a name it registered. A plain
-    registered name is returned as it is."""
+    importable module), ``NAME`` a ``Scenario`` in it or a name it registered; or ``FILE.json``,
+    an explicit scene (``scene_scenario``, named after the file). A plain registered name is
+    returned as it is."""
+    if ref.endswith(".json"):
+        path = Path(ref)
+        if not path.is_file():
+            raise ScenarioError(f"--scenario {ref!r}: file {ref!r} does not exist")
+        try:
+            scene = json.loads(path.read_text())
+        except json.JSONDecodeError as err:
+            raise ScenarioError(f"--scenario {ref!r} is not valid JSON: {err}") from None
+        if not isinstance(scene, dict):
+            raise ScenarioError(f"--scenario {ref!r} must hold a JSON object (a scene's dict)")
+        name = re.sub(r"\W", "_", path.stem)
+        name = name if _NAME.match(name) else f"scene_{name}"
+        return scene_scenario(scene, name).name
     if ":" not in ref:
         if ref in SCENARIOS:
             return ref

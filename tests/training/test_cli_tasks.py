@@ -84,3 +84,20 @@ def test_train_flags_carry_the_registered_name(task_file):
     args = argparse.Namespace(rest=["--scenario", f"{task_file}:corridor_with_pillar", "--x", "1"])
     load_tasks(args)
     assert args.rest == ["--scenario", "corridor_with_pillar", "--x", "1"]
+
+
+def test_a_scene_file_as_a_scenario_name(tmp_path, capsys):
+    scene = {
+        "agents": [
+            {"role": "learner", "start": [-3, 0], "goal": [3, 0]},
+            {"role": "pedestrian", "start": [3, 0.5], "goal": [-3, 0.5]},
+        ]
+    }
+    path = tmp_path / "two-walkers scene.json"
+    path.write_text(json.dumps(scene))
+    argv = ["evaluate", "--scenario", str(path), "--policies", "orca", "cardioid"]
+    assert main([*argv, "--episodes", "2"]) == 0
+    assert capsys.readouterr().out.startswith("two_walkers_scene (1 learner(s), 1 ")
+    assert main([*argv, "--n-pedestrians", "3"]) == 1
+    err = capsys.readouterr().err
+    assert "scene 'two_walkers_scene' holds 1 learners, 1 pedestrians" in err

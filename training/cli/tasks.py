@@ -1,5 +1,7 @@
 """A user's task on the command line: ``--scenario FILE.py:NAME`` or ``module:NAME`` (a scenario
-written with ``crowdsteer.envs.extend``), and ``--scene scene.json`` (an explicit scene).
+written with ``crowdsteer.envs.extend``), ``--scenario scene.json`` (an explicit scene, registered
+as a scenario: what training runs and the benchmark take), and ``--scene scene.json`` (the
+explicit scene itself, where a command takes one).
 
 The argument types here only check the form of a reference (help stays fast: nothing is
 imported); ``load_tasks`` imports the user's code once the command runs, registers its scenario
@@ -19,13 +21,14 @@ _REF = re.compile(r"^(?P<where>[^:]+):(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
 
 REF_HELP = (
     "; or a scenario of your own, FILE.py:NAME or module:NAME (crowdsteer.envs.extend, "
-    "docs/your_task.md)"
+    "docs/your_task.md), or an explicit scene's FILE.json"
 )
 
 
 def is_reference(text: str) -> bool:
-    """Whether ``text`` names a user's scenario (``FILE.py:NAME`` or ``module:NAME``)."""
-    return _REF.match(text) is not None
+    """Whether ``text`` names a user's scenario (``FILE.py:NAME``, ``module:NAME``) or an
+    explicit scene's file (``FILE.json``)."""
+    return _REF.match(text) is not None or text.endswith(".json")
 
 
 def scenario_or_reference(names: Sequence[str], what: str = "scenario") -> Callable[[str], str]:
@@ -36,11 +39,15 @@ def scenario_or_reference(names: Sequence[str], what: str = "scenario") -> Calla
     def parse(text: str) -> str:
         if text in allowed:
             return text
+        if text.endswith(".json"):
+            if not Path(text).is_file():
+                raise argparse.ArgumentTypeError(f"scene file {text!r} does not exist")
+            return text
         match = _REF.match(text)
         if match is None:
             raise argparse.ArgumentTypeError(
                 f"unknown {what} {text!r}; choose one of: {', '.join(allowed)}; or FILE.py:NAME "
-                "or module:NAME for a scenario of your own"
+                "or module:NAME for a scenario of your own, or a scene's FILE.json"
             )
         where = match["where"]
         if where.endswith(".py") and not Path(where).is_file():
