@@ -49,8 +49,9 @@ AUTO_MIN_PAIRS = 40_000
 """``parallel="auto"`` threads a batch of at least this many pairs of bodies (B x N x N: what a
 step's cost grows with, about 0.05 us per pair on one core of a 2-vCPU AMD EPYC) when two threads
 can run, and steps smaller ones serially. Handing the chunks of worlds to the threads and back
-costs about 0.3-0.5 ms a step there, so the second core pays only for steps of a few ms: at
-40,000 pairs (2 ms) two free cores give about 1.4x (``docs/performance.md``, "Two cores")."""
+costs about 0.15-0.5 ms of CPU a step there, so the second core pays only for steps of a few ms:
+from 40,000 pairs (2 ms) the threaded batch keeps 0.87 or more of the serial rate per CPU-second
+(``docs/performance.md``, "Two cores", has the measurements and the command)."""
 
 
 def available_cores() -> int:
