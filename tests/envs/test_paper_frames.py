@@ -121,9 +121,15 @@ def test_api_frames_follow_the_scene_aspect():
     first = env.render()
     env.step(env.action_space.sample())
     second = env.render()
+    # the paper frames of docs/rendering.md, from the env's state
+    state = env.unwrapped.batch.state
+    root = ET.fromstring(svg_frame(state, world=0, width=800))
+    png = Viewer(800, show_hud=False, fit_height=True).draw(state, 0, state.bounds[0])
     env.close()
     assert first.shape == second.shape and first.shape[1] == 600
     assert first.shape[0] < 0.6 * first.shape[1]
+    assert int(root.get("height")) < 0.6 * 800 and png.shape[1] == 800
+    assert png.shape[0] < 0.6 * 800 and np.all(png[: STYLE.margin // 2] == STYLE.outside)
 
 
 def test_the_selection_panel_wraps_long_values_instead_of_cutting_them():
