@@ -138,6 +138,31 @@ def test_an_edited_callee_makes_stale_only_the_kernels_built_from_it(tmp_path):
     assert edited == {**edited, "value": -0.5, "hits": 0, "misses": 1, "other_misses": 0}
 
 
+def test_processes_building_one_folder_compile_each_kernel_once(tmp_path):
+    # Two building processes at once: whichever misses ``add`` first compiles it (and its
+    # callee); the other either waits for its claim and loads it, or starts after and loads it.
+    _sources(tmp_path)
+    env = {
+        **os.environ,
+        "CROWDSTEER_PRECOMPILED_DIR": str(tmp_path / "precompiled"),
+        "CROWDSTEER_PRECOMPILING": "1",
+    }
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(tmp_path / "src"), "1.5", "2.0"],
+            env={**env, "NUMBA_CACHE_DIR": str(tmp_path / f"cache-{n}")},
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(2)
+    ]
+    results = [json.loads(c.communicate()[0].strip().splitlines()[-1]) for c in children]
+    assert [c.returncode for c in children] == [0, 0]
+    assert [r["value"] for r in results] == [3.5, 3.5]
+    assert sum(r["misses"] for r in results) == 1 and sum(r["hits"] for r in results) == 1
+    assert len(_files(tmp_path / "precompiled" / "kern", ".nbc")) == 1
+
+
 def test_a_constant_read_from_another_module_is_a_dependency(tmp_path):
     from crowdsteer.envs.kernels.jit import _direct_dependencies, dependencies
 
