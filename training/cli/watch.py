@@ -208,9 +208,9 @@ def add_watch_commands(commands: Commands) -> None:
         "gallery",
         _gallery,
         "one frame of every scenario, tiled into one PNG (the README's picture)",
-        "Each tile is `crowdsteer render --overlays --overlay-body pedestrian --frame STEP` of\n"
-        "one scenario: its demo crowd, the scene's best scripted baseline driving the\n"
-        "learners, and the overlays of one pedestrian that steers with a look-ahead.",
+        "Each tile is `crowdsteer render --style debug --overlays --overlay-body pedestrian\n"
+        "--frame STEP` of one scenario: its demo crowd, the scene's best scripted baseline\n"
+        "driving the learners, and the overlays of one pedestrian that steers with a look-ahead.",
     )
     p.add_argument(
         "--out",

@@ -1,11 +1,11 @@
 """The gallery of the scenarios: one frame of each at the same step, tiled into one PNG.
 
 ``crowdsteer gallery --out docs/scenarios.png`` regenerates the README's picture. Each tile is
-``crowdsteer render --overlays --overlay-body pedestrian --frame STEP`` of one scenario: the
-scene's demo crowd, its learners driven by the scene's best scripted baseline, and the overlays of
-one pedestrian that steers with a look-ahead (what steered it at that step: its pushes, their
-sums, its look-ahead segments and crossings). Tiles of a row are padded to the tallest with the
-frame's outside colour.
+``crowdsteer render --style debug --overlays --overlay-body pedestrian --frame STEP`` of one
+scenario (its heads-up line names it): the scene's demo crowd, its learners driven by the scene's
+best scripted baseline, and the overlays of one pedestrian that steers with a look-ahead (what
+steered it at that step: its pushes, their sums, its look-ahead segments and crossings). Tiles
+of a row are padded to the tallest with the frame's outside colour.
 """
 
 from __future__ import annotations
@@ -81,7 +81,14 @@ def write_gallery(
 
     from crowdsteer.envs.render import Style
 
-    frames = [tile(s, size, step) for s in SCENARIOS]
+    from ..support.progress import ProgressLines
+
+    progress = ProgressLines("gallery", len(SCENARIOS), "scenarios")
+    progress.start(f"drawing {len(SCENARIOS)} scenarios at step {step}")
+    frames = []
+    for scenario in SCENARIOS:
+        frames.append(tile(scenario, size, step))
+        progress.update(len(frames))
     picture = tiled(frames, columns, Style().outside)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
