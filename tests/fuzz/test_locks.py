@@ -176,21 +176,25 @@ def test_a_killed_run_is_taken_over_and_its_partials_removed_on_resume(tmp_path)
 
 # --------------------------------------------------------------------------- benchmark units
 def _killed_benchmark(out: Path) -> None:
-    """A benchmark's finished units as a killed run leaves them (a whole run, then its lock
-    and completion undone)."""
+    """The finished units of a benchmark killed with SIGKILL after its first unit."""
     from crowdsteer.training.support.files import PARTIAL_DIR
 
-    assert cli_main([*BENCH, "--out", str(out), "--policies", "goal_seek", "orca"]) == 0
-    assert not (out / PARTIAL_DIR).exists()  # completed: the units are gone; make them again
     proc = subprocess.Popen(
-        [sys.executable, "-m", "crowdsteer.training.cli", *BENCH, "--out", str(out),
-         "--policies", "goal_seek", "orca", "--episodes", "40"],
+        [sys.executable, "-m", "crowdsteer", *BENCH, "--out", str(out), "--policies", "goal_seek",
+         "orca", "--episodes", "400"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list((out / PARTIAL_DIR).glob("*.json"))) < 2:
-        time.sleep(0.05)
+    while time.monotonic() < deadline and len(_unit_files(out / PARTIAL_DIR)) < 1:
+        time.sleep(0.01)
     _kill(proc)
+
+
+def _unit_files(folder: Path) -> list[Path]:
+    """The whole units in ``folder`` (not its settings, not a hidden half-written file)."""
+    return sorted(
+        p for p in folder.glob("*.json") if p.name != "settings.json" and not p.name.startswith(".")
+    )
 
 
 @pytest.mark.slow
@@ -207,11 +211,11 @@ def test_damaged_benchmark_units_are_named(tmp_path, capsys, damage, words):
 
     out = tmp_path / "b"
     _killed_benchmark(out)
-    units = sorted(p for p in (out / PARTIAL_DIR).glob("*.json") if p.name != "settings.json")
+    units = _unit_files(out / PARTIAL_DIR)
     assert units, "the killed benchmark left no unit"
     damage(units[0], out / PARTIAL_DIR / "settings.json")
     capsys.readouterr()
-    argv = [*BENCH, "--out", str(out), "--policies", "goal_seek", "orca", "--episodes", "40"]
+    argv = [*BENCH, "--out", str(out), "--policies", "goal_seek", "orca", "--episodes", "400"]
     assert cli_main([*argv, "--resume"]) == 2
     err = next(line for line in capsys.readouterr().err.splitlines() if "error:" in line)
     assert words in err and "--resume" in err
