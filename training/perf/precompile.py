@@ -136,6 +136,16 @@ def _baseline(policy: str) -> Callable[[], None]:
     return run
 
 
+def _observation_check() -> None:
+    """The finite check a learned policy runs on its observations (``check_observations``
+    without bounds, called from Python: not inlined into a baseline's kernel)."""
+    import numpy as np
+
+    from crowdsteer.baselines.policies import check_observations
+
+    check_observations(np.zeros((2, 4)), 4)
+
+
 def _step_check() -> None:
     from crowdsteer.baselines.step_check import StepCheckPolicy
     from crowdsteer.training.evaluation.evaluate import evaluate, make_config, resolve_policy
@@ -194,7 +204,11 @@ def _parts() -> list[tuple[str, Callable[[], None]]]:
         ("PettingZoo AEC env", _aec),
     ]
     parts += [(f"baseline {policy}", _baseline(policy)) for policy in list_policies()]
-    parts += [("step check", _step_check), ("bench-speed", _bench_speed)]
+    parts += [
+        ("learned policy's observation check", _observation_check),
+        ("step check", _step_check),
+        ("bench-speed", _bench_speed),
+    ]
     return parts
 
 
