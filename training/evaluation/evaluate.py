@@ -434,7 +434,7 @@ def evaluate_cli(args: Any) -> int:
         setting = f"preset {preset}, " if preset else ""
         title = (
             f"{what['policy']} on {what['scenario']} ({setting}{cfg.n_learners} learner(s), "
-            f"{cfg.n_pedestrians} {cfg.pedestrian_behaviour} pedestrians, learners "
+            f"{describe_pedestrians(cfg)} pedestrians, learners "
             f"{'visible' if cfg.learners_visible else 'invisible'}; seed {args.seed})"
         )
         print(format_metrics(result, title=title))
@@ -475,6 +475,24 @@ def _evaluate_one(name: str, cfg: Any, args: Any, preset: str | None, config: di
     return label, result, checker
 
 
+def describe_pedestrians(cfg: Any) -> str:
+    """The pedestrians as the scene draws them (its first draw, seed 0): ``"8 right_of_way"``, or
+    ``"4 social_force + 4 right_of_way"`` where the scenario or scene sets each one's behaviour
+    (a pedestrian it leaves unset takes ``cfg.pedestrian_behaviour``)."""
+    from crowdsteer.envs.scenarios.source import scenario_source
+    from crowdsteer.envs.steering.registry import NAMES
+
+    source = scenario_source(cfg)
+    counts, ids = source.counts, source.probe.behaviour
+    ids = ids[counts.learners : counts.learners + counts.pedestrians]
+    names = [NAMES[i] if i >= 0 else cfg.pedestrian_behaviour for i in ids]
+    if not names or len(set(names)) == 1:
+        return f"{cfg.n_pedestrians} {cfg.pedestrian_behaviour if not names else names[0]}"
+    lo, hi = source.pedestrian_range
+    share = " + ".join(f"{names.count(n)} {n}" for n in dict.fromkeys(names))
+    return share if lo == hi else f"{lo}-{hi} ({share} at {hi})"
+
+
 def _print_comparison(runs: list[tuple], cfg: Any, args: Any, preset: str | None) -> int:
     """``evaluate --policies``: one table (or JSON list) with a row per policy."""
     scene = cfg.scenario if isinstance(cfg.scenario, str) else "explicit"
@@ -484,8 +502,8 @@ def _print_comparison(runs: list[tuple], cfg: Any, args: Any, preset: str | None
         return 0
     setting = f"preset {preset}, " if preset else ""
     title = (
-        f"{scene} ({setting}{cfg.n_learners} learner(s), {cfg.n_pedestrians} "
-        f"{cfg.pedestrian_behaviour} pedestrians, {cfg.n_flock} flock units; seed {args.seed}; "
+        f"{scene} ({setting}{cfg.n_learners} learner(s), {describe_pedestrians(cfg)} "
+        f"pedestrians, {cfg.n_flock} flock units; seed {args.seed}; "
         "mean ± half the 95 % interval)"
     )
     print(format_comparison([(label, result) for label, result, _ in runs], title))
