@@ -49,7 +49,7 @@ carries (``view.baseline_actions[name]``): shaping toward a baseline is a few li
 **Observation blocks.** ``ObservationBlock(name, fn, shape, low, high)``: ``fn(view) -> (B, L,
 *shape)`` after every reset and step, clipped to ``[low, high]`` and appended after the package's
 blocks in the flat observation (the package's offsets do not move) and as its own key of the
-``Dict`` observation. ``ObservationLayout.of(config).slices()[name]`` finds it by name; every
+``Dict`` observation. ``observation_layout(config).slices()[name]`` finds it by name; every
 environment form (single, PettingZoo parallel and AEC, Gymnasium vector, SB3) carries it, and
 the spaces declare its bounds.
 
@@ -74,8 +74,9 @@ from typing import Any
 import numpy as np
 
 from .core.config import SCENARIO_HOOKS, CrowdConfig
-from .core.layout import EXTRA_BLOCKS, PACKAGE_BLOCKS, ExtraBlock, ObservationLayout
+from .core.layout import EXTRA_BLOCKS, PACKAGE_BLOCKS, ExtraBlock
 from .core.rewards import REWARD_TERMS
+from .core.sensors import SENSOR_BLOCKS, observation_layout
 from .core.state import FLOCK, LEARNER, PEDESTRIAN
 from .scenarios.base import (
     SCENARIOS,
@@ -408,7 +409,7 @@ class ObservationBlock:
     high: float | Sequence[float] = 1.0
 
     def __post_init__(self) -> None:
-        _check_name("ObservationBlock name", self.name, PACKAGE_BLOCKS)
+        _check_name("ObservationBlock name", self.name, PACKAGE_BLOCKS + SENSOR_BLOCKS)
         if not callable(self.fn):
             raise TypeError(f"ObservationBlock {self.name!r}: fn={self.fn!r} must be callable")
         shape = tuple(int(d) for d in np.atleast_1d(self.shape))
@@ -685,7 +686,14 @@ def scene_scenario(scene: Mapping[str, Any], name: str) -> Scenario:
     def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, params: Any):
         return from_dict(scene, body)
 
-    item = Scenario(name, generate, summary=f"the explicit scene {name}", check=check, counts=keys)
+    item = Scenario(
+        name,
+        generate,
+        summary=f"the explicit scene {name}",
+        check=check,
+        counts=keys,
+        registry={"benchmark": {name: keys}},  # the benchmark plays the scene's own counts
+    )
     return register_scenario(item)
 
 
@@ -768,7 +776,7 @@ def extension_for(config: CrowdConfig) -> _Extension | None:
     terms, blocks = EXTENSIONS.get(config.scenario, ((), ()))
     if not (terms or blocks):
         return None
-    return _Extension(config, terms, blocks, ObservationLayout.of(config))
+    return _Extension(config, terms, blocks, observation_layout(config))
 
 
 # -------------------------------------------------------------------------- checker

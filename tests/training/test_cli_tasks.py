@@ -38,7 +38,8 @@ def test_evaluate_scores_several_policies_on_a_file_scenario(task_file, capsys):
     argv = ["evaluate", "--scenario", ref, "--policies", "cardioid", "orca", "--episodes", "3"]
     assert main([*argv, "--n-flock", "2"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("corridor_with_pillar (1 learner(s), 8 ")  # the scenario's counts
+    # the scenario's counts and its two behaviours, as drawn
+    assert out.startswith("corridor_with_pillar (1 learner(s), 4 social_force + 4 right_of_way")
     assert "2 flock units" in out
     rows = [line.split()[0] for line in out.splitlines()[3:]]
     assert rows == ["cardioid", "orca"]
@@ -101,3 +102,35 @@ def test_a_scene_file_as_a_scenario_name(tmp_path, capsys):
     assert main([*argv, "--n-pedestrians", "3"]) == 1
     err = capsys.readouterr().err
     assert "scene 'two_walkers_scene' holds 1 learners, 1 pedestrians" in err
+
+
+def _scene_file(tmp_path) -> Path:
+    scene = {
+        "agents": [
+            {"role": "learner", "start": [-3, 0], "goal": [3, 0]},
+            {"role": "pedestrian", "start": [3, 0.5], "goal": [-3, 0.5]},
+        ]
+    }
+    path = tmp_path / "scene.json"
+    path.write_text(json.dumps(scene))
+    return path
+
+
+def test_benchmark_scores_a_scene_file_beside_the_scenarios(tmp_path, capsys):
+    out = tmp_path / "bench"
+    argv = ["benchmark", "--scene", str(_scene_file(tmp_path)), "--scenarios", "circle_crossing"]
+    argv += ["--policies", "cardioid", "--episodes", "2", "--no-plots", "--out", str(out)]
+    assert main(argv) == 0
+    table = (out / "results.md").read_text()
+    assert "scene" in table and "circle_crossing" in table
+
+
+def test_train_reads_scene_as_its_scenario(tmp_path):
+    path = str(_scene_file(tmp_path))
+    args = argparse.Namespace(rest=["--scene", path, "--total-steps", "10"])
+    load_tasks(args)
+    flag, name = args.rest[:2]
+    assert flag == "--scenario" and name in SCENARIOS and args.rest[2:] == ["--total-steps", "10"]
+    args = argparse.Namespace(rest=["--scene=model.zip"])
+    with pytest.raises(ValueError, match="scene's .json file"):
+        load_tasks(args)

@@ -135,6 +135,7 @@ def add_evaluation_commands(commands: Commands) -> None:
         "dsrnn_arena, DS-RNN's test: the crowdnav_arena scenario under preset dsrnn)"
         + tasks.REF_HELP,
     )
+    tasks.add_scenes_option(p)
     p.add_argument(
         "--policies",
         nargs="+",

@@ -76,16 +76,34 @@ def add_scene_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_scenes_option(parser: argparse.ArgumentParser) -> None:
+    """``--scene FILE.json`` (repeatable) on a command of several scenes: explicit scenes
+    scored beside ``--scenarios``."""
+    parser.add_argument(
+        "--scene",
+        dest="scenes",
+        action="append",
+        type=scene_file,
+        default=None,
+        help="an explicit scene (the dict of docs/environment.md as JSON), scored beside "
+        "--scenarios (alone when --scenarios is not given); repeatable",
+    )
+
+
 def load_tasks(args: argparse.Namespace) -> None:
     """Load the user's scenarios the arguments name, in place: ``args.scenario``,
     ``args.scenarios`` and a ``--scenario`` among the pass-through flags (``train``) become
-    registered names; ``args.scene`` becomes ``args.scenario``, the scene's dict."""
+    registered names; ``args.scene`` becomes ``args.scenario``, the scene's dict; the files of
+    ``args.scenes`` (``--scene`` of a command of several scenes) join ``args.scenarios``."""
     scene = getattr(args, "scene", None)
     if scene is not None:  # in place of --scenario
         args.scenario = _read_scene(scene)
     value = getattr(args, "scenario", None)
     if isinstance(value, str) and is_reference(value):
         args.scenario = _load(value)
+    scenes = getattr(args, "scenes", None)
+    if scenes:
+        args.scenarios = [*(getattr(args, "scenarios", None) or []), *scenes]
     values = getattr(args, "scenarios", None)
     if values:
         args.scenarios = [_load(v) if is_reference(v) else v for v in values]
@@ -112,9 +130,18 @@ def _read_scene(path: str) -> dict[str, Any]:
 
 def _load_in_flags(rest: list[str]) -> list[str]:
     """``rest`` with the value of ``--scenario REF`` / ``--scenario=REF`` replaced by the name
-    of the loaded scenario."""
+    of the loaded scenario; ``--scene FILE.json`` is read as ``--scenario FILE.json``."""
     out = list(rest)
     for i, token in enumerate(out):
+        if token == "--scene" and i + 1 < len(out):  # a training scene: a registered scenario
+            out[i] = "--scenario"
+            if not out[i + 1].endswith(".json"):
+                raise ValueError(f"--scene {out[i + 1]!r} must be a scene's .json file")
+            token = "--scenario"
+        elif token.startswith("--scene="):
+            out[i] = token = "--scenario=" + token.split("=", 1)[1]
+            if not token.endswith(".json"):
+                raise ValueError(f"{rest[i]!r} must name a scene's .json file")
         if token == "--scenario" and i + 1 < len(out) and is_reference(out[i + 1]):
             out[i + 1] = _load(out[i + 1])
         elif token.startswith("--scenario=") and is_reference(token.split("=", 1)[1]):

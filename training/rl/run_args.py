@@ -37,7 +37,11 @@ class EnvArgs:
     preset: str | None = arg(
         None, "a preset configuration (crowdnav, crowdnav_visible, crowdnav_pp, dsrnn)"
     )
-    scenario: str | None = arg(None, f"scenario name ({_unset('scenario')})")
+    scenario: str | None = arg(
+        None,
+        f"scenario name ({_unset('scenario')}); on the command line also a scenario of your "
+        "own, FILE.py:NAME or module:NAME, or a scene's FILE.json (or --scene FILE.json)",
+    )
     n_learners: int | None = arg(
         None, f"learners per world, one shared policy ({_unset('n_learners')})"
     )
