@@ -16,7 +16,7 @@ import numpy as np
 
 from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
-from crowdsteer.envs.core.layout import ObservationLayout
+from crowdsteer.envs.core.sensors import observation_layout
 from crowdsteer.envs.core.simulator import compiled_entry
 from crowdsteer.envs.core.steering_params import (
     FIXED_BY_CONFIG,
@@ -127,7 +127,7 @@ class SteeringPolicy:
         self.behaviour = ALIASES.get(name, name)
         self.config = config or CrowdConfig()
         c = self.config
-        self.layout = ObservationLayout.of(c)  # a scenario's own blocks included
+        self.layout = observation_layout(c)  # the sensors' and a scenario's own blocks included
         self.obs_low, self.obs_high = self.layout.bounds()
         chosen = _policy_params(name, c, params)
         steer = steering_param_set(c)
@@ -545,7 +545,7 @@ def load_policy(
             "crowdsteer policies take flat observations (dim,) and give actions (2,)"
         )
     if config is not None:
-        layout = ObservationLayout.of(config)
+        layout = observation_layout(config)
         if obs_shape != (layout.dim,):
             raise ObservationSizeError(
                 f"{shown!r} was trained on observations of size {obs_shape[0]}, but the "

@@ -9,6 +9,7 @@ from typing import Any
 from .core.batch import CrowdBatch
 from .core.config import CrowdConfig
 from .core.priors import GOAL_DISTANCE
+from .core.sensors import sensor_extension
 from .extend import extension_for
 from .scenarios import scenario_source
 
@@ -43,5 +44,6 @@ def make_batch(
         trace=trace,
         residual_reference=residual,
         potential_reference=baseline(potential),
-        extension=extension_for(config),  # the scenario's own reward terms, observation blocks
+        # the sensors' blocks, around the scenario's own reward terms and observation blocks
+        extension=sensor_extension(config, extension_for(config)),
     )

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from .config import CrowdConfig
-from .layout import ObservationLayout
 from .learners import (
     ActionError,
     LearnerBuffers,
@@ -36,6 +35,7 @@ from .priors import (
 )
 from .rewards import INFO_KEYS, POTENTIAL, REWARD_TERMS
 from .sensing import observe_scratch, observe_worlds
+from .sensors import observation_layout
 from .simulator import Simulator, compiled_entry
 from .step import fused_step
 
@@ -59,7 +59,8 @@ class CrowdBatch:
     around the compiled step (``crowdsteer.envs.extend``), or None. It names its terms
     (``term_names``) and is called ``before_step(batch, actions)``, ``after_step(batch)`` (it
     adds its terms, ``extra_terms: (B, L, U)``, to ``learners.reward`` and writes its blocks of
-    ``obs``) and ``after_reset(batch, rows)``.
+    ``obs``) and ``after_reset(batch, rows)``; an ``after_seed(batch, seeds)``, when it has one,
+    follows every ``seed`` (the sensors key their draws by it, ``sensors.SensorBlocks``).
     """
 
     def __init__(
@@ -84,7 +85,7 @@ class CrowdBatch:
                 "scene, an agent with role 'learner'); a crowd alone runs in the simulator "
                 "(crowdsteer.envs.core.simulator.Simulator) and in crowdsteer export-trajectories"
             )
-        self.layout = ObservationLayout.of(config)
+        self.layout = observation_layout(config)  # the sensors' and the scenario's blocks too
         self.obs_low, self.obs_high = self.layout.bounds()
         b, n_l = num_worlds, self.num_learners
         self.learners = LearnerBuffers.empty(b, n_l, len(REWARD_TERMS), self.layout.dim)
@@ -158,6 +159,9 @@ class CrowdBatch:
 
     def seed(self, seed: int | list[int | None] | None) -> None:
         self.sim.seed(seed)
+        after_seed = getattr(self._extension, "after_seed", None)
+        if after_seed is not None:
+            after_seed(self, seed)
 
     def reset(self, mask: np.ndarray | None = None) -> np.ndarray:
         """Start new episodes in the worlds of ``mask: (B,)`` (all if None); returns ``obs``."""

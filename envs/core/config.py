@@ -74,6 +74,13 @@ class CrowdConfig:
     ``obs_waypoints``, ``sensing_radius`` (m; the crowd's perception range, and the learners'
     unless ``obs_range``, m of surface gap, > 0 sets theirs: farther bodies are masked),
     ``dict_obs``.
+    Sensors (see ``envs.core.sensors``): a 2-D lidar, ``lidar_beams`` (0: off) evenly over
+    ``lidar_fov`` (degrees, up to 360) from the learner's goal direction (its heading for a
+    unicycle), ``lidar_range`` (m), ``lidar_noise`` (SD in m of a hit's range),
+    ``lidar_dropout`` (probability that a beam returns nothing), ``lidar_frames`` (the last k
+    scans); an egocentric occupancy grid, ``grid_cells`` (cells per side; 0: off) over
+    ``grid_size`` (m per side), with ``grid_velocity`` (two channels of the occupying bodies'
+    velocity).
     Rewards (weights; see ``envs.core.rewards``): ``reward_progress`` (per metre of progress),
     ``reward_arrival``, ``reward_collision``, ``reward_discomfort`` (per metre of intrusion per
     second), ``discomfort_distance`` (m, surface gap), ``discomfort_on_arrival`` (the arrival
@@ -129,6 +136,15 @@ class CrowdConfig:
     sensing_radius: float = 6.0
     obs_range: float = 0.0
     dict_obs: bool = False
+    lidar_beams: int = 0
+    lidar_fov: float = 360.0
+    lidar_range: float = 5.0
+    lidar_noise: float = 0.0
+    lidar_dropout: float = 0.0
+    lidar_frames: int = 1
+    grid_cells: int = 0
+    grid_size: float = 8.0
+    grid_velocity: bool = False
     reward_progress: float = 0.1
     reward_arrival: float = 1.0
     reward_collision: float = -0.25
@@ -223,6 +239,11 @@ RANGES: dict[str, tuple[float, float, bool, str]] = {
     "goal_tolerance": (0.0, 10.0, True, "m"),
     "sensing_radius": (0.0, 1000.0, True, "m"),
     "obs_range": (0.0, 1000.0, False, "m of surface gap; 0: sensing_radius"),
+    "lidar_fov": (0.0, 360.0, True, "degrees of the lidar's field of view"),
+    "lidar_range": (0.0, 1000.0, True, "m, the lidar's range"),
+    "lidar_noise": (0.0, 10.0, False, "m, SD of the lidar's range noise"),
+    "lidar_dropout": (0.0, 1.0, False, "probability that a lidar beam returns nothing"),
+    "grid_size": (0.0, 1000.0, True, "m, side of the occupancy grid"),
     "reward_progress": (0.0, 1e6, False, "per metre of progress"),
     "reward_arrival": (0.0, 1e6, False, "a bonus"),
     "reward_collision": (-1e6, 0.0, False, "a penalty"),
@@ -244,6 +265,9 @@ INT_RANGES: dict[str, tuple[int, int, str]] = {
     "obs_obstacles": (0, 64, "obstacles in the observation"),
     "obs_walls": (0, 64, "walls in the observation"),
     "obs_waypoints": (0, 64, "waypoints in the observation"),
+    "lidar_beams": (0, 4096, "lidar beams per scan; 0: no lidar"),
+    "lidar_frames": (1, 16, "lidar scans in the observation, the latest first"),
+    "grid_cells": (0, 256, "occupancy grid cells per side; 0: no grid"),
     "render_size": (64, 4096, "pixels"),
     "render_fps": (1, 1000, "frames per second"),
     "render_body": (0, MAX_BODIES - 1, "index of the body whose steering the overlays show"),
@@ -257,6 +281,7 @@ BOOLEANS = (
     "discomfort_on_arrival",
     "deferred_progress",
     "dict_obs",
+    "grid_velocity",
 )
 
 PEDESTRIANS_AT_GOAL = ("turn_back", "stop", "replace", "new_goal")
