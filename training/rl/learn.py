@@ -91,4 +91,5 @@ def learn_and_save(model: Any, env: Any, args: Any, config: dict, run_dir: Path,
         f"collision {final.get('collision_rate', float('nan')):.3f}; saved {run_dir}/model.zip"
     )
     env.close()
+    model.logger.close()  # TensorBoard's event file, flushed and closed now, not at exit
     return 0 if losses.finite else 1
