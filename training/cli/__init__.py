@@ -97,11 +97,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         release_all()  # the output folders this command locked
         if program:
-            # Python's exit clears its modules one by one, with a garbage collection over every
-            # object left (torch's, SB3's and numba's included) after each: 5.7 s after a 600
-            # k-step `train` on a 2-vCPU host, silent after its last line. One collection now
-            # finalises what the command left (files are flushed and closed), then the objects
-            # still alive, which live until the process ends, are frozen out of those passes.
+            # Python's exit tears its modules down with full garbage collections over every
+            # object left (torch's, SB3's and numba's included; CPython's finalize_modules):
+            # 5.7 s after a 600 k-step `train` on a 2-vCPU host, silent after its last line.
+            # One collection now finalises what the command left (files are flushed and
+            # closed), then the objects still alive, which live until the process ends, are
+            # frozen out of those passes.
             gc.collect()
             gc.freeze()
 
