@@ -190,6 +190,13 @@ def _parts() -> list[tuple[str, Callable[[], None]]]:
         "residual actions": {"action_mode": "residual", "residual_reference": "orca"},
         "no swept collisions": {"swept_collisions": False},
         "pedestrians stop at goals": {"pedestrians_at_goal": "stop", "collision_ends": False},
+        "lidar and occupancy grid": {
+            "lidar_beams": 360,
+            "lidar_noise": 0.01,
+            "lidar_dropout": 0.01,
+            "grid_cells": 16,
+            "grid_velocity": True,
+        },
     }
     parts += [(label, _single(**option)) for label, option in options.items()]
     parts += [
