@@ -31,7 +31,14 @@ from .priors import ACTION_MODES, GOAL_DISTANCE
 from .state import KINEMATICS_NAMES
 from .steering_params import check_steering_params
 
-OVERLAYS = ("steering_vectors", "detection_boxes", "view_cones", "personal_space", "lookahead")
+OVERLAYS = (
+    "steering_vectors",
+    "detection_boxes",
+    "view_cones",
+    "personal_space",
+    "lookahead",
+    "lidar",
+)
 
 SHAPING_REFERENCES = (*PEDESTRIAN_BEHAVIOURS, "path_follow")
 POTENTIALS = (GOAL_DISTANCE, *SHAPING_REFERENCES)

@@ -77,6 +77,7 @@ KEY_BINDINGS: tuple[KeyBinding, ...] = (
     KeyBinding((pygame.K_3,), "3", "view_cones", "overlay: flock view cones"),
     KeyBinding((pygame.K_4,), "4", "personal_space", "overlay: personal space"),
     KeyBinding((pygame.K_5,), "5", "lookahead", "overlay: right-of-way look-ahead"),
+    KeyBinding((pygame.K_6,), "6", "lidar", "overlay: lidar beams"),
     KeyBinding((pygame.K_o,), "O", "all_overlays", "every overlay on / off"),
     KeyBinding((pygame.K_t,), "T", "trails", "trails on / off"),
     KeyBinding((pygame.K_l,), "L", "legend", "legend on / off"),

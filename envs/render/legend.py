@@ -129,6 +129,10 @@ def _crossing(surf, x, y, s, st):
     pr.ring(surf, st.crossing, x, y, max(s // 3, 4), 2)
 
 
+def _lidar_hit(surf, x, y, s, st):
+    pygame.draw.circle(surf, st.lidar_hit, (x, y), max(s // 6, 2))
+
+
 def _cone(surf, x, y, s, st):
     pts = [(x - s // 2, y)]
     for k in range(7):
@@ -176,6 +180,8 @@ ENTRIES: dict[str, tuple[str, Icon]] = {
     "view_cone": ("flock view (ringed unit)", _cone),
     "personal_space": ("personal space", _space("personal_space")),
     "personal_space_hit": ("space intruded", _space("personal_space_hit")),
+    "lidar_beam": ("lidar beam", _arrow("lidar_beam", 1)),
+    "lidar_hit": ("lidar hit", _lidar_hit),
 }
 """Every legend entry: its label and its icon, in display order."""
 
@@ -228,6 +234,8 @@ def legend_entries(view: WorldView, overlays: OverlayOptions, steering: bool = F
         keys += ["view_cone"]
     if overlays.personal_space:
         keys += ["personal_space", "personal_space_hit"]
+    if overlays.lidar and LEARNER in kinds:
+        keys += ["lidar_beam", "lidar_hit"]
     return tuple(keys)
 
 

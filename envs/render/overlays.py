@@ -1,11 +1,14 @@
-"""Debug overlays: steering vectors, detection boxes, view cones, personal space, look-ahead.
+"""Debug overlays: steering vectors, detection boxes, view cones, personal space, look-ahead,
+lidar beams.
 
 Each overlay is switched on by a flag of :class:`OverlayOptions` and draws the arrays of an
 :class:`OverlayData` (world units). The steering vectors are the ones the step recorded
 (``StepBuffers.trace``, filled by the behaviour registry's own kernel calls when the batch keeps a
 trace): what is drawn for a body is what steered it, whatever its behaviour. Detection boxes,
 look-ahead segments and view cones are the geometry of the same kernels, with the configuration's
-parameters (:class:`OverlaySettings`).
+parameters (:class:`OverlaySettings`). The lidar beams are the learners' scans
+(``lidar.cast_scans``, without noise or dropout) cast on the state drawn: each beam from the
+learner's centre to the surface it meets (a dot there) or to its range.
 Colours follow the source pictures (Gast, Point A to Point B parts 2-4): plain pushes red,
 adjusted pushes blue, their plain sum yellow, the turned sum green, the final direction black;
 look-ahead segments black, dashed along the desired path and dotted along the current velocity.
@@ -62,6 +65,7 @@ class OverlayOptions:
     view_cones: bool = False
     personal_space: bool = False
     lookahead: bool = False
+    lidar: bool = False
 
     def any(self) -> bool:
         return any(getattr(self, f.name) for f in fields(self))
@@ -91,6 +95,8 @@ class OverlayData:
     Look-ahead: ``lookahead_segments (s, 2, 2)`` world segments, ``lookahead_desired (s,)`` bool
     (True: the desired path, dashed; False: a current trajectory, dotted; None: all dashed),
     ``crossings (q, 2)`` points where look-ahead segments meet.
+    Lidar: ``lidar_segments (r, 2, 2)`` each beam from the learner's centre to where it ends,
+    ``lidar_hit (r,)`` bool (it met a surface within its range).
     """
 
     push_body: int | np.ndarray | None = None
@@ -112,6 +118,8 @@ class OverlayData:
     lookahead_segments: np.ndarray | None = None
     lookahead_desired: np.ndarray | None = None
     crossings: np.ndarray | None = None
+    lidar_segments: np.ndarray | None = None
+    lidar_hit: np.ndarray | None = None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -125,7 +133,9 @@ class OverlaySettings:
     the book's factor times a unit's diameter), the personal-space gap (m); and what drives the
     learners: ``learner_behaviour``, the registry's behaviour id of the scripted baseline that
     acts for them (-1: none, or a trained model), which sees the ``obs_neighbours`` nearest
-    bodies of its observation."""
+    bodies of its observation. The lidar overlay casts ``lidar_beams`` beams over
+    ``lidar_fov`` degrees up to ``lidar_range`` m (0 beams, a configuration without a lidar:
+    ``PREVIEW_BEAMS`` over a full circle, what the lidar would see)."""
 
     sensing_radius: float = 6.0
     detection_box: DetectionBoxParams = DetectionBoxParams()
@@ -135,6 +145,9 @@ class OverlaySettings:
     personal_space: float = 0.2
     learner_behaviour: int = -1
     obs_neighbours: int = 6
+    lidar_beams: int = 0
+    lidar_fov: float = 360.0
+    lidar_range: float = 5.0
 
     @classmethod
     def from_config(cls, config, learner_policy: str | None = None) -> OverlaySettings:
@@ -155,7 +168,51 @@ class OverlaySettings:
             float(config.discomfort_distance),
             LEARNER_GEOMETRY.get(learner_policy or "", -1),
             int(config.obs_neighbours),
+            int(config.lidar_beams),
+            float(config.lidar_fov),
+            float(config.lidar_range),
         )
+
+
+PREVIEW_BEAMS = 72
+"""Beams the lidar overlay casts for a configuration without a lidar."""
+
+
+def lidar_segments(
+    state: WorldState, world: int, learners: Sequence[int], settings: OverlaySettings
+) -> tuple[np.ndarray, np.ndarray]:
+    """The beams of ``learners`` (learner indices) in world ``world``, cast on the state (read
+    only) without noise: ``(r, 2, 2)`` segments from each centre to where its beam ends, and
+    ``(r,)`` whether it met a surface."""
+    from crowdsteer.envs.core.lidar import beam_angles, cast_scans
+
+    beams = settings.lidar_beams or PREVIEW_BEAMS
+    fov = settings.lidar_fov if settings.lidar_beams else 360.0
+    reach = float(settings.lidar_range)
+    w = slice(world, world + 1)
+    s = state
+    count = max(learners) + 1  # the scans of learners 0 .. count - 1 (learners come first)
+    out = np.zeros((1, count, beams))
+    cast_scans(
+        s.pos[w], s.goal[w], s.heading[w], s.active[w], s.radius[w], s.kinematics[w],
+        s.obstacle_pos[w], s.obstacle_radius[w], s.obstacle_active[w], s.walls[w],
+        s.wall_active[w], beam_angles(beams, fov), fov >= 360.0, reach, 0.0, 0.0,
+        np.zeros(1, np.int64), s.step_count[w], np.ones(1, bool), np.zeros((beams, 2)), out,
+    )  # fmt: skip
+    rows = np.asarray(learners, np.int64)
+    ranges = out[0, rows]  # (k, beams)
+    pos = s.pos[world, rows]
+    goal = s.goal[world, rows] - pos
+    head = s.heading[world, rows]
+    toward_goal = (s.kinematics[world, rows] == 0) & (np.hypot(goal[:, 0], goal[:, 1]) > 1e-9)
+    base = np.where(
+        toward_goal, np.arctan2(goal[:, 1], goal[:, 0]), np.arctan2(head[:, 1], head[:, 0])
+    )
+    angle = base[:, None] + beam_angles(beams, fov)[None]
+    ends = pos[:, None] + ranges[..., None] * np.stack([np.cos(angle), np.sin(angle)], -1)
+    starts = np.broadcast_to(pos[:, None], ends.shape)
+    segments = np.stack([starts, ends], axis=2).reshape(-1, 2, 2)
+    return segments, (ranges < reach).reshape(-1)
 
 
 LEARNER_GEOMETRY = {"right_of_way": RIGHT_OF_WAY, "detection_box": DETECTION_BOX}
@@ -220,7 +277,8 @@ def overlay_data_from_state(
     ``right_of_way`` walker (Gast part 4). A chosen learner gets them when the scripted baseline
     that drives it steers that way (``settings.learner_behaviour``), from the neighbours it
     observes. View cones: the chosen flock units (or else the first active one); personal space:
-    every active learner and pedestrian. ``options=None`` computes every overlay; ``settings``
+    every active learner and pedestrian; lidar: the chosen learners' beams (or else every active
+    learner's). ``options=None`` computes every overlay; ``settings``
     carries the configuration's parameters.
     """
     opts = OverlayOptions.all() if options is None else options
@@ -323,6 +381,12 @@ def overlay_data_from_state(
     if opts.personal_space:
         data.personal_space = float(cfg.personal_space)
         data.personal_space_body = None
+
+    scanning = [b for b in bodies if view.kind[b] == LEARNER]
+    if opts.lidar and not scanning:  # no learner chosen: every active learner's scan
+        scanning = np.flatnonzero(view.active & (view.kind == LEARNER)).tolist()
+    if opts.lidar and scanning:
+        data.lidar_segments, data.lidar_hit = lidar_segments(state, world, scanning, cfg)
     return data
 
 
@@ -415,10 +479,13 @@ def draw_under(
     options: OverlayOptions,
     style: Style,
 ) -> set[str]:
-    """Overlays drawn beneath the bodies: personal space zones and view cones (translucent, on the
-    SRCALPHA ``layer``, outlines on ``surface``). Returns the legend keys of what was drawn (empty:
-    ``layer`` was not drawn on)."""
+    """Overlays drawn beneath the bodies: lidar beams (on ``surface``, under the rest), personal
+    space zones and view cones (translucent, on the SRCALPHA ``layer``, outlines on ``surface``).
+    Returns the legend keys of what was drawn (nothing but lidar keys: ``layer`` was not drawn
+    on)."""
     drawn: set[str] = set()
+    if options.lidar and data.lidar_segments is not None:
+        drawn |= _lidar(surface, camera, data, style)
     if options.personal_space and data.personal_space is not None:
         drawn |= _personal_space(surface, layer, camera, view, data, style)
     if options.view_cones and data.view_cone_body is not None:
@@ -499,6 +566,19 @@ def draw_over(
                 covered.append((key, colour, area))
         drawn |= {key for key, colour, area in covered if _visible(surface, area, colour)}
     return drawn
+
+
+def _lidar(surface: pygame.Surface, camera: Camera, data: OverlayData, style: Style) -> set[str]:
+    """Each beam a thin line, a dot where it met a surface."""
+    segs = np.asarray(data.lidar_segments, dtype=np.float64).reshape(-1, 2, 2)
+    hit = np.asarray(data.lidar_hit, dtype=bool).reshape(-1)
+    px = camera.world_to_screen(segs).tolist()
+    for a, b in px:
+        pygame.draw.line(surface, style.lidar_beam, a, b, 1)
+    for (_, (x, y)), h in zip(px, hit.tolist(), strict=True):
+        if h:
+            pygame.draw.circle(surface, style.lidar_hit, (x, y), 2)
+    return {"lidar_beam"} | ({"lidar_hit"} if hit.any() else set())
 
 
 def _personal_space(

@@ -59,6 +59,8 @@ class Style:
     personal_space_alpha: int = 45
     lookahead: Colour = (20, 20, 20)
     crossing: Colour = (214, 39, 40)
+    lidar_beam: Colour = (255, 170, 60)
+    lidar_hit: Colour = (200, 30, 30)
     scale_bar: Colour = (40, 44, 52)
     # Sizes (pixels)
     margin: int = 20

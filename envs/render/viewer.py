@@ -471,7 +471,7 @@ class Viewer:
                 trace=self._trace,
                 settings=self.overlay_settings,
             )
-        if data is not None and (opts.personal_space or opts.view_cones):
+        if data is not None and (opts.personal_space or opts.view_cones or opts.lidar):
             if self._layer is None or self._layer.get_size() != (self.width, self.height):
                 self._layer = pygame.Surface((self.width, self.height), pygame.SRCALPHA)
             self._layer.fill((0, 0, 0, 0))

@@ -374,3 +374,26 @@ def test_the_grid_s_velocity_channels_hold_the_body_s_velocity_in_the_goal_frame
     np.testing.assert_allclose(out[0, 0, 1][occupied], 0.5, atol=1e-12)
     np.testing.assert_allclose(out[0, 0, 2][occupied], -1.0, atol=1e-12)
     assert np.all(out[0, 0, 1:][:, ~occupied] == 0)
+
+
+def test_the_overlay_draws_the_scan_the_learner_observes():
+    from crowdsteer.envs.render.overlays import OverlayOptions, OverlaySettings
+    from crowdsteer.envs.render.overlays import overlay_data_from_state as overlay_data
+    from crowdsteer.envs.render.style import Style
+
+    env = CrowdNavEnv(
+        scenario=SCENE, lidar_beams=36, dict_obs=True, render_mode="rgb_array",
+        render_overlays=("lidar",),
+    )  # fmt: skip
+    obs, _ = env.reset(seed=0)
+    state = env.batch.state
+    before = state.pos.copy()
+    data = overlay_data(
+        state, 0, OverlayOptions(lidar=True), settings=OverlaySettings.from_config(env.config)
+    )
+    lengths = np.hypot(*(data.lidar_segments[:, 1] - data.lidar_segments[:, 0]).T)
+    np.testing.assert_allclose(lengths, obs["lidar"][0], atol=1e-5)
+    np.testing.assert_array_equal(data.lidar_hit, obs["lidar"][0] < 5.0)
+    np.testing.assert_array_equal(state.pos, before)  # the state is only read
+    frame = env.render()
+    assert np.any(np.all(frame == np.asarray(Style().lidar_beam, np.uint8), axis=-1))

@@ -42,6 +42,8 @@ COLOURS = {
     "view_cone": STYLE.view_cone,
     "personal_space": STYLE.personal_space,
     "personal_space_hit": STYLE.personal_space_hit,
+    "lidar_beam": STYLE.lidar_beam,
+    "lidar_hit": STYLE.lidar_hit,
 }
 """The colour each entry's mark is drawn in (what the frame must show for the entry)."""
 
