@@ -221,11 +221,17 @@ def cast_scans(
     full circle; ``reach`` the range (m); ``noise`` the SD (m) of the Gaussian added to a beam
     that met a surface, ``dropout`` the probability that a beam returns the range; their draws
     keyed by ``keys: (B,)`` and ``step_count: (B,)``. Only the worlds of ``worlds: (B,) bool``
-    are scanned; ``dirs: (beams, 2)`` is scratch. Every
+    are scanned; ``dirs: (2, beams, 2)`` is scratch (the beams' unit vectors from the reference
+    direction, then turned by it: one cosine and sine per call and beam, not per learner). Every
     value is finite and within ``[0, reach]``.
     """
     n_worlds, n_learners, beams = out.shape
     dtheta = _TWO_PI / beams if full else (angles[1] - angles[0] if beams > 1 else _TWO_PI)
+    base_dirs = dirs[0]
+    turned = dirs[1]
+    for k in range(beams):
+        base_dirs[k, 0] = math.cos(angles[k])
+        base_dirs[k, 1] = math.sin(angles[k])
     for b in range(n_worlds):
         if not worlds[b]:
             continue
@@ -236,31 +242,33 @@ def cast_scans(
             py = pos[b, i, 1]
             gx = goal[b, i, 0] - px
             gy = goal[b, i, 1] - py
-            if kinematics[b, i] != UNICYCLE and math.sqrt(gx * gx + gy * gy) > EPS:
-                base = math.atan2(gy, gx)
+            gn = math.sqrt(gx * gx + gy * gy)
+            if kinematics[b, i] != UNICYCLE and gn > EPS:
+                cb = gx / gn
+                sb = gy / gn
             else:
-                base = math.atan2(heading[b, i, 1], heading[b, i, 0])
-            start = base + angles[0]
+                cb = heading[b, i, 0]
+                sb = heading[b, i, 1]
+            start = math.atan2(sb, cb) + angles[0]
             for k in range(beams):
-                a = base + angles[k]
-                dirs[k, 0] = math.cos(a)
-                dirs[k, 1] = math.sin(a)
+                turned[k, 0] = cb * base_dirs[k, 0] - sb * base_dirs[k, 1]
+                turned[k, 1] = sb * base_dirs[k, 0] + cb * base_dirs[k, 1]
             for j in range(pos.shape[1]):
                 if j != i and active[b, j]:
                     _scan_disc(
-                        scan, px, py, dirs, start, dtheta, full,
+                        scan, px, py, turned, start, dtheta, full,
                         pos[b, j, 0], pos[b, j, 1], radius[b, j], reach,
                     )  # fmt: skip
             for m in range(obstacle_pos.shape[1]):
                 if obstacle_active[b, m]:
                     _scan_disc(
-                        scan, px, py, dirs, start, dtheta, full,
+                        scan, px, py, turned, start, dtheta, full,
                         obstacle_pos[b, m, 0], obstacle_pos[b, m, 1], obstacle_radius[b, m], reach,
                     )  # fmt: skip
             for w in range(walls.shape[1]):
                 if wall_active[b, w]:
                     _scan_wall(
-                        scan, px, py, dirs, start, dtheta, full,
+                        scan, px, py, turned, start, dtheta, full,
                         walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0], walls[b, w, 1, 1],
                         reach,
                     )  # fmt: skip

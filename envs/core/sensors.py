@@ -101,7 +101,7 @@ class SensorBlocks:
         self.scan: np.ndarray | None = None  # (B, L, beams) the latest scan
         self.history: np.ndarray | None = None  # (B, L, frames, beams), the latest first
         self.grids: np.ndarray | None = None  # (B, L, C, cells, cells)
-        self._dirs = np.zeros((max(config.lidar_beams, 1), 2))
+        self._dirs = np.zeros((2, max(config.lidar_beams, 1), 2))
 
     def _buffers(self, batch: Any) -> None:
         if self.keys is not None:
@@ -130,9 +130,13 @@ class SensorBlocks:
         worlds = which.any(axis=1)
         if self.lidar is not None:
             self.cast(batch, worlds)
-            self.history[:, :, 1:] = self.history[:, :, :-1]
-            self.history[:, :, 0] = self.scan
-            _write(batch.obs, self.lidar, self.history, which)
+            if self.history.shape[2] == 1:  # the scan is the block
+                _write(batch.obs, self.lidar, self.scan, which)
+                self.history[:, :, 0] = self.scan  # what a later reset of other worlds keeps
+            else:
+                self.history[:, :, 1:] = self.history[:, :, :-1]
+                self.history[:, :, 0] = self.scan
+                _write(batch.obs, self.lidar, self.history, which)
         if self.grid is not None:
             self.fill(batch, worlds)
             _write(batch.obs, self.grid, self.grids, which)
@@ -186,8 +190,11 @@ class SensorBlocks:
 
 def _write(obs: np.ndarray, sl: slice, values: np.ndarray, which: np.ndarray) -> None:
     """Write ``values: (B, L, ...)`` into the block ``sl`` of the learners of ``which``."""
-    lead = values.shape[:2]
-    obs[..., sl][which] = values.reshape(*lead, -1)[which]
+    flat = values.reshape(*values.shape[:2], -1)
+    if which.all():  # a slice's copy, not a mask's gather and scatter
+        obs[..., sl] = flat
+    else:
+        obs[..., sl][which] = flat[which]
 
 
 def sensor_extension(config: Any, inner: Any = None) -> Any:

@@ -197,7 +197,7 @@ def lidar_segments(
         s.pos[w], s.goal[w], s.heading[w], s.active[w], s.radius[w], s.kinematics[w],
         s.obstacle_pos[w], s.obstacle_radius[w], s.obstacle_active[w], s.walls[w],
         s.wall_active[w], beam_angles(beams, fov), fov >= 360.0, reach, 0.0, 0.0,
-        np.zeros(1, np.int64), s.step_count[w], np.ones(1, bool), np.zeros((beams, 2)), out,
+        np.zeros(1, np.int64), s.step_count[w], np.ones(1, bool), np.zeros((2, beams, 2)), out,
     )  # fmt: skip
     rows = np.asarray(learners, np.int64)
     ranges = out[0, rows]  # (k, beams)

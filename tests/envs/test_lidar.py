@@ -74,7 +74,7 @@ def _scan(
         pos, goal_arr, heading, np.ones((1, n), bool), radius, np.zeros((1, n), np.int64),
         ob_pos, ob_r, ob_active, wall_arr, wall_active, beam_angles(beams, fov), fov >= 360.0,
         reach, noise, dropout, np.array([key], np.int64), np.array([step], np.int64),
-        np.ones(1, bool), np.zeros((beams, 2)), out,
+        np.ones(1, bool), np.zeros((2, beams, 2)), out,
     )  # fmt: skip
     return out[0, 0]
 
@@ -397,3 +397,11 @@ def test_the_overlay_draws_the_scan_the_learner_observes():
     np.testing.assert_array_equal(state.pos, before)  # the state is only read
     frame = env.render()
     assert np.any(np.all(frame == np.asarray(Style().lidar_beam, np.uint8), axis=-1))
+
+
+def test_the_benchmark_times_the_step_with_and_without_the_lidar():
+    from crowdsteer.training.perf.bench_lidar import measure
+
+    r = measure(num_worlds=4, pedestrians=2, beams=16, steps=3, rounds=2)
+    assert all(r[k][0] > 0 for k in ("plain_s", "lidar_s", "scan_s", "rays_per_s"))
+    assert r["rays_per_s"][0] == pytest.approx(16 * r["scans_per_s"][0])

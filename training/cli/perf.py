@@ -80,6 +80,12 @@ def _bench_extension(args: argparse.Namespace) -> int:
     return report(args)
 
 
+def _bench_lidar(args: argparse.Namespace) -> int:
+    from ..perf.bench_lidar import report
+
+    return report(args)
+
+
 def _bench_penetration(args: argparse.Namespace) -> int:
     from ..perf import bench_penetration
 
@@ -240,6 +246,22 @@ def add_perf_commands(commands: Commands) -> None:
     )
     p.add_argument("--steps", type=ca.int_at_least(1), default=300, help="steps per window")
     p.add_argument("--rounds", type=ca.int_at_least(1), default=7, help="windows of each env")
+
+    p = commands.add(
+        "bench-lidar",
+        _bench_lidar,
+        "scans per second of the lidar, and its share of the batch step",
+        "Times the batch step of circle_crossing on one thread without and with a lidar, and\n"
+        "the scan of the whole batch alone, in alternating windows; prints scans and rays per\n"
+        "second and the step with the lidar over the plain step.",
+    )
+    p.add_argument("--num-worlds", type=ca.int_at_least(1), default=256, help="B, the worlds")
+    p.add_argument(
+        "--n-pedestrians", type=ca.int_at_least(0), default=9, help="pedestrians per world"
+    )
+    p.add_argument("--beams", type=ca.int_at_least(1), default=360, help="lidar beams")
+    p.add_argument("--steps", type=ca.int_at_least(1), default=100, help="steps per window")
+    p.add_argument("--rounds", type=ca.int_at_least(1), default=7, help="windows of each")
 
     commands.add(
         "bench-penetration",
