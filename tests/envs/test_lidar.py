@@ -46,9 +46,12 @@ def _scan(
     dropout=0.0,
     key=0,
     step=0,
+    facing=(1.0, 0.0),
+    kinematics=0,
 ) -> np.ndarray:
     """The scan ``(beams,)`` of a learner at ``learner = (x, y, r)`` among ``bodies`` and
-    ``obstacles`` (``(x, y, r)`` each) and ``walls`` (``(x0, y0, x1, y1)`` each), one world."""
+    ``obstacles`` (``(x, y, r)`` each) and ``walls`` (``(x0, y0, x1, y1)`` each), one world;
+    ``facing``: its unit heading, ``kinematics``: 0 holonomic, 1 unicycle."""
     discs = [learner, *bodies]
     n, m, w = len(discs), max(len(obstacles), 1), max(len(walls), 1)
     pos = np.array([[d[0], d[1]] for d in discs], float)[None]
@@ -56,6 +59,7 @@ def _scan(
     goal_arr[0, 0] = goal
     heading = np.zeros((1, n, 2))
     heading[..., 0] = 1.0
+    heading[0, 0] = facing
     radius = np.array([[d[2] for d in discs]], float)
     ob_pos = np.zeros((1, m, 2))
     ob_r = np.zeros((1, m))
@@ -70,8 +74,9 @@ def _scan(
         wall_arr[0, k] = np.reshape(seg, (2, 2))
         wall_active[0, k] = True
     out = np.zeros((1, 1, beams))
+    kinds = np.full((1, n), kinematics, np.int64)
     cast_scans(
-        pos, goal_arr, heading, np.ones((1, n), bool), radius, np.zeros((1, n), np.int64),
+        pos, goal_arr, heading, np.ones((1, n), bool), radius, kinds,
         ob_pos, ob_r, ob_active, wall_arr, wall_active, beam_angles(beams, fov), fov >= 360.0,
         reach, noise, dropout, np.array([key], np.int64), np.array([step], np.int64),
         np.ones(1, bool), np.zeros((2, beams, 2)), out,
@@ -405,3 +410,14 @@ def test_the_benchmark_times_the_step_with_and_without_the_lidar():
     r = measure(num_worlds=4, pedestrians=2, beams=16, steps=3, rounds=2)
     assert all(r[k][0] > 0 for k in ("plain_s", "lidar_s", "scan_s", "rays_per_s"))
     assert r["rays_per_s"][0] == pytest.approx(16 * r["scans_per_s"][0])
+
+
+def test_a_unicycle_scans_from_its_heading_a_holonomic_learner_from_its_goal():
+    wall = [(3.0, -1.0, 3.0, 1.0)]  # ahead toward the goal (10, 0)
+    facing_up = (0.0, 1.0)
+    holonomic = _scan(walls=wall, beams=5, fov=90.0, facing=facing_up)
+    unicycle = _scan(walls=wall, beams=5, fov=90.0, facing=facing_up, kinematics=1)
+    assert holonomic[2] == pytest.approx(3.0)
+    assert np.all(unicycle == RANGE)  # it faces up: the wall lies 90 degrees to its right
+    facing_goal = _scan(walls=wall, beams=5, fov=90.0, kinematics=1)
+    np.testing.assert_allclose(facing_goal, holonomic, atol=1e-12)
