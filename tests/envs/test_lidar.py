@@ -412,6 +412,14 @@ def test_the_benchmark_times_the_step_with_and_without_the_lidar():
     assert r["rays_per_s"][0] == pytest.approx(16 * r["scans_per_s"][0])
 
 
+def test_the_side_beside_vmas_scans_the_whole_batch_per_call():
+    from crowdsteer.training.perf.bench_lidar import ScanSide
+
+    side = ScanSide(num_worlds=3, learners=2, beams=8)
+    window = side.window(0.05)
+    assert window["calls"] >= 1 and window["cpu"] > 0
+
+
 def test_a_unicycle_scans_from_its_heading_a_holonomic_learner_from_its_goal():
     wall = [(3.0, -1.0, 3.0, 1.0)]  # ahead toward the goal (10, 0)
     facing_up = (0.0, 1.0)

@@ -253,7 +253,8 @@ def add_perf_commands(commands: Commands) -> None:
         "scans per second of the lidar, and its share of the batch step",
         "Times the batch step of circle_crossing on one thread without and with a lidar, and\n"
         "the scan of the whole batch alone, in alternating windows; prints scans and rays per\n"
-        "second and the step with the lidar over the plain step.",
+        "second and the step with the lidar over the plain step; --vmas-python adds VMAS's\n"
+        "Lidar side by side, in rays per second.",
     )
     p.add_argument("--num-worlds", type=ca.int_at_least(1), default=256, help="B, the worlds")
     p.add_argument(
@@ -262,6 +263,12 @@ def add_perf_commands(commands: Commands) -> None:
     p.add_argument("--beams", type=ca.int_at_least(1), default=360, help="lidar beams")
     p.add_argument("--steps", type=ca.int_at_least(1), default=100, help="steps per window")
     p.add_argument("--rounds", type=ca.int_at_least(1), default=7, help="windows of each")
+    p.add_argument(
+        "--vmas-python", default=None, help="Python of a venv with vmas and torch: VMAS's Lidar"
+    )
+    p.add_argument(
+        "--seconds", type=seconds(False), default=1.0, help="seconds per window beside VMAS"
+    )
 
     commands.add(
         "bench-penetration",

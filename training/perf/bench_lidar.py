@@ -9,6 +9,15 @@ machine disturbs less than wall time), it times the plain step, the step with th
 the scan alone (``SensorBlocks.cast`` over the whole batch, the compiled call the step makes).
 It prints scans and rays per second of the scan alone, and the step with the lidar over the
 plain one, each as the median [min, max] over ``--rounds`` windows.
+
+With ``--vmas-python`` (the Python of a venv holding vmas and torch) it then runs VMAS's own
+``Lidar`` side by side (``peers.PeerWorker``, one thread each, windows of ``--seconds`` in turn
+with crowdsteer's and with the control step of ``bench-peers``): VMAS's ``navigation`` scenario
+of ``VMAS_AGENTS`` agents, each with a ``--beams``-ray lidar as that scenario builds it (its
+range, its agents as the only surfaces), every agent's ``measure()`` per call, against
+crowdsteer's scan of as many learners per world, no crowd (every other learner a disc, the
+range 5 m); B = ``--num-worlds`` on both sides, so both cast the same rays per call. The figure
+is rays per second of each, and crowdsteer's over VMAS's.
 """
 
 from __future__ import annotations
@@ -22,9 +31,55 @@ import numpy as np
 from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
 
+from .peers import _WORKER_PROTOCOL, LocalSide, _interleaved, _start
+
 SCENE = "circle_crossing"
 WARMUP_STEPS = 20
 RANGE = 5.0
+VMAS_AGENTS = 10
+"""Agents per world of the VMAS comparison (and learners per world on crowdsteer's side)."""
+
+_VMAS_LIDAR_WORKER = (
+    """
+import json, sys, time
+import torch
+torch.set_num_threads(1)
+torch.set_grad_enabled(False)
+import vmas
+B, N, R = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+env = vmas.make_env("navigation", num_envs=B, device="cpu", continuous_actions=True,
+                    n_agents=N, n_lidar_rays=R, seed=0)
+env.reset()
+sensors = [agent.sensors[0] for agent in env.agents]
+def step(k):
+    for sensor in sensors:
+        sensor.measure()
+READY = {"ready": vmas.__version__, "torch": torch.__version__}
+"""
+    + _WORKER_PROTOCOL
+)
+"""VMAS's side: every agent's ``Lidar.measure()`` over the batch per call."""
+
+
+class ScanSide(LocalSide):
+    """crowdsteer's side: the scan of every learner of the batch per call (``SensorBlocks.cast``)
+    in ``num_worlds`` worlds of ``learners`` learners and no crowd, after a few steps."""
+
+    def __init__(self, num_worlds: int, learners: int, beams: int, seed: int = 0):
+        config = CrowdConfig(
+            scenario=SCENE, n_learners=learners, n_pedestrians=0, lidar_beams=beams,
+            lidar_range=RANGE,
+        )  # fmt: skip
+        batch = make_batch(config, num_worlds, parallel=False)
+        batch.seed(seed)
+        batch.reset()
+        actions = np.random.default_rng(seed).uniform(-1, 1, (10, num_worlds, learners, 2))
+        for a in actions:
+            batch.advance(a)
+        sensors = batch._extension  # noqa: SLF001 - the sensors of the batch, timed alone
+        worlds = np.ones(num_worlds, bool)
+        self.step = lambda k: sensors.cast(batch, worlds)
+        self.window(0.5)
 
 
 def _batch(num_worlds: int, pedestrians: int, beams: int, seed: int) -> Any:
@@ -109,4 +164,27 @@ def report(args: Any) -> int:
     print(f"rays per second            {_fmt(r['rays_per_s'], 1e-6, 1)} million")
     print(f"step with lidar / plain    {_fmt(r['ratio'])}")
     print(f"scan alone / plain step    {_fmt(r['scan_share'])}")
+    vmas = _start("VMAS", args.vmas_python, _VMAS_LIDAR_WORKER,
+                  str(args.num_worlds), str(VMAS_AGENTS), str(args.beams))  # fmt: skip
+    if vmas is not None:
+        rays = args.num_worlds * VMAS_AGENTS * args.beams
+        ours = ScanSide(args.num_worlds, VMAS_AGENTS, args.beams)
+        row = _interleaved(ours, vmas, args, rays)
+        a, b, c = row["crowdsteer"], row["peer"], row["control"]
+        print(
+            f"VMAS {row['peer_versions']['ready']} Lidar on its navigation scenario against "
+            f"crowdsteer's scan, B = {args.num_worlds} worlds x {VMAS_AGENTS} agents, "
+            f"{args.beams} rays each; {args.rounds} windows of {args.seconds:g} s each in turn, "
+            "one thread; median (min-max), wall time"
+        )
+        for name, r in (("crowdsteer", a), ("VMAS", b)):
+            print(
+                f"{name:<11}{r['per_s'] / 1e6:10.1f} M rays/s ({r['per_s_min'] / 1e6:.1f}-"
+                f"{r['per_s_max'] / 1e6:.1f}), CPU share {r['cpu_fraction']:.2f}"
+            )
+        print(
+            f"crowdsteer / VMAS  {row['ratio']:.1f} (paired windows "
+            f"{row['paired_ratio_min']:.1f}-{row['paired_ratio_max']:.1f}; per CPU-s "
+            f"{row['ratio_cpu']:.1f}); control step {c['per_s'] / 1e6:.2f} M body-steps/s"
+        )
     return 0
