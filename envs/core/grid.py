@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 
+from crowdsteer.envs.kernels.geometry import wrap_delta
 from crowdsteer.envs.kernels.jit import njit
 
 from .layout import VEL_CLIP
@@ -116,13 +117,14 @@ def fill_grids(
     obstacle_active,
     walls,
     wall_active,
+    period,
     size,
     worlds,
     out,
 ):
     """Grids of every learner of the worlds of ``worlds: (B,) bool`` into ``out: (B, L, C, n,
     n)`` (C = 1, or 3 with velocity channels); ``size`` the grid's side (m). Arrays as
-    ``lidar.cast_scans`` takes them, with ``vel: (B, N, 2)``."""
+    ``lidar.cast_scans`` takes them (``period`` too), with ``vel: (B, N, 2)``."""
     n_worlds, n_learners, channels, n, _ = out.shape
     velocity = channels == 3
     half = 0.5 * size
@@ -164,7 +166,7 @@ def fill_grids(
             for j in range(pos.shape[1]):
                 if j == i or not active[b, j]:
                     continue
-                wx = pos[b, j, 0] - px
+                wx = wrap_delta(pos[b, j, 0] - px, period)
                 wy = pos[b, j, 1] - py
                 vx = vel[b, j, 0]
                 vy = vel[b, j, 1]

@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from crowdsteer.envs.kernels.geometry import wrap_delta
 from crowdsteer.envs.kernels.jit import njit
 
 from .goal_ring import counter_uniform
@@ -201,6 +202,7 @@ def cast_scans(
     obstacle_active,
     walls,
     wall_active,
+    period,
     angles,
     full,
     reach,
@@ -217,7 +219,9 @@ def cast_scans(
     ``pos, goal, heading: (B, N, 2)`` (``heading`` unit vectors), ``active: (B, N)``,
     ``radius: (B, N)``, ``kinematics: (B, N)``; ``obstacle_pos: (B, M, 2)``,
     ``obstacle_radius, obstacle_active: (B, M)``; ``walls: (B, W, 2, 2)``, ``wall_active:
-    (B, W)``. ``angles: (beams,)`` from :func:`beam_angles`, ``full``: whether they span the
+    (B, W)``; ``period`` (m, 0: none): a periodic world's length along x, other bodies taken at
+    their nearest image across its seam (``periodic``; walls and obstacles are not imaged).
+    ``angles: (beams,)`` from :func:`beam_angles`, ``full``: whether they span the
     full circle; ``reach`` the range (m); ``noise`` the SD (m) of the Gaussian added to a beam
     that met a surface, ``dropout`` the probability that a beam returns the range; their draws
     keyed by ``keys: (B,)`` and ``step_count: (B,)``. Only the worlds of ``worlds: (B,) bool``
@@ -257,7 +261,8 @@ def cast_scans(
                 if j != i and active[b, j]:
                     _scan_disc(
                         scan, px, py, turned, start, dtheta, full,
-                        pos[b, j, 0], pos[b, j, 1], radius[b, j], reach,
+                        px + wrap_delta(pos[b, j, 0] - px, period), pos[b, j, 1], radius[b, j],
+                        reach,
                     )  # fmt: skip
             for m in range(obstacle_pos.shape[1]):
                 if obstacle_active[b, m]:

@@ -170,8 +170,9 @@ class SensorBlocks:
         cast_scans(
             s.pos, s.goal, s.heading, s.active, s.radius, s.kinematics,
             s.obstacle_pos, s.obstacle_radius, s.obstacle_active, s.walls, s.wall_active,
-            self.angles, self.full, float(c.lidar_range), float(c.lidar_noise),
-            float(c.lidar_dropout), self.keys, s.step_count, worlds, self._dirs, self.scan,
+            float(batch.sim.params.period), self.angles, self.full, float(c.lidar_range),
+            float(c.lidar_noise), float(c.lidar_dropout), self.keys, s.step_count, worlds,
+            self._dirs, self.scan,
         )  # fmt: skip
         return self.scan
 
@@ -183,7 +184,7 @@ class SensorBlocks:
         fill_grids(
             s.pos, s.vel, s.goal, s.heading, s.active, s.radius, s.kinematics,
             s.obstacle_pos, s.obstacle_radius, s.obstacle_active, s.walls, s.wall_active,
-            float(c.grid_size), worlds, self.grids,
+            float(batch.sim.params.period), float(c.grid_size), worlds, self.grids,
         )  # fmt: skip
         return self.grids
 

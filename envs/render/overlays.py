@@ -182,8 +182,8 @@ def lidar_segments(
     state: WorldState, world: int, learners: Sequence[int], settings: OverlaySettings
 ) -> tuple[np.ndarray, np.ndarray]:
     """The beams of ``learners`` (learner indices) in world ``world``, cast on the state (read
-    only) without noise: ``(r, 2, 2)`` segments from each centre to where its beam ends, and
-    ``(r,)`` whether it met a surface."""
+    only) without noise nor a periodic world's images: ``(r, 2, 2)`` segments from each centre
+    to where its beam ends, and ``(r,)`` whether it met a surface."""
     from crowdsteer.envs.core.lidar import beam_angles, cast_scans
 
     beams = settings.lidar_beams or PREVIEW_BEAMS
@@ -196,7 +196,7 @@ def lidar_segments(
     cast_scans(
         s.pos[w], s.goal[w], s.heading[w], s.active[w], s.radius[w], s.kinematics[w],
         s.obstacle_pos[w], s.obstacle_radius[w], s.obstacle_active[w], s.walls[w],
-        s.wall_active[w], beam_angles(beams, fov), fov >= 360.0, reach, 0.0, 0.0,
+        s.wall_active[w], 0.0, beam_angles(beams, fov), fov >= 360.0, reach, 0.0, 0.0,
         np.zeros(1, np.int64), s.step_count[w], np.ones(1, bool), np.zeros((2, beams, 2)), out,
     )  # fmt: skip
     rows = np.asarray(learners, np.int64)

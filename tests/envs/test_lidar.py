@@ -48,6 +48,7 @@ def _scan(
     step=0,
     facing=(1.0, 0.0),
     kinematics=0,
+    period=0.0,
 ) -> np.ndarray:
     """The scan ``(beams,)`` of a learner at ``learner = (x, y, r)`` among ``bodies`` and
     ``obstacles`` (``(x, y, r)`` each) and ``walls`` (``(x0, y0, x1, y1)`` each), one world;
@@ -77,7 +78,8 @@ def _scan(
     kinds = np.full((1, n), kinematics, np.int64)
     cast_scans(
         pos, goal_arr, heading, np.ones((1, n), bool), radius, kinds,
-        ob_pos, ob_r, ob_active, wall_arr, wall_active, beam_angles(beams, fov), fov >= 360.0,
+        ob_pos, ob_r, ob_active, wall_arr, wall_active, period, beam_angles(beams, fov),
+        fov >= 360.0,
         reach, noise, dropout, np.array([key], np.int64), np.array([step], np.int64),
         np.ones(1, bool), np.zeros((2, beams, 2)), out,
     )  # fmt: skip
@@ -371,7 +373,7 @@ def test_the_grid_s_velocity_channels_hold_the_body_s_velocity_in_the_goal_frame
     fill_grids(
         pos, vel, goal, heading, np.ones((1, 2), bool), np.array([[0.3, 0.3]]),
         np.zeros((1, 2), np.int64), *none, np.zeros((1, 1, 2, 2)), np.zeros((1, 1), bool),
-        4.0, np.ones(1, bool), out,
+        0.0, 4.0, np.ones(1, bool), out,
     )  # fmt: skip
     occupied = out[0, 0, 0] == 1
     assert occupied.sum() >= 1 and occupied[3].any()  # 2 m ahead: the last row
@@ -429,3 +431,11 @@ def test_a_unicycle_scans_from_its_heading_a_holonomic_learner_from_its_goal():
     assert np.all(unicycle == RANGE)  # it faces up: the wall lies 90 degrees to its right
     facing_goal = _scan(walls=wall, beams=5, fov=90.0, kinematics=1)
     np.testing.assert_allclose(facing_goal, holonomic, atol=1e-12)
+
+
+def test_a_periodic_world_shows_bodies_across_its_seam():
+    # a strip 10 m long: the body at x = 9 stands 1 m behind the learner at x = 0 (its image)
+    behind = 0  # beam -180 degrees
+    plain = _scan(bodies=[(9.0, 0.0, 0.3)])
+    periodic = _scan(bodies=[(9.0, 0.0, 0.3)], period=10.0)
+    assert plain[behind] == RANGE and periodic[behind] == pytest.approx(0.7, abs=1e-12)
