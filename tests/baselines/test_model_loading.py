@@ -135,5 +135,6 @@ def test_evaluate_says_which_model_it_scores(models, capsys):
     assert main(["evaluate", "--policy", str(models["PPO"]), "--episodes", "2"]) == 0
     assert "policy: PPO model" in capsys.readouterr().err
     assert main(["evaluate", "--policy", str(models["A2C"]), "--episodes", "2"]) != 0
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "not PPO" in err
+    lines = capsys.readouterr().err.splitlines()  # the loading's progress line, then the error
+    assert lines[0].startswith("evaluate: loading the model") and "a2c" in lines[0]
+    assert len(lines) == 2 and "error" in lines[1] and "not PPO" in lines[1]
