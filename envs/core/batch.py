@@ -100,7 +100,7 @@ class CrowdBatch:
         # one set of observation work buffers per chunk of worlds the simulator steps on a thread
         self._observe_scratch = [
             observe_scratch(self.sim.counts.total, c.obs_neighbours, c.obs_obstacles, c.obs_walls)
-            for _ in self.sim._ranges
+            for _ in self.sim.chunks
         ]
         self._finish_entry = None
         self._observe_entry = None
@@ -117,20 +117,23 @@ class CrowdBatch:
         """(B, L) shaping potential ``Phi`` of each learner's current state (0 without one)."""
         self._fused_entries: dict[np.dtype, Any] = {}  # one compiled entry per actions' dtype
         staged = self._reference is not None or self._residual is not None
-        self._fused = self.sim._pool is None and not staged and config.potential is None
+        self._fused = len(self.sim.chunks) == 1 and not staged and config.potential is None
+        self._fused_params = self.sim.params
         self._fused_tail = self._fused_arguments()
 
     def _fused_arguments(self) -> tuple:
         """The fused step's arguments after the actions. Every buffer and bundle in it is made
         once with the batch, so the tuple is built once too, not at every step; only
-        ``sim.params`` may be replaced (``_replace``), and the step checks it."""
+        ``sim.params`` may be replaced (``_replace``), and the step checks it against
+        ``_fused_params``, the bundle the tuple holds."""
         sim = self.sim
+        self._fused_params = sim.params
         return (
             sim.state,
             sim.buffers,
             self.learners,
             sim.params,
-            sim._scratch[0],
+            sim.scratch[0],
             self._observe_scratch[0],
         )
 
@@ -281,7 +284,7 @@ class CrowdBatch:
 
     def _advance_fused(self, actions: np.ndarray) -> None:
         a = self._checked_dtype(actions)
-        if self._fused_tail[3] is not self.sim.params:
+        if self._fused_params is not self.sim.params:
             self._fused_tail = self._fused_arguments()
         entry = self._fused_entries.get(a.dtype)
         if entry is None:  # float32 and float64 actions each compile (or load) once
@@ -290,7 +293,7 @@ class CrowdBatch:
         if code < 0:
             raise ActionError("actions contain NaN or inf; allowed range is [-1, 1]")
         if code > 0:
-            self.sim._raise_fault()
+            self.sim.raise_fault()
 
     def world_done(self) -> np.ndarray:
         """(B,) worlds whose episode is over (no learner alive, or out of time)."""
@@ -307,17 +310,7 @@ class CrowdBatch:
             self._observe_entry = compiled_entry(
                 observe_worlds, 0, 1, s, which, c, self.obs, self._observe_scratch[0]
             )
-        run = self._observe_entry
-        pool = self.sim._pool
-        if pool is None:
-            run(0, self.num_worlds, s, which, c, self.obs, self._observe_scratch[0])
-        else:
-            jobs = [
-                pool.submit(run, lo, hi, s, which, c, self.obs, scratch)
-                for (lo, hi), scratch in zip(self.sim._ranges, self._observe_scratch, strict=True)
-            ]
-            for j in jobs:
-                j.result()
+        self.sim.run_chunks(self._observe_entry, (s, which, c, self.obs), self._observe_scratch)
 
     def residual_actions(self, actions: np.ndarray) -> np.ndarray:
         """The actions (B, L, 2) applied in residual mode: the reference baseline's actions on

@@ -133,10 +133,13 @@ class Simulator:
         self.parallel = threaded(parallel, num_worlds, n, min(threads, available_cores()))
         """Whether the worlds step on threads (``parallel`` resolved for this batch)."""
         chunks = min(num_worlds, CHUNKS_PER_THREAD * threads) if self.parallel else 1
-        self._ranges = [
+        self.chunks = [
             (c * num_worlds // chunks, (c + 1) * num_worlds // chunks) for c in range(chunks)
         ]
-        self._scratch = [crowd_scratch(n, max(m, 1), max(w, 1), trace) for _ in range(chunks)]
+        """The ``(lo, hi)`` ranges of worlds stepped together, one per task of the thread pool
+        (one range of all worlds when serial)."""
+        self.scratch = [crowd_scratch(n, max(m, 1), max(w, 1), trace) for _ in range(chunks)]
+        """The step's work buffers, one per range of ``chunks``."""
         self._pool = ThreadPoolExecutor(threads) if chunks > 1 else None
         self._step_entry = None
         self._write_entry = None
@@ -158,7 +161,7 @@ class Simulator:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        if len(self._ranges) > 1:
+        if len(self.chunks) > 1:
             self._pool = ThreadPoolExecutor(numba.get_num_threads())
 
     def seed(self, seeds: Sequence[int | None] | int | None) -> None:
@@ -242,21 +245,26 @@ class Simulator:
         if learner_desired is not None:
             e.desired[:, : self.num_learners] = learner_desired
         if self._step_entry is None:
-            lo, hi = self._ranges[0]
-            self._step_entry = compiled_entry(world_step, lo, hi, s, e, p, self._scratch[0])
-        run = self._step_entry
-        if self._pool is None:
-            faults = run(0, self.num_worlds, s, e, p, self._scratch[0])
-        else:
-            jobs = [
-                self._pool.submit(run, lo, hi, s, e, p, scratch)
-                for (lo, hi), scratch in zip(self._ranges, self._scratch, strict=True)
-            ]
-            faults = sum(j.result() for j in jobs)
-        if faults:
-            self._raise_fault()
+            lo, hi = self.chunks[0]
+            self._step_entry = compiled_entry(world_step, lo, hi, s, e, p, self.scratch[0])
+        if self.run_chunks(self._step_entry, (s, e, p), self.scratch):
+            self.raise_fault()
 
-    def _raise_fault(self) -> None:
+    def run_chunks(self, run: Any, args: tuple, scratch: Sequence[Any]) -> int:
+        """``run(lo, hi, *args, scratch[c])`` for every range ``c`` of ``chunks``, on the thread
+        pool when there is one, in this thread otherwise; returns the sum of the results (0 for
+        runs that return None). ``scratch``: one set of work buffers per range."""
+        if self._pool is None:
+            return run(0, self.num_worlds, *args, scratch[0]) or 0
+        jobs = [
+            self._pool.submit(run, lo, hi, *args, buffers)
+            for (lo, hi), buffers in zip(self.chunks, scratch, strict=True)
+        ]
+        return sum(j.result() or 0 for j in jobs)
+
+    def raise_fault(self) -> None:
+        """Raise ``SimulationError`` naming the first body whose motion became non-finite
+        (``buffers.fault``), with the parameters to check."""
         s = self.state
         b = int(np.flatnonzero(self.buffers.fault >= 0)[0])
         i = int(self.buffers.fault[b])
