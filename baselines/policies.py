@@ -16,13 +16,13 @@ import numpy as np
 
 from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.core.params import StepParams, behaviour_params, config_params
 from crowdsteer.envs.core.sensors import observation_layout
 from crowdsteer.envs.core.simulator import compiled_entry
 from crowdsteer.envs.core.steering_params import (
     FIXED_BY_CONFIG,
     PARAM_TYPES,
     check_steering_field,
-    steering_param_set,
 )
 from crowdsteer.envs.kernels.bundle import typed_params
 from crowdsteer.envs.steering.registry import BEHAVIOURS, NAMES, TRACE_FINAL, trace_rows
@@ -61,9 +61,10 @@ _PARAM_KWARGS: dict[str, dict[str, str]] = {
 baseline uses toward observed waypoints."""
 
 
-def _policy_params(name: str, config: CrowdConfig, given: dict[str, Any]) -> dict[str, Any]:
+def _policy_params(name: str, step: StepParams, given: dict[str, Any]) -> dict[str, Any]:
     """The behaviour's parameters: the configuration's (articles' defaults + the config's fixed
-    values + ``steering_params``), then ``params=``/``path_params=``, then single fields.
+    values + ``steering_params``, as ``step`` holds them), then ``params=``/``path_params=``,
+    then single fields.
     Every keyword and value is checked; ``ConfigError`` names the bad one."""
     slots = _PARAM_KWARGS[name]
     field_slot = {f: slot for slot, beh in slots.items() for f in PARAM_TYPES[beh]._fields}
@@ -74,8 +75,8 @@ def _policy_params(name: str, config: CrowdConfig, given: dict[str, Any]) -> dic
             f"make_policy({name!r}) got unknown keyword arguments {unknown}; it takes "
             f"{allowed if allowed else 'none besides the spaces and config'}"
         )
-    steer = steering_param_set(config)
-    out: dict[str, Any] = {"dt": config.dt}
+    steer = behaviour_params(step)
+    out: dict[str, Any] = {}
     for slot, beh in slots.items():
         ptype = PARAM_TYPES[beh]
         fields = dict(steer[beh]._asdict())
@@ -129,22 +130,19 @@ class SteeringPolicy:
         c = self.config
         self.layout = observation_layout(c)  # the sensors' and a scenario's own blocks included
         self.obs_low, self.obs_high = self.layout.bounds()
-        chosen = _policy_params(name, c, params)
-        steer = steering_param_set(c)
-        steer[self.behaviour] = chosen["params"]
+        step = config_params(c)  # the values the crowd's step reads, derived once
+        chosen = _policy_params(name, step, params)
         self.params = chosen["params"]
-        self._steering = tuple(steer[n] for n in NAMES)
+        behaviour = NAMES.index(self.behaviour)
+        self._steering = step.steering[:behaviour] + (self.params,) + step.steering[behaviour + 1 :]
         self._path = chosen["path_params"]
         self._entries: dict[np.dtype, Any] = {}  # one compiled call per observations' dtype
         self._settings = PolicySettings(
-            c.obs_neighbours,
-            c.obs_obstacles,
-            c.obs_walls,
-            c.obs_waypoints,
-            NAMES.index(self.behaviour),
-            float(c.dt),
+            *step.observe,
+            behaviour,
+            step.dt,
             c.kinematics == "unicycle",
-            float(c.max_turn_rate),
+            step.max_turn_rate,
         )
         self._args = PolicyArgs(
             self._settings, self._steering, self._path, self.obs_low, self.obs_high

@@ -4,7 +4,10 @@
 value lives once in ``StepParams`` (``dt`` included), with the reward weights
 (``rewards.RewardSettings``), the observation's counts (``sensing.ObserveSettings``) and every
 steering behaviour's parameters (``steering_params``) nested in it. The simulator, the batch,
-the baselines and the overlays all take their values from it.
+the baselines and the overlays all take their values from it: the simulator from
+:func:`step_params` (the configuration placed in its scenario's scene), the baselines and the
+overlays, which have the configuration alone, from :func:`config_params`, and every behaviour's
+parameters by name from :func:`behaviour_params`.
 """
 
 from __future__ import annotations
@@ -81,7 +84,6 @@ def step_params(
     slots; ``ring``: the scenario's ``GoalRing`` (None: its goals do not move). ``ValueError``
     when ``pedestrians_at_goal`` is ``"replace"`` or ``"new_goal"`` and the scene has no ring."""
     c = config
-    steer = steering_param_set(c)
     replace = c.pedestrians_at_goal == "replace"
     new_goal = c.pedestrians_at_goal == "new_goal"
     if (replace or new_goal) and ring is None:
@@ -94,6 +96,29 @@ def step_params(
     else:  # a change every interval (the code tests global_time % interval == 0)
         steps = round(ring.change_interval / c.dt)
         ring = ring._replace(respawn=replace, new_goal=new_goal, change_steps=int(steps))
+    return config_params(c)._replace(
+        period=0.0 if period_x is None else float(period_x[1] - period_x[0]),
+        period_origin=0.0 if period_x is None else float(period_x[0]),
+        flock=bool(flock),
+        ring=ring,
+    )
+
+
+def behaviour_params(params: StepParams) -> dict[str, NamedTuple]:
+    """Every steering behaviour's parameters in ``params`` by registry name, path following
+    (``"path_follow"``) and the flock units (``"flocking"``) included."""
+    named: dict[str, NamedTuple] = dict(zip(NAMES, params.steering, strict=True))
+    named["path_follow"] = params.path
+    named["flocking"] = params.flocking
+    return named
+
+
+def config_params(config: Any) -> StepParams:
+    """The step's parameters that a ``CrowdConfig`` sets by itself, before a scenario places it
+    in a scene: no periodic x, no goal ring, flock slots present (``step_params`` adds the
+    scene). What the baselines and the overlays, which have the configuration alone, read."""
+    c = config
+    steer = steering_param_set(c)
     return StepParams(
         dt=float(c.dt),
         max_steps=int(c.max_steps),
@@ -115,11 +140,7 @@ def step_params(
         observe=ObserveSettings(
             int(c.obs_neighbours), int(c.obs_obstacles), int(c.obs_walls), int(c.obs_waypoints)
         ),
-        period=0.0 if period_x is None else float(period_x[1] - period_x[0]),
-        period_origin=0.0 if period_x is None else float(period_x[0]),
-        flock=bool(flock),
         contact_iterations=int(c.contact_iterations),
         walk_backwards=bool(c.walk_backwards),
-        ring=ring,
         obs_radius=float(c.obs_range if c.obs_range > 0.0 else c.sensing_radius),
     )

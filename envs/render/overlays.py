@@ -153,21 +153,23 @@ class OverlaySettings:
     def from_config(cls, config, learner_policy: str | None = None) -> OverlaySettings:
         """The settings of a ``CrowdConfig`` (its ``steering_params`` included); with
         ``learner_policy``, the name of the scripted baseline that drives the learners."""
-        from crowdsteer.envs.core.steering_params import steering_param_set
+        from crowdsteer.envs.core.params import behaviour_params, config_params
 
-        steer = steering_param_set(config)
-        # how far a flock unit sees in the simulation: the book's radius for its view, cut at the
-        # sensing radius beyond which no neighbour is gathered
-        book = FLOCK_VIEW_RADIUS_FACTORS[config.flock_view] * 2.0 * float(config.flock_radius)
+        step = config_params(config)  # the values the step reads, derived once
+        steer = behaviour_params(step)
+        # how far a flock unit sees in the simulation: the book's radius for its view (a factor
+        # of the unit length, a flock unit's diameter), cut at the sensing radius beyond which no
+        # neighbour is gathered
+        book = FLOCK_VIEW_RADIUS_FACTORS[config.flock_view] * step.flocking.unit_length
         return cls(
-            float(config.sensing_radius),
+            step.sensing_radius,
             steer["detection_box"],
             steer["right_of_way"],
             config.flock_view,
-            min(book, float(config.sensing_radius)),
-            float(config.discomfort_distance),
+            min(book, step.sensing_radius),
+            step.rewards.discomfort_distance,
             LEARNER_GEOMETRY.get(learner_policy or "", -1),
-            int(config.obs_neighbours),
+            step.observe.n_neighbours,
             int(config.lidar_beams),
             float(config.lidar_fov),
             float(config.lidar_range),

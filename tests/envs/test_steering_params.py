@@ -8,9 +8,10 @@ import pytest
 from crowdsteer.baselines import make_policy
 from crowdsteer.envs import CrowdConfig
 from crowdsteer.envs.batch import make_batch
-from crowdsteer.envs.core.params import step_params
+from crowdsteer.envs.core.params import behaviour_params, config_params, step_params
 from crowdsteer.envs.core.steering_params import steering_param_set
-from crowdsteer.envs.steering.registry import RIGHT_OF_WAY
+from crowdsteer.envs.render.overlays import OverlaySettings
+from crowdsteer.envs.steering.registry import NAMES, RIGHT_OF_WAY
 
 
 def test_defaults_are_the_articles_and_the_config_fixes_time_step_and_unit_length():
@@ -29,6 +30,37 @@ def test_overrides_reach_the_crowd_and_the_baselines():
     assert params.power == 2.0
     policy = make_policy("right_of_way", config=config)
     assert policy.params.side == -1.0
+
+
+def test_crowd_baselines_and_overlays_read_one_derivation():
+    config = CrowdConfig.from_kwargs(
+        dt=0.2,
+        max_turn_rate=2.0,
+        sensing_radius=5.0,
+        discomfort_distance=0.3,
+        flock_radius=0.25,
+        steering_params={"right_of_way": {"side": -1}, "detection_box": {"min_length": 2.5}},
+    )
+    sim = make_batch(config, 1).sim
+    # the simulator's bundle is the configuration's, with the scene added
+    assert config_params(config) == sim.params._replace(
+        period=0.0, period_origin=0.0, flock=True, ring=config_params(config).ring
+    )
+    named = behaviour_params(sim.params)
+    assert named["social_force"].time_step == 0.2 and named["flocking"].unit_length == 0.5
+    policy = make_policy("cardioid", config=config, power=2.0)
+    steering = policy._args[1]
+    for i, name in enumerate(NAMES):  # every behaviour but the policy's own is the crowd's
+        if name != "cardioid":
+            assert steering[i] == sim.params.steering[i], name
+    assert steering[NAMES.index("cardioid")].power == 2.0
+    assert policy._settings.dt == 0.2 and policy._settings.max_turn_rate == 2.0
+    overlay = OverlaySettings.from_config(config)
+    assert overlay.detection_box == named["detection_box"]
+    assert overlay.detection_box.min_length == 2.5
+    assert overlay.right_of_way.side == -1.0
+    assert overlay.sensing_radius == 5.0 and overlay.personal_space == 0.3
+    assert overlay.view_radius == min(200.0 * 0.5, 5.0)
 
 
 def test_the_side_of_the_crowd_follows_the_override():

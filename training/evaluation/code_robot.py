@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from crowdsteer.envs.core.config import CrowdConfig
+from crowdsteer.envs.core.params import behaviour_params, config_params
 from crowdsteer.envs.core.sensing import goal_frame_angle
-from crowdsteer.envs.core.steering_params import steering_param_set
 from crowdsteer.envs.steering.orca import orca
 
 NEVER_SEEN = (15.0, 15.0)
@@ -46,7 +46,7 @@ class CodeOrcaRobot:
             raise ValueError(
                 f"n_learners={config.n_learners}: the code's robot is one per world (1)"
             )
-        self.params = steering_param_set(config)["orca"]
+        self.params = behaviour_params(config_params(config))["orca"]
         self.sensor_range = float(config.obs_range)
         self.radii: np.ndarray | None = None
         self._memory: np.ndarray | None = None  # (B, H, 4) position and velocity per slot
