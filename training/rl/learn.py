@@ -1,16 +1,74 @@
-"""The common tail of the Stable-Baselines3 scripts: warm start, learn with evaluation and
-checkpoints, save and summarise; or, with ``--resume``, take a killed run up at its last
-checkpoint (``rl.resume``)."""
+"""The common opening and tail of the Stable-Baselines3 scripts.
+
+``begin_run``: check the options, write the run folder's ``args.json``, seed and build the
+vector environment. ``learn_and_save``: warm start, learn with evaluation and checkpoints, save
+and summarise; or, with ``--resume``, take a killed run up at its last checkpoint
+(``rl.resume``). Between the two, each script builds its own model.
+"""
 
 from __future__ import annotations
 
+import random
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
 
 from .callbacks import EvalCallback, LossCheckCallback, ProgressBarCallback, TimeLimitCallback
-from .runs import save_run, sparse_reward_warning, write_json
+from .runs import (
+    check_run_args,
+    effective_config,
+    env_config,
+    make_vec_env,
+    run_label,
+    save_run,
+    sparse_reward_warning,
+    start_run,
+    write_json,
+)
+from .set_encoder import extractor_policy_kwargs
+
+
+class RunStart(NamedTuple):
+    """What ``begin_run`` made: the environment's ``config`` (``CrowdConfig`` keyword
+    arguments), the run folder, the seeded SB3 vector env and the policy's features extractor
+    (``policy_kwargs`` entries; empty for the flat observation)."""
+
+    config: dict
+    run_dir: Path
+    env: Any
+    extractor: dict
+
+
+def begin_run(args: Any, algo: str) -> RunStart:
+    """The opening of a run of ``algo`` (``"ppo"``, ``"sac"``) with the script's ``args`` (a
+    ``RunArgs``): the options checked, the run folder ``<out>/<name>`` made and its
+    ``args.json`` written (with ``--resume``: checked against the run there), the global
+    generators seeded (SB3 samples from them) and the vector env of ``num_worlds x n_learners``
+    slots built. ``UsageError`` for a bad option, before anything is written."""
+    check_run_args(args)
+    config = env_config(args)
+    effective = effective_config(config)
+    extractor = extractor_policy_kwargs(
+        args.extractor, effective, args.extractor_options, args.norm_obs
+    )
+    name = args.name or f"{algo}_{run_label(args)}_s{args.seed}_{int(time.time())}"
+    run_dir = Path(args.out) / name
+    start_run(
+        run_dir,
+        {"algo": algo, **asdict(args), "config": config, "effective_config": effective},
+        args.resume,
+    )
+    random.seed(args.seed)
+    np.random.seed(args.seed)  # noqa: NPY002  (SB3 samples from the global generators)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    env = make_vec_env(args, args.num_worlds, args.seed)
+    return RunStart(config, run_dir, env, extractor)
 
 
 def learn_and_save(model: Any, env: Any, args: Any, config: dict, run_dir: Path, algo: str) -> int:

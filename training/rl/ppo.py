@@ -14,28 +14,14 @@ checkpoints, ``progress.csv``/``evals.json`` (periodic success and collision rat
 
 from __future__ import annotations
 
-import random
-import time
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 
-import numpy as np
-import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.utils import get_schedule_fn
 
 from ..support.options import arg
-from .learn import learn_and_save
+from .learn import begin_run, learn_and_save
 from .run_args import RunArgs
-from .runs import (
-    check_run_args,
-    effective_config,
-    env_config,
-    make_vec_env,
-    run_label,
-    start_run,
-)
-from .set_encoder import extractor_policy_kwargs
 
 
 @dataclass
@@ -61,28 +47,8 @@ class Args(RunArgs):
 
 def train(args: Args) -> int:
     """Train, evaluate and save one run; returns the exit status (1 on non-finite losses)."""
-    check_run_args(args)
-    config = env_config(args)
-    effective = effective_config(config)
-    extractor = extractor_policy_kwargs(
-        args.extractor, effective, args.extractor_options, args.norm_obs
-    )
-    name = args.name or f"ppo_{run_label(args)}_s{args.seed}_{int(time.time())}"
-    run_dir = Path(args.out) / name
-    start_run(
-        run_dir,
-        {"algo": "ppo", **asdict(args), "config": config, "effective_config": effective},
-        args.resume,
-    )
-
-    # seeding
-    random.seed(args.seed)
-    np.random.seed(args.seed)  # noqa: NPY002  (SB3 samples from the global generators)
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
-
-    # environment: one shared policy over num_worlds x n_learners slots
-    env = make_vec_env(args, args.num_worlds, args.seed)
+    # the options checked, the run folder written, the seeds set, one shared policy's vector env
+    config, run_dir, env, extractor = begin_run(args, "ppo")
 
     # model
     lr = args.learning_rate
