@@ -45,13 +45,14 @@ of 16 small worlds, and 2 per thread still even out a thread that falls behind."
 PARALLEL_MODES = (False, True, "auto")
 """The values of ``parallel``: serial, threaded, or chosen from the batch's size (``"auto"``)."""
 
-AUTO_MIN_PAIRS = 40_000
+AUTO_MIN_PAIRS = 30_000
 """``parallel="auto"`` threads a batch of at least this many pairs of bodies (B x N x N: what a
 step's cost grows with, about 0.05 us per pair on one core of a 2-vCPU AMD EPYC) when two threads
 can run, and steps smaller ones serially. Handing the chunks of worlds to the threads and back
-costs about 0.15-0.5 ms of CPU a step there, so the second core pays only for steps of a few ms:
-from 40,000 pairs (2 ms) the threaded batch keeps 0.87 or more of the serial rate per CPU-second
-(``docs/performance.md``, "Two cores", has the measurements and the command)."""
+costs about 0.15-0.5 ms of CPU a step there, so the second core pays only for steps of a
+millisecond or more: with it free, 2 threads ran at 0.1-0.8x of the serial batch up to 12,800
+pairs, 0.91-1.10x at 25,600 and 1.14x or more from 36,864 (``docs/performance.md``, "Two cores",
+has the measurements and the command)."""
 
 
 def available_cores() -> int:
