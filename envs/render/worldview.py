@@ -1,7 +1,10 @@
 """Read-only views of one world of a batched :class:`WorldState`, for drawing.
 
-Every array is a non-writeable view into the state (no copy), so that a drawing routine that tried
-to write into the state would raise instead of silently changing the simulation.
+A :class:`WorldView` holds every field of ``WorldState`` under the same name (its fields are
+derived from the state's, so a field added to the state reaches the renderer), each a
+non-writeable view of the one world's slice (no copy), so that a drawing routine that tried to
+write into the state would raise instead of silently changing the simulation. Two entries are
+given in the form drawing reads: ``heading`` as angles, and the world's ``step``.
 """
 
 from __future__ import annotations
@@ -12,35 +15,14 @@ import numpy as np
 
 from crowdsteer.envs.core.state import WorldState
 
-
-class WorldView(NamedTuple):
-    """One world: ``pos, vel, goal: (N, 2)``, ``heading, radius: (N,)``, ``kind, behaviour,
-    path_len, path_index: (N,) int``, ``active, reached, collided: (N,) bool``, ``path: (N, P, 2)``,
-    ``obstacle_pos: (M, 2)``, ``obstacle_radius: (M,)``, ``obstacle_active: (M,)``,
-    ``walls: (W, 2, 2)``, ``wall_active: (W,)``, ``target_pos: (2,)``, ``step: int``."""
-
-    pos: np.ndarray
-    vel: np.ndarray
-    heading: np.ndarray
-    goal: np.ndarray
-    radius: np.ndarray
-    v_pref: np.ndarray
-    v_max: np.ndarray
-    kind: np.ndarray
-    behaviour: np.ndarray
-    active: np.ndarray
-    reached: np.ndarray
-    collided: np.ndarray
-    path: np.ndarray
-    path_len: np.ndarray
-    path_index: np.ndarray
-    obstacle_pos: np.ndarray
-    obstacle_radius: np.ndarray
-    obstacle_active: np.ndarray
-    walls: np.ndarray
-    wall_active: np.ndarray
-    target_pos: np.ndarray
-    step: int
+WorldView = NamedTuple(
+    "WorldView", [(name, np.ndarray) for name in WorldState._fields] + [("step", int)]
+)
+WorldView.__doc__ = """One world of a ``WorldState``: each of its fields, named as there, with the
+world axis taken off (``pos, vel, goal: (N, 2)``, ``radius, kind, active: (N,)``,
+``path: (N, P, 2)``, ``obstacle_pos: (M, 2)``, ``walls: (W, 2, 2)``, ``target_pos: (2,)``,
+``step_count: ()``, ...), read-only; ``heading: (N,)`` as angles (rad, from the state's unit
+vectors); ``step: int`` the world's step count."""
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -54,27 +36,7 @@ def world_view(state: WorldState, world: int = 0) -> WorldView:
     b = int(world)
     if not 0 <= b < state.num_worlds:
         raise IndexError(f"world {world} out of range for a state of {state.num_worlds} worlds")
-    return WorldView(
-        pos=_ro(state.pos[b]),
-        vel=_ro(state.vel[b]),
-        heading=_ro(np.arctan2(state.heading[b, :, 1], state.heading[b, :, 0])),
-        goal=_ro(state.goal[b]),
-        radius=_ro(state.radius[b]),
-        v_pref=_ro(state.v_pref[b]),
-        v_max=_ro(state.v_max[b]),
-        kind=_ro(state.kind[b]),
-        behaviour=_ro(state.behaviour[b]),
-        active=_ro(state.active[b]),
-        reached=_ro(state.reached[b]),
-        collided=_ro(state.collided[b]),
-        path=_ro(state.path[b]),
-        path_len=_ro(state.path_len[b]),
-        path_index=_ro(state.path_index[b]),
-        obstacle_pos=_ro(state.obstacle_pos[b]),
-        obstacle_radius=_ro(state.obstacle_radius[b]),
-        obstacle_active=_ro(state.obstacle_active[b]),
-        walls=_ro(state.walls[b]),
-        wall_active=_ro(state.wall_active[b]),
-        target_pos=_ro(state.target_pos[b]),
-        step=int(state.step_count[b]),
-    )
+    h = state.heading[b]
+    fields = {name: _ro(field[b, ...]) for name, field in zip(state._fields, state, strict=True)}
+    fields["heading"] = _ro(np.arctan2(h[:, 1], h[:, 0]))
+    return WorldView(**fields, step=int(state.step_count[b]))
