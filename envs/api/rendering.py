@@ -46,7 +46,7 @@ class RenderHandle:
     def _viewer(self, b: int):
         viewer = self.viewers.get(b)
         if viewer is None:
-            from ..render import OverlayOptions, OverlaySettings, Viewer
+            from ..render import OverlayOptions, OverlaySettings, Viewer, ViewerSettings
 
             c = self.batch.config
             overlays = OverlayOptions(**{name: True for name in c.render_overlays})
@@ -57,12 +57,12 @@ class RenderHandle:
                 c.render_size if first is None else first.height,
                 c.render_fps,
                 self.render_mode,
-                overlay_options=overlays,
-                overlay_body=c.render_body,
-                flock_view=c.flock_view,
-                flock_view_radius=settings.view_radius,
-                overlay_settings=settings,
-                fit_height=first is None,
+                settings=ViewerSettings(
+                    overlay_options=overlays,
+                    overlay_body=c.render_body,
+                    overlay_settings=settings,
+                    fit_height=first is None,
+                ),
             )
             self.viewers[b] = viewer
         return viewer

@@ -3,9 +3,9 @@
 :class:`Viewer` draws one world of a :class:`~crowdsteer.envs.core.state.WorldState` to a window
 (``"human"``, interactive: pause, step, zoom, select; keys in :data:`KEY_BINDINGS`) or to
 ``(H, W, 3) uint8`` frames (``"rgb_array"``, headless with
-``SDL_VIDEODRIVER=dummy``); :class:`Camera` maps world metres (y up) to pixels (y down);
-:class:`OverlayOptions` and :class:`OverlayData` switch and feed the debug overlays. Rendering
-only reads the state.
+``SDL_VIDEODRIVER=dummy``); :class:`ViewerSettings` holds what it shows; :class:`Camera` maps
+world metres (y up) to pixels (y down); :class:`OverlayOptions` and :class:`OverlayData` switch
+and feed the debug overlays. Rendering only reads the state.
 """
 
 from .camera import Camera, Framing, bounds_from_points
@@ -22,6 +22,7 @@ from .overlays import (
 )
 from .style import Style
 from .viewer import CRAFT_OUTLINE, RENDER_MODES, Viewer, format_info
+from .viewer_settings import ViewerSettings
 
 __all__ = [
     "CRAFT_OUTLINE",
@@ -37,6 +38,7 @@ __all__ = [
     "Style",
     "ViewControls",
     "Viewer",
+    "ViewerSettings",
     "body_vectors",
     "bounds_from_points",
     "format_info",

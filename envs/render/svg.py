@@ -20,9 +20,10 @@ from crowdsteer.envs.core.state import FLOCK, LEARNER, PEDESTRIAN, WorldState
 
 from .bodyinfo import drawn_bodies
 from .camera import Camera
+from .panels import SCALE_BAR_SHARE, SCALE_BARS
 from .primitives import CRAFT_POLY
+from .scene import GRID_STEPS
 from .style import Colour, Style, font_size_for, tint
-from .viewer import GRID_STEPS, SCALE_BAR_SHARE, SCALE_BARS
 from .worldview import world_view
 
 LEGEND_LABELS = {

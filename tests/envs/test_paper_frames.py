@@ -14,7 +14,7 @@ import pytest
 
 import crowdsteer.envs  # noqa: F401  (registers crowdsteer/CrowdNav-v0)
 from crowdsteer.envs.core.state import LEARNER, PEDESTRIAN, WorldState
-from crowdsteer.envs.render import Viewer
+from crowdsteer.envs.render import Viewer, ViewerSettings
 from crowdsteer.envs.render.style import Style
 from crowdsteer.envs.render.svg import svg_frame
 from crowdsteer.training.cli import main
@@ -70,10 +70,10 @@ class Recorder:
 def test_a_lone_learner_is_labelled_and_a_collided_one_stays_in_the_legend(collided):
     s = lone_learner(collided)
     before = state_arrays(s)
-    v = Viewer(600, 600, show_hud=False, fit_height=True)
+    v = Viewer(600, 600, settings=ViewerSettings(show_hud=False, fit_height=True))
     texts: list[str] = []
-    v._fonts.load()
-    v._fonts.small = Recorder(v._fonts.small, texts)
+    v.panels.fonts.load()
+    v.panels.fonts.small = Recorder(v.panels.fonts.small, texts)
     v.draw(s, bounds=s.bounds[0])
     assert "learner" in texts  # beside the learner, walking or collided
     assert ("collided" in v.drawn) == collided and ("learner" in v.drawn) != collided
@@ -124,7 +124,9 @@ def test_api_frames_follow_the_scene_aspect():
     # the paper frames of docs/rendering.md, from the env's state
     state = env.unwrapped.batch.state
     root = ET.fromstring(svg_frame(state, world=0, width=800))
-    png = Viewer(800, show_hud=False, fit_height=True).draw(state, 0, state.bounds[0])
+    png = Viewer(800, settings=ViewerSettings(show_hud=False, fit_height=True)).draw(
+        state, 0, state.bounds[0]
+    )
     env.close()
     assert first.shape == second.shape and first.shape[1] == 600
     assert first.shape[0] < 0.6 * first.shape[1]

@@ -29,6 +29,7 @@ from crowdsteer.envs.render import (
     OverlaySettings,
     Style,
     Viewer,
+    ViewerSettings,
     format_info,
     overlay_data_from_state,
 )
@@ -154,7 +155,7 @@ def test_frame_size_dtype_and_not_black():
 )
 def test_body_colours_its_mapped_pixels_and_nothing_else(kind, colour):
     pos = (2.0, -1.5)
-    v = Viewer(300, 300, show_hud=False, show_legend=False)
+    v = Viewer(300, 300, settings=ViewerSettings(show_hud=False, show_legend=False))
     frame = v.draw(one_body(pos, kind), bounds=BOUNDS)
     cam = Camera(BOUNDS, 300, 300, STYLE.margin)
     px = cam.world_to_screen(np.array(pos))
@@ -173,9 +174,9 @@ def test_body_colours_its_mapped_pixels_and_nothing_else(kind, colour):
 
 
 def test_inactive_body_is_not_drawn():
-    v = Viewer(200, 200, show_hud=False, show_legend=False)
+    v = Viewer(200, 200, settings=ViewerSettings(show_hud=False, show_legend=False))
     a = v.draw(one_body((1.5, 1.5), active=False), bounds=BOUNDS)
-    b = Viewer(200, 200, show_hud=False, show_legend=False).draw(
+    b = Viewer(200, 200, settings=ViewerSettings(show_hud=False, show_legend=False)).draw(
         WorldState.empty(1, 1, 0, 0, 0), bounds=BOUNDS
     )
     np.testing.assert_array_equal(a, b)
@@ -183,7 +184,7 @@ def test_inactive_body_is_not_drawn():
 
 def test_collided_and_reached_are_marked():
     s = one_body((0.5, 0.5))
-    v = Viewer(300, 300, show_hud=False, show_legend=False)
+    v = Viewer(300, 300, settings=ViewerSettings(show_hud=False, show_legend=False))
     plain = v.draw(s, bounds=BOUNDS)
     s.collided[0, 0] = True
     hit = v.draw(s, bounds=BOUNDS)
@@ -201,7 +202,7 @@ def test_world_index_and_per_world_bounds():
     s.pos[0, 0] = (-3.0, -3.0)
     s.pos[1, 0] = (3.0, 3.0)
     bounds = np.array([BOUNDS, BOUNDS])
-    v = Viewer(200, 200, show_hud=False, show_legend=False)
+    v = Viewer(200, 200, settings=ViewerSettings(show_hud=False, show_legend=False))
     frame = v.draw(s, world=1, bounds=bounds)
     cam = Camera(BOUNDS, 200, 200, STYLE.margin)
     below = np.array([0, 4])
@@ -214,7 +215,7 @@ def test_world_index_and_per_world_bounds():
 def test_bounds_default_to_content():
     s = one_body((100.0, 50.0))
     s.goal[0, 0] = (101.0, 49.0)
-    v = Viewer(200, 200, show_hud=False, show_legend=False)
+    v = Viewer(200, 200, settings=ViewerSettings(show_hud=False, show_legend=False))
     frame = v.draw(s)
     assert v.camera.bounds == pytest.approx((99.0, 48.0, 102.0, 51.0))
     px = v.camera.world_to_screen(np.array([100.0, 50.0]))
@@ -229,7 +230,13 @@ def test_bounds_default_to_content():
 def test_drawing_never_changes_the_state(mode):
     s = busy_state()
     before = s.copy()
-    v = Viewer(240, 240, render_fps=1000, mode=mode, overlay_options=OverlayOptions.all())
+    v = Viewer(
+        240,
+        240,
+        render_fps=1000,
+        mode=mode,
+        settings=ViewerSettings(overlay_options=OverlayOptions.all()),
+    )
     for k in range(3):
         s.step_count[0] = 3 + k
         before.step_count[0] = 3 + k
@@ -347,7 +354,12 @@ def test_each_overlay_changes_the_frame_only_when_on(name):
     )
 
     def frame(options, overlays):
-        v = Viewer(320, 320, trail_length=0, overlay_body=2, show_legend=False, show_hud=False)
+        v = Viewer(
+            320,
+            320,
+            trail_length=0,
+            settings=ViewerSettings(overlay_body=2, show_legend=False, show_hud=False),
+        )
         return v.draw(s, bounds=BOUNDS, overlays=overlays, options=options)
 
     base = frame(OverlayOptions(), None)
@@ -370,7 +382,7 @@ def test_steering_vectors_use_the_source_colours():
         final=np.array([[1.0, 0.0]]),
         vector_scale=1.0,
     )
-    v = Viewer(400, 400, show_hud=False, show_legend=False)
+    v = Viewer(400, 400, settings=ViewerSettings(show_hud=False, show_legend=False))
     f = v.draw(s, bounds=BOUNDS, overlays=data, options=OverlayOptions(steering_vectors=True))
     cam = v.camera
     o = np.array([-3.0, 0.0])
@@ -391,7 +403,7 @@ def test_personal_space_turns_red_when_intruded():
     s.pos[0] = [[-2.0, 0.0], [2.0, 0.0]]
     opts = OverlayOptions(personal_space=True)
     data = OverlayData(personal_space=0.3)
-    v = Viewer(300, 300, show_hud=False, show_legend=False)
+    v = Viewer(300, 300, settings=ViewerSettings(show_hud=False, show_legend=False))
     apart = v.draw(s, bounds=BOUNDS, overlays=data, options=opts)
     s.pos[0, 1] = (-1.3, 0.0)  # gap 0.1 m < 0.3 m
     close = v.draw(s, bounds=BOUNDS, overlays=data, options=opts)
@@ -409,7 +421,9 @@ def test_personal_space_turns_red_when_intruded():
 
 def test_trails_follow_steps_and_reset_at_step_zero():
     s = one_body((-4.0, 0.5), radius=0.2)
-    v = Viewer(300, 300, trail_length=50, show_hud=False, show_legend=False)
+    v = Viewer(
+        300, 300, trail_length=50, settings=ViewerSettings(show_hud=False, show_legend=False)
+    )
     for k in range(41):
         s.step_count[0] = k
         s.pos[0, 0] = (-4.0 + 0.1 * k, 0.5)
@@ -436,7 +450,9 @@ def test_trails_follow_steps_and_reset_at_step_zero():
 
 def test_trails_break_at_jumps():
     s = one_body((-4.0, 0.5), radius=0.2)
-    v = Viewer(300, 300, trail_length=10, show_hud=False, show_legend=False)
+    v = Viewer(
+        300, 300, trail_length=10, settings=ViewerSettings(show_hud=False, show_legend=False)
+    )
     for k, x in enumerate([-4.0, -3.9, -3.8, 3.8, 3.9]):
         s.step_count[0] = k
         s.pos[0, 0] = (x, 0.5)
@@ -457,7 +473,9 @@ def test_format_info():
 def test_hud_draws_text_and_degrades_without_font(monkeypatch):
     s = one_body((0.0, 0.0))
     with_text = Viewer(300, 300).draw(s, bounds=BOUNDS, info={"arrived": 0})
-    no_hud = Viewer(300, 300, show_hud=False).draw(s, bounds=BOUNDS, info={"arrived": 0})
+    no_hud = Viewer(300, 300, settings=ViewerSettings(show_hud=False)).draw(
+        s, bounds=BOUNDS, info={"arrived": 0}
+    )
     assert not np.array_equal(with_text[:30], no_hud[:30])
 
     def broken(*args, **kwargs):
@@ -465,7 +483,9 @@ def test_hud_draws_text_and_degrades_without_font(monkeypatch):
 
     monkeypatch.setattr(pygame.font, "Font", broken)
     frame = Viewer(300, 300).draw(s, bounds=BOUNDS, info={"arrived": 0})
-    bare = Viewer(300, 300, show_hud=False, show_legend=False).draw(s, bounds=BOUNDS)
+    bare = Viewer(300, 300, settings=ViewerSettings(show_hud=False, show_legend=False)).draw(
+        s, bounds=BOUNDS
+    )
     np.testing.assert_array_equal(frame, bare)
 
 
@@ -522,11 +542,12 @@ def test_rgb_array_starts_no_pygame_module():
     code = """
         import numpy as np, pygame
         from crowdsteer.envs.core.state import WorldState
-        from crowdsteer.envs.render import Viewer
+        from crowdsteer.envs.render import Viewer, ViewerSettings
         s = WorldState.empty(1, 1, 0, 0, 0)
         s.active[0] = True
         s.radius[0] = 0.3
-        f = Viewer(100, 100, show_hud=False, show_legend=False).draw(s, bounds=(-1, -1, 1, 1))
+        bare = ViewerSettings(show_hud=False, show_legend=False)
+        f = Viewer(100, 100, settings=bare).draw(s, bounds=(-1, -1, 1, 1))
         assert f.shape == (100, 100, 3)
         print(pygame.display.get_init(), pygame.font.get_init(), pygame.mixer.get_init())
         Viewer(100, 100).draw(s, bounds=(-1, -1, 1, 1))
@@ -563,7 +584,7 @@ def test_human_window_on_xvfb_shows_the_rgb_array_frame(tmp_path):
         code = f"""
             import numpy as np, pygame
             from crowdsteer.envs.core.state import WorldState, FLOCK
-            from crowdsteer.envs.render import Viewer, OverlayOptions
+            from crowdsteer.envs.render import Viewer, ViewerSettings, OverlayOptions
             s = WorldState.empty(1, 3, 1, 1, 1)
             s.active[0] = True
             s.kind[0] = [0, 1, FLOCK]
@@ -575,7 +596,8 @@ def test_human_window_on_xvfb_shows_the_rgb_array_frame(tmp_path):
             opts = OverlayOptions(personal_space=True, steering_vectors=True)
             frames = []
             for mode in ("human", "rgb_array"):
-                v = Viewer(240, 180, render_fps=1000, mode=mode, overlay_options=opts)
+                look = ViewerSettings(overlay_options=opts)
+                v = Viewer(240, 180, render_fps=1000, mode=mode, settings=look)
                 out = v.draw(s, bounds=(-3, -2, 3, 2), info={{"mode": "x"}})
                 if mode == "human":
                     assert out is None
@@ -639,8 +661,10 @@ def test_a_collided_learner_stays_drawn_until_its_world_resets():
     s = batch.state
     where = s.pos[0, 0].copy()
     faded = tint(STYLE.learner, STYLE.finished_tint)
-    v = Viewer(400, 400, show_legend=False)
-    without = Viewer(400, 400, show_legend=False)  # the same frames with learner 0 not drawn
+    v = Viewer(400, 400, settings=ViewerSettings(show_legend=False))
+    without = Viewer(
+        400, 400, settings=ViewerSettings(show_legend=False)
+    )  # the same frames with learner 0 not drawn
     bounds = batch.sim.state.bounds[0]
     for k in range(6):  # the next frames, while the episode goes on
         frame = v.draw(s, 0, bounds)
@@ -666,7 +690,9 @@ def test_a_collided_learner_stays_drawn_until_its_world_resets():
 def test_an_arrived_learner_is_drawn_faded_with_a_green_ring():
     s = one_body((1.0, 1.0), active=False)
     s.reached[0, 0] = True
-    frame = Viewer(240, 240, show_hud=False, show_legend=False).draw(s, bounds=BOUNDS)
+    frame = Viewer(240, 240, settings=ViewerSettings(show_hud=False, show_legend=False)).draw(
+        s, bounds=BOUNDS
+    )
     cam = Camera(BOUNDS, 240, 240, STYLE.margin)
     assert _disc_pixels(frame, cam, (1.0, 1.0), tint(STYLE.learner, STYLE.finished_tint)) > 5
     assert np.any(np.all(frame == STYLE.reached, axis=-1))
@@ -675,7 +701,7 @@ def test_an_arrived_learner_is_drawn_faded_with_a_green_ring():
 
 def test_the_view_is_fixed_for_the_clip_after_holding_the_first_frame():
     s = one_body((7.3, -6.1), kind=FLOCK)  # starts outside the world: the view holds it
-    v = Viewer(300, 300, show_hud=False, show_legend=False)
+    v = Viewer(300, 300, settings=ViewerSettings(show_hud=False, show_legend=False))
     v.draw(s, bounds=BOUNDS)
     xmin, ymin, xmax, ymax = v.camera.bounds
     assert xmax >= 7.3 + 0.6 and ymin <= -6.1 - 0.6 and (xmin, ymax) == (-5.0, 5.0)
@@ -686,14 +712,16 @@ def test_the_view_is_fixed_for_the_clip_after_holding_the_first_frame():
         s.pos[0, 0] = pos
         v.draw(s, bounds=BOUNDS)
         assert v.camera.bounds == (xmin, ymin, xmax, ymax)  # no jump, within or across episodes
-    v2 = Viewer(300, 300, show_hud=False, show_legend=False)
+    v2 = Viewer(300, 300, settings=ViewerSettings(show_hud=False, show_legend=False))
     v2.draw(one_body((0.0, 0.0), kind=FLOCK), bounds=BOUNDS)
     assert v2.camera.bounds == BOUNDS
 
 
 def test_a_fitted_frame_takes_the_scene_aspect():
     wide = (-10.0, -2.0, 10.0, 2.0)  # a corridor 20 m x 4 m
-    v = Viewer(800, 800, show_hud=False, show_legend=False, fit_height=True)
+    v = Viewer(
+        800, 800, settings=ViewerSettings(show_hud=False, show_legend=False, fit_height=True)
+    )
     frame = v.draw(one_body((0.0, 0.0)), bounds=wide)
     m = STYLE.margin
     assert frame.shape == (v.height, 800, 3)
@@ -706,7 +734,14 @@ def test_overlays_are_clipped_to_the_world():
     s.pos[0, 3] = (4.6, 4.6)  # a flock unit at the corner: its view cone reaches far outside
     opts = OverlayOptions(view_cones=True)
     frame = Viewer(
-        300, 300, show_hud=False, show_legend=False, overlay_options=opts, flock_view_radius=6.0
+        300,
+        300,
+        settings=ViewerSettings(
+            show_hud=False,
+            show_legend=False,
+            overlay_options=opts,
+            overlay_settings=OverlaySettings(view_radius=6.0),
+        ),
     ).draw(s, bounds=BOUNDS)
     cam = Camera(BOUNDS, 300, 300, STYLE.margin)
     (x0, y0), (x1, y1) = cam.world_to_screen(np.array([[-5.0, 5.0], [5.0, -5.0]]))

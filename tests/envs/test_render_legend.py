@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from crowdsteer.envs.batch import make_batch
-from crowdsteer.envs.render import OverlayOptions, OverlaySettings, Viewer
+from crowdsteer.envs.render import OverlayOptions, OverlaySettings, Viewer, ViewerSettings
 from crowdsteer.envs.render.legend import ENTRIES, legend_keys
 from crowdsteer.envs.render.style import Style, tint
 from crowdsteer.envs.scenarios import scenario_names
@@ -70,10 +70,12 @@ def frame_of(scenario: str, policy: str, body: str, step: int = STEP):
         600,
         600,
         mode="rgb_array",
-        overlay_options=OverlayOptions.all(),
-        overlay_body=follow,
-        overlay_settings=OverlaySettings.from_config(config, learner_policy=policy),
-        fit_height=True,
+        settings=ViewerSettings(
+            overlay_options=OverlayOptions.all(),
+            overlay_body=follow,
+            overlay_settings=OverlaySettings.from_config(config, learner_policy=policy),
+            fit_height=True,
+        ),
     )
     for _ in range(step):
         obs = batch.obs.reshape(-1, batch.layout.dim)
@@ -98,8 +100,8 @@ def test_every_legend_entry_is_drawn_in_the_scene(scenario, policy, body):
     keys = legend_keys(viewer.drawn)
     assert keys and {"learner", "learner_goal"} <= set(keys)
     # the scene: below the heading text, above the room kept for the legend
-    legend_h = viewer._legend_surface(keys).get_height()  # noqa: SLF001
-    scene = frame[viewer._hud_room : viewer.height - legend_h - 8]  # noqa: SLF001
+    legend_h = viewer.panels.legend(keys).get_height()
+    scene = frame[viewer.panels.top : viewer.height - legend_h - 8]
     missing = [k for k in keys if not has_colour(scene, COLOURS[k])]
     assert missing == [], f"{scenario}: legend entries not in the scene: {missing}"
     # and the legend itself is drawn at the bottom

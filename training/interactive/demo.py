@@ -186,6 +186,7 @@ def run_clip(
         OverlayOptions,
         OverlaySettings,
         Viewer,
+        ViewerSettings,
         learner_trace_to_world,
     )
 
@@ -204,13 +205,13 @@ def run_clip(
         width,
         config.render_fps,
         mode,
-        overlay_options=options,
-        flock_view=config.flock_view,
-        flock_view_radius=settings.view_radius,
-        overlay_settings=settings,
-        title=f"crowdsteer demo: {scene}, learners driven by {policy}",
-        fit_height=True,
-        show_hud=hud,
+        settings=ViewerSettings(
+            overlay_options=options,
+            overlay_settings=settings,
+            title=f"crowdsteer demo: {scene}, learners driven by {policy}",
+            fit_height=True,
+            show_hud=hud,
+        ),
     )
     # What the overlays draw: the crowd's vectors recorded by the step, and the learners' from
     # their baseline when it acted (a trained model has none: only what it asked for is drawn).

@@ -233,7 +233,7 @@ def run_play(
     """
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     from crowdsteer.envs.api.rendering import RenderHandle
-    from crowdsteer.envs.render import OverlaySettings, Viewer
+    from crowdsteer.envs.render import OverlaySettings, Viewer, ViewerSettings
     from crowdsteer.envs.render.controls import SPEEDS
 
     config = play_config(scenario, max_steps, preset, **config_overrides)
@@ -247,12 +247,13 @@ def run_play(
         config.render_size,
         config.render_fps,
         "human",
-        play=True,
-        flock_view=config.flock_view,
-        overlay_settings=OverlaySettings.from_config(config),
-        title=f"crowdsteer play: {scene} (you are learner 0)",
-        fit_height=True,
-        marked={PLAYER: "you"},
+        settings=ViewerSettings(
+            play=True,
+            overlay_settings=OverlaySettings.from_config(config),
+            title=f"crowdsteer play: {scene} (you are learner 0)",
+            fit_height=True,
+            marked={PLAYER: "you"},
+        ),
     )
     c = viewer.controls
     c.speed_index = int(np.argmin([abs(s - speed) for s in SPEEDS]))

@@ -23,6 +23,7 @@ from crowdsteer.envs.core.state import FLOCK, LEARNER, PEDESTRIAN, WorldState  #
 from crowdsteer.envs.render import (  # noqa: E402
     OverlayOptions,
     Viewer,
+    ViewerSettings,
     overlay_data_from_state,
 )
 
@@ -89,7 +90,8 @@ def measure(
     data = None
     if overlays == "drawn":
         data = overlay_data_from_state(s, 0, options, body=bodies, flock_view="narrow")
-    viewer = Viewer(size, size, mode="rgb_array", trail_length=20, overlay_options=options)
+    look = ViewerSettings(overlay_options=options)
+    viewer = Viewer(size, size, mode="rgb_array", trail_length=20, settings=look)
     viewer.overlay_body = bodies
     info = {"arrived": 1, "collisions": 0}
     for _ in range(25):  # warm-up: fill the trails, compile the steering functions
