@@ -177,7 +177,7 @@ def test_click_selects_the_body_under_the_cursor_and_shows_its_panel(env):
     assert not np.array_equal(before, after)
     assert count(after, STYLE.selection) > count(before, STYLE.selection)  # ring and goal line
     # the panel (top right) names the body
-    title, rows = body_rows(v._view, ped)
+    title, rows = body_rows(v.composer.view, ped)
     assert title == f"body {ped}: pedestrian" and dict(rows)["behaviour"].startswith("right_of_way")
     # a click on empty ground clears the selection
     click((2, v.height - 2))

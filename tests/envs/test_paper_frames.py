@@ -72,8 +72,8 @@ def test_a_lone_learner_is_labelled_and_a_collided_one_stays_in_the_legend(colli
     before = state_arrays(s)
     v = Viewer(600, 600, settings=ViewerSettings(show_hud=False, fit_height=True))
     texts: list[str] = []
-    v.panels.fonts.load()
-    v.panels.fonts.small = Recorder(v.panels.fonts.small, texts)
+    v.composer.panels.fonts.load()
+    v.composer.panels.fonts.small = Recorder(v.composer.panels.fonts.small, texts)
     v.draw(s, bounds=s.bounds[0])
     assert "learner" in texts  # beside the learner, walking or collided
     assert ("collided" in v.drawn) == collided and ("learner" in v.drawn) != collided

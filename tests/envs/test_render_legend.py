@@ -100,8 +100,8 @@ def test_every_legend_entry_is_drawn_in_the_scene(scenario, policy, body):
     keys = legend_keys(viewer.drawn)
     assert keys and {"learner", "learner_goal"} <= set(keys)
     # the scene: below the heading text, above the room kept for the legend
-    legend_h = viewer.panels.legend(keys).get_height()
-    scene = frame[viewer.panels.top : viewer.height - legend_h - 8]
+    legend_h = viewer.composer.panels.legend(keys).get_height()
+    scene = frame[viewer.composer.panels.top : viewer.height - legend_h - 8]
     missing = [k for k in keys if not has_colour(scene, COLOURS[k])]
     assert missing == [], f"{scenario}: legend entries not in the scene: {missing}"
     # and the legend itself is drawn at the bottom

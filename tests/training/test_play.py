@@ -136,7 +136,7 @@ def test_the_game_opens_paused_with_you_marked_until_space():
     steps, seen = [], []
 
     def frame(viewer):
-        seen.append((viewer.controls.paused, viewer.card is not None, dict(viewer.marked)))
+        seen.append((viewer.controls.paused, viewer.card is not None, dict(viewer.settings.marked)))
         if len(seen) == 30:  # 30 frames paused: nothing has stepped; then Space
             assert steps == []
             press(pygame.K_SPACE)

@@ -246,10 +246,12 @@ def run_clip(
                 if options.any():
                     body = followed if followed is not None else walking[:1]
                     if np.size(body):
-                        viewer.overlay_body = int(np.ravel(body)[0])
-                        info["overlays"] = _describe_body(s, viewer.overlay_body, n_learners)
+                        viewer.settings.overlay_body = int(np.ravel(body)[0])
+                        info["overlays"] = _describe_body(
+                            s, viewer.settings.overlay_body, n_learners
+                        )
                     else:
-                        viewer.overlay_body = -1  # nobody left to follow: no overlay
+                        viewer.settings.overlay_body = -1  # nobody left to follow: no overlay
                 shown[:, n_learners:] = sim.buffers.trace[:, n_learners:]
                 if not traced:
                     shown[:, :n_learners] = sim.buffers.trace[:, :n_learners]
@@ -264,7 +266,7 @@ def run_clip(
                 if svg_step is not None and clip.episodes == 1 and s.step_count[0] == svg_step:
                     from crowdsteer.envs.render.svg import svg_frame
 
-                    clip.svg = svg_frame(s, 0, sim.state.bounds[0], width, viewer.style)
+                    clip.svg = svg_frame(s, 0, sim.state.bounds[0], width, viewer.settings.style)
                 clip.drawn += 1
                 clip.with_learner += int(walking.size > 0)
                 if progress is not None:

@@ -92,7 +92,7 @@ def measure(
         data = overlay_data_from_state(s, 0, options, body=bodies, flock_view="narrow")
     look = ViewerSettings(overlay_options=options)
     viewer = Viewer(size, size, mode="rgb_array", trail_length=20, settings=look)
-    viewer.overlay_body = bodies
+    viewer.settings.overlay_body = bodies
     info = {"arrived": 1, "collisions": 0}
     for _ in range(25):  # warm-up: fill the trails, compile the steering functions
         advance(s, rng)
