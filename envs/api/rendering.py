@@ -10,15 +10,6 @@ import numpy as np
 from ..core.batch import CrowdBatch
 
 
-def flock_view_radius(config: Any) -> float:
-    """How far a flock unit sees in the simulation: the book's view radius for the configured
-    view (a factor times the unit's diameter), cut at ``sensing_radius``, beyond which no
-    neighbour is gathered. The view-cone overlay draws this radius."""
-    from ..render.overlays import OverlaySettings
-
-    return float(OverlaySettings.from_config(config).view_radius)
-
-
 class RenderHandle:
     """Lazily builds one viewer per rendered world of a batch and draws it on request.
 

@@ -110,10 +110,6 @@ class Camera:
         out[..., 1] = self.center[1] - (q[..., 1] - self._screen_center[1]) / self.scale
         return out
 
-    def screen_to_world_length(self, pixels: float) -> float:
-        """World length in metres of ``pixels`` screen pixels."""
-        return float(pixels) / self.scale
-
     def length(self, metres: float | np.ndarray) -> np.ndarray:
         """Lengths in pixels (float) of world lengths in metres, clipped to ``COORD_LIMIT``."""
         return np.clip(np.asarray(metres, dtype=np.float64) * self.scale, 0.0, COORD_LIMIT)
@@ -146,7 +142,7 @@ class Framing:
     """The rectangle a world's camera fits: its given bounds, grown to hold the bodies of the first
     frame, then fixed.
 
-    ``update(bounds, points, episode_key)`` returns ``bounds`` enlarged to hold ``points (k, 2)``
+    ``update(bounds, points)`` returns ``bounds`` enlarged to hold ``points (k, 2)``
     plus ``pad`` metres, in whole steps of ``step`` metres, the first time; later calls with the
     same bounds return the same rectangle whatever the points and the episode, so the view does
     not move or rescale within an episode, nor from one episode to the next (a body that leaves
@@ -167,7 +163,6 @@ class Framing:
         self,
         bounds: Sequence[float] | np.ndarray,
         points: np.ndarray,
-        episode_key: object = None,
     ) -> tuple[float, float, float, float]:
         b = np.asarray(bounds, dtype=np.float64).reshape(4)
         base = (

@@ -27,11 +27,7 @@ def validate_scenario(c: Any) -> None:
         check_scenario(c.scenario, params, counts, body)
     elif isinstance(c.scenario, Mapping):
         counts = explicit_counts(c.scenario)
-        for name, value in zip(
-            ("n_learners", "n_pedestrians", "n_flock"),
-            (counts.learners, counts.pedestrians, counts.flock),
-            strict=True,
-        ):
+        for name, value in _count_items(counts):
             if getattr(c, name) != value:
                 raise ConfigError(
                     f"{name}={getattr(c, name)!r} disagrees with the explicit scenario, which "

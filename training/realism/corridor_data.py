@@ -66,7 +66,6 @@ EXIT_Y = -4.4
 UNIDIRECTIONAL_FILE = "zhang2011_unidirectional.csv"
 BIDIRECTIONAL_FILE = "zhang2012_bidirectional.csv"
 EXIT_FLOW_FILE = "zhang2011_exit_flows.csv"
-SEYFRIED_FILE = "seyfried2009_bottleneck.csv"
 
 _NAME = re.compile(r"^(uo|bo|boa|bot)-(\d{3})-(\d{3}|frei)(?:-(\d{3}))?$")
 

@@ -125,7 +125,6 @@ class NeighbourSetExtractor(BaseFeaturesExtractor):
         attention = _check_sizes("attention", attention)
         super().__init__(observation_space, OWN_DIM + contribution[-1] + rest)
         self.neighbours = neighbours
-        self.rest_dim = rest
         self.pooling = pooling
         self.embed = _mlp([OWN_DIM + NEIGHBOUR_DIM + DERIVED_DIM, *embed])
         self.contribution = _mlp([embed[-1], *contribution])
