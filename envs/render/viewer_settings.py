@@ -16,11 +16,12 @@ __all__ = ["ViewerSettings"]
 class ViewerSettings:
     """The viewer's choices beyond the frame's size, rate and mode.
 
-    ``overlay_options`` selects the debug overlays (the window's keys toggle them; ``draw`` may
-    override them per call); when an overlay is on and ``draw`` gets no :class:`OverlayData`, it is
-    computed for ``overlay_body`` (a body index or several, -1: none) with ``overlay_settings``,
-    the configuration's parameters of the overlays' geometry (``OverlaySettings.from_config``;
-    its ``flock_view`` must be one of ``FLOCK_VIEW_HALF_ANGLES``). ``style``: colours and sizes.
+    ``overlay_options`` selects the debug overlays (the viewer's controls hold this object and
+    the window's keys toggle it in place; ``draw`` may override it per call); when an overlay is
+    on and ``draw`` gets no :class:`OverlayData`, it is computed for ``overlay_body`` (a body
+    index or several, -1: none) with ``overlay_settings``, the configuration's parameters of the
+    overlays' geometry (``OverlaySettings.from_config``; its ``flock_view`` must be one of
+    ``FLOCK_VIEW_HALF_ANGLES``). ``style``: colours and sizes.
     ``show_hud``/``show_legend``: the heads-up line and the legend. ``title``: the window's caption.
     ``interactive`` (None: in human mode) lets the person at the window control it (keys in
     :data:`.controls.KEY_BINDINGS`); ``play`` gives the movement keys to ``crowdsteer play``.
