@@ -527,6 +527,8 @@ def test_invalid_arguments():
         Viewer(mode="ansi")
     with pytest.raises(ValueError):
         Viewer(8, 8)
+    with pytest.raises(ValueError, match="flock_view must be one of"):
+        ViewerSettings(overlay_settings=OverlaySettings(flock_view="sideways"))
 
 
 def _run_script(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
