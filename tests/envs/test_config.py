@@ -405,3 +405,69 @@ def test_configurations_that_build_reset_on_every_seed():
     venv = ce.make_sb3_vec_env(16, scenario="square_crossing", n_pedestrians=60)
     venv.seed(0)
     assert np.isfinite(venv.reset()).all()
+
+
+# ------------------------------------------------------------------- options declared once
+
+
+def test_every_field_is_declared_with_its_range_and_doc():
+    """Each field carries one declaration (kind, allowed values, one-line doc); the ranges the
+    adapters read are derived from them, not kept apart."""
+    from dataclasses import fields
+
+    from crowdsteer.envs.core import config
+    from crowdsteer.envs.core.options import KINDS, options_of
+
+    options = options_of(CrowdConfig)
+    assert list(options) == [f.name for f in fields(CrowdConfig)]
+    for name, option in options.items():
+        assert option.kind in KINDS and option.doc and "\n" not in option.doc, name
+        assert option.allowed_text(), name
+    assert set(config.RANGES) == {n for n, o in options.items() if o.kind == "real"}
+    assert set(config.INT_RANGES) == {n for n, o in options.items() if o.kind == "int"}
+    assert config.RANGES["radius"] == (0.0, 2.0, True, options["radius"].doc)
+
+
+def test_the_checks_read_the_declared_ranges():
+    """The error names the parameter, the value, the declared range and the declared doc; a
+    declaration changed on a copy of the class changes what is refused."""
+    import dataclasses
+
+    from crowdsteer.envs.core.options import check_fields, positive
+
+    with pytest.raises(ValueError, match=r"radius=2\.5 .*\(in \(0, 2\]; m, learners"):
+        CrowdConfig(radius=2.5)
+    with pytest.raises(ValueError, match=r"lidar_beams=5000 .*\[0, 4096\]"):
+        CrowdConfig(lidar_beams=5000)
+
+    @dataclasses.dataclass(frozen=True)
+    class Tiny:
+        size: float = positive(1.0, 3.0, "m, a size")
+
+    check_fields(Tiny(size=3.0))
+    with pytest.raises(ValueError, match=r"size=3\.5 .*\(0, 3\]; m, a size"):
+        check_fields(Tiny(size=3.5))
+
+
+def test_presets_are_data_and_build_equal_configs():
+    from crowdsteer.envs.core.presets import PRESET_FIELDS
+
+    assert sorted(PRESET_FIELDS) == sorted(ce.PRESETS)
+    for name, values in PRESET_FIELDS.items():
+        assert ce.PRESETS[name] == CrowdConfig(**values)
+        assert CrowdConfig.from_kwargs(preset=name) == ce.PRESETS[name]
+    assert ce.PRESETS["default"] == CrowdConfig()
+
+
+def test_the_docs_table_of_options_is_the_generated_one():
+    """docs/environment.md holds the table ``python -m crowdsteer.envs.core.config_doc`` writes."""
+    from pathlib import Path
+
+    from crowdsteer.envs.core.config_doc import options_block, with_table
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "environment.md"
+    text = doc.read_text()
+    assert options_block() in text
+    assert with_table(text) == text
+    for name in CrowdConfig.__dataclass_fields__:
+        assert f"| `{name}` |" in text
