@@ -4,7 +4,8 @@
 compiled batch step per ``step``; ``tasks`` declares the BenchMARL task family ``crowdsteer/...``
 (its configuration files are in ``conf/task/crowdsteer``), registered with BenchMARL by
 ``tasks.register()`` and, for BenchMARL's own command line, by the Hydra plugin in
-``hydra_plugin``. Importing this package imports neither torch nor BenchMARL.
+``search_path`` (shown to Hydra's scan by ``hydra_plugin``). Importing this package imports
+neither torch nor BenchMARL.
 """
 
 from pathlib import Path

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hydra.core.plugins import Plugins
 
-from .hydra_plugin import CrowdsteerSearchPathPlugin
+from .search_path import CrowdsteerSearchPathPlugin
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ Each task is a configuration file ``conf/task/crowdsteer/<task>.yaml`` (the fiel
 ``CrowdTorchEnv`` of a task for BenchMARL's collectors (``num_envs`` worlds in one env, every
 learner an agent of the group ``"agents"``, the global state for centralised critics).
 ``register()`` adds the family to BenchMARL's registry of tasks and Hydra's store of schemas;
-the Hydra plugin (``hydra_plugin``) calls it for BenchMARL's own command line.
+the Hydra plugin (``search_path``) calls it for BenchMARL's own command line.
 
 ``log_info`` adds the learners' outcomes to BenchMARL's logs of each collected batch:
 ``success_rate`` and ``collision_rate`` over the learner episodes that ended in it.
