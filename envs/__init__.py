@@ -13,7 +13,8 @@ from typing import Any
 
 import gymnasium
 
-from .batch import make_batch
+from . import extend  # noqa: F401  (sets the configuration's hooks for users' scenarios)
+from .api.factory import make_batch
 from .core.batch import ActionError, CrowdBatch
 from .core.config import PRESETS, CrowdConfig
 from .core.simulator import SimulationError

@@ -779,6 +779,9 @@ def extension_for(config: CrowdConfig) -> _Extension | None:
     return _Extension(config, terms, blocks, observation_layout(config))
 
 
+SCENARIO_HOOKS.extension_for = extension_for
+
+
 # -------------------------------------------------------------------------- checker
 
 

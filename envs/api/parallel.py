@@ -10,11 +10,11 @@ import gymnasium
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from ..batch import make_batch
 from ..core.batch import ActionError
 from ..core.checks import MAX_COORDINATE, ConfigError, check_int
 from ..core.config import INT_RANGES, RANGES, CrowdConfig
 from .contract import after_end, before_reset, check_seed
+from .factory import make_batch
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space, to_dict_obs
 

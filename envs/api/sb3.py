@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from ..batch import make_batch
 from ..core.batch import ActionError
 from ..core.checks import ConfigError
 from ..core.config import CrowdConfig
 from .contract import before_reset, check_count, check_seed
+from .factory import make_batch
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space
 

@@ -8,9 +8,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ..batch import make_batch
 from ..core.config import CrowdConfig
 from .contract import after_end, before_reset, check_seed
+from .factory import make_batch
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space, to_dict_obs
 

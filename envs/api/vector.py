@@ -18,11 +18,11 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..batch import make_batch
 from ..core.batch import ActionError
 from ..core.checks import ConfigError
 from ..core.config import CrowdConfig
 from .contract import before_reset, check_count, check_seed
+from .factory import make_batch
 from .rendering import RenderHandle
 from .spaces import action_space, observation_space
 

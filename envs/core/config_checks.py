@@ -66,6 +66,7 @@ class ScenarioHooks:
     validate: Any = None
     name_of: Any = None  # a scenario object's registered name (``crowdsteer.envs.extend``)
     counts_of: Any = None  # the counts a user's scenario declares, by name (the same)
+    extension_for: Any = None  # a configuration's batch extension, or None (the same)
 
 
 SCENARIO_HOOKS = ScenarioHooks()

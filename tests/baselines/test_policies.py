@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crowdsteer.baselines.policies import ALIASES, SteeringPolicy, list_policies, make_policy
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import make_batch
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.layout import ObservationLayout

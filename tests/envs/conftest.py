@@ -6,7 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import make_batch
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.config import CrowdConfig
 
@@ -62,7 +62,7 @@ def names():
 
 ENV_IDS = sorted(env_id for env_id in gym.registry if env_id.startswith("crowdsteer/"))
 """Every env id the package registers with Gymnasium (importing ``crowdsteer.envs`` registers
-them; ``crowdsteer.envs.batch`` above imports it)."""
+them; the import of ``make_batch`` above does it)."""
 
 
 @pytest.fixture(params=ENV_IDS)

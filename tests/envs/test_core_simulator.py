@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import make_batch
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.behaviours import behaviour_id
 from crowdsteer.envs.core.config import CrowdConfig

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import crowdsteer.envs  # noqa: F401  (registers the scenarios)
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.scenarios.base import BodyDefaults, Counts, ScenarioError, make_params
 from crowdsteer.envs.scenarios.crowdnav_circle import test_case as crowdnav_case

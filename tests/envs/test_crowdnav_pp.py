@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import crowdsteer.envs  # noqa: F401  (registers the scenarios)
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import make_batch
 from crowdsteer.envs.core.config import PRESETS, CrowdConfig
 from crowdsteer.envs.core.goal_ring import counter_uniform
 from crowdsteer.envs.core.layout import NB_PRESENT

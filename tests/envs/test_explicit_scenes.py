@@ -6,8 +6,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from crowdsteer.envs import ENV_ID, crowd_v0, make_sb3_vec_env
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import ENV_ID, crowd_v0, make_batch, make_sb3_vec_env
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.simulator import Simulator
 from crowdsteer.envs.core.state import FLOCK, PEDESTRIAN

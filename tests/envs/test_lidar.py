@@ -12,10 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crowdsteer.envs import ENV_ID, crowd_v0, make_sb3_vec_env
+from crowdsteer.envs import ENV_ID, crowd_v0, make_batch, make_sb3_vec_env
 from crowdsteer.envs import extend as ext
 from crowdsteer.envs.api.single import CrowdNavEnv
-from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.grid import fill_grids

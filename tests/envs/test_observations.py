@@ -176,7 +176,7 @@ def test_finished_learner_keeps_its_terminal_observation():
     ],
 )
 def test_observations_finite_and_bounded_in_crowded_worlds(scenario):
-    from crowdsteer.envs.batch import make_batch
+    from crowdsteer.envs import make_batch
     from crowdsteer.envs.core.config import CrowdConfig
 
     counts = {"n_learners": 2, "n_pedestrians": (0, 8)}
@@ -202,7 +202,7 @@ def test_partial_reset_observes_the_new_episodes_and_keeps_the_others():
     """A partial reset writes the reset worlds' observations and leaves every other row as the
     step left it: current for learners still walking (a fresh observation gives the same
     values), terminal for those that left."""
-    from crowdsteer.envs.batch import make_batch
+    from crowdsteer.envs import make_batch
     from crowdsteer.envs.core.config import CrowdConfig
 
     cfg = CrowdConfig.from_kwargs(scenario="circle_crossing", n_learners=3, n_pedestrians=4)

@@ -629,7 +629,7 @@ def _first_collision(seed_range=range(40)):
     """A seeded batch (2 learners walking straight at their goals) stepped until learner 0
     collides while learner 1 is still walking."""
     from crowdsteer.baselines import make_policy
-    from crowdsteer.envs.batch import make_batch
+    from crowdsteer.envs import make_batch
     from crowdsteer.envs.core.config import CrowdConfig
 
     config = CrowdConfig.from_kwargs(

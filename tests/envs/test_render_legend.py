@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import make_batch
 from crowdsteer.envs.render import OverlayOptions, OverlaySettings, Viewer, ViewerSettings
 from crowdsteer.envs.render.legend import ENTRIES, legend_keys
 from crowdsteer.envs.render.style import Style, tint

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from crowdsteer.baselines import make_policy
-from crowdsteer.envs import CrowdConfig
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import CrowdConfig, make_batch
 from crowdsteer.envs.core.params import behaviour_params, config_params, step_params
 from crowdsteer.envs.core.steering_params import steering_param_set
 from crowdsteer.envs.render.overlays import OverlaySettings

@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import make_batch
 from crowdsteer.envs.core import simulator
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.collisions import GAP_CAP

@@ -42,7 +42,7 @@ def test_validation_plays_random_episodes_not_test_cases():
     """The validation episodes are the preset's random draws: not CrowdNav's test cases, whose
     robot and humans start elsewhere."""
     from crowdsteer.baselines.policies import shipped_model
-    from crowdsteer.envs.batch import make_batch
+    from crowdsteer.envs import make_batch
     from crowdsteer.envs.core.config import CrowdConfig
 
     seed = crowdnav_recipe.VALIDATION_SEED

@@ -54,7 +54,7 @@ def test_shipped_crowdnav_policy_loads_by_name_and_acts():
     assert "crowdnav" in SHIPPED_MODELS
     config = CrowdConfig.from_kwargs(preset="crowdnav")
     policy = load_policy("crowdnav", config=config)
-    from crowdsteer.envs.batch import make_batch
+    from crowdsteer.envs import make_batch
 
     batch = make_batch(config, 2)
     batch.seed(0)
@@ -65,7 +65,7 @@ def test_shipped_crowdnav_policy_loads_by_name_and_acts():
 
 def test_shipped_crowdnav_checked_is_the_same_model_checked_one_step_ahead():
     from crowdsteer.baselines.step_check import StepCheckPolicy
-    from crowdsteer.envs.batch import make_batch
+    from crowdsteer.envs import make_batch
 
     config = CrowdConfig.from_kwargs(preset="crowdnav")
     plain = load_policy("crowdnav", config=config)

@@ -11,7 +11,7 @@ import numpy as np
 import pygame
 import pytest
 
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.training.interactive.play import human_action, run_play
 

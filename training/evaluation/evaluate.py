@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.rewards import DISCOMFORT
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import make_batch
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.sensing import goal_frame_angle

@@ -22,7 +22,7 @@ import time
 import numpy as np
 import torch
 
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import make_batch
 
 from .tasks import CrowdsteerTask, crowd_config
 from .torchrl_env import GROUP, CrowdTorchEnv

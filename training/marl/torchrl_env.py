@@ -43,8 +43,8 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Bounded, Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
+from crowdsteer.envs import make_batch
 from crowdsteer.envs.api.contract import check_count, check_seed
-from crowdsteer.envs.batch import make_batch
 from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.simulator import compiled_entry

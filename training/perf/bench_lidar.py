@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
 
 from .peers import _WORKER_PROTOCOL, LocalSide, _interleaved, _start

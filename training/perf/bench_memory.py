@@ -85,7 +85,7 @@ def _parallel(seed: int) -> Form:
 
 
 def _batch(seed: int) -> Form:
-    from crowdsteer.envs.batch import make_batch
+    from crowdsteer.envs import make_batch
     from crowdsteer.envs.core.config import CrowdConfig
 
     worlds = 256

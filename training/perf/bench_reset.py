@@ -24,8 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from crowdsteer.envs import CrowdConfig
-from crowdsteer.envs.batch import make_batch
+from crowdsteer.envs import CrowdConfig, make_batch
 from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.scenarios.base import SCENARIOS
 

@@ -252,7 +252,7 @@ class BatchStepper(Stepper):
 
     def __init__(self, case: Case, seed: int, renew: bool = True):
         super().__init__()
-        from crowdsteer.envs.batch import make_batch
+        from crowdsteer.envs import make_batch
         from crowdsteer.envs.core.simulator import compiled_entry
 
         self.batch = make_batch(batch_config(case), case.num_worlds, parallel=case.parallel)
