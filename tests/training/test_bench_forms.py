@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from crowdsteer.training.cli import main as cli_main
-from crowdsteer.training.perf import bench_forms, bench_speed
+from crowdsteer.training.perf import bench_forms, bench_speed, steppers
 from crowdsteer.training.perf.presence import BODY_STEPS, new_totals
 
 TINY = ["--seconds", "0.02", "--repeats", "1", "--warmup", "0.01"]
@@ -56,7 +56,7 @@ def test_unknown_policy_is_refused_with_the_choices():
 
 def test_closed_loop_counts_every_body_and_resets_on_episode_end():
     totals = new_totals()
-    step = bench_forms.ClosedLoopStepper("orca", 0, totals)
+    step = steppers.ClosedLoopStepper("orca", 0, totals)
     calls = 400  # CrowdNav's episodes end within 96 steps
     for k in range(calls):
         step(k)

@@ -27,7 +27,7 @@ from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.layout import NEIGHBOUR_DIM, OWN_DIM
 from crowdsteer.envs.core.neighbours import DENSE_MAX_BODIES
 from crowdsteer.training.cli import main as cli_main
-from crowdsteer.training.perf import bench_speed, presence
+from crowdsteer.training.perf import bench_speed, presence, steppers
 
 REQUIRED = (
     "form",
@@ -87,10 +87,10 @@ def test_ceiling_and_env_forms_report_ratios(capsys):
 def test_compiled_form_steps_the_env_forms_world_without_its_api(form):
     # the same seed: the same actions, the same resets, the same bodies, bit for bit
     learners, pedestrians = bench_speed.ENV_WORLD[form]
-    case = bench_speed.Case(form, 1, learners + pedestrians, learners, pedestrians, 0)
-    env_form = bench_speed.make_stepper(case, seed=4)
-    compiled = bench_speed.make_stepper(replace(case, form=f"{form}_compiled"), seed=4)
-    assert isinstance(compiled, bench_speed.CompiledStepper)
+    case = steppers.Case(form, 1, learners + pedestrians, learners, pedestrians, 0)
+    env_form = steppers.make_stepper(case, seed=4)
+    compiled = steppers.make_stepper(replace(case, form=f"{form}_compiled"), seed=4)
+    assert isinstance(compiled, steppers.CompiledStepper)
     for k in range(400):
         env_form(k)
         compiled(k)
@@ -113,7 +113,7 @@ def test_markdown_table_has_one_row_per_case(capsys):
 
 # a tiny world where learners arrive within the first steps: goals within reach, 4 m square
 TINY_WORLD = {"scenario_params": {"width": 4.0}, "goal_tolerance": 1.0}
-ARRIVING = bench_speed.Case("batch", 8, 6, 3, 3, 0, overrides=TINY_WORLD)
+ARRIVING = steppers.Case("batch", 8, 6, 3, 3, 0, overrides=TINY_WORLD)
 
 
 def _tiny_args(learners_leave: bool) -> argparse.Namespace:
@@ -122,17 +122,17 @@ def _tiny_args(learners_leave: bool) -> argparse.Namespace:
     )
 
 
-def _replay_presence(case: bench_speed.Case, seed: int, calls: int) -> np.ndarray:
+def _replay_presence(case: steppers.Case, seed: int, calls: int) -> np.ndarray:
     """(calls, 2): bodies and learners present before each step of the same episode, counted
     with numpy on a fresh batch."""
-    batch = make_batch(bench_speed.batch_config(case), case.num_worlds)
+    batch = make_batch(steppers.batch_config(case), case.num_worlds)
     batch.seed(seed)
     batch.reset()
-    pool = bench_speed.action_pool(seed, case.num_worlds, case.learners)
+    pool = steppers.action_pool(seed, case.num_worlds, case.learners)
     out = np.zeros((calls, 2), np.int64)
     for k in range(calls):
         out[k] = np.count_nonzero(batch.state.active), np.count_nonzero(batch.alive)
-        batch.step(pool[k % bench_speed.ACTION_POOL])
+        batch.step(pool[k % steppers.ACTION_POOL])
     return out
 
 
@@ -170,7 +170,7 @@ def test_arrived_learners_turn_back_so_the_worlds_stay_full():
 
 
 def test_renewal_swaps_start_and_goal_of_arrived_learners_only():
-    batch = make_batch(bench_speed.batch_config(ARRIVING), 2)
+    batch = make_batch(steppers.batch_config(ARRIVING), 2)
     batch.seed(0)
     batch.reset()
     s, sim = batch.state, batch.sim
@@ -205,11 +205,11 @@ def test_table_output_and_argument_checks(capsys):
 
 
 def test_split_and_square_keep_the_density():
-    assert bench_speed.split(20) == (10, 8, 2)
-    assert bench_speed.split(200) == (100, 80, 20)
-    assert sum(bench_speed.split(7)) == 7 and bench_speed.split(1) == (1, 0, 0)
-    assert bench_speed.square_side(20) == pytest.approx(10.0)
-    assert 200 / bench_speed.square_side(200) ** 2 == pytest.approx(20 / 100)
+    assert steppers.split(20) == (10, 8, 2)
+    assert steppers.split(200) == (100, 80, 20)
+    assert sum(steppers.split(7)) == 7 and steppers.split(1) == (1, 0, 0)
+    assert steppers.square_side(20) == pytest.approx(10.0)
+    assert 200 / steppers.square_side(200) ** 2 == pytest.approx(20 / 100)
 
 
 def test_minimal_kernel_moves_bodies_to_their_goals_and_flags_overlaps():
@@ -295,7 +295,7 @@ def test_thread_rows_are_built_at_their_thread_count_with_an_auto_row(capsys, mo
     import numba
 
     built = []
-    make = bench_speed.make_stepper
+    make = steppers.make_stepper
 
     def recording(case, *args, **kwargs):
         stepper = make(case, *args, **kwargs)

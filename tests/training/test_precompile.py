@@ -40,7 +40,7 @@ import crowdsteer.envs
 from crowdsteer.baselines import make_policy
 from crowdsteer.envs import crowd_v0
 from crowdsteer.training.evaluation.evaluate import evaluate
-from crowdsteer.training.perf.bench_speed import Case, CeilingStepper, make_stepper
+from crowdsteer.training.perf.steppers import Case, CeilingStepper, make_stepper
 from crowdsteer.training.perf.precompile import EXPLICIT_SCENE
 
 env = gymnasium.make("crowdsteer/CrowdNav-v0", scenario="circle_crossing", n_pedestrians=5)

@@ -27,37 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from crowdsteer.envs.kernels.jit import PRECOMPILED_DIR_ENV
-
-from .presence import tally_present
-
-
-class ClosedLoopStepper:
-    """A baseline acting on the single-agent env's observation in closed loop (CrowdNav's test,
-    5 ORCA pedestrians), reset when the episode ends; ``totals`` counts the bodies present."""
-
-    def __init__(self, policy: str, seed: int, totals: np.ndarray):
-        from crowdsteer.baselines.policies import make_policy
-        from crowdsteer.envs.api.single import CrowdNavEnv
-        from crowdsteer.envs.core.simulator import compiled_entry
-
-        self.env = CrowdNavEnv(preset="crowdnav")
-        self.policy = make_policy(policy, config=self.env.config)
-        self.obs, _ = self.env.reset(seed=seed)
-        self.totals = totals
-        self.resets = 0
-        self._args = (self.env.batch.state.active, 1, totals)
-        self._tally = compiled_entry(tally_present, *self._args)
-
-    def __call__(self, k: int) -> None:
-        self._tally(*self._args)
-        self.obs, _, terminated, truncated, _ = self.env.step(self.policy.act(self.obs))
-        if terminated or truncated:
-            self.obs, _ = self.env.reset()
-            self.resets += 1
-
 
 # ------------------------------------------------------------------------------ cold start
 _CHILD = """

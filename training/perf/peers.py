@@ -224,13 +224,13 @@ class LocalSide:
 
 
 class ControlSide(LocalSide):
-    """The minimal compiled step (``bench_speed.CeilingStepper``, 256 worlds of 20 bodies): the
+    """The minimal compiled step (``steppers.CeilingStepper``, 256 worlds of 20 bodies): the
     control timed in turn with every comparison."""
 
     WORLDS, BODIES = 256, 20
 
     def __init__(self, seed: int = 0):
-        from .bench_speed import CeilingStepper
+        from .steppers import CeilingStepper
 
         self.step = CeilingStepper(self.WORLDS, self.BODIES, seed)
         self.window(1.0)
@@ -240,7 +240,7 @@ class NoCrowdSide(LocalSide):
     """crowdsteer's ``nocrowd`` form (``bench_speed``) in this process."""
 
     def __init__(self, seed: int = 0):
-        from .bench_speed import Case, make_stepper
+        from .steppers import Case, make_stepper
 
         self.step = make_stepper(Case("nocrowd", WORLDS, AGENTS, AGENTS, 0, 0), seed)
         self.window(1.0)  # compiles or loads the kernels, then warms up

@@ -156,9 +156,13 @@ def _step_check() -> None:
 
 
 def _bench_speed() -> None:
-    from crowdsteer.training.perf.bench_forms import ClosedLoopStepper
-    from crowdsteer.training.perf.bench_speed import Case, CeilingStepper, make_stepper
     from crowdsteer.training.perf.presence import new_totals
+    from crowdsteer.training.perf.steppers import (
+        Case,
+        CeilingStepper,
+        ClosedLoopStepper,
+        make_stepper,
+    )
 
     CeilingStepper(2, 4)(0)  # the minimal kernel (--ceiling, bench-peers' yardstick)
     for leave in (False, True):  # the presence count, with and without renewed goals
