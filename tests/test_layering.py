@@ -3,7 +3,8 @@ relative, lazy and ``importlib.import_module`` imports alike) and at run time. B
 compiled primitives (``envs/kernels``), the steering math (``envs/steering``), the environment
 core, the scenarios and the renderer, the environment's API, the baselines (policies acting on
 observations), training and the command line. The numpy layers know nothing of the frameworks,
-pygame loads only to render, torch only to train, and no two layers import each other."""
+pygame loads only to render, torch only to train, and no two layers import each other; nor do
+any two files or any two package folders, directly or through others."""
 
 from __future__ import annotations
 
@@ -243,6 +244,128 @@ def find_cycle(edges) -> list[str] | None:
     return None
 
 
+# ``pyproject.toml``'s package-dir: the top-level packages whose folders lie in this tree
+PACKAGE_DIRS = {
+    "crowdsteer.envs": "envs",
+    "crowdsteer.baselines": "baselines",
+    "crowdsteer.training": "training",
+    "hydra_plugins.crowdsteer_marl": "training/marl/hydra_plugin",
+}
+
+
+def _file_of(name: str, root: Path) -> Path | None:
+    """The source file of the module ``name`` (a package's ``__init__.py``), or None."""
+    for package, folder in PACKAGE_DIRS.items():
+        if name == package or name.startswith(package + "."):
+            rel = Path(folder, *name[len(package) :].split(".")[1:])
+            for path in (rel.with_suffix(".py"), rel / "__init__.py"):
+                if (root / path).is_file():
+                    return root / path
+    return None
+
+
+def _nearest_file(name: str, root: Path) -> Path | None:
+    """The file of ``name``, or of the nearest package above it (``a.b.attr`` -> ``a/b``)."""
+    parts = name.split(".")
+    while parts:
+        if (path := _file_of(".".join(parts), root)) is not None:
+            return path
+        parts.pop()
+    return None
+
+
+def file_imports(path: Path, root: Path) -> set[Path]:
+    """The package's files that ``path`` imports, top-level, lazy, ``TYPE_CHECKING`` or
+    ``importlib.import_module`` alike. ``from package import name`` imports the module
+    ``package.name`` when there is one, and the package's ``__init__.py`` otherwise (a module's
+    own parents are imported before it by Python whatever it names, so they are no edge)."""
+    module = _module_of(path, root)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    named: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            named.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                base = node.module or ""
+            else:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                if node.module:
+                    base = f"{base}.{node.module}"
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                named.append(sub if _file_of(sub, root) is not None else base)
+        elif isinstance(node, ast.Call) and (name := _imported_by_name(node, module)):
+            named.append(name)
+    files = {_nearest_file(name, root) for name in named}
+    return {f for f in files if f is not None and f != path}
+
+
+def file_graph(root: Path) -> dict[str, set[str]]:
+    """``{file: files it imports}``, paths relative to ``root``."""
+    return {
+        str(path.relative_to(root)): {str(f.relative_to(root)) for f in file_imports(path, root)}
+        for path in source_files(root)
+    }
+
+
+def package_graph(root: Path) -> dict[str, set[str]]:
+    """``{package folder: package folders its files import}`` (a folder's ``__init__.py`` is
+    its own package's; edges within one folder are left out)."""
+    graph: dict[str, set[str]] = {}
+    for source, targets in file_graph(root).items():
+        folder = str(Path(source).parent)
+        graph.setdefault(folder, set()).update(
+            str(Path(t).parent) for t in targets if str(Path(t).parent) != folder
+        )
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan's algorithm), each
+    sorted, the list sorted: every set of nodes that import each other, directly or not."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def _cycle_report(graph: dict[str, set[str]], cycles: list[list[str]]) -> list[str]:
+    """Each cycle with the imports inside it, for the failure message."""
+    return [
+        "; ".join(f"{a} -> {b}" for a in cycle for b in sorted(graph[a]) if b in cycle)
+        for cycle in cycles
+    ]
+
+
 def test_layers_import_only_what_they_may():
     bad = [why for (a, b), whys in layer_graph(ROOT).items() if b not in ALLOWED[a] for why in whys]
     assert bad == []
@@ -330,6 +453,67 @@ def test_the_checks_see_sub_folders_and_import_module(tmp_path):
     }
     folders = {str(p.parent.relative_to(tmp_path)) for p in source_files(tmp_path)}
     assert folders - set(LAYERS) == {"envs/core/extra"}
+
+
+def test_no_import_cycle_between_files():
+    """No two files import each other, directly or through others, lazy imports included."""
+    graph = file_graph(ROOT)
+    assert _cycle_report(graph, import_cycles(graph)) == []
+
+
+def test_no_import_cycle_between_packages():
+    """No two package folders import each other: a folder's files (its ``__init__.py`` among
+    them) never import a folder that imports theirs, e.g. the package root and its adapters."""
+    graph = package_graph(ROOT)
+    assert _cycle_report(graph, import_cycles(graph)) == []
+
+
+def _plant(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_the_cycle_checks_catch_planted_cycles(tmp_path):
+    """A lazy cycle of three files, a package face and a module that imports a name back from
+    it, and a parent folder and its child importing each other are all found; a module that
+    imports a sibling through ``from . import sibling``, and a face that re-exports it, are not
+    a cycle."""
+    _plant(
+        tmp_path,
+        {
+            "training/__init__.py": "",
+            "training/perf/__init__.py": "",
+            # three files, each importing the next inside a function
+            "training/perf/a.py": "def f():\n    from . import b\n",
+            "training/perf/b.py": "def f():\n    from crowdsteer.training.perf.c import g\n",
+            "training/perf/c.py": "import importlib\ndef g():\n    importlib.import_module("
+            "'crowdsteer.training.perf.a')\n",
+            # a face and a module importing a name (not a module) back from it
+            "envs/__init__.py": "from .render.view import View\n",
+            "envs/render/__init__.py": "from .view import View\nSIZE = 3\n",
+            "envs/render/view.py": "from . import SIZE\nfrom . import draw\nclass View: ...\n",
+            "envs/render/draw.py": "X = 1\n",
+            # a parent folder's file and its child's importing each other, no file cycle
+            "envs/factory.py": "from .core.thing import T\n",
+            "envs/core/__init__.py": "",
+            "envs/core/thing.py": "T = 1\n",
+            "envs/core/user.py": "def f():\n    from crowdsteer.envs.factory import make\n",
+        },
+    )
+    files = file_graph(tmp_path)
+    assert import_cycles(files) == [
+        ["envs/render/__init__.py", "envs/render/view.py"],
+        ["training/perf/a.py", "training/perf/b.py", "training/perf/c.py"],
+    ]
+    assert "envs/render/draw.py" in files["envs/render/view.py"]
+    packages = package_graph(tmp_path)
+    assert import_cycles(packages) == [["envs", "envs/core"]]
+    (tmp_path / "envs/core/user.py").write_text("X = 2\n")
+    (tmp_path / "envs/render/view.py").write_text("from . import draw\nclass View: ...\n")
+    (tmp_path / "training/perf/c.py").write_text("def g(): ...\n")
+    assert import_cycles(file_graph(tmp_path)) == []
+    assert import_cycles(package_graph(tmp_path)) == []
 
 
 def test_envs_import_neither_pygame_nor_torch_until_needed():
