@@ -40,7 +40,7 @@ from .right_of_way import N_NB_DEBUG as ROW_NB_DEBUG
 from .right_of_way import N_SUM_DEBUG as ROW_SUM_DEBUG
 from .right_of_way import RIGHT_OF_WAY_RANGES, RightOfWayParams, right_of_way_one
 from .seek import ARRIVE_RANGES, ArriveParams, arrive_one
-from .senses import Body, Senses
+from .senses import Body, Senses, empty_senses
 from .side_choice import (
     DBG_ADJUSTED_SUM,
     DBG_NB_ADJUSTED,
@@ -94,18 +94,9 @@ __all__ = [
 def senses_buffers(capacity, record):
     """Empty ``Senses`` with room for ``capacity`` neighbour rows; ``record``: keep a trace."""
     c = max(capacity, 1)
-    return Senses(
-        np.zeros((c, 2)),
-        np.zeros((c, 2)),
-        np.zeros((c, 2)),
-        np.zeros(c),
-        np.zeros((c, 4)),
-        np.zeros((c, 4)),
-        np.zeros((c if record else 0, ROW_NB_DEBUG)),
-        np.zeros(ROW_SUM_DEBUG if record else 0),
-        np.zeros((TRACE_ROWS + 2 * c if record else 0, 2)),
-        np.zeros((0, 2, 2)),
-    )
+    if record:
+        return empty_senses(capacity, c, ROW_NB_DEBUG, ROW_SUM_DEBUG, TRACE_ROWS + 2 * c)
+    return empty_senses(capacity, 0, ROW_NB_DEBUG, 0, 0)
 
 
 # --------------------------------------------------------------------------------------------------

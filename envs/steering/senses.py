@@ -168,9 +168,10 @@ def senses_of(
 
 
 @njit(cache=True, allocates=True)
-def work_senses(capacity):
-    """A batch call's ``Senses`` buffers: ``capacity`` neighbour rows (zeros) with half-plane
-    scratch, no debug rows and no trace; :func:`senses_at` lends them its work buffers."""
+def empty_senses(capacity, debug_rows, debug_width, debug_sums, trace_rows):
+    """Zero-filled ``Senses``: ``capacity`` neighbour rows (at least one) with their half-plane
+    scratch, ``dbg_nb: (debug_rows, debug_width)``, ``dbg: (debug_sums,)`` and
+    ``trace: (trace_rows, 2)`` (0 rows: none). The one allocator of ``Senses``."""
     c = max(capacity, 1)
     return Senses(
         np.zeros((c, 2)),
@@ -179,11 +180,18 @@ def work_senses(capacity):
         np.zeros(c),
         np.zeros((c, 4)),
         np.zeros((c, 4)),
-        np.zeros((0, 1)),
-        np.zeros(0),
-        np.zeros((0, 2)),
+        np.zeros((debug_rows, debug_width)),
+        np.zeros(debug_sums),
+        np.zeros((trace_rows, 2)),
         np.zeros((0, 2, 2)),
     )
+
+
+@njit(cache=True, allocates=True)
+def work_senses(capacity):
+    """A batch call's ``Senses`` buffers: ``capacity`` neighbour rows (zeros) with half-plane
+    scratch, no debug rows and no trace; :func:`senses_at` lends them its work buffers."""
+    return empty_senses(capacity, 0, 1, 0, 0)
 
 
 @njit(cache=True, inline="always")

@@ -18,8 +18,6 @@ TRACE_GREEN = 3  # the yellow sum turned to the chosen side (side choice)
 TRACE_FORCE = 4  # a behaviour's own force: detection box, social force, ORCA's preferred velocity
 TRACE_FINAL = 5  # the desired velocity (m/s): what the body asked the physics for
 TRACE_ROWS = 6
-TRACE_NAMES = ("target", "yellow", "blue", "green", "force", "final")
-"""The rows' names, in order (the overlays' legend reads them)."""
 
 
 def trace_rows(capacity: int) -> int:
