@@ -127,10 +127,10 @@ def test_benchmark_scores_a_scene_file_beside_the_scenarios(tmp_path, capsys):
 
 def test_train_reads_scene_as_its_scenario(tmp_path):
     path = str(_scene_file(tmp_path))
-    args = argparse.Namespace(rest=["--scene", path, "--total-steps", "10"])
+    args = argparse.Namespace(command="train", rest=["--scene", path, "--total-steps", "10"])
     load_tasks(args)
     flag, name = args.rest[:2]
     assert flag == "--scenario" and name in SCENARIOS and args.rest[2:] == ["--total-steps", "10"]
-    args = argparse.Namespace(rest=["--scene=model.zip"])
+    args = argparse.Namespace(command="train", rest=["--scene=model.zip"])
     with pytest.raises(ValueError, match="scene's .json file"):
         load_tasks(args)

@@ -109,7 +109,7 @@ def load_tasks(args: argparse.Namespace) -> None:
         args.scenarios = [_load(v) if is_reference(v) else v for v in values]
     rest = getattr(args, "rest", None)
     if rest:
-        args.rest = _load_in_flags(list(rest))
+        args.rest = _load_in_flags(list(rest), getattr(args, "command", None) in SCENE_AS_SCENARIO)
 
 
 def _load(ref: str) -> str:
@@ -128,22 +128,37 @@ def _read_scene(path: str) -> dict[str, Any]:
     return scene
 
 
-def _load_in_flags(rest: list[str]) -> list[str]:
+SCENE_AS_SCENARIO = frozenset({"train"})
+"""Pass-through commands whose ``--scene FILE.json`` means ``--scenario FILE.json`` (others,
+``export-trajectories``, read ``--scene`` themselves)."""
+
+
+def _load_in_flags(rest: list[str], scene_as_scenario: bool = False) -> list[str]:
     """``rest`` with the value of ``--scenario REF`` / ``--scenario=REF`` replaced by the name
-    of the loaded scenario; ``--scene FILE.json`` is read as ``--scenario FILE.json``."""
+    of the loaded scenario; with ``scene_as_scenario``, ``--scene FILE.json`` is read as
+    ``--scenario FILE.json``."""
     out = list(rest)
-    for i, token in enumerate(out):
-        if token == "--scene" and i + 1 < len(out):  # a training scene: a registered scenario
-            out[i] = "--scenario"
-            if not out[i + 1].endswith(".json"):
-                raise ValueError(f"--scene {out[i + 1]!r} must be a scene's .json file")
-            token = "--scenario"
-        elif token.startswith("--scene="):
-            out[i] = token = "--scenario=" + token.split("=", 1)[1]
-            if not token.endswith(".json"):
-                raise ValueError(f"{rest[i]!r} must name a scene's .json file")
+    for i in range(len(out)):
+        token = _scene_as_scenario(out, i) if scene_as_scenario else out[i]
         if token == "--scenario" and i + 1 < len(out) and is_reference(out[i + 1]):
             out[i + 1] = _load(out[i + 1])
         elif token.startswith("--scenario=") and is_reference(token.split("=", 1)[1]):
             out[i] = "--scenario=" + _load(token.split("=", 1)[1])
     return out
+
+
+def _scene_as_scenario(flags: list[str], i: int) -> str:
+    """Rewrite ``flags[i]`` in place when it is ``--scene`` (or ``--scene=FILE``) into the
+    ``--scenario`` form, checking the file is a scene's ``.json``; returns the token."""
+    token = flags[i]
+    if token == "--scene" and i + 1 < len(flags):
+        value, token = flags[i + 1], "--scenario"
+    elif token.startswith("--scene="):
+        value = token.split("=", 1)[1]
+        token = "--scenario=" + value
+    else:
+        return token
+    if not value.endswith(".json"):
+        raise ValueError(f"--scene {value!r} must be a scene's .json file")
+    flags[i] = token
+    return token
