@@ -23,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.envs.registration import load_env_creator
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import (
     api_test,
@@ -46,6 +47,14 @@ SMALL = {"n_pedestrians": 3, "n_flock": 2, "max_steps": 25}
 def _kwargs(env_id: str, **extra: Any) -> dict[str, Any]:
     """The id's registered keyword arguments with the small world and ``extra`` on top."""
     return {**gym.spec(env_id).kwargs, **SMALL, **extra}
+
+
+def _picklable_maker(env_id):
+    """The env of ``env_id`` as a function a worker process can unpickle: its entry point's class
+    (imported by reference from the package) with its keywords. Not a helper of this module: a
+    test module that pytest imported by path is not importable in a worker."""
+    spec = gym.spec(env_id)
+    return functools.partial(load_env_creator(spec.entry_point), **spec.kwargs, **_kwargs(env_id))
 
 
 def _gym_single(env_id, **kw):
@@ -177,7 +186,7 @@ def test_an_env_pickled_mid_episode_carries_on_as_the_original(env_id, form):
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_gymnasium_async_vector_env_steps_as_the_sync_one(env_id):
-    fns = [functools.partial(_gym_single, env_id) for _ in range(2)]
+    fns = [_picklable_maker(env_id) for _ in range(2)]
     sync = gym.vector.SyncVectorEnv(fns)
     asynchronous = gym.vector.AsyncVectorEnv(fns)
     try:
@@ -199,7 +208,7 @@ def test_gymnasium_async_vector_env_steps_as_the_sync_one(env_id):
 def test_sb3_subproc_vec_env_steps_as_the_dummy_one(env_id):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    fns = [functools.partial(_gym_single, env_id) for _ in range(2)]
+    fns = [_picklable_maker(env_id) for _ in range(2)]
     dummy, subproc = DummyVecEnv(fns), SubprocVecEnv(fns)
     try:
         for venv in (dummy, subproc):
