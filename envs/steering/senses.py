@@ -167,11 +167,12 @@ def senses_of(
     )
 
 
-@njit(cache=True, allocates=True)
+@njit(cache=True, inline="always", allocates=True)
 def empty_senses(capacity, debug_rows, debug_width, debug_sums, trace_rows):
     """Zero-filled ``Senses``: ``capacity`` neighbour rows (at least one) with their half-plane
     scratch, ``dbg_nb: (debug_rows, debug_width)``, ``dbg: (debug_sums,)`` and
-    ``trace: (trace_rows, 2)`` (0 rows: none). The one allocator of ``Senses``."""
+    ``trace: (trace_rows, 2)`` (0 rows: none). The one allocator of ``Senses``. Inlined: its
+    callers pass sizes as constants, which numba would type as literals, one compile each."""
     c = max(capacity, 1)
     return Senses(
         np.zeros((c, 2)),
