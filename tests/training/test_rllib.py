@@ -267,13 +267,19 @@ def test_checkpoints_whose_connectors_change_observations_are_refused(tmp_path):
 
 
 @needs_ray
-def test_crowdsteer_evaluate_and_benchmark_take_an_rllib_checkpoint(local_run, capsys):
+def test_crowdsteer_evaluate_and_benchmark_take_an_rllib_checkpoint(local_run, capsys, monkeypatch):
+    from crowdsteer.baselines.trust import TRUST_ENV
     from crowdsteer.training.cli import main as cli
     from crowdsteer.training.evaluation.benchmark import run_benchmark
 
     cwd, _, _ = local_run
     ck = str(cwd / "runs" / "ck")
-    assert cli(["evaluate", "--policy", ck, "--episodes", "20", "--n-learners", "3", "--json"]) == 0
+    argv = ["evaluate", "--policy", ck, "--episodes", "20", "--n-learners", "3", "--json"]
+    monkeypatch.delenv(TRUST_ENV, raising=False)  # the flag's switch, undone after the test
+    assert cli(argv) == 1  # a checkpoint keeps its module as pickles: refused by default
+    err = capsys.readouterr().err
+    assert "RLlib checkpoint" in err and "--trust-pickles" in err
+    assert cli([*argv, "--trust-pickles"]) == 0  # the user's own run
     result = json.loads(capsys.readouterr().out)
     assert result["policy"] == "ck" and result["episodes"] == 20
     assert result["learner_episodes"] == 60
