@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -169,15 +170,16 @@ def _imported_by_name(node: ast.Call, module: str) -> str | None:
     return None
 
 
-def imports_of(path: Path, root: Path) -> set[str]:
-    """Every module a file imports, relative imports resolved, lazy ones and literal
-    ``importlib.import_module`` calls included."""
+def _import_statements(path: Path, root: Path) -> Iterator[tuple[str, list[str]]]:
+    """``(module, names)`` for every import of a file, relative imports resolved, lazy ones and
+    literal ``importlib.import_module`` calls included: ``names`` are what ``from module import``
+    takes (empty for ``import module`` and ``import_module``)."""
     module = _module_of(path, root)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    names = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
+            for alias in node.names:
+                yield alias.name, []
         elif isinstance(node, ast.ImportFrom):
             if node.level == 0:
                 base = node.module or ""
@@ -186,11 +188,18 @@ def imports_of(path: Path, root: Path) -> set[str]:
                 base = ".".join(parts[: len(parts) - node.level + 1])
                 if node.module:
                     base = f"{base}.{node.module}"
-            names.add(base)
-            # ``from . import x`` names modules too
-            names.update(f"{base}.{alias.name}" for alias in node.names)
+            yield base, [alias.name for alias in node.names]
         elif isinstance(node, ast.Call) and (name := _imported_by_name(node, module)):
-            names.add(name)
+            yield name, []
+
+
+def imports_of(path: Path, root: Path) -> set[str]:
+    """Every module a file imports (see ``_import_statements``); ``from . import x`` names the
+    module ``x`` too."""
+    names = set()
+    for base, taken in _import_statements(path, root):
+        names.add(base)
+        names.update(f"{base}.{name}" for name in taken)
     return names
 
 
@@ -279,25 +288,13 @@ def file_imports(path: Path, root: Path) -> set[Path]:
     ``importlib.import_module`` alike. ``from package import name`` imports the module
     ``package.name`` when there is one, and the package's ``__init__.py`` otherwise (a module's
     own parents are imported before it by Python whatever it names, so they are no edge)."""
-    module = _module_of(path, root)
-    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     named: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            named.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level == 0:
-                base = node.module or ""
-            else:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1])
-                if node.module:
-                    base = f"{base}.{node.module}"
-            for alias in node.names:
-                sub = f"{base}.{alias.name}"
-                named.append(sub if _file_of(sub, root) is not None else base)
-        elif isinstance(node, ast.Call) and (name := _imported_by_name(node, module)):
-            named.append(name)
+    for base, taken in _import_statements(path, root):
+        if not taken:  # import x, import_module("x")
+            named.append(base)
+        for name in taken:
+            sub = f"{base}.{name}"
+            named.append(sub if _file_of(sub, root) is not None else base)
     files = {_nearest_file(name, root) for name in named}
     return {f for f in files if f is not None and f != path}
 
