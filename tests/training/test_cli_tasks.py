@@ -69,14 +69,7 @@ def test_benchmark_takes_a_file_scenario(task_file, tmp_path, capsys):
 
 
 def test_an_explicit_scene_file(tmp_path, capsys):
-    scene = {
-        "agents": [
-            {"role": "learner", "start": [-3, 0], "goal": [3, 0]},
-            {"role": "pedestrian", "start": [3, 0.5], "goal": [-3, 0.5]},
-        ]
-    }
-    path = tmp_path / "scene.json"
-    path.write_text(json.dumps(scene))
+    path = _scene_file(tmp_path)
     assert main(["evaluate", "--scene", str(path), "--policy", "orca", "--episodes", "2"]) == 0
     assert "orca on explicit" in capsys.readouterr().out
 
@@ -88,14 +81,7 @@ def test_train_flags_carry_the_registered_name(task_file):
 
 
 def test_a_scene_file_as_a_scenario_name(tmp_path, capsys):
-    scene = {
-        "agents": [
-            {"role": "learner", "start": [-3, 0], "goal": [3, 0]},
-            {"role": "pedestrian", "start": [3, 0.5], "goal": [-3, 0.5]},
-        ]
-    }
-    path = tmp_path / "two-walkers scene.json"
-    path.write_text(json.dumps(scene))
+    path = _scene_file(tmp_path, "two-walkers scene.json")
     argv = ["evaluate", "--scenario", str(path), "--policies", "orca", "cardioid"]
     assert main([*argv, "--episodes", "2"]) == 0
     assert capsys.readouterr().out.startswith("two_walkers_scene (1 learner(s), 1 ")
@@ -104,14 +90,15 @@ def test_a_scene_file_as_a_scenario_name(tmp_path, capsys):
     assert "scene 'two_walkers_scene' holds 1 learners, 1 pedestrians" in err
 
 
-def _scene_file(tmp_path) -> Path:
+def _scene_file(tmp_path, name: str = "scene.json") -> Path:
+    """A scene of one learner and one pedestrian crossing it, as a JSON file ``name``."""
     scene = {
         "agents": [
             {"role": "learner", "start": [-3, 0], "goal": [3, 0]},
             {"role": "pedestrian", "start": [3, 0.5], "goal": [-3, 0.5]},
         ]
     }
-    path = tmp_path / "scene.json"
+    path = tmp_path / name
     path.write_text(json.dumps(scene))
     return path
 
