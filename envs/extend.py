@@ -82,6 +82,7 @@ from .scenarios.base import (
     SCENARIOS,
     BodyDefaults,
     Counts,
+    Declaration,
     ScenarioSpec,
     assemble,
     body_defaults,
@@ -524,8 +525,9 @@ class Scenario:
     cannot always be placed (None: ``check_scenario`` on a few draws), and the task's
     ``reward_terms`` and ``observation_blocks``. ``counts``: the ``n_learners``,
     ``n_pedestrians`` and ``n_flock`` a configuration takes when it gives none (empty: the
-    configuration's defaults). ``registry``: further keywords of the scenario registry
-    (``crowdsteer.envs.scenarios.base.register``), passed through."""
+    configuration's defaults). ``registry``: further fields of the scenario's ``Declaration``
+    (``crowdsteer.envs.scenarios.base.Declaration``: ``mix``, ``demo``, ``benchmark`` ...),
+    passed through."""
 
     name: str
     generate: Callable[[np.random.Generator, Counts, BodyDefaults, Any], ScenarioSpec]
@@ -575,8 +577,8 @@ EXTENSIONS: dict[str, tuple[tuple[RewardTerm, ...], tuple[ObservationBlock, ...]
 
 def register_scenario(item: Scenario, **registry: Any) -> Scenario:
     """Register ``item`` under its name (again: replaced) and return it; a thin face over the
-    scenario registry (``crowdsteer.envs.scenarios.base.register``), to which ``registry``
-    keywords (and ``item.registry``) pass through. The package's scenarios are never
+    scenario registry (``crowdsteer.envs.scenarios.base.register``): ``registry`` keywords (and
+    ``item.registry``) are further fields of its ``Declaration``. The package's scenarios are never
     replaced."""
     if not isinstance(item, Scenario):
         raise TypeError(f"register_scenario takes a Scenario, got {item!r}")
@@ -588,9 +590,8 @@ def register_scenario(item: Scenario, **registry: Any) -> Scenario:
     if _USER.get(item.name) is item:
         return item
     check = item.check if item.check is not None else _drawn_check(item.name)
-    register(item.name, item.params, item.summary, check=check, **{**item.registry, **registry})(
-        item.generate
-    )
+    declared = Declaration(item.params, item.summary, check=check, **{**item.registry, **registry})
+    register(item.name, declared)(item.generate)
     _USER[item.name] = item
     EXTRA_BLOCKS[item.name] = tuple(b.layout_block() for b in item.observation_blocks)
     EXTENSIONS[item.name] = (item.reward_terms, item.observation_blocks)

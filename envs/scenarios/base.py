@@ -147,24 +147,52 @@ class DemoSetup:
 
 
 @dataclass(frozen=True)
-class ScenarioEntry:
-    """A registered scenario: its generator, its documented parameter dataclass, and what the
-    rest of the package knows of it (see ``register``)."""
+class Declaration:
+    """Everything the package knows of a scenario beside its generator, declared once where the
+    scenario registers (``register(name, Declaration(...))``); every field after ``summary`` has
+    a default.
 
-    name: str
-    generate: Callable[[np.random.Generator, Counts, BodyDefaults, Any], ScenarioSpec]
+    ``params_type``: its parameter dataclass (fields made with ``param``); ``summary``: one line
+    describing it; ``check(counts, body, params)`` raises ``ScenarioError`` when the counts
+    cannot always be placed; ``case(index, counts, body, params)``, for scenarios with numbered
+    test cases, returns case ``index`` (or None when ``params`` ask for random draws);
+    ``measurement``: a set-up for measuring the crowd, left out of the navigation benchmark's
+    default scenes; ``moving_goals``: its scenes carry a goal ring (``ScenarioSpec.goal_ring``),
+    so pedestrians may be replaced or given new goals on arrival; ``flock``: whether it places
+    flock units (False: its check refuses any, naming ``n_flock``); ``test_sizes``: parameter
+    name -> ``(lo, hi)``, the sizes the placement property tests draw (an int pair draws ints;
+    None: none); ``test_learners``: the learners those tests place beside the largest crowds;
+    ``mix``: its ``MixRole`` in the generalist's training mix (None: not in the mix); ``demo``:
+    its ``DemoSetup`` (None: the configuration's counts, driven by cardioid); ``benchmark``:
+    scene name -> ``CrowdConfig`` keywords over the benchmark's common ones, for the scenes the
+    benchmark plays on it (None: one scene of its own name with the common keywords, none for a
+    measurement set-up)."""
+
     params_type: type
     summary: str
     check: Callable[[Counts, BodyDefaults, Any], None] | None = None
     case: Callable[[int, Counts, BodyDefaults, Any], ScenarioSpec | None] | None = None
-    measurement: bool = False  # a measurement set-up (realism), not a navigation benchmark scene
-    moving_goals: bool = False  # its goals move on a ring (``ScenarioSpec.goal_ring``)
+    measurement: bool = False
+    moving_goals: bool = False
     flock: bool = True
-    test_sizes: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    test_sizes: Mapping[str, tuple[float, float]] | None = None
     test_learners: int = 1
     mix: MixRole | None = None
-    demo: DemoSetup = field(default_factory=DemoSetup)
+    demo: DemoSetup | None = None
     benchmark: Mapping[str, Mapping[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "test_sizes", dict(self.test_sizes or {}))
+        object.__setattr__(self, "demo", self.demo or DemoSetup())
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScenarioEntry(Declaration):
+    """A registered scenario: its ``name``, its generator ``generate(rng, counts, body,
+    params)`` and its ``Declaration`` (whose fields it carries)."""
+
+    name: str
+    generate: Callable[[np.random.Generator, Counts, BodyDefaults, Any], ScenarioSpec]
 
     def benchmark_scenes(self) -> dict[str, dict[str, Any]]:
         """The benchmark's scenes played on this scenario: scene name -> its ``CrowdConfig``
@@ -181,56 +209,16 @@ class ScenarioEntry:
 SCENARIOS: dict[str, ScenarioEntry] = {}
 
 
-def register(
-    name: str,
-    params_type: type,
-    summary: str,
-    check=None,
-    case=None,
-    measurement: bool = False,
-    moving_goals: bool = False,
-    *,
-    flock: bool = True,
-    test_sizes: Mapping[str, tuple[float, float]] | None = None,
-    test_learners: int = 1,
-    mix: MixRole | None = None,
-    demo: DemoSetup | None = None,
-    benchmark: Mapping[str, Mapping[str, Any]] | None = None,
-):
-    """Decorator adding a generator to the registry under ``name``: everything the package knows
-    of a scenario is declared here, and every keyword has a default.
+def register(name: str, declaration: Declaration) -> Callable[[Generator], Generator]:
+    """Decorator adding a generator to the registry under ``name`` with ``declaration``,
+    everything the package knows of the scenario (the mix, the benchmark, the demo and the
+    tests read it; no other file lists scenes)."""
+    if not isinstance(declaration, Declaration):
+        raise TypeError(f"register({name!r}, ...) takes a Declaration, got {declaration!r}")
+    declared = {f.name: getattr(declaration, f.name) for f in fields(Declaration)}
 
-    ``check(counts, body, params)`` raises ``ScenarioError`` when the counts cannot always be
-    placed; ``case(index, counts, body, params)``, for scenarios with numbered test cases,
-    returns case ``index`` (or None when ``params`` ask for random draws); ``measurement``: a
-    set-up for measuring the crowd, left out of the navigation benchmark's default scenes;
-    ``moving_goals``: its scenes carry a goal ring, so pedestrians may be replaced or given new
-    goals on arrival; ``flock``: whether it places flock units (False: its check refuses any,
-    naming ``n_flock``); ``test_sizes``: parameter name -> ``(lo, hi)``, the sizes the
-    placement property tests draw (an int pair draws ints); ``test_learners``: the learners
-    those tests place beside the largest crowds; ``mix``: its ``MixRole`` in the generalist's
-    training mix (None: not in the mix); ``demo``: its ``DemoSetup`` (None: the configuration's
-    counts, driven by cardioid); ``benchmark``: scene name -> ``CrowdConfig`` keywords over the
-    benchmark's common ones, for the scenes the benchmark plays on it (None: one scene of its
-    own name with the common keywords, none for a measurement set-up)."""
-
-    def wrap(fn):
-        SCENARIOS[name] = ScenarioEntry(
-            name,
-            fn,
-            params_type,
-            summary,
-            check,
-            case,
-            measurement,
-            moving_goals,
-            flock=flock,
-            test_sizes=dict(test_sizes or {}),
-            test_learners=test_learners,
-            mix=mix,
-            demo=demo or DemoSetup(),
-            benchmark=benchmark,
-        )
+    def wrap(fn: Generator) -> Generator:
+        SCENARIOS[name] = ScenarioEntry(name=name, generate=fn, **declared)
         return fn
 
     return wrap

@@ -13,6 +13,7 @@ import numpy as np
 from .base import (
     BodyDefaults,
     Counts,
+    Declaration,
     DemoSetup,
     MixRole,
     assemble,
@@ -109,12 +110,14 @@ def check(counts: Counts, body: BodyDefaults, p: BottleneckParams) -> None:
 
 @register(
     NAME,
-    BottleneckParams,
-    "two directions through one doorway",
-    check=check,
-    test_sizes={"room_length": (4.0, 12.0), "room_width": (1.0, 8.0), "door_width": (0.7, 0.9)},
-    mix=MixRole(("right_of_way", "social_force"), teacher="social_force"),
-    demo=DemoSetup({"n_learners": 2, "n_pedestrians": 6}, "social_force"),
+    Declaration(
+        BottleneckParams,
+        "two directions through one doorway",
+        check=check,
+        test_sizes={"room_length": (4.0, 12.0), "room_width": (1.0, 8.0), "door_width": (0.7, 0.9)},
+        mix=MixRole(("right_of_way", "social_force"), teacher="social_force"),
+        demo=DemoSetup({"n_learners": 2, "n_pedestrians": 6}, "social_force"),
+    ),
 )
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: BottleneckParams):
     hl, hw, hd = p.room_length / 2, p.room_width / 2, p.door_width / 2

@@ -17,7 +17,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import BodyDefaults, Counts, assemble, param, register, require, require_extent
+from .base import (
+    BodyDefaults,
+    Counts,
+    Declaration,
+    assemble,
+    param,
+    register,
+    require,
+    require_extent,
+)
 
 NAME = "bottleneck_flow"
 
@@ -92,12 +101,18 @@ def check(counts: Counts, body: BodyDefaults, p: BottleneckFlowParams) -> None:
 
 @register(
     NAME,
-    BottleneckFlowParams,
-    "a crowd leaving a room through a doorway",
-    check=check,
-    measurement=True,
-    flock=False,
-    test_sizes={"room_width": (0.5, 8.0), "door_width": (0.3, 2.5), "start_density": (0.2, 5.0)},
+    Declaration(
+        BottleneckFlowParams,
+        "a crowd leaving a room through a doorway",
+        check=check,
+        measurement=True,
+        flock=False,
+        test_sizes={
+            "room_width": (0.5, 8.0),
+            "door_width": (0.3, 2.5),
+            "start_density": (0.2, 5.0),
+        },
+    ),
 )
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: BottleneckFlowParams):
     n = counts.learners + counts.pedestrians

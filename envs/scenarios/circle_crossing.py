@@ -17,6 +17,7 @@ import numpy as np
 from .base import (
     BodyDefaults,
     Counts,
+    Declaration,
     DemoSetup,
     MixRole,
     assemble,
@@ -87,12 +88,14 @@ def check(counts: Counts, body: BodyDefaults, p: CircleCrossingParams) -> None:
 
 @register(
     NAME,
-    CircleCrossingParams,
-    "all bodies cross a circle to the antipode",
-    check=check,
-    test_sizes={"circle_radius": (1.0, 8.0), "noise": (0.0, 1.0)},
-    mix=MixRole(("right_of_way", "orca"), teacher="cardioid"),
-    demo=DemoSetup({"n_learners": 3, "n_pedestrians": 6}, "cardioid"),
+    Declaration(
+        CircleCrossingParams,
+        "all bodies cross a circle to the antipode",
+        check=check,
+        test_sizes={"circle_radius": (1.0, 8.0), "noise": (0.0, 1.0)},
+        mix=MixRole(("right_of_way", "orca"), teacher="cardioid"),
+        demo=DemoSetup({"n_learners": 3, "n_pedestrians": 6}, "cardioid"),
+    ),
 )
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: CircleCrossingParams):
     r = p.circle_radius

@@ -13,6 +13,7 @@ import numpy as np
 from .base import (
     BodyDefaults,
     Counts,
+    Declaration,
     DemoSetup,
     MixRole,
     assemble,
@@ -92,12 +93,14 @@ def check(counts: Counts, body: BodyDefaults, p: CorridorParams) -> None:
 
 @register(
     NAME,
-    CorridorParams,
-    "two opposing flows between two walls",
-    check=check,
-    test_sizes={"length": (7.0, 16.0), "width": (1.0, 5.0), "end_zone": (0.5, 3.0)},
-    mix=MixRole(("right_of_way", "cardioid"), teacher="social_force"),
-    demo=DemoSetup({"n_learners": 2, "n_pedestrians": 8}, "social_force"),
+    Declaration(
+        CorridorParams,
+        "two opposing flows between two walls",
+        check=check,
+        test_sizes={"length": (7.0, 16.0), "width": (1.0, 5.0), "end_zone": (0.5, 3.0)},
+        mix=MixRole(("right_of_way", "cardioid"), teacher="social_force"),
+        demo=DemoSetup({"n_learners": 2, "n_pedestrians": 8}, "social_force"),
+    ),
 )
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: CorridorParams):
     hl, hw = p.length / 2, p.width / 2 - body.radius - 0.05

@@ -13,6 +13,7 @@ import numpy as np
 from .base import (
     BodyDefaults,
     Counts,
+    Declaration,
     DemoSetup,
     MixRole,
     assemble,
@@ -83,12 +84,14 @@ def check(counts: Counts, body: BodyDefaults, p: CrossingFlowsParams) -> None:
 
 @register(
     NAME,
-    CrossingFlowsParams,
-    "perpendicular flows through an intersection",
-    check=check,
-    test_sizes={"size": (6.0, 14.0), "lane_width": (0.8, 4.0), "start_depth": (0.5, 2.5)},
-    mix=MixRole(("right_of_way", "side_choice"), teacher="cardioid"),
-    demo=DemoSetup({"n_learners": 3, "n_pedestrians": 8, "n_flock": 4}, "cardioid"),
+    Declaration(
+        CrossingFlowsParams,
+        "perpendicular flows through an intersection",
+        check=check,
+        test_sizes={"size": (6.0, 14.0), "lane_width": (0.8, 4.0), "start_depth": (0.5, 2.5)},
+        mix=MixRole(("right_of_way", "side_choice"), teacher="cardioid"),
+        demo=DemoSetup({"n_learners": 3, "n_pedestrians": 8, "n_flock": 4}, "cardioid"),
+    ),
 )
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: CrossingFlowsParams):
     h, lw = p.size / 2, p.lane_width / 2 - body.radius

@@ -38,6 +38,7 @@ from crowdsteer.envs.core.goal_ring import GoalRing
 from .base import (
     BodyDefaults,
     Counts,
+    Declaration,
     DemoSetup,
     ScenarioSpec,
     param,
@@ -290,32 +291,34 @@ def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p) ->
 
 register(
     NAME,
-    CrowdnavArenaParams,
-    "DS-RNN / CrowdNav++'s arena: a robot between random points, humans crossing a ring and "
-    "changing goals (its test cases by index)",
-    check=check,
-    case=numbered_case,
-    moving_goals=True,
-    flock=False,
-    test_sizes={"circle_radius": (6.0, 12.0), "start_noise": (0.0, 3.0)},
-    demo=DemoSetup(policy="orca"),
-    benchmark={
-        # CrowdNav++'s test: its preset, one robot among 20 ORCA humans who change goals, its
-        # test cases by seed (on top of the preset's)
-        NAME: {
-            "preset": "crowdnav_pp",
-            "n_learners": 1,
-            "n_pedestrians": 20,
-            "pedestrian_behaviour": "orca",
-            "scenario_params": {"test_cases": 1},
+    Declaration(
+        CrowdnavArenaParams,
+        "DS-RNN / CrowdNav++'s arena: a robot between random points, humans crossing a ring and "
+        "changing goals (its test cases by index)",
+        check=check,
+        case=numbered_case,
+        moving_goals=True,
+        flock=False,
+        test_sizes={"circle_radius": (6.0, 12.0), "start_noise": (0.0, 3.0)},
+        demo=DemoSetup(policy="orca"),
+        benchmark={
+            # CrowdNav++'s test: its preset, one robot among 20 ORCA humans who change goals, its
+            # test cases by seed (on top of the preset's)
+            NAME: {
+                "preset": "crowdnav_pp",
+                "n_learners": 1,
+                "n_pedestrians": 20,
+                "pedestrian_behaviour": "orca",
+                "scenario_params": {"test_cases": 1},
+            },
+            # DS-RNN's: the same arena under its own preset, 5 ORCA humans, its test cases
+            "dsrnn_arena": {
+                "preset": "dsrnn",
+                "n_learners": 1,
+                "n_pedestrians": 5,
+                "pedestrian_behaviour": "orca",
+                "scenario_params": {"test_cases": 1},
+            },
         },
-        # DS-RNN's: the same arena under its own preset, 5 ORCA humans, its test cases
-        "dsrnn_arena": {
-            "preset": "dsrnn",
-            "n_learners": 1,
-            "n_pedestrians": 5,
-            "pedestrian_behaviour": "orca",
-            "scenario_params": {"test_cases": 1},
-        },
-    },
+    ),
 )(generate)

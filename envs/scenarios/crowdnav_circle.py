@@ -21,6 +21,7 @@ import numpy as np
 from .base import (
     BodyDefaults,
     Counts,
+    Declaration,
     DemoSetup,
     assemble,
     cached_plans,
@@ -189,20 +190,22 @@ def numbered_case(index: int, counts: Counts, body: BodyDefaults, p: CrowdnavCir
 
 register(
     NAME,
-    CrowdnavCircleParams,
-    "CrowdNav's circle crossing (fixed robot; its test cases by index)",
-    check=check,
-    case=numbered_case,
-    test_sizes={"circle_radius": (2.0, 8.0), "spawn_gap": (0.0, 0.5)},
-    demo=DemoSetup(policy="orca"),
-    benchmark={
-        # CrowdNav's own test: its preset, one robot among 5 ORCA humans, its test cases by seed
-        NAME: {
-            "preset": "crowdnav",
-            "n_learners": 1,
-            "n_pedestrians": 5,
-            "pedestrian_behaviour": "orca",
-            "scenario_params": {"test_cases": 1},
-        }
-    },
+    Declaration(
+        CrowdnavCircleParams,
+        "CrowdNav's circle crossing (fixed robot; its test cases by index)",
+        check=check,
+        case=numbered_case,
+        test_sizes={"circle_radius": (2.0, 8.0), "spawn_gap": (0.0, 0.5)},
+        demo=DemoSetup(policy="orca"),
+        benchmark={
+            # CrowdNav's own test: its preset, one robot among 5 ORCA humans, its test cases by seed
+            NAME: {
+                "preset": "crowdnav",
+                "n_learners": 1,
+                "n_pedestrians": 5,
+                "pedestrian_behaviour": "orca",
+                "scenario_params": {"test_cases": 1},
+            }
+        },
+    ),
 )(generate)

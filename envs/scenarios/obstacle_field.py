@@ -15,6 +15,7 @@ import numpy as np
 from .base import (
     BodyDefaults,
     Counts,
+    Declaration,
     DemoSetup,
     MixRole,
     assemble,
@@ -118,12 +119,14 @@ def check(counts: Counts, body: BodyDefaults, p: ObstacleFieldParams) -> None:
 
 @register(
     NAME,
-    ObstacleFieldParams,
-    "walkers cross a field of disc obstacles",
-    check=check,
-    test_sizes={"width": (8.0, 14.0), "height": (2.0, 8.0), "n_obstacles": (0, 20)},
-    mix=MixRole(("right_of_way", "social_force"), teacher="social_force"),
-    demo=DemoSetup({"n_learners": 3, "n_pedestrians": 5}, "social_force"),
+    Declaration(
+        ObstacleFieldParams,
+        "walkers cross a field of disc obstacles",
+        check=check,
+        test_sizes={"width": (8.0, 14.0), "height": (2.0, 8.0), "n_obstacles": (0, 20)},
+        mix=MixRole(("right_of_way", "social_force"), teacher="social_force"),
+        demo=DemoSetup({"n_learners": 3, "n_pedestrians": 5}, "social_force"),
+    ),
 )
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: ObstacleFieldParams):
     hw, hh = p.width / 2, p.height / 2

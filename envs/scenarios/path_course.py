@@ -18,6 +18,7 @@ import numpy as np
 from .base import (
     BodyDefaults,
     Counts,
+    Declaration,
     DemoSetup,
     MixRole,
     assemble,
@@ -144,12 +145,14 @@ def check(counts: Counts, body: BodyDefaults, p: PathCourseParams) -> None:
 
 @register(
     NAME,
-    PathCourseParams,
-    "follow a winding course past obstacles, both ways",
-    check=check,
-    test_sizes={"length": (10.0, 16.0), "zone": (1.0, 3.0)},
-    mix=MixRole(("right_of_way", "orca"), teacher="side_choice"),
-    demo=DemoSetup({"n_learners": 2, "n_pedestrians": 4, "n_flock": 4}, "cardioid"),
+    Declaration(
+        PathCourseParams,
+        "follow a winding course past obstacles, both ways",
+        check=check,
+        test_sizes={"length": (10.0, 16.0), "zone": (1.0, 3.0)},
+        mix=MixRole(("right_of_way", "orca"), teacher="side_choice"),
+        demo=DemoSetup({"n_learners": 2, "n_pedestrians": 4, "n_flock": 4}, "cardioid"),
+    ),
 )
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: PathCourseParams):
     hl, hh = p.length / 2, p.height / 2

@@ -17,7 +17,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import BodyDefaults, Counts, assemble, param, register, require, require_extent
+from .base import (
+    BodyDefaults,
+    Counts,
+    Declaration,
+    assemble,
+    param,
+    register,
+    require,
+    require_extent,
+)
 
 NAME = "periodic_corridor"
 
@@ -101,12 +110,14 @@ def check(counts: Counts, body: BodyDefaults, p: PeriodicCorridorParams) -> None
 
 @register(
     NAME,
-    PeriodicCorridorParams,
-    "a corridor repeating along its axis",
-    check=check,
-    measurement=True,
-    flock=False,
-    test_sizes={"length": (1.0, 16.0), "width": (0.5, 5.0), "oncoming": (0.0, 1.0)},
+    Declaration(
+        PeriodicCorridorParams,
+        "a corridor repeating along its axis",
+        check=check,
+        measurement=True,
+        flock=False,
+        test_sizes={"length": (1.0, 16.0), "width": (0.5, 5.0), "oncoming": (0.0, 1.0)},
+    ),
 )
 def generate(
     rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: PeriodicCorridorParams

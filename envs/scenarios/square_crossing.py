@@ -14,6 +14,7 @@ import numpy as np
 from .base import (
     BodyDefaults,
     Counts,
+    Declaration,
     DemoSetup,
     MixRole,
     assemble,
@@ -67,12 +68,14 @@ def check(counts: Counts, body: BodyDefaults, p: SquareCrossingParams) -> None:
 
 @register(
     NAME,
-    SquareCrossingParams,
-    "walkers cross a square between opposite halves",
-    check=check,
-    test_sizes={"width": (2.0, 12.0)},
-    mix=MixRole(("right_of_way", "cardioid"), teacher="cardioid"),
-    demo=DemoSetup({"n_learners": 3, "n_pedestrians": 8, "n_flock": 6}, "cardioid"),
+    Declaration(
+        SquareCrossingParams,
+        "walkers cross a square between opposite halves",
+        check=check,
+        test_sizes={"width": (2.0, 12.0)},
+        mix=MixRole(("right_of_way", "cardioid"), teacher="cardioid"),
+        demo=DemoSetup({"n_learners": 3, "n_pedestrians": 8, "n_flock": 6}, "cardioid"),
+    ),
 )
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: SquareCrossingParams):
     h = p.width / 2

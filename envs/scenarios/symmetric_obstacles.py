@@ -27,6 +27,7 @@ import numpy as np
 from .base import (
     BodyDefaults,
     Counts,
+    Declaration,
     DemoSetup,
     MixRole,
     assemble,
@@ -197,14 +198,16 @@ def check(counts: Counts, body: BodyDefaults, p: SymmetricObstaclesParams) -> No
 
 @register(
     NAME,
-    SymmetricObstaclesParams,
-    "walk at two obstacles exactly symmetric about the path",
-    check=check,
-    test_sizes={"crossing_margin": (1.0, 5.0), "lane_spacing": (0.8, 8.0)},
-    test_learners=3,
-    mix=MixRole(n_learners=3, n_pedestrians=(0, 2)),
-    demo=DemoSetup(policy="side_choice"),
-    benchmark={NAME: {"n_learners": 3, "n_pedestrians": 0}},  # separate lanes, no crowd
+    Declaration(
+        SymmetricObstaclesParams,
+        "walk at two obstacles exactly symmetric about the path",
+        check=check,
+        test_sizes={"crossing_margin": (1.0, 5.0), "lane_spacing": (0.8, 8.0)},
+        test_learners=3,
+        mix=MixRole(n_learners=3, n_pedestrians=(0, 2)),
+        demo=DemoSetup(policy="side_choice"),
+        benchmark={NAME: {"n_learners": 3, "n_pedestrians": 0}},  # separate lanes, no crowd
+    ),
 )
 def generate(
     rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: SymmetricObstaclesParams

@@ -24,6 +24,7 @@ import numpy as np
 from .base import (
     BodyDefaults,
     Counts,
+    Declaration,
     DemoSetup,
     MixRole,
     assemble,
@@ -123,14 +124,16 @@ def check(counts: Counts, body: BodyDefaults, p: TwoWalkersParams) -> None:
 
 @register(
     NAME,
-    TwoWalkersParams,
-    "two walkers cross at right angles, one arrives first",
-    check=check,
-    test_sizes={"cell_spacing": (6.0, 16.0)},
-    test_learners=3,
-    mix=MixRole(n_learners=2, n_pedestrians=(0, 2)),
-    demo=DemoSetup(policy="right_of_way"),
-    benchmark={NAME: {"n_learners": 2, "n_pedestrians": 0}},  # one crossing pair
+    Declaration(
+        TwoWalkersParams,
+        "two walkers cross at right angles, one arrives first",
+        check=check,
+        test_sizes={"cell_spacing": (6.0, 16.0)},
+        test_learners=3,
+        mix=MixRole(n_learners=2, n_pedestrians=(0, 2)),
+        demo=DemoSetup(policy="right_of_way"),
+        benchmark={NAME: {"n_learners": 2, "n_pedestrians": 0}},  # one crossing pair
+    ),
 )
 def generate(rng: np.random.Generator, counts: Counts, body: BodyDefaults, p: TwoWalkersParams):
     walkers = counts.learners + counts.pedestrians

@@ -10,7 +10,13 @@ import pytest
 from crowdsteer.envs.core.behaviours import PEDESTRIAN_BEHAVIOURS
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.scenarios import SCENARIOS, BodyDefaults, Counts, ScenarioError, make_params
-from crowdsteer.envs.scenarios.base import DemoSetup, MixRole, check_scenario, register
+from crowdsteer.envs.scenarios.base import (
+    Declaration,
+    DemoSetup,
+    MixRole,
+    check_scenario,
+    register,
+)
 
 BODY = BodyDefaults()
 
@@ -88,12 +94,14 @@ def test_a_new_scene_changes_no_other_scenes_mix_benchmark_or_demo(monkeypatch):
     entry = SCENARIOS["corridor"]
     register(
         "a_first_scene",
-        entry.params_type,
-        "a corridor under another name",
-        check=entry.check,
-        mix=MixRole(("right_of_way", "orca"), teacher="orca"),
-        demo=DemoSetup({"n_learners": 1}, "orca"),
-        benchmark={"a_first_scene": {"n_pedestrians": 2}, "a_named_scene": {}},
+        Declaration(
+            entry.params_type,
+            "a corridor under another name",
+            check=entry.check,
+            mix=MixRole(("right_of_way", "orca"), teacher="orca"),
+            demo=DemoSetup({"n_learners": 1}, "orca"),
+            benchmark={"a_first_scene": {"n_pedestrians": 2}, "a_named_scene": {}},
+        ),
     )(entry.generate)
     mix, teachers, scenes = declared_mix(), declared_teachers(), scene_configs()
     assert mix[0].scenario == "a_first_scene" and mix[0].behaviours == ("right_of_way", "orca")
@@ -113,8 +121,15 @@ def test_a_new_scene_changes_no_other_scenes_mix_benchmark_or_demo(monkeypatch):
 def test_a_registration_with_no_declarations_takes_the_defaults(monkeypatch):
     entry = SCENARIOS["corridor"]
     monkeypatch.setitem(SCENARIOS, "plain", entry)  # restored after
-    register("plain", entry.params_type, "plain")(entry.generate)
+    register("plain", Declaration(entry.params_type, "plain"))(entry.generate)
     plain = SCENARIOS["plain"]
     assert plain.flock and plain.test_sizes == {} and plain.test_learners == 1
     assert plain.mix is None and plain.demo == DemoSetup()
     assert plain.benchmark_scenes() == {"plain": {}}
+
+
+def test_a_registration_takes_one_declaration():
+    entry = SCENARIOS["corridor"]
+    with pytest.raises(TypeError, match="takes a Declaration"):
+        register("loose", {"params_type": entry.params_type, "summary": "loose"})
+    assert "loose" not in SCENARIOS

@@ -2,9 +2,9 @@
 without importing the simulator, so that ``crowdsteer COMMAND --help`` answers at once.
 
 The scenarios and the benchmark's scenes of their own name are read from the scenario modules'
-``register(...)`` calls (their source, parsed, not run), so the registration stays the one place
-a scenario is declared. The other tuples are the registries' lists as they stand;
-``tests/training/test_cli_help.py`` checks that every one equals its registry.
+``register(NAME, Declaration(...))`` calls (their source, parsed, not run), so the registration
+stays the one place a scenario is declared. The other tuples are the registries' lists as they
+stand; ``tests/training/test_cli_help.py`` checks that every one equals its registry.
 """
 
 from __future__ import annotations
@@ -57,7 +57,9 @@ def _registrations() -> tuple[tuple[str, tuple[str, ...]], ...]:
             name = _text(call.args[0], constants) if call.args else None
             if name is None:
                 continue
-            scenes = next((k.value for k in call.keywords if k.arg == "benchmark"), None)
+            declared = call.args[1] if len(call.args) > 1 else None  # its Declaration(...)
+            keywords = declared.keywords if isinstance(declared, ast.Call) else []
+            scenes = next((k.value for k in keywords if k.arg == "benchmark"), None)
             keys = scenes.keys if isinstance(scenes, ast.Dict) else []
             others = tuple(s for s in (_text(k, constants) for k in keys) if s and s != name)
             found.append((name, others))
