@@ -7,13 +7,18 @@ every run and the scripted baselines on the same held-out episodes (world seeds 
 onwards, never used in training), and writes
 
 - ``docs/marl_results.json``: marl-eval's format, as BenchMARL writes it (``env -> task ->
-  algorithm -> seed_k``), each run's training evaluations (``step_k``: BenchMARL's evaluation
-  returns) kept and the held-out outcomes added under ``absolute_metrics`` (per episode: the
-  fraction of its learners that succeeded, that collided), and the pooled estimates with 95 %
-  Wilson intervals under ``crowdsteer_summary``;
+  algorithm -> seed_k``) and marl-eval reads it, only the BenchMARL runs: each run's training
+  evaluations (``step_k``: BenchMARL's evaluation returns) kept, with the metric
+  ``success_rate`` added to every step and to ``absolute_metrics`` (:func:`marl_eval_run`);
+- ``docs/marl_summary.json``: what marl-eval has no place for: the pooled estimates with 95 %
+  Wilson intervals (``tasks``), every run's held-out outcomes per episode, the shared PPO's and
+  the scripted baselines' included, which have no BenchMARL training evaluations
+  (``held_out``: the fraction of each episode's learners that succeeded, that collided), and
+  the learning
+  curves (``curves``: each BenchMARL run's collection success rates, each PPO run's
+  evaluations);
 - ``docs/marl_curves.png``: the learning curves, mean and 95 % t-interval over seeds, drawn
-  from the file above alone (each BenchMARL run's collection success rates and each PPO run's
-  evaluations are kept under ``crowdsteer_summary``'s ``curves``);
+  from the two files above alone;
 - the Markdown table of the docs (printed).
 
 Nothing is selected on the held-out episodes: each run's last checkpoint is evaluated.
@@ -55,6 +60,12 @@ class Study:
 STUDY = Study()
 SUCCESS_SCALAR = "collection_agents_success_rate"
 """BenchMARL's scalar of the success rate of the learner episodes ended in each collected batch."""
+FRAMES_PER_BATCH = 6000
+"""Frames BenchMARL collects per batch (``conf/experiment``'s ``*_collected_frames_per_batch``)."""
+RESULTS_FILE = "marl_results.json"
+"""The study's marl-eval file (in ``Study.out``)."""
+SUMMARY_FILE = "marl_summary.json"
+"""The study's summary: pooled estimates, held-out outcomes of non-BenchMARL runs, curves."""
 PPO_LABEL = "ppo_shared"
 """The shared-policy PPO of ``crowdsteer train`` (Stable-Baselines3) in the tables."""
 
@@ -120,17 +131,18 @@ def _estimate(per_episode: Sequence[dict], key: str) -> dict[str, float]:
     return {"mean": est.mean, "low": est.low, "high": est.high, "n": est.n}
 
 
-def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
-    """The marl-eval document of the study (see the module's docstring)."""
+def evaluate_study(study: Study = STUDY) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The study's marl-eval document and its summary (see the module's docstring)."""
     from .policy import BenchmarlPolicy
 
     runs = find_runs(study.runs)
     doc: dict[str, Any] = {ENV_NAME: {}}
     summary: dict[str, Any] = {}
     curves: dict[str, Any] = {}
+    outcomes_by_run: dict[str, Any] = {}  # every run's held-out outcomes, per episode
     for task in study.tasks:
         table = doc[ENV_NAME].setdefault(task, {})
-        summary[task] = {}
+        summary[task], outcomes_by_run[task] = {}, {}
         task_curves = curves[task] = {}
         entries: list[tuple[str, int, Any, dict | None]] = []
         for algo in study.algorithms:
@@ -159,13 +171,15 @@ def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
         for label, seed, policy, record in entries:
             per_episode = held_out(policy, task, study)
             pooled.setdefault(label, []).extend(per_episode)
-            run = dict(record or {})
-            run["absolute_metrics"] = {
-                **run.get("absolute_metrics", {}),
+            outcomes = {
                 "success_rate": _episode_rates(per_episode, "success"),
                 "collision_rate": _episode_rates(per_episode, "collision"),
             }
-            table.setdefault(label, {})[f"seed_{seed}"] = run
+            outcomes_by_run[task].setdefault(label, {})[f"seed_{seed}"] = outcomes
+            if record is not None:  # a BenchMARL run: into the marl-eval file
+                rates = task_curves[label][str(seed)]
+                run = marl_eval_run(record, rates, outcomes["success_rate"])
+                table.setdefault(label, {})[f"seed_{seed}"] = run
             summary[task].setdefault(label, {"per_seed": {}})["per_seed"][str(seed)] = {
                 k: _estimate(per_episode, k) for k in ("success_rate", "collision_rate")
             }
@@ -175,16 +189,36 @@ def evaluate_study(study: Study = STUDY) -> dict[str, Any]:
                 k: _estimate(per_episode, k)
                 for k in ("success_rate", "collision_rate", "time_to_goal")
             }
-    doc["crowdsteer_summary"] = {
+    return doc, {
         "eval_seed": study.eval_seed,
         "eval_episodes_per_run": study.eval_episodes,
         "tasks": summary,
+        "held_out": outcomes_by_run,
         "curves": curves,
     }
-    return doc
 
 
-def markdown_table(doc: dict[str, Any]) -> str:
+def marl_eval_run(
+    record: dict[str, Any], batch_success: Sequence[float], held_out_success: Sequence[float]
+) -> dict[str, Any]:
+    """A BenchMARL run's ``record`` in marl-eval's layout with the metric ``success_rate`` added
+    where marl-eval wants every metric: at each ``step_k`` the success rate of the learner
+    episodes that ended in the batch collected at that frame count (``batch_success[i]``: the
+    batch ending at ``FRAMES_PER_BATCH * (i + 1)`` frames, stochastic actions, as trained), and
+    under ``absolute_metrics`` per held-out episode the fraction of its learners that arrived."""
+    run: dict[str, Any] = {}
+    for key, metrics in record.items():
+        if key.startswith("step_"):
+            batch = int(metrics["step_count"]) // FRAMES_PER_BATCH - 1
+            run[key] = {**metrics, "success_rate": [float(batch_success[batch])]}
+    absolute = {
+        k: v for k, v in record.get("absolute_metrics", {}).items() if k != "collision_rate"
+    }
+    run["absolute_metrics"] = {**absolute, "success_rate": [float(v) for v in held_out_success]}
+    return run
+
+
+def markdown_table(summary: dict[str, Any]) -> str:
     """The docs' table: per task and policy, success and collision pooled over the held-out
     learner-episodes of every seed [95 % Wilson interval], each seed's success, and the time to
     goal over the arrivals ("-" where none arrived)."""
@@ -193,7 +227,7 @@ def markdown_table(doc: dict[str, Any]) -> str:
         "| time to goal [s] |",
         "|:--|:--|--:|--:|:--|--:|--:|",
     ]
-    for task, rows in doc["crowdsteer_summary"]["tasks"].items():
+    for task, rows in summary["tasks"].items():
         for label, row in rows.items():
             s, c = row["pooled"]["success_rate"], row["pooled"]["collision_rate"]
             t = row["pooled"]["time_to_goal"]["mean"]  # NaN when no learner arrived
@@ -215,17 +249,17 @@ def _read_scalar(folder: Path, name: str) -> np.ndarray:
         return np.asarray([[float(a), float(b)] for a, b in csv.reader(f)])
 
 
-def plot_curves(doc: dict[str, Any], study: Study = STUDY) -> Path:
-    """Learning curves per task, from the study's document ``doc`` alone: BenchMARL's
-    evaluation return and the success rate of the collected batches (MAPPO, IPPO, MASAC), and
-    the shared PPO's periodic evaluation success, against learner steps (a frame of a task is
-    one step of each of its learners)."""
+def plot_curves(doc: dict[str, Any], summary: dict[str, Any], study: Study = STUDY) -> Path:
+    """Learning curves per task, from the study's marl-eval ``doc`` and ``summary`` alone:
+    BenchMARL's evaluation return and the success rate of the collected batches (MAPPO, IPPO,
+    MASAC), and the shared PPO's periodic evaluation success, against learner steps (a frame of
+    a task is one step of each of its learners)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curves = doc["crowdsteer_summary"]["curves"]
+    curves = summary["curves"]
     fig, axes = plt.subplots(
         2, len(study.tasks), figsize=(4.2 * len(study.tasks), 6.4), squeeze=False
     )
@@ -250,7 +284,7 @@ def plot_curves(doc: dict[str, Any], study: Study = STUDY) -> Path:
             if not returns:
                 continue
             _band(ax_ret, np.asarray(steps[0]), np.asarray(returns), algo)
-            frames = 6000 * n_l * (np.arange(min(map(len, success))) + 1)
+            frames = FRAMES_PER_BATCH * n_l * (np.arange(min(map(len, success))) + 1)
             _band(ax_succ, frames, np.asarray([s[: len(frames)] for s in success]), algo)
         ppo = list(curves.get(task, {}).get(PPO_LABEL, {}).values())  # [timesteps, success]
         if ppo:
@@ -280,16 +314,16 @@ def _band(ax: Any, x: np.ndarray, ys: np.ndarray, label: str, style: str = "-") 
 
 
 def main() -> None:
-    """Evaluate the study, write its marl-eval file and curves, print the table."""
+    """Evaluate the study, write its marl-eval file, its summary and curves, print the table."""
     import torch
 
     torch.set_num_threads(1)
-    doc = evaluate_study(STUDY)
+    doc, summary = evaluate_study(STUDY)
     STUDY.out.mkdir(parents=True, exist_ok=True)
-    path = STUDY.out / "marl_results.json"
-    path.write_text(json.dumps(doc, indent=1, allow_nan=True))
-    print(f"wrote {path} and {plot_curves(doc)}")
-    print(markdown_table(doc))
+    for name, content in ((RESULTS_FILE, doc), (SUMMARY_FILE, summary)):
+        (STUDY.out / name).write_text(json.dumps(content, indent=1, allow_nan=True))
+    print(f"wrote {RESULTS_FILE}, {SUMMARY_FILE} and {plot_curves(doc, summary)} in {STUDY.out}")
+    print(markdown_table(summary))
 
 
 if __name__ == "__main__":

@@ -9,9 +9,11 @@ pytest.importorskip("torchrl")
 pytest.importorskip("benchmarl")
 
 from crowdsteer.training.marl.results import (  # noqa: E402
+    FRAMES_PER_BATCH,
     PPO_LABEL,
     Study,
     markdown_table,
+    marl_eval_run,
     plot_curves,
 )
 
@@ -20,7 +22,7 @@ def _estimate(mean: float) -> dict[str, float]:
     return {"mean": mean, "low": mean - 0.1, "high": mean + 0.1, "n": 10}
 
 
-def _document(task: str) -> dict:
+def _documents(task: str) -> tuple[dict, dict]:
     runs, curves, summary = {}, {}, {}
     for algo in ("mappo", "masac"):
         runs[algo] = {
@@ -44,10 +46,7 @@ def _document(task: str) -> dict:
             "time_to_goal": _estimate(arrival),
         }
         summary[label] = {"per_seed": per_seed, "pooled": pooled}
-    return {
-        "crowdsteer": {task: runs},
-        "crowdsteer_summary": {"tasks": {task: summary}, "curves": {task: curves}},
-    }
+    return {"crowdsteer": {task: runs}}, {"tasks": {task: summary}, "curves": {task: curves}}
 
 
 def test_the_figure_is_drawn_from_the_document_alone(tmp_path):
@@ -60,15 +59,28 @@ def test_the_figure_is_drawn_from_the_document_alone(tmp_path):
         ppo_runs=tmp_path / "no_ppo_runs",
         out=tmp_path,
     )
-    path = plot_curves(_document("corridor"), study)
+    path = plot_curves(*_documents("corridor"), study)
     assert path == tmp_path / "marl_curves.png"
     assert path.stat().st_size > 10_000
 
 
 def test_the_table_has_a_row_per_policy_with_its_seeds():
-    lines = markdown_table(_document("corridor")).splitlines()
+    lines = markdown_table(_documents("corridor")[1]).splitlines()
     rows = [line.strip("| ").split(" | ") for line in lines[2:]]
     assert [r[1] for r in rows] == ["mappo", "masac", PPO_LABEL, "cardioid"]
     assert [r[2] for r in rows] == ["2", "2", "2", "1"]
     assert rows[0][3] == "0.500 [0.400, 0.600]"
     assert [r[6] for r in rows] == ["12.00", "-", "12.00", "12.00"]
+
+
+def test_a_benchmarl_run_gets_success_at_every_step_and_held_out():
+    record = {
+        "step_0": {"step_count": FRAMES_PER_BATCH, "return": [1.0]},
+        "step_1": {"step_count": 3 * FRAMES_PER_BATCH, "return": [2.0]},
+        "absolute_metrics": {"return": [3.0], "collision_rate": [0.5]},
+    }
+    run = marl_eval_run(record, batch_success=[0.1, 0.2, 0.3], held_out_success=[1, 0.5])
+    assert run["step_0"] == {"step_count": FRAMES_PER_BATCH, "return": [1.0], "success_rate": [0.1]}
+    assert run["step_1"]["success_rate"] == [0.3]  # the batch that ended at that frame count
+    assert run["absolute_metrics"] == {"return": [3.0], "success_rate": [1.0, 0.5]}
+    assert record["step_0"] == {"step_count": FRAMES_PER_BATCH, "return": [1.0]}  # not changed
