@@ -291,7 +291,7 @@ def test_demo_falls_back_to_a_gif_when_the_window_cannot_open(monkeypatch, tmp_p
     real = demo.run_clip
 
     def no_window(*args, **kwargs):
-        if args[3] == "human":
+        if args[0].mode == "human":
             raise pygame.error("windows not available")
         return real(*args, **kwargs)
 

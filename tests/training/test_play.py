@@ -13,7 +13,7 @@ import pytest
 
 from crowdsteer.envs import make_batch
 from crowdsteer.envs.core.config import CrowdConfig
-from crowdsteer.training.interactive.play import human_action, run_play
+from crowdsteer.training.interactive.play import PlaySettings, human_action, run_play
 
 RUN = {"episodes": 1, "realtime": False, "wait_at_end": False, "start_paused": False}
 
@@ -25,18 +25,12 @@ def hold(k: int) -> None:
     pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=k, mod=0, unicode="", scancode=0))
 
 
-def play_track(steps: int = 8, **kwargs):
-    """Positions of learner 0 after each step of a short played episode, and the results."""
+def play_track(steps: int = 8, **config):
+    """Positions of learner 0 after each step of a short played episode, and the results;
+    ``config``: ``CrowdConfig`` keywords of the game."""
     track = []
-    results = run_play(
-        "circle_crossing",
-        "right_of_way",
-        0,
-        max_steps=steps,
-        on_step=lambda b: track.append(b.state.pos[0, 0].copy()),
-        **RUN,
-        **kwargs,
-    )
+    game = PlaySettings("circle_crossing", max_steps=steps, config=config, **RUN)
+    results = run_play(game, on_step=lambda b: track.append(b.state.pos[0, 0].copy()))
     return np.array(track), results
 
 
@@ -117,7 +111,7 @@ def test_the_episode_is_scored_and_printed(capsys):
 def test_q_ends_play():
     pygame.display.init()
     pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_q, mod=0, unicode=""))
-    results = run_play("corridor", "cardioid", 0, max_steps=50, realtime=False)
+    results = run_play(PlaySettings("corridor", "cardioid", max_steps=50, realtime=False))
     assert results == []
     assert not pygame.display.get_init()
 
@@ -146,12 +140,7 @@ def test_the_game_opens_paused_with_you_marked_until_space():
             raise FrameLimit
 
     results = run_play(
-        "circle_crossing",
-        "right_of_way",
-        0,
-        episodes=1,
-        max_steps=5,
-        realtime=False,
+        PlaySettings("circle_crossing", episodes=1, max_steps=5, realtime=False),
         on_step=lambda b: steps.append(int(b.state.step_count[0])),
         on_frame=frame,
     )
@@ -178,16 +167,10 @@ def test_the_last_end_card_stays_until_a_key(capsys):
 
     last: list[int] = []
 
-    results = run_play(
-        "corridor",
-        "cardioid",
-        0,
-        episodes=2,
-        max_steps=4,
-        realtime=False,
-        start_paused=False,
-        on_frame=frame,
+    game = PlaySettings(
+        "corridor", "cardioid", episodes=2, max_steps=4, realtime=False, start_paused=False
     )
+    results = run_play(game, on_frame=frame)
     assert [r.steps for r in results] == [4, 4]
     # after the first episode the end card waited for R; the last one's until a key, pressed
     # 20 frames after it appeared (the frame that reads the key is the last)
@@ -204,17 +187,14 @@ def test_an_episode_left_with_q_is_scored_as_abandoned(capsys):
         if int(batch.state.step_count[0]) == 6:
             press(pygame.K_q)
 
-    results = run_play(
+    game = PlaySettings(
         "circle_crossing",
-        "right_of_way",
-        0,
         max_steps=80,
         realtime=False,
         start_paused=False,
-        on_step=step,
-        n_pedestrians=0,
-        n_flock=0,
+        config={"n_pedestrians": 0, "n_flock": 0},
     )
+    results = run_play(game, on_step=step)
     assert len(results) == 1 and results[0].abandoned and results[0].steps == 6
     assert results[0].outcome() == "abandoned"
     assert results[0].metrics["path_length"][0] > 1.0

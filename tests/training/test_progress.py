@@ -67,7 +67,7 @@ def test_the_headless_demo_says_what_it_draws_before_its_first_frame(tmp_path, m
             super().start(what)
 
     progress = Recording("demo", 0, "frames", every_s=0.0, stream=out)
-    clip = demo.run_clip("corridor", None, 0, "rgb_array", frames=6, progress=progress)
+    clip = demo.run_clip(demo.ClipSettings("corridor", frames=6), progress)
     lines = out.getvalue().splitlines()
     assert started_at == [0]  # before the first frame, once the crowd is built
     assert lines[0] == "demo: drawing 6 frames of corridor, learners driven by social_force"

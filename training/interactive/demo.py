@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -139,43 +140,55 @@ class Clip:
 
 
 OVERLAY_BODIES = ("learner", "pedestrian")
+OverlayChoice = tuple[str, ...]
+"""Names of ``OverlayOptions`` fields to switch on."""
 
 
-def run_clip(
-    scenario: str | None,
-    policy: str | None,
-    seed: int,
-    mode: str,
-    *,
-    frames: int | None = None,
-    episodes: int | None = None,
-    max_steps: int = 200,
-    end_when_done: bool = True,
-    overlays: bool | OverlayChoice = False,
-    overlay_body: str = "learner",
-    size: int | None = None,
-    preset: str | None = None,
-    progress: ProgressLines | None = None,
-    hud: bool = True,
-    svg_step: int | None = None,
-    **config_overrides: Any,
-) -> Clip:
-    """Roll out episodes in one world and draw every step in ``mode`` ("human" or "rgb_array").
+@dataclass(frozen=True)
+class ClipSettings:
+    """What one clip of ``run_clip`` shows, and for how long.
 
-    An episode ends when every learner has left it (``end_when_done``) or at ``max_steps``; the
-    next begins from the world's seeded generator. Stops after ``frames`` frames or ``episodes``
-    episodes, or when the window is closed (in a window, with neither, it runs until Q).
-    ``policy`` None: the scene's declared demo policy. ``overlays``: True for every debug overlay
-    (or the names of those wanted), drawn for one body: the first learner still walking
-    (``overlay_body="learner"``; the look-ahead and detection box of the baseline that drives it
-    too), or the first pedestrian that steers with a look-ahead or a detection box
-    (``"pedestrian"``). Frames are ``size`` pixels wide (default: the config's render size), as
-    tall as the scene's aspect needs. ``progress``: told what is drawn once the crowd and its
-    kernels are ready, then of each frame (its total: ``frames``, else ``episodes``). ``hud``:
-    the heads-up line (scenario, policy, episode, step, counts) on every frame; without it, the
-    clean style for papers. ``svg_step``: the frame of that step of the first episode is also
-    kept as an SVG document (``Clip.svg``).
+    ``scenario`` (None: the preset's, else :data:`DEFAULT_SCENARIO`) with ``policy`` driving the
+    learners (None: the scene's declared demo policy), from world seed ``seed``, drawn in
+    ``mode`` ("human": a window, or "rgb_array": frames). It stops after ``frames`` frames or
+    ``episodes`` episodes, or when the window is closed (in a window, with neither, it runs until
+    Q). An episode ends when every learner has left it (``end_when_done``) or at ``max_steps``.
+    ``overlays``: True for every debug overlay (or the names of those wanted), drawn for one
+    body: the first learner still walking (``overlay_body="learner"``; the look-ahead and
+    detection box of the baseline that drives it too), or the first pedestrian that steers with
+    a look-ahead or a detection box (``"pedestrian"``). Frames are ``size`` pixels wide (None:
+    the config's render size), as tall as the scene's aspect needs. ``preset``: the
+    configuration preset whose crowd it shows. ``hud``: the heads-up line (scenario, policy,
+    episode, step, counts) on every frame; without it, the clean style for papers.
+    ``svg_step``: the frame of that step of the first episode is also kept as an SVG document
+    (``Clip.svg``). ``config``: ``CrowdConfig`` keywords over the demo's (``demo_config``)."""
+
+    scenario: str | None = None
+    policy: str | None = None
+    seed: int = 0
+    mode: str = "rgb_array"
+    frames: int | None = None
+    episodes: int | None = None
+    max_steps: int = 200
+    end_when_done: bool = True
+    overlays: bool | OverlayChoice = False
+    overlay_body: str = "learner"
+    size: int | None = None
+    preset: str | None = None
+    hud: bool = True
+    svg_step: int | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+
+def run_clip(settings: ClipSettings, progress: ProgressLines | None = None) -> Clip:
+    """Roll out episodes in one world and draw every step as ``settings`` ask (``ClipSettings``);
+    each episode begins from the world's seeded generator. ``progress``: told what is drawn once
+    the crowd and its kernels are ready, then of each frame (its total: ``settings.frames``,
+    else ``settings.episodes``).
     """
+    scenario, policy, mode = settings.scenario, settings.policy, settings.mode
+    frames, episodes, overlay_body = settings.frames, settings.episodes, settings.overlay_body
+    svg_step = settings.svg_step
     if frames is None and episodes is None and mode != "human":
         raise ValueError("run_clip needs frames or episodes")
     if overlay_body not in OVERLAY_BODIES:
@@ -190,16 +203,16 @@ def run_clip(
         learner_trace_to_world,
     )
 
-    config = demo_config(scenario, max_steps, preset, **config_overrides)
+    config = demo_config(scenario, settings.max_steps, settings.preset, **settings.config)
     scene = config.scenario if isinstance(config.scenario, str) else "explicit"
-    policy = demo_policy(scenario, preset) if policy is None else policy
-    options = _overlay_options(OverlayOptions, overlays)
+    policy = demo_policy(scenario, settings.preset) if policy is None else policy
+    options = _overlay_options(OverlayOptions, settings.overlays)
     watched = options.any() or mode == "human"
     batch = make_batch(config, 1, trace=watched)
     pol = resolve_policy(policy, config, announce=None if progress is None else progress.label)
     handle = RenderHandle(batch, None, driver=policy)
-    settings = OverlaySettings.from_config(config, learner_policy=policy)
-    width = int(size or config.render_size)
+    overlay_settings = OverlaySettings.from_config(config, learner_policy=policy)
+    width = int(settings.size or config.render_size)
     viewer = Viewer(
         width,
         width,
@@ -207,10 +220,10 @@ def run_clip(
         mode,
         settings=ViewerSettings(
             overlay_options=options,
-            overlay_settings=settings,
+            overlay_settings=overlay_settings,
             title=f"crowdsteer demo: {scene}, learners driven by {policy}",
             fit_height=True,
-            show_hud=hud,
+            show_hud=settings.hud,
         ),
     )
     # What the overlays draw: the crowd's vectors recorded by the step, and the learners' from
@@ -223,7 +236,7 @@ def run_clip(
         progress.total = int(frames if frames is not None else episodes or 0)
         progress.unit = "frames" if frames is not None else "episodes"
         progress.start(f"drawing {count} of {scene}, learners driven by {policy}")
-    batch.seed([seed])
+    batch.seed([settings.seed])
     s, sim = batch.state, batch.sim
     sl = slice(0, sim.num_learners)
     n_learners = batch.num_learners
@@ -275,7 +288,7 @@ def run_clip(
                     clip.frames.append(frame)
                 if viewer.window_closed or (frames is not None and clip.drawn >= frames):
                     return clip
-                if sim.truncated()[0] or (end_when_done and batch.world_done()[0]):
+                if sim.truncated()[0] or (settings.end_when_done and batch.world_done()[0]):
                     clip.arrived += int(s.reached[0, sl].sum())
                     clip.finished += n_learners
                     break
@@ -290,10 +303,6 @@ def run_clip(
         return clip
     finally:
         viewer.close()
-
-
-OverlayChoice = tuple[str, ...]
-"""Names of ``OverlayOptions`` fields to switch on."""
 
 
 def _overlay_options(options_type: Any, overlays: bool | OverlayChoice) -> Any:
@@ -350,12 +359,12 @@ def run_demo(
         )
     policy = demo_policy(scenario, preset) if policy is None else policy
     scene = scene_of(scenario, preset)
-    clip_args = dict(overlays=DEMO_OVERLAYS, size=size, preset=preset)
+    shown = ClipSettings(scenario, policy, seed, overlays=DEMO_OVERLAYS, size=size, preset=preset)
     if live:
         from crowdsteer.envs.render._pygame import pygame
 
         try:
-            clip = run_clip(scenario, policy, seed, "human", **clip_args)
+            clip = run_clip(replace(shown, mode="human"))
             print(
                 f"demo: {scene} with {policy} learners, {clip.drawn} steps shown in a window; "
                 f"{_arrivals(clip)}"
@@ -368,9 +377,7 @@ def run_demo(
     path = output_file(out, VIDEO_SUFFIXES)
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     progress = ProgressLines("demo", steps, "frames")
-    clip = run_clip(
-        scenario, policy, seed, "rgb_array", frames=steps, progress=progress, **clip_args
-    )
+    clip = run_clip(replace(shown, frames=steps), progress)
     path = write_video(clip.frames, path, label="demo")
     png = path.with_suffix(".png")
     import imageio.v2 as imageio
@@ -412,26 +419,26 @@ def render_cli(args) -> int:
             f"argument --overlays: drawn on .png, .gif and .mp4 frames only, not on {suffix}"
         )
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-    common = dict(
+    common = ClipSettings(
+        args.scenario,
+        args.policy,
+        args.seed,
         overlays=args.overlays,
         overlay_body=args.overlay_body,
         size=args.size,
         preset=args.preset,
-        progress=ProgressLines("render", 0, "frames"),
         hud=getattr(args, "style", "paper") == "debug",
     )
+    progress = ProgressLines("render", 0, "frames")
     if png:
-        clip = run_clip(
-            args.scenario,
-            args.policy,
-            args.seed,
-            "rgb_array",
+        shown = replace(
+            common,
             episodes=1,
             max_steps=max(args.frame, 1),  # frame 0 is the start: one step draws it
             end_when_done=False,
             svg_step=args.frame if vector else None,
-            **common,
         )
+        clip = run_clip(shown, progress)
         import imageio.v2 as imageio
 
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -441,15 +448,7 @@ def render_cli(args) -> int:
             imageio.imwrite(out, clip.frames[args.frame])
         print(f"wrote step {args.frame} to {out}")
         return 0
-    clip = run_clip(
-        args.scenario,
-        args.policy,
-        args.seed,
-        "rgb_array",
-        episodes=args.episodes,
-        max_steps=args.steps,
-        **common,
-    )
+    clip = run_clip(replace(common, episodes=args.episodes, max_steps=args.steps), progress)
     path = write_video(clip.frames, out, label="render")
     share = clip.with_learner / max(clip.drawn, 1)
     print(

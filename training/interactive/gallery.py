@@ -34,13 +34,11 @@ PAD = 6  # px between tiles
 
 def tile(scenario: str, size: int, step: int = STEP, seed: int = 0) -> np.ndarray:
     """The frame ``(H, size, 3)`` of ``scenario`` at ``step`` (see the module's docstring)."""
-    from .demo import run_clip
+    from .demo import ClipSettings, run_clip
 
-    clip = run_clip(
+    shown = ClipSettings(
         scenario,
-        None,
-        seed,
-        "rgb_array",
+        seed=seed,
         episodes=1,
         max_steps=max(step, 1),
         end_when_done=False,
@@ -48,6 +46,7 @@ def tile(scenario: str, size: int, step: int = STEP, seed: int = 0) -> np.ndarra
         overlay_body="pedestrian",
         size=size,
     )
+    clip = run_clip(shown)
     return clip.frames[step]
 
 

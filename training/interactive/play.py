@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -205,38 +205,50 @@ def _outcome_now(batch: CrowdBatch) -> str:
     return "walking" if batch.alive[0, PLAYER] else "done"
 
 
+@dataclass(frozen=True)
+class PlaySettings:
+    """One game of ``run_play``: learner 0 walked by the person in ``scenario`` (None: the
+    preset's, else the demo's default scene), the other learners driven by ``others`` (a
+    baseline or a model), from world seed ``seed``.
+
+    ``episodes``: the game ends after that many (None: when the window closes); ``max_steps``:
+    the episode length (None: the environment's); ``realtime=False`` steps as fast as frames are
+    drawn (for tests and recordings); ``speed`` starts the clock faster or slower;
+    ``start_paused``: open paused on :data:`START_CARD` until Space; ``wait_at_end``: after an
+    episode, show its metrics on a card until R (next episode) or Q (quit), after the last one
+    until any key; otherwise go on at once. ``preset``: the configuration preset whose crowd it
+    plays; ``config``: ``CrowdConfig`` keywords on top (``play_config``)."""
+
+    scenario: str | None = None
+    others: str = "right_of_way"
+    seed: int = 0
+    episodes: int | None = None
+    max_steps: int | None = None
+    realtime: bool = True
+    speed: float = 1.0
+    wait_at_end: bool = True
+    start_paused: bool = True
+    preset: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+
 def run_play(
-    scenario: str | None = None,
-    others: str = "right_of_way",
-    seed: int = 0,
-    *,
-    episodes: int | None = None,
-    max_steps: int | None = None,
-    realtime: bool = True,
-    speed: float = 1.0,
-    wait_at_end: bool = True,
-    start_paused: bool = True,
-    preset: str | None = None,
+    game: PlaySettings,
     on_step: Callable[[CrowdBatch], None] | None = None,
     on_frame: Callable[[Any], None] | None = None,
-    **config_overrides: Any,
 ) -> list[PlayResult]:
-    """Play episodes in a window until it is closed (or ``episodes`` are done); returns each
-    episode's metrics, an episode left before its end included (``abandoned``).
-
-    ``realtime=False`` steps as fast as frames are drawn (for tests and recordings); ``speed``
-    starts the clock faster or slower. ``start_paused``: open paused on :data:`START_CARD` until
-    Space. ``wait_at_end``: after an episode, show its metrics on a card until R (next episode)
-    or Q (quit), after the last one until any key; otherwise go on at once. ``on_step`` is
-    called after every step (with the batch), ``on_frame`` after every frame shown (with the
-    viewer).
+    """Play episodes of ``game`` in a window until it is closed (or its ``episodes`` are done);
+    returns each episode's metrics, an episode left before its end included (``abandoned``).
+    ``on_step`` is called after every step (with the batch), ``on_frame`` after every frame shown
+    (with the viewer).
     """
+    others, episodes, realtime = game.others, game.episodes, game.realtime
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     from crowdsteer.envs.api.rendering import RenderHandle
     from crowdsteer.envs.render import OverlaySettings, Viewer, ViewerSettings
     from crowdsteer.envs.render.controls import SPEEDS
 
-    config = play_config(scenario, max_steps, preset, **config_overrides)
+    config = play_config(game.scenario, game.max_steps, game.preset, **game.config)
     scene = config.scenario if isinstance(config.scenario, str) else "explicit"
     batch = make_batch(config, 1, trace=True)
     n_l = batch.num_learners
@@ -256,10 +268,10 @@ def run_play(
         ),
     )
     c = viewer.controls
-    c.speed_index = int(np.argmin([abs(s - speed) for s in SPEEDS]))
+    c.speed_index = int(np.argmin([abs(s - game.speed) for s in SPEEDS]))
     c.selected = PLAYER
-    c.paused = bool(start_paused)
-    viewer.card = START_CARD if start_paused else None
+    c.paused = bool(game.start_paused)
+    viewer.card = START_CARD if game.start_paused else None
 
     def inspect(i: int) -> dict[str, Any]:
         rows = dict(handle.inspect(0, i))
@@ -269,7 +281,7 @@ def run_play(
 
     s, sim = batch.state, batch.sim
     results: list[PlayResult] = []
-    batch.seed([seed])
+    batch.seed([game.seed])
     actions = np.zeros((1, n_l, 2))
     try:
         while episodes is None or len(results) < episodes:
@@ -340,7 +352,7 @@ def run_play(
                     break
                 continue  # R: the next episode at once
             last = episodes is not None and len(results) >= episodes
-            if wait_at_end:
+            if game.wait_at_end:
                 # the last episode's card stays until any key, the others' until R or Q
                 ask = "any key closes" if last else "R next episode, Q quit"
                 viewer.card = (f"episode {len(results)} over: {ask}", rows)
@@ -379,7 +391,7 @@ def play_cli(args) -> int:
     from crowdsteer.envs.render._pygame import pygame
 
     try:
-        results = run_play(
+        game = PlaySettings(
             args.scenario,
             args.others,
             args.seed,
@@ -387,8 +399,9 @@ def play_cli(args) -> int:
             max_steps=args.steps,
             speed=args.speed,
             preset=args.preset,
-            **overrides,
+            config=overrides,
         )
+        results = run_play(game)
     except pygame.error as err:
         raise window_error(err, "crowdsteer play needs a display") from err
     won = sum(r.outcome() == "arrived" for r in results)
