@@ -34,7 +34,7 @@ so world ``b`` replays the episodes of ``crowd_v0.parallel_env`` reset with seed
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -48,6 +48,7 @@ from crowdsteer.envs.api.contract import check_count, check_seed
 from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.simulator import compiled_entry
+from crowdsteer.envs.kernels.bundle import bundle
 
 GROUP = "agents"
 """The one agent group of the crowd's learners (TorchRL's ``ALL_IN_ONE_GROUP`` name)."""
@@ -81,16 +82,31 @@ def global_state(batch: Any, out: np.ndarray) -> np.ndarray:
     return out
 
 
+@bundle
+class LearnerFlags(NamedTuple):
+    """The learners' flags after a step or a reset: ``(B, L)`` bool each."""
+
+    terminated: np.ndarray
+    truncated: np.ndarray
+    reached: np.ndarray  # arrived in this step
+    collided: np.ndarray  # collided in this step
+
+
+@bundle
+class BodyRows(NamedTuple):
+    """What the global state holds of the bodies: every body's ``pos, vel: (B, N, 2)`` and
+    ``active: (B, N)``, and the learners' ``goal: (B, L, 2)``."""
+
+    pos: np.ndarray
+    vel: np.ndarray
+    active: np.ndarray
+    goal: np.ndarray
+
+
 @numba.njit(cache=True, nogil=True)
 def fill_entries(
-    terminated: np.ndarray,
-    truncated: np.ndarray,
-    reached: np.ndarray,
-    collided: np.ndarray,
-    pos: np.ndarray,
-    vel: np.ndarray,
-    active: np.ndarray,
-    goal: np.ndarray,
+    learners: LearnerFlags,
+    bodies: BodyRows,
     step_count: np.ndarray,
     max_steps: int,
     obs: np.ndarray,
@@ -98,14 +114,16 @@ def fill_entries(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The tensordict's entries in five new arrays, in one pass over the worlds.
 
-    Takes the learners' ``terminated, truncated, reached, collided: (B, L)``, the bodies'
-    ``pos, vel: (B, N, 2)``, ``active: (B, N)``, the learners' ``goal: (B, L, 2)``, the worlds'
-    ``step_count: (B,)`` (out of time from ``max_steps`` on), ``obs: (B, L, dim)`` and
-    ``reward: (B, L)``. Returns the learners' flags ``(5, B, L, 1)`` (terminated, truncated,
-    done, reached, collided), the worlds' ``(3, B, 1)`` (terminated: every learner finished
-    before the time limit; truncated: out of time; done), ``global_state``'s ``(B, S)``, and
-    float32 copies of ``obs`` and of ``reward`` as ``(B, L, 1)``. Few arrays, since handing
-    each one back to Python costs about as much as filling it."""
+    Takes the ``learners``' flags (``LearnerFlags``, ``(B, L)`` each), the ``bodies``' rows of
+    the global state (``BodyRows``), the worlds' ``step_count: (B,)`` (out of time from
+    ``max_steps`` on), ``obs: (B, L, dim)`` and ``reward: (B, L)``. Returns the learners' flags
+    ``(5, B, L, 1)`` (terminated, truncated, done, reached, collided), the worlds' ``(3, B, 1)``
+    (terminated: every learner finished before the time limit; truncated: out of time; done),
+    ``global_state``'s ``(B, S)``, and float32 copies of ``obs`` and of ``reward`` as
+    ``(B, L, 1)``. Few arrays, since handing each one back to Python costs about as much as
+    filling it."""
+    terminated, truncated, reached, collided = learners
+    pos, vel, active, goal = bodies
     b, n_l = terminated.shape
     n = pos.shape[1]
     flags = np.empty((5, b, n_l, 1), np.bool_)
@@ -394,14 +412,8 @@ class CrowdTorchEnv(EnvBase):
             truncated = np.zeros_like(self._terminated) if reset else lb.truncated
             reached, collided = self._events()
             args = self._fill_args[reset] = (
-                self._terminated,
-                truncated,
-                reached,
-                collided,
-                s.pos,
-                s.vel,
-                s.active,
-                s.goal[:, : self.num_learners],
+                LearnerFlags(self._terminated, truncated, reached, collided),
+                BodyRows(s.pos, s.vel, s.active, s.goal[:, : self.num_learners]),
                 s.step_count,
                 np.int64(self.batch.config.max_steps),
                 lb.obs,
