@@ -374,6 +374,42 @@ def _training_config(model_path: Any) -> dict[str, Any]:
     return {}
 
 
+SENSOR_KEYS = (
+    "lidar_beams",
+    "lidar_fov",
+    "lidar_range",
+    "lidar_noise",
+    "lidar_dropout",
+    "lidar_frames",
+    "grid_cells",
+    "grid_size",
+    "grid_velocity",
+)
+"""The ``CrowdConfig`` keys of the sensors (``crowdsteer.envs.core.sensors``)."""
+
+
+def trained_sensors(model: Any) -> dict[str, Any]:
+    """The sensor options (``SENSOR_KEYS``) a saved model was trained with, read from its run's
+    ``args.json``, where a sensor was on (``lidar_beams`` or ``grid_cells`` > 0); {} for a
+    model without sensors, one without ``args.json`` or a baseline's name. ``model``: a
+    ``model.zip`` path, its run folder or a shipped model's short name. An evaluation of the
+    model needs its observation, sensors included."""
+    from pathlib import Path
+
+    name = str(model)
+    if name in WITH_STEP_CHECK:
+        name = WITH_STEP_CHECK[name]
+    path = Path(shipped_model(name)) if name in SHIPPED_MODELS else Path(name)
+    if path.is_dir():
+        path = path / "model.zip"
+    if path.suffix != ".zip":
+        return {}
+    trained = _training_config(path)
+    if int(trained.get("lidar_beams") or 0) < 1 and int(trained.get("grid_cells") or 0) < 1:
+        return {}
+    return {k: trained[k] for k in SENSOR_KEYS if k in trained}
+
+
 _RESIDUAL_KEYS = (
     "obs_neighbours",
     "obs_obstacles",

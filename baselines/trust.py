@@ -89,6 +89,7 @@ ALLOWED_CLASSES = frozenset(
     {
         "gymnasium.spaces.box.Box",
         "crowdsteer.training.rl.set_encoder.NeighbourSetExtractor",
+        "crowdsteer.training.rl.scan_encoder.ScanExtractor",
         "stable_baselines3.common.torch_layers.FlattenExtractor",
         "stable_baselines3.common.torch_layers.NatureCNN",
         "stable_baselines3.common.torch_layers.CombinedExtractor",

@@ -78,3 +78,16 @@ def test_explicit_test_cases_replay_the_presets_own():
     assert ten[:6] == five and len(ten) == 11
     assert ten[0]["role"] == "learner" and ten[0]["start"] == (0.0, -4.0)
     assert np.allclose(ten[9]["goal"], -np.asarray(ten[9]["start"]))
+
+
+def test_lidar_recipe_reads_the_scans_not_the_humans():
+    """The lidar recipe: the attention recipe's protocol, a 360-degree lidar in the observation
+    and the scan encoder, which reads no human state; its command line is the recipe too."""
+    args = crowdnav_recipe.recipe_args(4, recipe="lidar")
+    assert args.extractor == "scan" and args.norm_obs is False and args.preset == "crowdnav"
+    assert "lidar_beams=64" in args.env and "lidar_fov=360" in args.env
+    assert args.name == "crowdnav_lidar_s4"
+    line = crowdnav_recipe.command(4, recipe="lidar")
+    assert parse_dataclass(ppo.Args, shlex.split(line)[4:]) == args
+    with pytest.raises(ValueError, match="recipe"):
+        crowdnav_recipe.recipe_args(0, recipe="nothing")

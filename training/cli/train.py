@@ -99,11 +99,11 @@ def _crowdnav_recipe(args: argparse.Namespace) -> int:
     from ..rl import crowdnav_recipe as recipe
 
     if args.what == "command":
-        print(recipe.command(args.seed))
+        print(recipe.command(args.seed, recipe=args.recipe))
         return 0
     preflight.require(TRAIN_MODULES, "crowdsteer crowdnav-recipe")
     if args.what == "train":
-        recipe.train(args.seed, args.out, args.name)
+        recipe.train(args.seed, args.out, args.name, recipe=args.recipe)
         return 0
     rows = recipe.validate(args.runs, args.episodes, args.seed)
     keys = ("success_rate", "collision_rate", "timeout_rate", "time_to_goal")
@@ -114,7 +114,7 @@ def _crowdnav_recipe(args: argparse.Namespace) -> int:
 
 
 def _add_crowdnav_recipe(commands: Commands) -> None:
-    from ..rl.crowdnav_recipe import VALIDATION_EPISODES, VALIDATION_SEED
+    from ..rl.crowdnav_recipe import RECIPES, VALIDATION_EPISODES, VALIDATION_SEED
 
     p = commands.add(
         "crowdnav-recipe",
@@ -128,7 +128,16 @@ def _add_crowdnav_recipe(commands: Commands) -> None:
     t = sub.add_parser("train", help="train the recipe for one seed")
     t.add_argument("--seed", type=int, default=0, help="the run's seed")
     t.add_argument("--out", default="runs", help="folder of the run folders")
-    t.add_argument("--name", default=None, help="the run's name (crowdnav_sSEED when absent)")
+    t.add_argument(
+        "--name",
+        default=None,
+        help="the run's name (crowdnav_sSEED, or crowdnav_RECIPE_sSEED, when absent)",
+    )
+    recipe_help = (
+        "attention: the shipped policy's (the humans' states); lidar: the own state and a "
+        "360-degree lidar, no human state"
+    )
+    t.add_argument("--recipe", choices=sorted(RECIPES), default="attention", help=recipe_help)
     v = sub.add_parser("validate", help="score runs on the validation episodes")
     v.add_argument("runs", nargs="+", help="run folders (or model.zip files)")
     v.add_argument("--episodes", type=int, default=VALIDATION_EPISODES, help="episodes per run")
@@ -136,6 +145,7 @@ def _add_crowdnav_recipe(commands: Commands) -> None:
     ca.add_trust_option(v)
     c = sub.add_parser("command", help="print the recipe's crowdsteer train command")
     c.add_argument("--seed", type=int, default=0, help="the run's seed")
+    c.add_argument("--recipe", choices=sorted(RECIPES), default="attention", help=recipe_help)
 
 
 def baseline_line(text: str) -> str:

@@ -286,6 +286,18 @@ def run_episodes(
     return records, scenes
 
 
+@dataclass(frozen=True)
+class EvalOptions:
+    """How ``evaluate`` scores and reports its episodes: ``confidence``, the level of every
+    metric's interval (``aggregate``); ``deadlock``, when a body counts as deadlocked
+    (``DeadlockParams``, for ``learner_metrics``); ``progress``, told of the episodes ended as
+    they run (its lines say how many are left; None: silent)."""
+
+    confidence: float = 0.95
+    deadlock: DeadlockParams = DEFAULT_DEADLOCK_PARAMS
+    progress: ProgressLines | None = None
+
+
 def evaluate(
     policy: Any,
     scenario: Any = None,
@@ -293,36 +305,38 @@ def evaluate(
     seed: int = 0,
     num_worlds: int | None = None,
     *,
-    preset: str | None = None,
     return_records: bool = False,
-    confidence: float = 0.95,
-    deadlock_params: DeadlockParams = DEFAULT_DEADLOCK_PARAMS,
-    progress: ProgressLines | None = None,
+    options: EvalOptions = EvalOptions(),
     **config: Any,
 ) -> dict[str, Any]:
     """Metrics of ``policy`` on ``episodes`` seeded episodes of ``scenario``.
 
     ``policy``: a baseline name, a path to an SB3 ``model.zip`` or an RLlib checkpoint directory,
     or an object with ``act``.
-    Episode ``e`` uses world seed ``seed + e``. ``config``: ``CrowdConfig`` keyword arguments
-    (``n_learners``, ``n_pedestrians``, ``pedestrian_behaviour``, ...), on top of ``preset``.
+    Episode ``e`` uses world seed ``seed + e``, in batches of up to ``num_worlds`` worlds.
+    ``config``: ``CrowdConfig`` keyword arguments (``preset``, ``n_learners``,
+    ``n_pedestrians``, ``pedestrian_behaviour``, ...; the others on top of ``preset``'s).
     Returns the ``aggregate`` dict (an ``Estimate`` per key of ``METRIC_KEYS``, plus ``episodes``
     and ``learner_episodes``, and the wall seconds spent: ``resetting_s`` building and resetting
     the worlds, ``acting_s`` in ``policy.act``, ``stepping_s`` in the simulation's step,
     ``episode_s`` running the episodes (the three, and recording them) and ``metrics_s``
     computing the metrics); with ``return_records`` also ``records`` (one ``EpisodeRecord`` per
     episode), ``scenes`` (``EpisodeScene``) and ``per_episode`` (the ``learner_metrics`` dicts).
-    Deterministic: the same arguments give identical results (the seconds aside). ``progress``:
-    told of the episodes ended as they run (its lines say how many are left).
+    Deterministic: the same arguments give identical results (the seconds aside). ``options``:
+    the intervals' confidence, the deadlock rules and the progress lines (``EvalOptions``).
     """
-    cfg = make_config(scenario, preset=preset, **config)
+    if isinstance(policy, (str, Path)):  # a model's sensors, unless the caller sets them
+        from crowdsteer.baselines.policies import trained_sensors
+
+        config = {**trained_sensors(policy), **config}
+    cfg = make_config(scenario, **config)
     pol = resolve_policy(policy, cfg)
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    records, scenes = run_episodes(pol, cfg, episodes, seed, num_worlds, seconds, progress)
+    records, scenes = run_episodes(pol, cfg, episodes, seed, num_worlds, seconds, options.progress)
     t1 = time.perf_counter()
-    per_episode = [learner_metrics(r, deadlock_params) for r in records]
-    result: dict[str, Any] = dict(aggregate(per_episode, confidence))
+    per_episode = [learner_metrics(r, options.deadlock) for r in records]
+    result: dict[str, Any] = dict(aggregate(per_episode, options.confidence))
     result.update(seconds, episode_s=t1 - t0, metrics_s=time.perf_counter() - t1)
     if return_records:
         result["records"] = records
@@ -449,8 +463,13 @@ def evaluate_cli(args: Any) -> int:
 
 def _evaluate_one(name: str, cfg: Any, args: Any, preset: str | None, config: dict) -> tuple:
     """``(label, result, step checker or None)`` of policy ``name`` on the command's episodes."""
+    from crowdsteer.baselines.policies import trained_sensors
     from crowdsteer.baselines.step_check import StepCheckPolicy
 
+    sensors = trained_sensors(name)
+    if sensors:  # the model's observation: the sensors it was trained with
+        config = {**sensors, **config}
+        cfg = make_config(args.scenario, preset=preset, **config)
     policy, label = resolve_policy(name, cfg, announce="evaluate"), policy_label(name)
     describe = getattr(policy, "describe", None)
     if describe is not None:  # a loaded model: what it is and where it came from
@@ -466,7 +485,7 @@ def _evaluate_one(name: str, cfg: Any, args: Any, preset: str | None, config: di
         episodes=args.episodes,
         seed=args.seed,
         preset=preset,
-        progress=progress,
+        options=EvalOptions(progress=progress),
         **config,
     )
     if checker is not None:  # how often the check changed the policy's action

@@ -16,11 +16,18 @@ on ``preset="crowdnav"``. The protocol keeps CrowdNav's 500 test cases out of ev
 - test: each reported model scored once on the 500 test cases (``crowdsteer evaluate --policy
   RUN/model.zip --preset crowdnav --test-cases --seed 0 --episodes 500``).
 
-``train`` runs the recipe for one seed in this process on one torch thread and writes the CPU
+The ``lidar`` recipe (``LIDAR_RECIPE``) is the same protocol for a policy that sees the humans
+only through a 2-D lidar: PPO on ``scan_encoder.ScanExtractor``, which reads the learner's own
+state and the last scans of a 360-degree lidar and no other entry of the observation. The
+observation still carries the humans' states, for the ORCA teacher of the warm start alone.
+
+``train`` runs a recipe for one seed in this process on one torch thread and writes the CPU
 time of the whole run (behaviour cloning, evaluations and saving included) to ``cpu.json``:
 
     crowdsteer crowdnav-recipe train --seed 0 --out runs
     crowdsteer crowdnav-recipe validate runs/crowdnav_s0 runs/crowdnav_s1
+    crowdsteer crowdnav-recipe train --recipe lidar --seed 0 --out runs
+    crowdsteer crowdnav-recipe validate runs/crowdnav_lidar_s0 runs/crowdnav_lidar_s1
 """
 
 from __future__ import annotations
@@ -56,27 +63,56 @@ RECIPE: dict[str, Any] = {
 }
 """``ppo.Args`` fields of the recipe (the others keep their defaults)."""
 
+LIDAR_RECIPE: dict[str, Any] = {
+    **RECIPE,
+    # a 360-degree lidar of 64 beams (5.6 degrees apart: a human of radius 0.3 m spans two
+    # beams up to 3 m away) reaching 5 m, the last 3 scans (0.5 s of motion) in the observation
+    "env": ["lidar_beams=64", "lidar_fov=360", "lidar_range=5.0", "lidar_frames=3"],
+    # the own state and the scans through 1-D circular convolutions, no human state
+    "extractor": "scan",
+    "extractor_options": ["channels=[32,32]", "kernels=[5,3]", "strides=[2,2]", "hidden=128"],
+    "total_steps": 3_000_000,
+}
+"""``ppo.Args`` fields of the lidar recipe: the attention recipe's, but the policy reads the
+lidar instead of the humans' states."""
+
+RECIPES: dict[str, dict[str, Any]] = {"attention": RECIPE, "lidar": LIDAR_RECIPE}
+"""The recipes by name: ``attention`` (the shipped ``crowdnav`` policy) and ``lidar``."""
+
 EVAL_EPISODES = RECIPE["eval_episodes"]
 VALIDATION_SEED = 20_000
 """World seed of the first validation episode between runs (random episodes, not test cases)."""
 VALIDATION_EPISODES = 1000
 
 
-def recipe_args(seed: int, out: str = "runs", name: str | None = None) -> Any:
-    """The ``ppo.Args`` of the recipe for ``seed``, its run in ``out/name``
-    (default ``crowdnav_s<seed>``)."""
+def run_name(seed: int, recipe: str = "attention") -> str:
+    """The default run folder of ``recipe`` for ``seed``: ``crowdnav_s<seed>`` for the
+    attention recipe, ``crowdnav_<recipe>_s<seed>`` for another."""
+    return f"crowdnav_s{seed}" if recipe == "attention" else f"crowdnav_{recipe}_s{seed}"
+
+
+def recipe_args(
+    seed: int, out: str = "runs", name: str | None = None, recipe: str = "attention"
+) -> Any:
+    """The ``ppo.Args`` of ``recipe`` (a key of ``RECIPES``) for ``seed``, its run in
+    ``out/name`` (default ``run_name``)."""
     from .ppo import Args
 
-    return Args(**RECIPE, seed=int(seed), out=str(out), name=name or f"crowdnav_s{seed}")
+    if recipe not in RECIPES:
+        raise ValueError(f"recipe={recipe!r} must be one of {sorted(RECIPES)}")
+    fields = RECIPES[recipe]
+    return Args(**fields, seed=int(seed), out=str(out), name=name or run_name(seed, recipe))
 
 
-def command(seed: int, out: str = "runs", name: str | None = None) -> str:
-    """The ``crowdsteer train`` command line of the recipe for ``seed``."""
+def command(
+    seed: int, out: str = "runs", name: str | None = None, recipe: str = "attention"
+) -> str:
+    """The ``crowdsteer train`` command line of ``recipe`` for ``seed``."""
     from dataclasses import fields
 
     from .ppo import Args
 
-    args, base = recipe_args(seed, out, name), Args()
+    args, base = recipe_args(seed, out, name, recipe), Args()
     parts = ["crowdsteer train --algo ppo"]
     for f in fields(Args):
         value = getattr(args, f.name)
@@ -98,14 +134,20 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def train(seed: int, out: str = "runs", name: str | None = None, **overrides: Any) -> Path:
-    """Train the recipe for ``seed`` (``overrides``: other ``ppo.Args`` values); returns the run
-    directory, holding ``cpu.json`` (the run's CPU and wall seconds) beside the model."""
+def train(
+    seed: int,
+    out: str = "runs",
+    name: str | None = None,
+    recipe: str = "attention",
+    **overrides: Any,
+) -> Path:
+    """Train ``recipe`` for ``seed`` (``overrides``: other ``ppo.Args`` values); returns the
+    run directory, holding ``cpu.json`` (the run's CPU and wall seconds) beside the model."""
     from dataclasses import replace
 
     from . import ppo
 
-    args = replace(recipe_args(seed, out, name), **overrides)
+    args = replace(recipe_args(seed, out, name, recipe), **overrides)
     cpu0, wall0 = cpu_seconds(), time.time()
     status = ppo.train(args)
     run_dir = Path(args.out) / args.name
@@ -122,19 +164,21 @@ def validate(
     **config: Any,
 ) -> list[dict[str, float]]:
     """Each run's ``model.zip`` on the validation episodes (random episodes of the preset,
-    world seeds ``seed + e``; ``config``: other ``CrowdConfig`` values): the ``metric_means``
-    of each, with its run directory. Torch runs on one thread, as in training."""
+    world seeds ``seed + e``, with the sensors the run trained with; ``config``: other
+    ``CrowdConfig`` values): the ``metric_means`` of each, with its run directory. Torch runs
+    on one thread, as in training."""
     import torch
 
-    from crowdsteer.baselines.policies import load_policy
+    from crowdsteer.baselines.policies import load_policy, trained_sensors
     from crowdsteer.training.evaluation.evaluate import evaluate, metric_means
 
     torch.set_num_threads(1)
     rows = []
     for run in runs:
         model = Path(run) / "model.zip" if Path(run).is_dir() else Path(run)
+        setting = {**trained_sensors(model), **config}
         result = evaluate(
-            load_policy(str(model)), preset="crowdnav", episodes=episodes, seed=seed, **config
+            load_policy(str(model)), preset="crowdnav", episodes=episodes, seed=seed, **setting
         )
         rows.append({"run": str(run), **metric_means(result)})
     return rows

@@ -30,6 +30,7 @@ from .runs import (
     start_run,
     write_json,
 )
+from .scan_encoder import scan_encoder_policy_kwargs
 from .set_encoder import extractor_policy_kwargs
 
 
@@ -53,9 +54,12 @@ def begin_run(args: Any, algo: str) -> RunStart:
     check_run_args(args)
     config = env_config(args)
     effective = effective_config(config)
-    extractor = extractor_policy_kwargs(
-        args.extractor, effective, args.extractor_options, args.norm_obs
-    )
+    if args.extractor == "scan":
+        extractor = scan_encoder_policy_kwargs(effective, args.extractor_options, args.norm_obs)
+    else:
+        extractor = extractor_policy_kwargs(
+            args.extractor, effective, args.extractor_options, args.norm_obs
+        )
     name = args.name or f"{algo}_{run_label(args)}_s{args.seed}_{int(time.time())}"
     run_dir = Path(args.out) / name
     start_run(

@@ -19,10 +19,11 @@ from ..support.options import arg
 
 _DEFAULTS = CrowdConfig()
 
-EXTRACTORS = ("flat", "attention", "mean", "max")
+EXTRACTORS = ("flat", "attention", "mean", "max", "scan")
 """The ``--extractor`` choices: ``flat`` is SB3's own (the MLP heads read the flat observation),
-the others a ``set_encoder.NeighbourSetExtractor`` with that pooling (its ``POOLINGS``). Declared
-here, without torch, for the scripts' options."""
+``scan`` a ``scan_encoder.ScanExtractor`` (the own state and the lidar block only), the others a
+``set_encoder.NeighbourSetExtractor`` with that pooling (its ``POOLINGS``). Declared here,
+without torch, for the scripts' options."""
 
 
 def _unset(key: str) -> str:
@@ -116,9 +117,13 @@ class RunArgs(EnvArgs):
     extractor: str = arg(
         "flat",
         f"features extractor, one of {', '.join(EXTRACTORS)}: flat, the heads read the flat "
-        "observation; else a set encoder over the neighbours with that pooling "
-        "(crowdsteer.training.rl.set_encoder; needs --no-norm-obs)",
+        "observation; scan, a 1-D convolution over the lidar's beams beside the own state, "
+        "nothing else read (crowdsteer.training.rl.scan_encoder; needs the lidar); else a set "
+        "encoder over the neighbours with that pooling (crowdsteer.training.rl.set_encoder); "
+        "all but flat need --no-norm-obs",
     )
     extractor_options: list[str] = arg(
-        [], "set encoder options as KEY=VALUE (embed=[64,64] contribution=[64] attention=[64])"
+        [],
+        "extractor options as KEY=VALUE: set encoder embed=[64,64] contribution=[64] "
+        "attention=[64]; scan channels=[32,32] kernels=[5,3] strides=[2,2] hidden=128",
     )
