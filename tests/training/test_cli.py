@@ -136,7 +136,7 @@ def test_benchmark_api_refuses_plots_without_matplotlib_before_running(monkeypat
     monkeypatch.setattr(preflight, "has_module", lambda name: name != "matplotlib")
     monkeypatch.setattr(benchmark, "evaluate", lambda *a, **k: pytest.fail("ran episodes"))
     with pytest.raises(ImportError, match="matplotlib"):
-        benchmark.run_benchmark(out=tmp_path, episodes=1, plots=True)
+        benchmark.run_benchmark(benchmark.BenchmarkPlan(episodes=1), tmp_path, plots=True)
 
 
 def test_mp4_without_ffmpeg_is_refused_before_rendering(monkeypatch, tmp_path, capsys):

@@ -154,17 +154,15 @@ def test_evaluate_cli_plays_test_cases_and_says_what_it_ran(capsys):
 
 def test_benchmark_runs_crowdnavs_test_and_leaves_out_models_that_cannot_read_it(tmp_path):
     from crowdsteer.baselines.policies import shipped_model
-    from crowdsteer.training.evaluation.benchmark import run_benchmark
+    from crowdsteer.training.evaluation.benchmark import BenchmarkPlan, run_benchmark
 
-    rows = run_benchmark(
-        tmp_path,
-        episodes=3,
+    plan = BenchmarkPlan(
+        3,
         scenarios=["crowdnav_circle"],
         policies=["orca"],
         extra_policies=[shipped_model("circle_crossing")],
-        plots=False,
-        progress=False,
     )
+    rows = run_benchmark(plan, tmp_path, plots=False, progress=False)
     assert [(r["scenario"], r["policy"]) for r in rows] == [("crowdnav_circle", "orca")]
     assert np.isfinite(rows[0]["discounted_return"])
     text = (tmp_path / "results.md").read_text()
@@ -172,17 +170,15 @@ def test_benchmark_runs_crowdnavs_test_and_leaves_out_models_that_cannot_read_it
 
 
 def test_benchmark_takes_shipped_names_and_says_once_where_a_model_cannot_read(tmp_path):
-    from crowdsteer.training.evaluation.benchmark import run_benchmark
+    from crowdsteer.training.evaluation.benchmark import BenchmarkPlan, run_benchmark
 
-    rows = run_benchmark(
-        tmp_path,
-        episodes=2,
+    plan = BenchmarkPlan(
+        2,
         scenarios=["crowdnav_circle", "two_walkers", "circle_crossing"],
         policies=["orca"],
         extra_policies=["crowdnav_checked"],
-        plots=False,
-        progress=False,
     )
+    rows = run_benchmark(plan, tmp_path, plots=False, progress=False)
     assert [(r["scenario"], r["policy"]) for r in rows] == [
         ("crowdnav_circle", "orca"),
         ("crowdnav_circle", "crowdnav_checked"),

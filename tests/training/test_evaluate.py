@@ -14,6 +14,7 @@ from crowdsteer.training.cli import main
 from crowdsteer.training.evaluation.benchmark import (
     CI_COLUMNS,
     CSV_COLUMNS,
+    BenchmarkPlan,
     _row,
     benchmark_config,
     format_time_split,
@@ -297,14 +298,13 @@ def test_evaluate_command_prints_table_and_json(capsys):
 
 
 def test_benchmark_writes_csv_markdown_and_plots(tmp_path):
-    rows = run_benchmark(
-        tmp_path,
+    plan = BenchmarkPlan(
         episodes=2,
         seed=1,
         scenarios=["two_walkers", "symmetric_obstacles"],
         policies=["goal_seek", "right_of_way"],
-        progress=False,
     )
+    rows = run_benchmark(plan, tmp_path, progress=False)
     assert [(r["scenario"], r["policy"]) for r in rows] == [
         ("two_walkers", "goal_seek"),
         ("two_walkers", "right_of_way"),
@@ -374,6 +374,6 @@ def test_benchmark_command_and_its_errors(tmp_path, capsys):
     assert "| cardioid |" in capsys.readouterr().out
     assert (out / "results.csv").exists() and not (out / "plots").exists()
     with pytest.raises(ValueError, match="unknown scenarios"):
-        run_benchmark(None, episodes=1, scenarios=["nowhere"], progress=False)
+        run_benchmark(BenchmarkPlan(1, scenarios=["nowhere"]), progress=False)
     with pytest.raises(ValueError, match="unknown policies"):
-        run_benchmark(None, episodes=1, scenarios=["two_walkers"], policies=["x"], progress=False)
+        run_benchmark(BenchmarkPlan(1, scenarios=["two_walkers"], policies=["x"]), progress=False)

@@ -92,11 +92,12 @@ def test_the_demo_command_prints_progress_on_stderr(tmp_path, capsys):
 
 
 def test_evaluate_tells_its_progress_as_episodes_end():
-    from crowdsteer.training.evaluation.evaluate import evaluate
+    from crowdsteer.training.evaluation.evaluate import EvalOptions, evaluate
 
     out = io.StringIO()
     progress = ProgressLines("evaluate", 6, "episodes", every_s=0.0, stream=out)
-    result = evaluate("goal_seek", "circle_crossing", episodes=6, num_worlds=4, progress=progress)
+    options = EvalOptions(progress=progress)
+    result = evaluate("goal_seek", "circle_crossing", episodes=6, num_worlds=4, options=options)
     counts = [int(line.split()[1].split("/")[0]) for line in out.getvalue().splitlines()]
     assert counts == sorted(counts) and counts[-1] < 6 and progress.done == 6
     assert result["episodes"] == 6

@@ -270,7 +270,7 @@ def test_checkpoints_whose_connectors_change_observations_are_refused(tmp_path):
 def test_crowdsteer_evaluate_and_benchmark_take_an_rllib_checkpoint(local_run, capsys, monkeypatch):
     from crowdsteer.baselines.trust import TRUST_ENV
     from crowdsteer.training.cli import main as cli
-    from crowdsteer.training.evaluation.benchmark import run_benchmark
+    from crowdsteer.training.evaluation.benchmark import BenchmarkPlan, run_benchmark
 
     cwd, _, _ = local_run
     ck = str(cwd / "runs" / "ck")
@@ -285,14 +285,8 @@ def test_crowdsteer_evaluate_and_benchmark_take_an_rllib_checkpoint(local_run, c
     assert result["learner_episodes"] == 60
     rates = [result[k]["mean"] for k in ("success_rate", "collision_rate", "timeout_rate")]
     assert sum(rates) == pytest.approx(1.0)
-    rows = run_benchmark(
-        episodes=4,
-        scenarios=["corridor"],
-        policies=["goal_seek"],
-        extra_policies=[ck],
-        plots=False,
-        progress=False,
-    )
+    plan = BenchmarkPlan(4, scenarios=["corridor"], policies=["goal_seek"], extra_policies=[ck])
+    rows = run_benchmark(plan, plots=False, progress=False)
     assert [r["policy"] for r in rows] == ["goal_seek", "ck"]
     assert rows[1]["episodes"] == 4
 

@@ -36,6 +36,7 @@ import math
 import sys
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -213,31 +214,45 @@ def _model_stamp(path: str) -> Any:
     return str(p.resolve()) if p.exists() else path
 
 
+@dataclass(frozen=True)
+class BenchmarkPlan:
+    """The runs of a benchmark: every policy on every scene, ``episodes`` seeded episodes from
+    world seed ``seed`` each, in batches of up to ``num_worlds`` worlds.
+
+    ``scenarios``: scene names (None: every navigation scene, not the measurement set-ups of
+    ``crowdsteer realism``); ``policies``: baseline names or policy objects (None: all of
+    ``list_policies()``); ``extra_policies``: shipped models' short names (``SHIPPED_MODELS``),
+    paths of SB3 models or RLlib checkpoint directories, appended; ``config``: ``CrowdConfig``
+    keywords over the environment settings of every scene."""
+
+    episodes: int = DEFAULT_EPISODES
+    seed: int = 0
+    scenarios: Sequence[str] | None = None
+    policies: Sequence[Any] | None = None
+    extra_policies: Sequence[str | Path] = ()
+    num_worlds: int | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+
 def run_benchmark(
+    plan: BenchmarkPlan,
     out: str | Path | None = None,
-    episodes: int = DEFAULT_EPISODES,
-    seed: int = 0,
-    scenarios: Sequence[str] | None = None,
-    policies: Sequence[Any] | None = None,
-    extra_policies: Sequence[str | Path] = (),
+    *,
     plots: bool = True,
     progress: bool = True,
-    num_worlds: int | None = None,
     resume: bool = False,
-    **config: Any,
 ) -> list[dict[str, Any]]:
-    """Evaluate every policy on every scenario (by default every navigation scene, not the
-    measurement set-ups of ``crowdsteer realism``); write the outputs to ``out`` when given.
+    """Run ``plan`` (``BenchmarkPlan``); write the outputs to ``out`` when given (with the plots
+    unless ``plots`` is False; ``progress``: a progress bar and the loaded models' descriptions
+    on stderr).
 
-    ``scenarios``: names (all registered when None); ``policies``: baseline names or policy
-    objects (all of ``list_policies()`` when None); ``extra_policies``: shipped models' short names
-    (``SHIPPED_MODELS``), paths of SB3 models or RLlib checkpoint directories, appended.
-    ``config`` overrides the environment settings of every scenario. Every extra policy is
-    loaded once before the first run, so that a broken model is reported before any work.
-    ``resume``: with ``out``, skip the (scenario, policy) runs that a killed benchmark with the
-    same settings finished (kept in ``out/.partial``). Returns one row per (scenario, policy):
-    ``CSV_COLUMNS`` and ``CI_COLUMNS`` keys plus ``learner_episodes``.
+    Every extra policy is loaded once before the first run, so that a broken model is reported
+    before any work. ``resume``: with ``out``, skip the (scenario, policy) runs that a killed
+    benchmark with the same settings finished (kept in ``out/.partial``). Returns one row per
+    (scenario, policy): ``CSV_COLUMNS`` and ``CI_COLUMNS`` keys plus ``learner_episodes``.
     """
+    episodes, seed, num_worlds, config = plan.episodes, plan.seed, plan.num_worlds, plan.config
+    scenarios, policies, extra_policies = plan.scenarios, plan.policies, plan.extra_policies
     from tqdm.auto import tqdm
 
     from crowdsteer.baselines.policies import list_policies
@@ -283,7 +298,7 @@ def run_benchmark(
             "models": [_model_stamp(str(p)) for p in extra_policies],
             "plots": plots,
             "num_worlds": num_worlds,
-            "config": config,
+            "config": dict(config),
         }
         store = UnitStore(out, settings, resume)
     rows: list[dict[str, Any]] = []
@@ -576,16 +591,14 @@ def benchmark_cli(args: Any) -> int:
         )
         plots = False
     t0 = time.perf_counter()
-    rows = run_benchmark(
-        out=args.out,
-        episodes=args.episodes,
-        seed=args.seed,
+    plan = BenchmarkPlan(
+        args.episodes,
+        args.seed,
         scenarios=args.scenarios or None,
         policies=args.policies or None,
         extra_policies=args.extra_policy or (),
-        plots=plots,
-        resume=getattr(args, "resume", False),
     )
+    rows = run_benchmark(plan, args.out, plots=plots, resume=getattr(args, "resume", False))
     print(markdown_tables(rows))
     print(format_time_split(time_split(rows)))
     elapsed = time.perf_counter() - t0
