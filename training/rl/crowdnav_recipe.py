@@ -71,7 +71,7 @@ LIDAR_RECIPE: dict[str, Any] = {
     # the own state and the scans through 1-D circular convolutions, no human state
     "extractor": "scan",
     "extractor_options": ["channels=[32,32]", "kernels=[5,3]", "strides=[2,2]", "hidden=128"],
-    "total_steps": 3_000_000,
+    "total_steps": 2_000_000,
 }
 """``ppo.Args`` fields of the lidar recipe: the attention recipe's, but the policy reads the
 lidar instead of the humans' states."""
