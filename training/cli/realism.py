@@ -2,7 +2,8 @@
 ``crowdsteer realism-holdout``: ``realistic_crowd`` out of sample;
 ``crowdsteer export-trajectories``: a measured crowd's trajectories in PedPy's formats;
 ``crowdsteer realism-data``: the Jülich corridor experiments' points, measured from their
-trajectories."""
+trajectories; ``crowdsteer reproduce``: a recorded experiment run again in crowdsteer and JuPedSim;
+``crowdsteer recorded-data``: the recordings it was run on, downloaded and checked."""
 
 from __future__ import annotations
 
@@ -48,8 +49,29 @@ def _realism_holdout(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    from ..realism.recorded import ReproduceArgs, reproduce
+
+    preflight.require(("pedpy",), "crowdsteer reproduce")
+    options = parse_dataclass(ReproduceArgs, args.rest, prog="crowdsteer reproduce")
+    if options.jupedsim:
+        preflight.require(("jupedsim",), "crowdsteer reproduce (--no-jupedsim runs without it)")
+    print(f"wrote {reproduce(options)}")
+    return 0
+
+
+def _recorded_data(args: argparse.Namespace) -> int:
+    from ..realism.recorded_data import DownloadArgs, download
+
+    options = parse_dataclass(DownloadArgs, args.rest, prog="crowdsteer recorded-data")
+    for path in download(options):
+        print(f"checked {path}")
+    return 0
+
+
 def add_realism_commands(commands: Commands) -> None:
-    """``realism``, ``realism-holdout``, ``export-trajectories`` and ``realism-data``."""
+    """``realism``, ``realism-holdout``, ``export-trajectories``, ``realism-data``,
+    ``reproduce`` and ``recorded-data``."""
     commands.add(
         "realism",
         _realism,
@@ -94,6 +116,31 @@ def add_realism_commands(commands: Commands) -> None:
         "flow through the one-way runs' narrowed exits, and writes the CSV files the realism\n"
         "measurements compare with (shipped in crowdsteer/training/realism/data); needs pedpy\n"
         "(the 'realism' extra); --help lists the options.",
+        pass_through=True,
+        add_help=False,
+    )
+    commands.add(
+        "reproduce",
+        _reproduce,
+        "a recorded experiment rebuilt from its trajectory file, in crowdsteer and JuPedSim",
+        "Reads a recording (PeTrack text or the Jülich data archive's HDF5) and its walkable\n"
+        "area (WKT, or the HDF5's), starts every person where the first frame shows them, sends\n"
+        "everybody through the exit line, runs the scene in crowdsteer (--preset) and in\n"
+        "JuPedSim's collision-free speed model, and measures the three with the same PedPy\n"
+        "calls (N(t) and flow at the line, Voronoi density and speed in the area, per-frame\n"
+        "spread); writes table.json, table.md and reproduction.png to --out; needs pedpy and\n"
+        "jupedsim (the 'realism' extra); --help lists the options.",
+        pass_through=True,
+        add_help=False,
+    )
+    commands.add(
+        "recorded-data",
+        _recorded_data,
+        "download the recorded runs crowdsteer reproduce was run on, checked by SHA-256",
+        "Downloads PedPy's copies of the Jülich / Wuppertal recordings (the 2018 entrance\n"
+        "bottleneck, two HERMES corridor runs, a 2014 bottleneck in the archive's HDF5) to\n"
+        "--out and checks each file's SHA-256; a file already there with the right checksum is\n"
+        "kept; --help lists the options.",
         pass_through=True,
         add_help=False,
     )

@@ -1,0 +1,729 @@
+"""A recorded pedestrian experiment rebuilt from its trajectory file and run again in crowdsteer
+and in JuPedSim, the three measured with the same PedPy calls.
+
+The run is read with PedPy's loaders: a PeTrack text file (``id frame x y [z]``, the unit and
+frame rate from its header or from ``--unit``/``--frame-rate``) or an HDF5 file of the Jülich /
+Wuppertal pedestrian dynamics data archive (DOI 10.34735/ped.da: a ``trajectory`` dataset with an
+``fps`` attribute, the walkable area as the file's ``wkt_geometry`` attribute). The geometry is
+that WKT or a declared one (``--geometry``: a WKT polygon or a file holding it).
+
+The reproduction:
+
+- **starts**: each person's position in the run's first frame (everyone must be present there:
+  a walker entering later cannot be placed at the start of a simulation). Recorded positions
+  may lie closer than two bodies or than a body to a wall; ``separate`` moves them apart by the
+  least it can, and the table reports the largest move;
+- **geometry**: the walkable polygon, extended beyond the exit by an apron (``APRON`` m deep
+  along the exit's normal, as wide as the geometry) through which walkers leave; its boundary's
+  edges (holes included) are crowdsteer's wall segments and the same polygon is JuPedSim's
+  geometry;
+- **goals**: through the exit line (``--exit``, also the measurement line): every walker's path
+  runs from its start to the line's middle, straight on along the line's normal out of the
+  walkable area, and on to its own slot in the apron's far half, where it stops; JuPedSim's
+  agents walk to an exit stage there (its router finds the way);
+- **free speeds**: drawn per seed from the preset's distribution (``realistic_crowd``:
+  1.34 +- 0.26 m/s, Weidmann 1993) by crowdsteer's explicit scene (a pedestrian without
+  ``v_pref`` draws its own); JuPedSim's agents get the same drawn speeds.
+
+Measurement (``measure``), identical for the recording and both simulations: the trajectory
+points inside the walkable polygon; ``compute_n_t`` at the measurement line and the flow fitted
+over the middle 80 % of its crossings (the start-up and the stragglers left out), specific flow
+over the exit's width; ``compute_flow`` over ``--flow-window`` s; individual speeds over
+``--speed-window`` s each side (``SpeedCalculation.BORDER_SINGLE_SIDED``); Voronoi cells cut at
+1 m (``Cutoff(1.0, 3)``), ``compute_voronoi_density`` and ``compute_voronoi_speed`` in the
+measurement area, their mean and the standard deviation of their per-frame values over the
+steady part (between the 10th and the 90th percentile of the crossing times). These are the
+calls and parameters of PedPy's user guide on the same bottleneck recording (Wuppertal 2018,
+DOI 10.34735/ped.2018.1: ``frame_step=25``, ``delta_frame=100`` at 25 fps, ``Cutoff(radius=1.0,
+quad_segments=3)``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..support.files import write_text
+from ..support.options import arg
+from ..support.preflight import UsageError
+
+APRON = 8.0
+"""m: depth of the region added beyond the exit, along its normal, where walkers leave to."""
+
+CUTOFF = (1.0, 3)
+"""Voronoi cells cut to a disc of this radius (m) drawn with this many segments per quarter
+(PedPy's ``Cutoff``), as PedPy's user guide does."""
+
+STEADY_QUANTILES = (0.1, 0.9)
+"""The steady part: between these quantiles of the crossing times of the measurement line."""
+
+SEPARATION_MARGIN = 0.005
+"""m: clearance kept between two start bodies and between a body and a wall."""
+
+JUPEDSIM_DT = 0.05
+"""s: the collision-free speed model's step (``jupedsim_runs.DT``)."""
+
+JUPEDSIM_RADIUS = 0.12
+"""m: the body radius of JuPedSim's agents. The model's speed falls to zero at zero headway, so
+two agents that reach a narrow entrance side by side can hold each other for good: with the
+crowd's 0.16 m, two of them lock in the 0.5 m entrance of the 2018 bottleneck within 10 s and
+most of its 75 walkers never pass; 0.12 m lets the crowd through."""
+
+STALL_SECONDS = 10.0
+"""s: a JuPedSim run stops when no agent has moved more than 1 mm for this long."""
+
+
+@dataclass
+class ReproduceArgs:
+    """Rebuild a recorded experiment from its trajectory file, run it in crowdsteer and JuPedSim,
+    and measure the three with the same PedPy calls."""
+
+    run: str = arg("", "the recording: PeTrack text (.txt) or the data archive's HDF5 (.h5)")
+    geometry: str = arg("", "walkable area: a WKT polygon or a file holding one (HDF5: optional)")
+    exit: str = arg("", "exit and measurement line 'x0,y0,x1,y1' (m)")
+    area: str = arg("", "measurement area: 'x0,y0,x1,y1' (a rectangle) or a WKT polygon")
+    width: float = arg(0.0, "m, the exit's width for the specific flow (0: the line's length)")
+    unit: str = arg("m", "text files without a unit in their header: m or cm")
+    frame_rate: float = arg(0.0, "text files without a frame rate in their header: frames/s")
+    preset: str = arg("realistic_crowd", "crowdsteer's preset for the crowd")
+    seed: int = arg(0, "the seed of crowdsteer's world (free speeds drawn from it)")
+    seconds: float = arg(150.0, "longest simulated time (s); runs stop once everybody is out")
+    speed_window: float = arg(1.0, "s on each side over which an individual speed is taken")
+    flow_window: float = arg(4.0, "s over which PedPy's compute_flow averages")
+    jupedsim: bool = arg(True, "also run JuPedSim's collision-free speed model")
+    jupedsim_radius: float = arg(JUPEDSIM_RADIUS, "m, the body radius of JuPedSim's agents")
+    out: str = arg("out/reproduce", "folder for table.json, table.md, the plots and the scene")
+
+    def __post_init__(self) -> None:
+        if not self.run or not Path(self.run).is_file():
+            raise UsageError(f"argument --run: {self.run!r} is not a file")
+        if not self.exit:
+            raise UsageError("argument --exit: give the exit line as 'x0,y0,x1,y1' (m)")
+        if not self.area:
+            raise UsageError("argument --area: give the measurement area 'x0,y0,x1,y1' or WKT")
+        if self.unit not in ("m", "cm"):
+            raise UsageError(f"argument --unit: m or cm, got {self.unit!r}")
+        for name in ("seconds", "speed_window", "flow_window"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise UsageError(f"argument --{name.replace('_', '-')}: must be > 0, got {value}")
+        if self.seed < 0:
+            raise UsageError(f"argument --seed: must be >= 0, got {self.seed}")
+
+
+# --- reading a recording -------------------------------------------------------------------
+
+
+def is_hdf5(path: str | Path) -> bool:
+    """Whether ``path`` names an HDF5 file of the data archive (by its suffix)."""
+    return Path(path).suffix.lower() in (".h5", ".hdf5")
+
+
+def load_run(path: str | Path, unit: str = "m", frame_rate: float = 0.0):
+    """The recording at ``path`` as PedPy's ``TrajectoryData`` (positions in m): the archive's
+    HDF5 or a PeTrack text file (``unit`` and ``frame_rate`` apply where its header is silent)."""
+    import pedpy
+
+    path = Path(path)
+    if is_hdf5(path):
+        return pedpy.load_trajectory_from_ped_data_archive_hdf5(trajectory_file=path)
+    default_unit = pedpy.TrajectoryUnit.METER if unit == "m" else pedpy.TrajectoryUnit.CENTIMETER
+    return pedpy.load_trajectory(
+        trajectory_file=path,
+        default_unit=default_unit,
+        default_frame_rate=frame_rate if frame_rate > 0 else None,
+    )
+
+
+def load_geometry(spec: str, run: str | Path | None = None):
+    """The walkable area as a shapely Polygon: ``spec`` is a WKT polygon or a file holding one;
+    empty, the ``wkt_geometry`` of the HDF5 recording ``run``."""
+    import pedpy
+    import shapely
+
+    if not spec:
+        if run is None or not is_hdf5(run):
+            raise UsageError("argument --geometry: a text recording needs a WKT walkable area")
+        area = pedpy.load_walkable_area_from_ped_data_archive_hdf5(trajectory_file=Path(run))
+        return area.polygon
+    text = Path(spec).read_text() if Path(spec).is_file() else spec
+    try:
+        geom = shapely.from_wkt(text.strip())
+    except shapely.errors.GEOSException as err:
+        raise UsageError(f"argument --geometry: not a WKT polygon nor a file ({err})") from None
+    if geom.geom_type != "Polygon" or geom.is_empty or not geom.is_valid:
+        raise UsageError(
+            f"argument --geometry: a valid WKT POLYGON is needed, got {geom.geom_type}"
+        )
+    return geom
+
+
+def parse_line(text: str) -> np.ndarray:
+    """``'x0,y0,x1,y1'`` as a (2, 2) array of the line's two ends."""
+    try:
+        values = [float(v) for v in text.replace(" ", "").split(",")]
+    except ValueError:
+        values = []
+    if len(values) != 4 or not all(math.isfinite(v) for v in values):
+        raise UsageError(f"argument --exit: 'x0,y0,x1,y1' expected, got {text!r}")
+    line = np.array(values).reshape(2, 2)
+    if np.allclose(line[0], line[1]):
+        raise UsageError(f"argument --exit: the line {text!r} has no length")
+    return line
+
+
+def parse_area(text: str):
+    """A measurement area as a shapely Polygon: ``'x0,y0,x1,y1'`` (a rectangle) or WKT."""
+    import shapely
+
+    if text.lstrip().upper().startswith("POLYGON"):
+        return shapely.from_wkt(text)
+    try:
+        x0, y0, x1, y1 = (float(v) for v in text.replace(" ", "").split(","))
+    except ValueError:
+        raise UsageError(f"argument --area: 'x0,y0,x1,y1' or WKT expected, got {text!r}") from None
+    if not (x1 > x0 and y1 > y0):
+        raise UsageError(f"argument --area: need x0 < x1 and y0 < y1, got {text!r}")
+    return shapely.box(x0, y0, x1, y1)
+
+
+def first_positions(traj) -> tuple[np.ndarray, np.ndarray]:
+    """Each person's id and position in the run's first frame: ids (N,) ascending and starts
+    (N, 2) in m. Refuses a run in which somebody enters after the first frame."""
+    df = traj.data
+    first = int(df.frame.min())
+    at_first = df[df.frame == first].sort_values("id")
+    missing = sorted(set(df.id.unique()) - set(at_first.id))
+    if missing:
+        raise UsageError(
+            f"{len(missing)} of {df.id.nunique()} persons enter after the first frame "
+            f"(ids {missing[:5]}...): a reproduction starts everybody in the first frame"
+        )
+    return at_first.id.to_numpy(), at_first[["x", "y"]].to_numpy(float)
+
+
+# --- the scene -----------------------------------------------------------------------------
+
+
+def wall_segments(polygon) -> np.ndarray:
+    """The edges of ``polygon``'s boundary, its holes' included, as wall segments (W, 2, 2)."""
+    rings = [polygon.exterior, *polygon.interiors]
+    segments = []
+    for ring in rings:
+        pts = np.asarray(ring.coords, float)
+        for a, b in zip(pts[:-1], pts[1:], strict=True):
+            if not np.array_equal(a, b):
+                segments.append((a, b))
+    return np.array(segments, float).reshape(-1, 2, 2)
+
+
+@dataclass(frozen=True)
+class ExitFrame:
+    """The exit line's frame: its ``middle`` (2,), unit ``tangent`` and ``normal`` (2,) (the
+    normal points away from the starts), the geometry's extent along the tangent (``t0``,
+    ``t1``, m from the middle) and how far it reaches beyond the line (``far``, m)."""
+
+    middle: np.ndarray
+    tangent: np.ndarray
+    normal: np.ndarray
+    t0: float
+    t1: float
+    far: float
+
+    def point(self, along: float, beyond: float) -> np.ndarray:
+        """The point ``along`` m on the tangent and ``beyond`` m on the normal from the middle."""
+        return self.middle + along * self.tangent + beyond * self.normal
+
+
+def exit_frame(line: np.ndarray, polygon, starts: np.ndarray) -> ExitFrame:
+    """The frame of the exit ``line: (2, 2)`` in the walkable ``polygon``; the normal points to
+    the side away from the mean start in ``starts: (N, 2)``."""
+    middle = line.mean(axis=0)
+    tangent = (line[1] - line[0]) / np.linalg.norm(line[1] - line[0])
+    normal = np.array([-tangent[1], tangent[0]])
+    if np.dot(starts.mean(axis=0) - middle, normal) > 0:
+        normal = -normal
+    pts = np.asarray(polygon.exterior.coords, float) - middle
+    along, beyond = pts @ tangent, pts @ normal
+    return ExitFrame(
+        middle, tangent, normal, float(along.min()), float(along.max()), float(beyond.max())
+    )
+
+
+def extended_geometry(polygon, frame: ExitFrame, apron: float = APRON):
+    """The walkable ``polygon`` with the apron beyond the exit: a rectangle as wide as the
+    geometry along the exit, from the polygon's farthest point beyond the line ``apron`` m on."""
+    import shapely
+
+    corners = [
+        frame.point(frame.t0, frame.far),
+        frame.point(frame.t1, frame.far),
+        frame.point(frame.t1, frame.far + apron),
+        frame.point(frame.t0, frame.far + apron),
+    ]
+    merged = shapely.union(polygon, shapely.Polygon(corners)).buffer(0)
+    if merged.geom_type != "Polygon":
+        raise UsageError("the apron beyond the exit does not join the walkable area")
+    return shapely.simplify(merged, 0.0)
+
+
+def goal_slots(frame: ExitFrame, count: int, spacing: float, apron: float = APRON) -> np.ndarray:
+    """``count`` goals (count, 2) on a lattice of ``spacing`` m in the apron's far half, filled
+    from its far edge back."""
+    width = frame.t1 - frame.t0 - spacing
+    per_row = max(int(width // spacing) + 1, 1)
+    rows = -(-count // per_row)
+    if rows * spacing > apron / 2:
+        raise UsageError(f"{count} goals do not fit in the apron's far half; lower the count")
+    k = np.arange(count)
+    along = frame.t0 + spacing / 2 + (k % per_row) * spacing
+    beyond = frame.far + apron - spacing / 2 - (k // per_row) * spacing
+    return frame.middle + along[:, None] * frame.tangent + beyond[:, None] * frame.normal
+
+
+def _segment_distance(points: np.ndarray, walls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distance (N, W) of each point (N, 2) to each wall segment (W, 2, 2), and the vector
+    (N, W, 2) from each segment's nearest point to the point."""
+    a, b = walls[:, 0], walls[:, 1]
+    ab = b - a
+    t = np.einsum("nwk,wk->nw", points[:, None] - a[None], ab) / np.sum(ab * ab, axis=1)
+    t = np.clip(t, 0.0, 1.0)
+    gap = points[:, None] - (a[None] + t[..., None] * ab[None])
+    return np.linalg.norm(gap, axis=-1), gap
+
+
+def separate(
+    starts: np.ndarray, radius: float, walls: np.ndarray, margin: float = SEPARATION_MARGIN
+) -> np.ndarray:
+    """``starts: (N, 2)`` moved apart until no two bodies of ``radius`` overlap and none
+    overlaps a wall of ``walls: (W, 2, 2)``, each with ``margin`` to spare: every overlapping
+    pair is pushed apart by half its overlap each, and a body on a wall out along the wall's
+    normal, repeated until clear (Gauss-Seidel position projection, as position-based crowd
+    solvers resolve contact). Returns the moved starts (N, 2)."""
+    pos = np.array(starts, float)
+    need = 2 * radius + margin
+    for _ in range(1000):
+        moved = False
+        gap = pos[:, None] - pos[None]
+        dist = np.linalg.norm(gap, axis=-1)
+        np.fill_diagonal(dist, np.inf)
+        i, j = np.nonzero(np.triu(dist < need))
+        if len(i):
+            moved = True
+            d = dist[i, j]
+            push = 0.5 * (need - d + 1e-9)[:, None] * gap[i, j] / np.maximum(d, 1e-12)[:, None]
+            np.add.at(pos, i, push)
+            np.add.at(pos, j, -push)
+        if len(walls):
+            dist_w, vec = _segment_distance(pos, walls)
+            n, w = np.nonzero(dist_w < radius + margin)
+            if len(n):
+                moved = True
+                d = dist_w[n, w]
+                push = (
+                    (radius + margin - d + 1e-9)[:, None]
+                    * vec[n, w]
+                    / np.maximum(d, 1e-12)[:, None]
+                )
+                np.add.at(pos, n, push)
+        if not moved:
+            return pos
+    raise UsageError("the recorded starts cannot be separated: too many bodies for the room")
+
+
+@dataclass
+class Reproduction:
+    """A recording rebuilt as a scene: the recording's ``ids`` (N,) and ``starts`` (N, 2), the
+    ``placed`` starts (N, 2) after ``separate``, the walkable ``polygon`` and its ``extended``
+    version with the apron, the exit ``frame``, the ``goals`` (N, 2), the crowd's ``radius``
+    and the explicit ``scene`` (crowdsteer's dict)."""
+
+    ids: np.ndarray
+    starts: np.ndarray
+    placed: np.ndarray
+    polygon: Any
+    extended: Any
+    frame: ExitFrame
+    goals: np.ndarray
+    radius: float
+    scene: dict[str, Any]
+
+
+def build_reproduction(traj, polygon, line: np.ndarray, radius: float) -> Reproduction:
+    """The recording ``traj`` rebuilt in the walkable ``polygon`` with the exit ``line``, for
+    bodies of ``radius`` m."""
+    ids, starts = first_positions(traj)
+    frame = exit_frame(line, polygon, starts)
+    extended = extended_geometry(polygon, frame)
+    walls = wall_segments(extended)
+    placed = separate(starts, radius, walls)
+    goals = goal_slots(frame, len(ids), max(2.5 * radius, 0.5))
+    out_point = frame.point(0.0, frame.far + 0.5)
+    agents, paths = [], {}
+    for k, (p, g) in enumerate(zip(placed, goals, strict=True)):
+        agents.append({"start": p.tolist(), "goal": g.tolist(), "role": "pedestrian"})
+        path = [p, frame.middle, out_point, g]
+        keep = [path[0]] + [
+            q for q0, q in zip(path[:-1], path[1:], strict=True) if not np.allclose(q0, q)
+        ]
+        paths[k] = [q.tolist() for q in keep]
+    x0, y0, x1, y1 = extended.bounds
+    scene = {
+        "agents": agents,
+        "walls": walls.tolist(),
+        "paths": paths,
+        "bounds": [x0 - 1.0, y0 - 1.0, x1 + 1.0, y1 + 1.0],
+    }
+    return Reproduction(ids, starts, placed, polygon, extended, frame, goals, radius, scene)
+
+
+# --- the two simulations -------------------------------------------------------------------
+
+
+@dataclass
+class SimulatedRun:
+    """A simulated run: ``pos`` (T, N, 2) m, ``present`` (T, N), the frame rate (frames/s) and
+    the walkers' free speeds ``v_pref`` (N,) m/s."""
+
+    pos: np.ndarray
+    present: np.ndarray
+    frame_rate: float
+    v_pref: np.ndarray
+
+    def trajectory(self):
+        """PedPy's ``TrajectoryData`` of the run (ids from 1, frames from 0)."""
+        import pandas as pd
+        import pedpy
+
+        frames, walkers = np.nonzero(self.present)
+        xy = self.pos[frames, walkers]
+        df = pd.DataFrame({"id": walkers + 1, "frame": frames, "x": xy[:, 0], "y": xy[:, 1]})
+        return pedpy.TrajectoryData(
+            data=df.sort_values(["id", "frame"]), frame_rate=self.frame_rate
+        )
+
+
+def _everybody_out(pos: np.ndarray, frame: ExitFrame) -> bool:
+    """Whether every walker of ``pos: (N, 2)`` is beyond the walkable area (into the apron)."""
+    return bool(np.all((pos - frame.middle) @ frame.normal > frame.far + 0.2))
+
+
+def crowd_config(rep: Reproduction, preset: str):
+    """crowdsteer's configuration of the scene: ``preset``'s crowd, walkers that stop at their
+    goals, no step limit."""
+    from crowdsteer.envs.core.config import CrowdConfig
+
+    return CrowdConfig.from_kwargs(
+        preset=preset, scenario=rep.scene, pedestrians_at_goal="stop", max_steps=10**9
+    )
+
+
+def run_crowdsteer(rep: Reproduction, preset: str, seed: int, seconds: float) -> SimulatedRun:
+    """One world of the scene under ``preset`` from ``seed``, every step recorded, until
+    everybody is out or ``seconds`` have passed."""
+    from crowdsteer.envs.core.simulator import Simulator
+    from crowdsteer.envs.scenarios import scenario_source
+
+    config = crowd_config(rep, preset)
+    sim = Simulator(config, scenario_source(config), num_worlds=1)
+    sim.seed([seed])
+    sim.reset_worlds()
+    s = sim.state
+    pos, present = [s.pos[0].copy()], [s.active[0].copy()]
+    for _ in range(int(round(seconds / config.dt))):
+        sim.step()
+        pos.append(s.pos[0].copy())
+        present.append(s.active[0].copy())
+        if _everybody_out(s.pos[0], rep.frame):
+            break
+    return SimulatedRun(np.array(pos), np.array(present), 1.0 / config.dt, s.v_pref[0].copy())
+
+
+def run_jupedsim(
+    rep: Reproduction,
+    v_pref: np.ndarray,
+    seconds: float,
+    frame_rate: float,
+    radius: float = JUPEDSIM_RADIUS,
+) -> SimulatedRun:
+    """JuPedSim's collision-free speed model (Tordeux, Chraibi and Seyfried 2016) with its
+    default parameters in the extended geometry, from the placed starts with free speeds
+    ``v_pref: (N,)``, bodies of ``radius``, every agent bound for an exit stage over the apron's
+    far half; recorded at ``frame_rate`` until everybody is out, ``seconds`` have passed or
+    nobody has moved for ``STALL_SECONDS``."""
+    import jupedsim as jps
+    import shapely
+
+    f = rep.frame
+    exit_area = shapely.Polygon(
+        [
+            f.point(f.t0 + 0.05, f.far + APRON / 2),
+            f.point(f.t1 - 0.05, f.far + APRON / 2),
+            f.point(f.t1 - 0.05, f.far + APRON - 0.05),
+            f.point(f.t0 + 0.05, f.far + APRON - 0.05),
+        ]
+    )
+    sim = jps.Simulation(model=jps.CollisionFreeSpeedModel(), geometry=rep.extended, dt=JUPEDSIM_DT)
+    stage = sim.add_exit_stage(exit_area)
+    journey = sim.add_journey(jps.JourneyDescription([stage]))
+    ids = [
+        sim.add_agent(
+            jps.CollisionFreeSpeedModelAgentParameters(
+                position=(float(p[0]), float(p[1])),
+                desired_speed=float(v),
+                radius=radius,
+                journey_id=journey,
+                stage_id=stage,
+            )
+        )
+        for p, v in zip(rep.placed, v_pref, strict=True)
+    ]
+    row = {a: k for k, a in enumerate(ids)}
+    every = max(int(round(1.0 / (frame_rate * JUPEDSIM_DT))), 1)
+    n = len(ids)
+    pos, present = [], []
+    still, stall = 0, int(round(STALL_SECONDS / (every * JUPEDSIM_DT)))
+    for it in range(int(round(seconds / JUPEDSIM_DT)) + 1):
+        if it % every == 0:
+            p, m = np.full((n, 2), np.nan), np.zeros(n, bool)
+            for agent in sim.agents():
+                p[row[agent.id]] = agent.position
+                m[row[agent.id]] = True
+            if pos and np.array_equal(m, present[-1]):
+                moved = np.max(np.linalg.norm(p[m] - pos[-1][m], axis=1), initial=0.0)
+                still = still + 1 if moved < 1e-3 else 0
+            pos.append(p)
+            present.append(m)
+            if sim.agent_count() == 0 or _everybody_out(p[m], f) or still >= stall:
+                break
+        sim.iterate()
+    return SimulatedRun(
+        np.array(pos), np.array(present), 1.0 / (every * JUPEDSIM_DT), np.asarray(v_pref)
+    )
+
+
+# --- the measurement -----------------------------------------------------------------------
+
+
+def inside(traj, polygon):
+    """The points of ``traj`` inside ``polygon`` (the walkable area), as new ``TrajectoryData``."""
+    import pedpy
+    import shapely
+
+    df = traj.data
+    keep = shapely.contains_xy(polygon, df.x.to_numpy(), df.y.to_numpy())
+    cols = ["id", "frame", "x", "y"]
+    return pedpy.TrajectoryData(
+        data=df.loc[keep, cols].reset_index(drop=True), frame_rate=traj.frame_rate
+    )
+
+
+def measure(
+    traj,
+    polygon,
+    line: np.ndarray,
+    area,
+    width: float,
+    speed_window: float = 1.0,
+    flow_window: float = 4.0,
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """The same PedPy calls on any trajectory: see the module's docstring. ``traj``: PedPy's
+    ``TrajectoryData``; ``polygon``: the walkable area (shapely); ``line``: (2, 2) the
+    measurement line; ``area``: the measurement area (shapely); ``width``: m of exit for the
+    specific flow. Returns the figures and the series (time s, N(t), Voronoi density and speed
+    per frame) for the plots."""
+    import pedpy
+
+    traj = inside(traj, polygon)
+    fps = float(traj.frame_rate)
+    walkable = pedpy.WalkableArea(polygon)
+    mline = pedpy.MeasurementLine(line.tolist())
+    marea = pedpy.MeasurementArea(area)
+    nt, crossing = pedpy.compute_n_t(traj_data=traj, measurement_line=mline)
+    speed = pedpy.compute_individual_speed(
+        traj_data=traj,
+        frame_step=max(int(round(speed_window * fps)), 1),
+        compute_velocity=True,
+        speed_calculation=pedpy.SpeedCalculation.BORDER_SINGLE_SIDED,
+    )
+    flow = pedpy.compute_flow(
+        nt=nt,
+        crossing_frames=crossing,
+        individual_speed=speed,
+        delta_frame=max(int(round(flow_window * fps)), 1),
+        frame_rate=fps,
+    )
+    cells = pedpy.compute_individual_voronoi_polygons(
+        traj_data=traj,
+        walkable_area=walkable,
+        cut_off=pedpy.Cutoff(radius=CUTOFF[0], quad_segments=CUTOFF[1]),
+    )
+    density, intersecting = pedpy.compute_voronoi_density(
+        individual_voronoi_data=cells, measurement_area=marea
+    )
+    vspeed = pedpy.compute_voronoi_speed(
+        traj_data=traj,
+        individual_voronoi_intersection=intersecting,
+        individual_speed=speed,
+        measurement_area=marea,
+    )
+    first_frame = int(traj.data.frame.min())
+    times = np.sort((crossing.frame.to_numpy() - first_frame) / fps)
+    n = len(times)
+    skip = n // 10
+    from .measure import flow_rate
+
+    fitted = flow_rate(times, skip=skip)
+    lo, hi = (np.quantile(times, STEADY_QUANTILES) * fps + first_frame) if n else (np.nan, np.nan)
+    steady = density.merge(vspeed, on="frame")
+    steady = steady[(steady.frame >= lo) & (steady.frame <= hi)]
+    figures = {
+        "persons": int(traj.data.id.nunique()),
+        "crossed": n,
+        "never_crossed": int(traj.data.id.nunique()) - n,
+        "last_crossing_s": float(times[-1]) if n else float("nan"),
+        "flow_fit_per_s": fitted,
+        "specific_flow_per_m_s": fitted / width,
+        "pedpy_flow_per_s": float(flow.flow.mean()) if len(flow) else float("nan"),
+        "pedpy_flow_speed_m_s": float(flow.mean_speed.mean()) if len(flow) else float("nan"),
+        "voronoi_density_per_m2": float(steady.density.mean()),
+        "voronoi_speed_m_s": float(steady.speed.mean()),
+        "sd_density_per_frame": float(steady.density.std(ddof=1)),
+        "sd_speed_per_frame": float(steady.speed.std(ddof=1)),
+        "steady_from_s": float((lo - first_frame) / fps),
+        "steady_to_s": float((hi - first_frame) / fps),
+    }
+    series = {
+        "nt_time": (nt.frame.to_numpy() - first_frame) / fps,
+        "nt": nt.cumulative_pedestrians.to_numpy(),
+        "time": (density.frame.to_numpy() - first_frame) / fps,
+        "density": density.density.to_numpy(),
+        "speed_time": (vspeed.frame.to_numpy() - first_frame) / fps,
+        "speed": vspeed.speed.to_numpy(),
+    }
+    return figures, series
+
+
+# --- the command ---------------------------------------------------------------------------
+
+ROWS = ("recording", "crowdsteer", "jupedsim")
+
+COLUMNS = (
+    ("flow_fit_per_s", "flow, N(t) middle 80 % (/s)", 3),
+    ("specific_flow_per_m_s", "specific flow (/m/s)", 2),
+    ("pedpy_flow_per_s", "PedPy compute_flow (/s)", 3),
+    ("last_crossing_s", "last through (s)", 1),
+    ("never_crossed", "never through", 0),
+    ("voronoi_density_per_m2", "Voronoi density (/m²)", 2),
+    ("voronoi_speed_m_s", "Voronoi speed (m/s)", 3),
+    ("sd_density_per_frame", "SD density per frame", 2),
+    ("sd_speed_per_frame", "SD speed per frame", 3),
+)
+
+
+def table_markdown(table: dict[str, dict[str, float]]) -> str:
+    """The figures of every run as a markdown table, one row per run."""
+    lines = [
+        "| run | " + " | ".join(title for _, title, _ in COLUMNS) + " |",
+        "|---|" + "--:|" * len(COLUMNS),
+    ]
+    for name, figures in table.items():
+        cells = [f"{figures[key]:.{digits}f}" for key, _, digits in COLUMNS]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(
+    rep: Reproduction, series: dict[str, dict[str, np.ndarray]], line: np.ndarray, area, path: Path
+) -> None:
+    """The scene (walkable area, apron, recorded and placed starts, measurement line and area)
+    and, per run, N(t), the Voronoi density and the Voronoi speed against time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 9))
+    ax = axes[0, 0]
+    for ring in (rep.extended.exterior, *rep.extended.interiors):
+        ax.plot(*np.asarray(ring.coords).T, color="0.5", lw=1)
+    for ring in (rep.polygon.exterior, *rep.polygon.interiors):
+        ax.plot(*np.asarray(ring.coords).T, color="k", lw=1.5)
+    ax.plot(*line.T, color="tab:red", lw=2, label="measurement line")
+    ax.fill(
+        *np.asarray(area.exterior.coords).T, color="tab:orange", alpha=0.3, label="measurement area"
+    )
+    ax.scatter(*rep.starts.T, s=8, color="k", label="recorded starts")
+    ax.scatter(*rep.placed.T, s=8, facecolors="none", edgecolors="tab:blue", label="placed starts")
+    ax.set_aspect("equal")
+    ax.legend(fontsize=7, loc="upper right")
+    ax.set_title("scene (grey: apron beyond the exit)")
+    colours = {"recording": "k", "crowdsteer": "tab:blue", "jupedsim": "tab:green"}
+    for name, s in series.items():
+        c = colours.get(name)
+        axes[0, 1].step(s["nt_time"], s["nt"], where="post", color=c, label=name)
+        axes[1, 0].plot(s["time"], s["density"], color=c, lw=0.8, label=name)
+        axes[1, 1].plot(s["speed_time"], s["speed"], color=c, lw=0.8, label=name)
+    for ax, title, ylabel in (
+        (axes[0, 1], "N(t) at the measurement line", "persons through"),
+        (axes[1, 0], "Voronoi density in the area", "density (/m²)"),
+        (axes[1, 1], "Voronoi speed in the area", "speed (m/s)"),
+    ):
+        ax.set_title(title)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def reproduce(args: ReproduceArgs) -> Path:
+    """Rebuild ``args.run``, run it in crowdsteer (and JuPedSim), measure the three and write
+    ``table.json``, ``table.md``, ``reproduction.png`` and ``scene.json`` to ``args.out``;
+    returns the folder."""
+    from crowdsteer.envs.core.config import CrowdConfig
+
+    traj = load_run(args.run, args.unit, args.frame_rate)
+    polygon = load_geometry(args.geometry, args.run)
+    line = parse_line(args.exit)
+    area = parse_area(args.area)
+    width = args.width if args.width > 0 else float(np.linalg.norm(line[1] - line[0]))
+    radius = CrowdConfig.from_kwargs(preset=args.preset).radius
+    rep = build_reproduction(traj, polygon, line, radius)
+    runs = {"recording": traj}
+    cs = run_crowdsteer(rep, args.preset, args.seed, args.seconds)
+    runs["crowdsteer"] = cs.trajectory()
+    if args.jupedsim:
+        js = run_jupedsim(rep, cs.v_pref, args.seconds, cs.frame_rate, args.jupedsim_radius)
+        runs["jupedsim"] = js.trajectory()
+    table, series = {}, {}
+    for name, t in runs.items():
+        table[name], series[name] = measure(
+            t, polygon, line, area, width, args.speed_window, args.flow_window
+        )
+    shift = np.linalg.norm(rep.placed - rep.starts, axis=1)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = {
+        "args": asdict(args),
+        "table": table,
+        "starts": {
+            "persons": len(rep.ids),
+            "radius_m": radius,
+            "moved": int(np.sum(shift > 1e-9)),
+            "largest_move_m": float(shift.max()),
+        },
+        "free_speed_m_s": {"mean": float(cs.v_pref.mean()), "sd": float(cs.v_pref.std(ddof=1))},
+        "exit_width_m": width,
+    }
+    write_text(out / "table.json", json.dumps(result, indent=1) + "\n")
+    write_text(out / "table.md", table_markdown(table))
+    write_text(out / "scene.json", json.dumps(rep.scene) + "\n")
+    plot(rep, series, line, area, out / "reproduction.png")
+    return out
