@@ -163,6 +163,8 @@ def test_bad_arguments_are_named():
         NeighbourSetExtractor(space(3), neighbours=3, obstacles=1, walls=1, waypoints=1, embed=[])
     with pytest.raises(ValueError, match="neighbours"):
         NeighbourSetExtractor(space(0), neighbours=0, obstacles=1, walls=1, waypoints=1)
+    with pytest.raises(TypeError, match="depth"):  # not a field of SetEncoderShape
+        NeighbourSetExtractor(space(3), neighbours=3, obstacles=1, walls=1, waypoints=1, depth=2)
 
 
 def test_training_options():

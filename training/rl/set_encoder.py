@@ -33,6 +33,7 @@ slot its own statistics. A learner without present neighbours gets a zero summar
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -78,31 +79,40 @@ def _check_sizes(name: str, sizes: Sequence[int]) -> list[int]:
     return out
 
 
-class NeighbourSetExtractor(BaseFeaturesExtractor):
-    """Features ``(B, features_dim)`` of flat observations ``(B, dim)``: the own state, a pooled
-    summary of the present neighbours and the rest of the observation (module docstring).
+@dataclass(frozen=True)
+class SetEncoderShape:
+    """The observation a ``NeighbourSetExtractor`` reads and the sizes of its networks.
 
     ``neighbours``, ``obstacles``, ``walls``, ``waypoints``: the observation's K, O, W, P (its
     ``dim`` must be ``8 + 9 K + 4 O + 5 W + 3 (P + 1)``); ``pooling``: one of ``POOLINGS``;
     ``embed``: hidden sizes of ``phi`` (its last one is the embedding's); ``contribution``:
     sizes of ``psi`` after the embedding (its last one is the summary's); ``attention``: hidden
-    sizes of the attention score's MLP (a linear layer to one score follows). After a forward
+    sizes of the attention score's MLP (a linear layer to one score follows)."""
+
+    neighbours: int
+    obstacles: int = 0
+    walls: int = 0
+    waypoints: int = 0
+    pooling: str = "attention"
+    embed: Sequence[int] = (64, 64)
+    contribution: Sequence[int] = (64,)
+    attention: Sequence[int] = (64,)
+
+
+class NeighbourSetExtractor(BaseFeaturesExtractor):
+    """Features ``(B, features_dim)`` of flat observations ``(B, dim)``: the own state, a pooled
+    summary of the present neighbours and the rest of the observation (module docstring).
+
+    ``shape``: the keywords of a ``SetEncoderShape`` (SB3 builds an extractor from the
+    ``features_extractor_kwargs`` of a run or a saved model, as keywords). After a forward
     pass, ``last_weights: (B, K)`` holds each neighbour's pooling weight (attention: the softmax,
     0 for absent slots; mean: 1 / count; max: the share of the summary's entries it supplied).
     """
 
-    def __init__(
-        self,
-        observation_space: gym.spaces.Box,
-        neighbours: int,
-        obstacles: int = 0,
-        walls: int = 0,
-        waypoints: int = 0,
-        pooling: str = "attention",
-        embed: Sequence[int] = (64, 64),
-        contribution: Sequence[int] = (64,),
-        attention: Sequence[int] = (64,),
-    ):
+    def __init__(self, observation_space: gym.spaces.Box, **shape: Any):
+        layout = SetEncoderShape(**shape)
+        neighbours, obstacles, walls = layout.neighbours, layout.obstacles, layout.walls
+        waypoints, pooling = layout.waypoints, layout.pooling
         if pooling not in POOLINGS:
             raise ValueError(f"pooling={pooling!r} must be one of {POOLINGS}")
         counts = {"neighbours": neighbours, "obstacles": obstacles, "walls": walls}
@@ -114,15 +124,15 @@ class NeighbourSetExtractor(BaseFeaturesExtractor):
             raise ValueError(f"neighbours={neighbours} must be >= 1: a set encoder needs a set")
         rest = OBSTACLE_DIM * obstacles + WALL_DIM * walls + WAYPOINT_DIM * (waypoints + 1)
         dim = OWN_DIM + NEIGHBOUR_DIM * neighbours + rest
-        shape = tuple(getattr(observation_space, "shape", None) or ())
-        if shape != (dim,):
+        shape_in = tuple(getattr(observation_space, "shape", None) or ())
+        if shape_in != (dim,):
             raise ValueError(
-                f"observation shape {shape} does not match the layout: neighbours={neighbours}, "
+                f"observation shape {shape_in} does not match the layout: neighbours={neighbours}, "
                 f"obstacles={obstacles}, walls={walls}, waypoints={waypoints} give ({dim},)"
             )
-        embed = _check_sizes("embed", embed)
-        contribution = _check_sizes("contribution", contribution)
-        attention = _check_sizes("attention", attention)
+        embed = _check_sizes("embed", layout.embed)
+        contribution = _check_sizes("contribution", layout.contribution)
+        attention = _check_sizes("attention", layout.attention)
         super().__init__(observation_space, OWN_DIM + contribution[-1] + rest)
         self.neighbours = neighbours
         self.pooling = pooling
@@ -192,7 +202,7 @@ def set_encoder_policy_kwargs(
     **extractor: Any,
 ) -> dict[str, Any]:
     """SB3 ``policy_kwargs`` of a ``NeighbourSetExtractor`` shared by the policy and value heads
-    (``net_arch``: the hidden sizes of each head); ``extractor``: more of its keyword arguments
+    (``net_arch``: the hidden sizes of each head); ``extractor``: more ``SetEncoderShape`` fields
     (``embed``, ``contribution``, ``attention``)."""
     return {
         "features_extractor_class": NeighbourSetExtractor,
@@ -227,7 +237,7 @@ def extractor_policy_kwargs(
 ) -> dict[str, Any]:
     """The SB3 ``policy_kwargs`` entries of the training scripts' ``--extractor`` choice (one of
     ``EXTRACTORS``; ``flat``: none) for the observation of ``effective_config``; ``options``:
-    more ``NeighbourSetExtractor`` arguments as ``KEY=VALUE`` strings (Python literals).
+    more ``SetEncoderShape`` fields as ``KEY=VALUE`` strings (Python literals).
     ``norm_obs``: whether the run normalises observations per entry, which a set encoder
     cannot read."""
     from ..support.options import literal_value
