@@ -31,6 +31,7 @@ observations; train it without ``VecNormalize``'s observation normalisation
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
@@ -51,9 +52,9 @@ def _sizes(name: str, values: Sequence[int]) -> list[int]:
     return out
 
 
-class ScanExtractor(BaseFeaturesExtractor):
-    """Features ``(B, OWN_DIM + hidden)`` of flat observations ``(B, dim)``: the own state and
-    a convolutional code of the lidar scans (module docstring).
+@dataclass(frozen=True)
+class ScanShape:
+    """The lidar block a ``ScanExtractor`` reads and the sizes of its networks.
 
     ``scan_start``: offset of the lidar block in the observation, whose ``frames * beams``
     entries are ``(frames, beams)`` in row-major order; ``scan_range``: the lidar's range (m);
@@ -61,22 +62,32 @@ class ScanExtractor(BaseFeaturesExtractor):
     ``channels``, ``kernels``, ``strides``: one convolution per entry (output channels, odd
     kernel width, stride; each pads ``kernel // 2`` on both sides, so a stride of 1 keeps the
     beam count and a stride of ``s`` divides it by ``s``, rounded up); ``hidden``: the size of
-    the scan's code.
+    the scan's code."""
+
+    scan_start: int
+    frames: int
+    beams: int
+    scan_range: float
+    full_circle: bool = True
+    channels: Sequence[int] = (32, 32)
+    kernels: Sequence[int] = (5, 3)
+    strides: Sequence[int] = (2, 2)
+    hidden: int = 128
+
+
+class ScanExtractor(BaseFeaturesExtractor):
+    """Features ``(B, OWN_DIM + hidden)`` of flat observations ``(B, dim)``: the own state and
+    a convolutional code of the lidar scans (module docstring).
+
+    ``layout``: the keywords of a ``ScanShape`` (SB3 builds an extractor from the
+    ``features_extractor_kwargs`` of a run or a saved model, as keywords).
     """
 
-    def __init__(
-        self,
-        observation_space: gym.spaces.Box,
-        scan_start: int,
-        frames: int,
-        beams: int,
-        scan_range: float,
-        full_circle: bool = True,
-        channels: Sequence[int] = (32, 32),
-        kernels: Sequence[int] = (5, 3),
-        strides: Sequence[int] = (2, 2),
-        hidden: int = 128,
-    ):
+    def __init__(self, observation_space: gym.spaces.Box, **layout: Any):
+        block = ScanShape(**layout)
+        scan_start, frames, beams = block.scan_start, block.frames, block.beams
+        scan_range, full_circle, hidden = block.scan_range, block.full_circle, block.hidden
+        channels, kernels, strides = block.channels, block.kernels, block.strides
         channels = _sizes("channels", channels)
         kernels = _sizes("kernels", kernels)
         strides = _sizes("strides", strides)
