@@ -122,7 +122,7 @@ def fetch(entry: RecordedFile, folder: str | Path, timeout: float = 60.0) -> Pat
 class DownloadArgs:
     """Download the recorded runs and check their SHA-256."""
 
-    out: str = arg("data/recorded", "folder to download to")
+    out: str = arg("out/recorded", "folder to download to")
     only: str = arg("", "one file's name (e.g. 040_c_56_h-.txt); empty: all of them")
 
     def __post_init__(self) -> None:

@@ -172,7 +172,7 @@ def test_measurement_is_pedpys_user_guide_calls():
     assert figures["last_crossing_s"] == pytest.approx(times[-1])
 
 
-DEMO = Path(os.environ.get("CROWDSTEER_RECORDED_DATA", "data/recorded")) / "040_c_56_h-.txt"
+DEMO = Path(os.environ.get("CROWDSTEER_RECORDED_DATA", "out/recorded")) / "040_c_56_h-.txt"
 
 
 @pytest.mark.skipif(not DEMO.is_file(), reason="crowdsteer recorded-data downloads the file")
@@ -225,3 +225,14 @@ def test_fixture_runs_in_crowdsteer_and_everybody_passes():
     run = recorded.run_crowdsteer(rep, "realistic_crowd", seed=0, seconds=20.0)
     assert run.pos.shape[1] == 6 and len(np.unique(run.v_pref)) == 6  # drawn per walker
     assert np.all(run.pos[-1, :, 1] < -2.0)  # everybody through the door and out
+
+
+def test_commands_refuse_a_missing_run_and_an_unknown_file(tmp_path, capsys):
+    from crowdsteer.training.cli import main
+
+    assert main(["reproduce"]) == 2
+    assert "--run" in capsys.readouterr().err
+    assert main(["reproduce", "--run", str(RUN), "--area", "0,0,1,1"]) == 2
+    assert "--exit" in capsys.readouterr().err
+    assert main(["recorded-data", "--only", "other.txt", "--out", str(tmp_path)]) == 2
+    assert "--only" in capsys.readouterr().err
