@@ -117,6 +117,7 @@ __all__ = [
     "BodyDefaults",
     "Box",
     "Counts",
+    "Declaration",
     "FixedSet",
     "Group",
     "Lattice",
