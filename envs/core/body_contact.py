@@ -165,7 +165,8 @@ def contact_world(b, state, scratch, params):
             py = pos[b, i, 1]
             x, y = px + cx, py + cy
             if statics or kind[b, i] == FLOCK:
-                x, y, _ = sweep_body(b, px, py, cx, cy, radius[b, i], s, kind[b, i] == FLOCK, True)
+                move = (px, py, cx, cy)
+                x, y, _ = sweep_body(b, move, radius[b, i], s, kind[b, i] == FLOCK, True)
             pos[b, i, 0] = x
             pos[b, i, 1] = y
             if s.kinematics[b, i] != UNICYCLE:

@@ -275,43 +275,19 @@ def learner_collisions_previous_velocity(lo, hi, state, buffers, params):
             min_gap[b, i] = gap_min
 
 
-def detect_collisions(
-    pos: np.ndarray,
-    radius: np.ndarray,
-    active: np.ndarray,
-    obstacle_pos: np.ndarray,
-    obstacle_radius: np.ndarray,
-    obstacle_active: np.ndarray,
-    walls: np.ndarray,
-    wall_active: np.ndarray,
-    hit_body: np.ndarray,
-    hit_static: np.ndarray,
-    min_gap: np.ndarray,
-) -> None:
-    """Fill the per-body collision flags and nearest surface gaps of every world.
+def detect_collisions(state: WorldState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The per-body collision flags and nearest surface gaps of every world of ``state``.
 
-    pos: (B, N, 2); radius, active: (B, N); obstacle_pos: (B, M, 2); obstacle_radius,
-    obstacle_active: (B, M); walls: (B, W, 2, 2); wall_active: (B, W).
-    Outputs (B, N): ``hit_body`` (overlaps another active body), ``hit_static`` (overlaps an
-    obstacle or a wall), ``min_gap`` (smallest surface gap to another active body, capped at
-    ``GAP_CAP``; negative when overlapping).
+    ``state``: a ``WorldState`` (its bodies' ``pos: (B, N, 2)``, ``radius, active: (B, N)``,
+    obstacles and walls are read). Returns three ``(B, N)`` arrays: ``hit_body`` (overlaps
+    another active body), ``hit_static`` (overlaps an obstacle or a wall), ``min_gap``
+    (smallest surface gap to another active body, capped at ``GAP_CAP``; negative when
+    overlapping).
     """
-    nb, n = active.shape
-    state = WorldState.empty(nb, n, obstacle_pos.shape[1], walls.shape[1], 1)._replace(
-        pos=np.ascontiguousarray(pos, np.float64),
-        radius=np.ascontiguousarray(radius, np.float64),
-        active=np.ascontiguousarray(active, np.bool_),
-        obstacle_pos=np.ascontiguousarray(obstacle_pos, np.float64),
-        obstacle_radius=np.ascontiguousarray(obstacle_radius, np.float64),
-        obstacle_active=np.ascontiguousarray(obstacle_active, np.bool_),
-        walls=np.ascontiguousarray(walls, np.float64),
-        wall_active=np.ascontiguousarray(wall_active, np.bool_),
-    )
+    nb, n = state.active.shape
     buffers = StepBuffers.empty(nb, n)
     _detect_collisions(state, buffers, np.zeros(n, np.int64), grid_buffers(n))
-    hit_body[...] = buffers.hit_body
-    hit_static[...] = buffers.hit_static
-    min_gap[...] = buffers.min_gap
+    return buffers.hit_body, buffers.hit_static, buffers.min_gap
 
 
 @njit(cache=True)

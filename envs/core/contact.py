@@ -66,9 +66,12 @@ def _sweep_circle(px, py, dx, dy, cx, cy, r):
 
 
 @njit(cache=True)
-def _sweep_segment(px, py, dx, dy, ax, ay, bx, by, r):
+def _sweep_segment(move, segment, r):
     """Earliest ``t`` in [0, 1] at which ``p + t d`` comes within ``r`` of segment ``ab``
-    (a capsule: two flat sides and two round ends); ``NO_HIT`` if never."""
+    (a capsule: two flat sides and two round ends); ``NO_HIT`` if never. ``move = (px, py, dx,
+    dy)``, ``segment = (ax, ay, bx, by)``."""
+    px, py, dx, dy = move
+    ax, ay, bx, by = segment
     ex = bx - ax
     ey = by - ay
     length = math.sqrt(ex * ex + ey * ey)
@@ -131,11 +134,11 @@ def _normal_from_segment(px, py, ax, ay, bx, by):
 
 
 @njit(cache=True, inline="always")
-def sweep_body(b, px, py, dx, dy, r, state, in_bounds, slide):
-    """End point of a body of radius ``r`` at ``(px, py)`` asked to move by ``(dx, dy)`` in world
-    ``b``, stopped at contacts and, when ``slide``, slid along them; returns ``(x, y, contact)``,
-    ``contact`` when the requested move would have overlapped a surface.
-    (Unicycles do not slide: they move along their heading only, so they stop.)
+def sweep_body(b, move, r, state, in_bounds, slide):
+    """End point of a body of radius ``r`` at ``(px, py)`` asked to move by ``(dx, dy)``, ``move
+    = (px, py, dx, dy)``, in world ``b``, stopped at contacts and, when ``slide``, slid along
+    them; returns ``(x, y, contact)``, ``contact`` when the requested move would have overlapped
+    a surface. (Unicycles do not slide: they move along their heading only, so they stop.)
 
     ``state``: the ``WorldState`` whose obstacles and walls stop it, and whose bounds ``(x0, y0,
     x1, y1)``, the scene's four sides, stop it as walls do when ``in_bounds``.
@@ -146,6 +149,7 @@ def sweep_body(b, px, py, dx, dy, r, state, in_bounds, slide):
         state.obstacle_active,
     )
     walls, wall_active, bounds = state.walls, state.wall_active, state.bounds
+    px, py, dx, dy = move
     contact = False
     reach = r + SKIN
     for _ in range(MAX_SLIDES if slide else 1):
@@ -177,7 +181,7 @@ def sweep_body(b, px, py, dx, dy, r, state, in_bounds, slide):
             ay = walls[b, w, 0, 1]
             bx = walls[b, w, 1, 0]
             by = walls[b, w, 1, 1]
-            t = _sweep_segment(px, py, dx, dy, ax, ay, bx, by, reach)
+            t = _sweep_segment((px, py, dx, dy), (ax, ay, bx, by), reach)
             if t < t_hit:
                 t_hit = t
                 hit_wall = w
@@ -227,20 +231,8 @@ def sweep_body(b, px, py, dx, dy, r, state, in_bounds, slide):
             )
         elif hit_wall >= 0:
             w = hit_wall
-            contact |= (
-                _sweep_segment(
-                    px,
-                    py,
-                    dx,
-                    dy,
-                    walls[b, w, 0, 0],
-                    walls[b, w, 0, 1],
-                    walls[b, w, 1, 0],
-                    walls[b, w, 1, 1],
-                    r,
-                )
-                < NO_HIT
-            )
+            segment = (walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0], walls[b, w, 1, 1])
+            contact |= _sweep_segment((px, py, dx, dy), segment, r) < NO_HIT
         else:
             contact = True
         px += t_hit * dx

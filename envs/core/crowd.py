@@ -106,14 +106,12 @@ def crowd_scratch(
 
 
 @njit(cache=True, inline="always")
-def _put_row(rows, n, x, y, vx, vy, hx, hy, radius, index):
-    """Write one neighbour into row ``n`` of ``rows``."""
-    rows.pos[n, 0] = x
-    rows.pos[n, 1] = y
-    rows.vel[n, 0] = vx
-    rows.vel[n, 1] = vy
-    rows.facing[n, 0] = hx
-    rows.facing[n, 1] = hy
+def _put_row(rows, n, pos, vel, facing, radius, index):
+    """Write one neighbour into row ``n`` of ``rows``: its ``pos``, ``vel`` and unit ``facing``,
+    ``(x, y)`` each, its radius and index."""
+    rows.pos[n, 0], rows.pos[n, 1] = pos
+    rows.vel[n, 0], rows.vel[n, 1] = vel
+    rows.facing[n, 0], rows.facing[n, 1] = facing
     rows.radius[n] = radius
     rows.index[n] = index
 
@@ -132,7 +130,7 @@ def gather_static(b, px, py, n, state, reach, rows):
         dy = oy - py
         if math.sqrt(dx * dx + dy * dy) - s.obstacle_radius[b, m] > reach:
             continue
-        _put_row(rows, n, ox, oy, 0.0, 0.0, 0.0, 0.0, s.obstacle_radius[b, m], -1)
+        _put_row(rows, n, (ox, oy), (0.0, 0.0), (0.0, 0.0), s.obstacle_radius[b, m], -1)
         n += 1
     walls = s.walls
     for w in range(walls.shape[1]):
@@ -143,7 +141,7 @@ def gather_static(b, px, py, n, state, reach, rows):
         )
         if math.hypot(qx - px, qy - py) > reach:
             continue
-        _put_row(rows, n, qx, qy, 0.0, 0.0, 0.0, 0.0, 0.0, -2)
+        _put_row(rows, n, (qx, qy), (0.0, 0.0), (0.0, 0.0), 0.0, -2)
         n += 1
     return n
 
@@ -152,18 +150,10 @@ def gather_static(b, px, py, n, state, reach, rows):
 def _put_body(b, j, n, state, rows):
     """Write body ``j`` of world ``b`` into row ``n`` of ``rows``."""
     s = state
-    _put_row(
-        rows,
-        n,
-        s.pos[b, j, 0],
-        s.pos[b, j, 1],
-        s.vel[b, j, 0],
-        s.vel[b, j, 1],
-        s.heading[b, j, 0],
-        s.heading[b, j, 1],
-        s.radius[b, j],
-        j,
-    )
+    pos = (s.pos[b, j, 0], s.pos[b, j, 1])
+    vel = (s.vel[b, j, 0], s.vel[b, j, 1])
+    facing = (s.heading[b, j, 0], s.heading[b, j, 1])
+    _put_row(rows, n, pos, vel, facing, s.radius[b, j], j)
 
 
 @njit(cache=True)

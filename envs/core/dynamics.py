@@ -40,9 +40,13 @@ def holonomic_velocity(vx, vy, dvx, dvy, v_max, max_dv):
 
 
 @njit(cache=True)
-def _unicycle_velocity(vx, vy, hx, hy, dvx, dvy, v_max, max_dv, max_dtheta):
-    """New ``(vx, vy, hx, hy)`` of a forward-only unicycle with unit heading ``(hx, hy)``
-    steering toward ``(dvx, dvy)``: the heading turns toward it by at most ``max_dtheta``."""
+def _unicycle_velocity(vel, heading, desired, v_max, max_dv, max_dtheta):
+    """New ``(vx, vy, hx, hy)`` of a forward-only unicycle of velocity ``vel = (vx, vy)`` and
+    unit heading ``heading = (hx, hy)`` steering toward ``desired = (dvx, dvy)``: the heading
+    turns toward it by at most ``max_dtheta``."""
+    vx, vy = vel
+    hx, hy = heading
+    dvx, dvy = desired
     speed = math.sqrt(vx * vx + vy * vy)
     target_speed = math.sqrt(dvx * dvx + dvy * dvy)
     if target_speed > EPS:
@@ -72,12 +76,9 @@ def kinematics_worlds(lo, hi, state, buffers, max_dv, max_dtheta):
             dvy = desired_vel[b, i, 1]
             if kinematics[b, i] == UNICYCLE:
                 nx, ny, hx, hy = _unicycle_velocity(
-                    vel[b, i, 0],
-                    vel[b, i, 1],
-                    heading[b, i, 0],
-                    heading[b, i, 1],
-                    dvx,
-                    dvy,
+                    (vel[b, i, 0], vel[b, i, 1]),
+                    (heading[b, i, 0], heading[b, i, 1]),
+                    (dvx, dvy),
                     v_max[b, i],
                     max_dv,
                     max_dtheta,
@@ -134,10 +135,7 @@ def move_worlds(lo, hi, state, buffers, dt):
             if statics or kind[b, i] == FLOCK:
                 x, y, contact = sweep_body(
                     b,
-                    px,
-                    py,
-                    vx * dt,
-                    vy * dt,
+                    (px, py, vx * dt, vy * dt),
                     radius[b, i],
                     state,
                     kind[b, i] == FLOCK,

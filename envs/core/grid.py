@@ -69,8 +69,12 @@ def _segment_meets_box(ax, ay, ex, ey, x0, y0, x1, y1):
 
 
 @njit(cache=True)
-def _mark_disc(grid, cx, cy, r, vx, vy, half, res, velocity):
-    """Mark the cells the disc ``(c, r)`` overlaps (ego frame), with velocity ``v``."""
+def _mark_disc(grid, cx, cy, r, vx, vy, cells):
+    """Mark the cells the disc ``(c, r)`` overlaps (ego frame), with velocity ``v``.
+
+    ``cells = (half, res, velocity)``: the grid's half side and cell side (m), and whether it
+    has velocity channels."""
+    half, res, velocity = cells
     n = grid.shape[1]
     if cx + r < -half or cx - r > half or cy + r < -half or cy - r > half:
         return
@@ -90,8 +94,10 @@ def _mark_disc(grid, cx, cy, r, vx, vy, half, res, velocity):
 
 
 @njit(cache=True)
-def _mark_segment(grid, ax, ay, ex, ey, half, res):
-    """Mark the cells the segment ``a``-``e`` (ego frame) meets."""
+def _mark_segment(grid, ax, ay, ex, ey, cells):
+    """Mark the cells the segment ``a``-``e`` (ego frame) meets; ``cells`` as :func:`_mark_disc`
+    takes them."""
+    half, res, velocity = cells
     n = grid.shape[1]
     r0, r1 = _cells(min(ax, ex), max(ax, ex), half, res, n)
     c0, c1 = _cells(min(ay, ey), max(ay, ey), half, res, n)
@@ -104,31 +110,19 @@ def _mark_segment(grid, ax, ay, ex, ey, half, res):
 
 
 @njit(cache=True)
-def fill_grids(
-    pos,
-    vel,
-    goal,
-    heading,
-    active,
-    radius,
-    kinematics,
-    obstacle_pos,
-    obstacle_radius,
-    obstacle_active,
-    walls,
-    wall_active,
-    period,
-    size,
-    worlds,
-    out,
-):
+def fill_grids(state, period, size, worlds, out):
     """Grids of every learner of the worlds of ``worlds: (B,) bool`` into ``out: (B, L, C, n,
-    n)`` (C = 1, or 3 with velocity channels); ``size`` the grid's side (m). Arrays as
-    ``lidar.cast_scans`` takes them (``period`` too), with ``vel: (B, N, 2)``."""
+    n)`` (C = 1, or 3 with velocity channels); ``size`` the grid's side (m). ``state`` and
+    ``period`` as ``lidar.cast_scans`` takes them (the bodies' ``vel: (B, N, 2)`` read too)."""
+    pos, vel, goal, heading, active = state.pos, state.vel, state.goal, state.heading, state.active
+    radius, kinematics = state.radius, state.kinematics
+    obstacle_pos, obstacle_radius = state.obstacle_pos, state.obstacle_radius
+    obstacle_active, walls, wall_active = state.obstacle_active, state.walls, state.wall_active
     n_worlds, n_learners, channels, n, _ = out.shape
     velocity = channels == 3
     half = 0.5 * size
     res = size / n
+    cells = (half, res, velocity)
     for b in range(n_worlds):
         if not worlds[b]:
             continue
@@ -150,8 +144,8 @@ def fill_grids(
                     wx = obstacle_pos[b, m, 0] - px
                     wy = obstacle_pos[b, m, 1] - py
                     _mark_disc(
-                        grid, c * wx + s * wy, c * wy - s * wx, obstacle_radius[b, m],
-                        0.0, 0.0, half, res, velocity,
+                        grid, c * wx + s * wy, c * wy - s * wx, obstacle_radius[b, m], 0.0, 0.0,
+                        cells,
                     )  # fmt: skip
             for w in range(walls.shape[1]):
                 if wall_active[b, w]:
@@ -161,7 +155,7 @@ def fill_grids(
                     ey = walls[b, w, 1, 1] - py
                     _mark_segment(
                         grid, c * ax + s * ay, c * ay - s * ax, c * ex + s * ey, c * ey - s * ex,
-                        half, res,
+                        cells,
                     )  # fmt: skip
             for j in range(pos.shape[1]):
                 if j == i or not active[b, j]:
@@ -172,7 +166,4 @@ def fill_grids(
                 vy = vel[b, j, 1]
                 ux = min(VEL_CLIP, max(-VEL_CLIP, c * vx + s * vy))
                 uy = min(VEL_CLIP, max(-VEL_CLIP, c * vy - s * vx))
-                _mark_disc(
-                    grid, c * wx + s * wy, c * wy - s * wx, radius[b, j], ux, uy, half, res,
-                    velocity,
-                )  # fmt: skip
+                _mark_disc(grid, c * wx + s * wy, c * wy - s * wx, radius[b, j], ux, uy, cells)

@@ -28,9 +28,11 @@ and zero-length walls (a zero-length wall is the point it is).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
+from crowdsteer.envs.kernels.bundle import bundle
 from crowdsteer.envs.kernels.geometry import wrap_delta
 from crowdsteer.envs.kernels.jit import njit
 
@@ -54,6 +56,30 @@ def beam_angles(beams: int, fov_degrees: float) -> np.ndarray:
     if beams == 1:
         return np.zeros(1)
     return -0.5 * fov + fov * np.arange(beams) / (beams - 1)
+
+
+@bundle
+class LidarSettings(NamedTuple):
+    """A lidar's beams and draws: one bundle the compiled scan (:func:`cast_scans`) takes whole.
+
+    ``angles: (beams,)`` float64 from :func:`beam_angles`; ``full``: whether they span the full
+    circle; ``reach``: the range (m); ``noise``: the SD (m) of the Gaussian added to a beam that
+    met a surface; ``dropout``: the probability that a beam returns the range.
+    """
+
+    angles: np.ndarray
+    full: bool
+    reach: float
+    noise: float
+    dropout: float
+
+    @classmethod
+    def of(
+        cls, beams: int, fov_degrees: float, reach: float, noise: float = 0.0, dropout: float = 0.0
+    ) -> LidarSettings:
+        """``beams`` beams over ``fov_degrees`` (:func:`beam_angles`), every field of its type."""
+        angles = beam_angles(beams, fov_degrees)
+        return cls(angles, bool(fov_degrees >= 360.0), float(reach), float(noise), float(dropout))
 
 
 @njit(cache=True)
@@ -119,9 +145,10 @@ def _beam_range(rel, half, dtheta, beams, full):
 
 
 @njit(cache=True)
-def _cover_disc(out, px, py, dirs, rel, half, dtheta, full, cx, cy, r):
+def _cover_disc(out, fan, rel, half, cx, cy, r):
     """Intersect the beams within ``half`` of ``rel`` with the disc ``(c, r)``, keeping the
-    nearer distance in ``out: (beams,)``."""
+    nearer distance in ``out: (beams,)``; ``fan``: the beams, as :func:`_scan_disc` takes them."""
+    px, py, dirs, start, dtheta, full, reach = fan
     beams = out.shape[0]
     for shift in range(2):
         centre = rel - shift * _TWO_PI
@@ -136,8 +163,14 @@ def _cover_disc(out, px, py, dirs, rel, half, dtheta, full, cx, cy, r):
 
 
 @njit(cache=True)
-def _scan_disc(out, px, py, dirs, start, dtheta, full, cx, cy, r, reach):
-    """Cast the beams of ``out`` against one disc; ``start``: the first beam's world angle."""
+def _scan_disc(out, fan, cx, cy, r):
+    """Cast the beams of ``out: (beams,)`` against the disc ``(c, r)``.
+
+    ``fan = (px, py, dirs, start, dtheta, full, reach)``: the beams' origin ``(px, py)``, their
+    unit vectors ``dirs: (beams, 2)``, the first beam's world angle ``start``, the angle between
+    neighbouring beams ``dtheta``, whether they span the full circle, and their range (m).
+    """
+    px, py, dirs, start, dtheta, full, reach = fan
     wx = cx - px
     wy = cy - py
     d = math.sqrt(wx * wx + wy * wy)
@@ -148,17 +181,19 @@ def _scan_disc(out, px, py, dirs, start, dtheta, full, cx, cy, r, reach):
         return
     half = math.asin(min(1.0, r / d)) if d > EPS else math.pi
     rel = (math.atan2(wy, wx) - start) % _TWO_PI
-    _cover_disc(out, px, py, dirs, rel, half, dtheta, full, cx, cy, r)
+    _cover_disc(out, fan, rel, half, cx, cy, r)
 
 
 @njit(cache=True)
-def _scan_wall(out, px, py, dirs, start, dtheta, full, ax, ay, ex, ey, reach):
-    """Cast the beams of ``out`` against one wall segment (a zero-length one is a point)."""
+def _scan_wall(out, fan, ax, ay, ex, ey):
+    """Cast the beams of ``out: (beams,)`` against the wall segment ``a``-``e`` (a zero-length
+    one is a point); ``fan``: the beams, as :func:`_scan_disc` takes them."""
+    px, py, dirs, start, dtheta, full, reach = fan
     sx = ex - ax
     sy = ey - ay
     length2 = sx * sx + sy * sy
     if length2 <= EPS * EPS:
-        _scan_disc(out, px, py, dirs, start, dtheta, full, ax, ay, 0.0, reach)
+        _scan_disc(out, fan, ax, ay, 0.0)
         return
     # nearest point of the segment: out of reach, or the centre on it
     t = min(1.0, max(0.0, ((px - ax) * sx + (py - ay) * sy) / length2))
@@ -190,45 +225,23 @@ def _scan_wall(out, px, py, dirs, start, dtheta, full, ax, ay, ex, ey, reach):
 
 
 @njit(cache=True)
-def cast_scans(
-    pos,
-    goal,
-    heading,
-    active,
-    radius,
-    kinematics,
-    obstacle_pos,
-    obstacle_radius,
-    obstacle_active,
-    walls,
-    wall_active,
-    period,
-    angles,
-    full,
-    reach,
-    noise,
-    dropout,
-    keys,
-    step_count,
-    worlds,
-    dirs,
-    out,
-):
+def cast_scans(state, period, lidar, keys, worlds, dirs, out):
     """Scan of every learner of every world into ``out: (B, L, beams)`` (m).
 
-    ``pos, goal, heading: (B, N, 2)`` (``heading`` unit vectors), ``active: (B, N)``,
-    ``radius: (B, N)``, ``kinematics: (B, N)``; ``obstacle_pos: (B, M, 2)``,
-    ``obstacle_radius, obstacle_active: (B, M)``; ``walls: (B, W, 2, 2)``, ``wall_active:
-    (B, W)``; ``period`` (m, 0: none): a periodic world's length along x, other bodies taken at
-    their nearest image across its seam (``periodic``; walls and obstacles are not imaged).
-    ``angles: (beams,)`` from :func:`beam_angles`, ``full``: whether they span the
-    full circle; ``reach`` the range (m); ``noise`` the SD (m) of the Gaussian added to a beam
-    that met a surface, ``dropout`` the probability that a beam returns the range; their draws
-    keyed by ``keys: (B,)`` and ``step_count: (B,)``. Only the worlds of ``worlds: (B,) bool``
-    are scanned; ``dirs: (2, beams, 2)`` is scratch (the beams' unit vectors from the reference
-    direction, then turned by it: one cosine and sine per call and beam, not per learner). Every
-    value is finite and within ``[0, reach]``.
+    ``state``: the ``WorldState`` scanned (its bodies' ``pos, goal, heading: (B, N, 2)``,
+    ``active, radius, kinematics: (B, N)``, its obstacles and walls); ``period`` (m, 0: none): a
+    periodic world's length along x, other bodies taken at their nearest image across its seam
+    (``periodic``; walls and obstacles are not imaged). ``lidar``: the ``LidarSettings``, the
+    draws of its noise and dropout keyed by ``keys: (B,)`` and ``state.step_count``. Only the
+    worlds of ``worlds: (B,) bool`` are scanned; ``dirs: (2, beams, 2)`` is scratch (the beams'
+    unit vectors from the reference direction, then turned by it: one cosine and sine per call
+    and beam, not per learner). Every value is finite and within ``[0, reach]``.
     """
+    pos, goal, heading, active = state.pos, state.goal, state.heading, state.active
+    radius, kinematics, step_count = state.radius, state.kinematics, state.step_count
+    obstacle_pos, obstacle_radius = state.obstacle_pos, state.obstacle_radius
+    obstacle_active, walls, wall_active = state.obstacle_active, state.walls, state.wall_active
+    angles, full, reach, noise, dropout = lidar
     n_worlds, n_learners, beams = out.shape
     dtheta = _TWO_PI / beams if full else (angles[1] - angles[0] if beams > 1 else _TWO_PI)
     base_dirs = dirs[0]
@@ -257,25 +270,20 @@ def cast_scans(
             for k in range(beams):
                 turned[k, 0] = cb * base_dirs[k, 0] - sb * base_dirs[k, 1]
                 turned[k, 1] = sb * base_dirs[k, 0] + cb * base_dirs[k, 1]
+            fan = (px, py, turned, start, dtheta, full, reach)
             for j in range(pos.shape[1]):
                 if j != i and active[b, j]:
-                    _scan_disc(
-                        scan, px, py, turned, start, dtheta, full,
-                        px + wrap_delta(pos[b, j, 0] - px, period), pos[b, j, 1], radius[b, j],
-                        reach,
-                    )  # fmt: skip
+                    cx = px + wrap_delta(pos[b, j, 0] - px, period)
+                    _scan_disc(scan, fan, cx, pos[b, j, 1], radius[b, j])
             for m in range(obstacle_pos.shape[1]):
                 if obstacle_active[b, m]:
-                    _scan_disc(
-                        scan, px, py, turned, start, dtheta, full,
-                        obstacle_pos[b, m, 0], obstacle_pos[b, m, 1], obstacle_radius[b, m], reach,
-                    )  # fmt: skip
+                    cx = obstacle_pos[b, m, 0]
+                    _scan_disc(scan, fan, cx, obstacle_pos[b, m, 1], obstacle_radius[b, m])
             for w in range(walls.shape[1]):
                 if wall_active[b, w]:
                     _scan_wall(
-                        scan, px, py, turned, start, dtheta, full,
+                        scan, fan,
                         walls[b, w, 0, 0], walls[b, w, 0, 1], walls[b, w, 1, 0], walls[b, w, 1, 1],
-                        reach,
                     )  # fmt: skip
             if noise <= 0.0 and dropout <= 0.0:
                 continue

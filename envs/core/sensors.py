@@ -87,7 +87,7 @@ class SensorBlocks:
     """
 
     def __init__(self, config: Any, layout: ObservationLayout, inner: Any = None):
-        from .lidar import beam_angles
+        from .lidar import LidarSettings
 
         self.config = config
         self.inner = inner
@@ -95,8 +95,13 @@ class SensorBlocks:
         slices = layout.slices()
         self.lidar = slices.get("lidar") if config.lidar_beams > 0 else None
         self.grid = slices.get("grid") if config.grid_cells > 0 else None
-        self.angles = beam_angles(config.lidar_beams, config.lidar_fov)
-        self.full = bool(config.lidar_fov >= 360.0)
+        self.settings = LidarSettings.of(
+            config.lidar_beams,
+            config.lidar_fov,
+            config.lidar_range,
+            config.lidar_noise,
+            config.lidar_dropout,
+        )
         self.keys: np.ndarray | None = None
         self.scan: np.ndarray | None = None  # (B, L, beams) the latest scan
         self.history: np.ndarray | None = None  # (B, L, frames, beams), the latest first
@@ -166,12 +171,8 @@ class SensorBlocks:
         """Cast the scans of the worlds of ``worlds: (B,)`` into ``scan: (B, L, beams)``."""
         from .lidar import cast_scans
 
-        s, c = batch.sim.state, self.config
         cast_scans(
-            s.pos, s.goal, s.heading, s.active, s.radius, s.kinematics,
-            s.obstacle_pos, s.obstacle_radius, s.obstacle_active, s.walls, s.wall_active,
-            float(batch.sim.params.period), self.angles, self.full, float(c.lidar_range),
-            float(c.lidar_noise), float(c.lidar_dropout), self.keys, s.step_count, worlds,
+            batch.sim.state, float(batch.sim.params.period), self.settings, self.keys, worlds,
             self._dirs, self.scan,
         )  # fmt: skip
         return self.scan
@@ -180,12 +181,8 @@ class SensorBlocks:
         """Fill the grids of the worlds of ``worlds: (B,)`` into ``grids: (B, L, C, n, n)``."""
         from .grid import fill_grids
 
-        s, c = batch.sim.state, self.config
-        fill_grids(
-            s.pos, s.vel, s.goal, s.heading, s.active, s.radius, s.kinematics,
-            s.obstacle_pos, s.obstacle_radius, s.obstacle_active, s.walls, s.wall_active,
-            float(batch.sim.params.period), float(c.grid_size), worlds, self.grids,
-        )  # fmt: skip
+        period, size = float(batch.sim.params.period), float(self.config.grid_size)
+        fill_grids(batch.sim.state, period, size, worlds, self.grids)
         return self.grids
 
 

@@ -186,21 +186,17 @@ def lidar_segments(
     """The beams of ``learners`` (learner indices) in world ``world``, cast on the state (read
     only) without noise nor a periodic world's images: ``(r, 2, 2)`` segments from each centre
     to where its beam ends, and ``(r,)`` whether it met a surface."""
-    from crowdsteer.envs.core.lidar import beam_angles, cast_scans
+    from crowdsteer.envs.core.lidar import LidarSettings, cast_scans
 
     beams = settings.lidar_beams or PREVIEW_BEAMS
     fov = settings.lidar_fov if settings.lidar_beams else 360.0
-    reach = float(settings.lidar_range)
-    w = slice(world, world + 1)
+    lidar = LidarSettings.of(beams, fov, settings.lidar_range)
     s = state
+    one = WorldState(*(a[world : world + 1] for a in s))  # views of world ``world``
     count = max(learners) + 1  # the scans of learners 0 .. count - 1 (learners come first)
     out = np.zeros((1, count, beams))
-    cast_scans(
-        s.pos[w], s.goal[w], s.heading[w], s.active[w], s.radius[w], s.kinematics[w],
-        s.obstacle_pos[w], s.obstacle_radius[w], s.obstacle_active[w], s.walls[w],
-        s.wall_active[w], 0.0, beam_angles(beams, fov), fov >= 360.0, reach, 0.0, 0.0,
-        np.zeros(1, np.int64), s.step_count[w], np.ones(1, bool), np.zeros((2, beams, 2)), out,
-    )  # fmt: skip
+    keys, worlds, dirs = np.zeros(1, np.int64), np.ones(1, bool), np.zeros((2, beams, 2))
+    cast_scans(one, 0.0, lidar, keys, worlds, dirs, out)
     rows = np.asarray(learners, np.int64)
     ranges = out[0, rows]  # (k, beams)
     pos = s.pos[world, rows]
@@ -210,11 +206,11 @@ def lidar_segments(
     base = np.where(
         toward_goal, np.arctan2(goal[:, 1], goal[:, 0]), np.arctan2(head[:, 1], head[:, 0])
     )
-    angle = base[:, None] + beam_angles(beams, fov)[None]
+    angle = base[:, None] + lidar.angles[None]
     ends = pos[:, None] + ranges[..., None] * np.stack([np.cos(angle), np.sin(angle)], -1)
     starts = np.broadcast_to(pos[:, None], ends.shape)
     segments = np.stack([starts, ends], axis=2).reshape(-1, 2, 2)
-    return segments, (ranges < reach).reshape(-1)
+    return segments, (ranges < lidar.reach).reshape(-1)
 
 
 LEARNER_GEOMETRY = {"right_of_way": RIGHT_OF_WAY, "detection_box": DETECTION_BOX}

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from crowdsteer.envs.core.collisions import GAP_CAP, approach_sq, detect_collisions
 from crowdsteer.envs.core.neighbours import DENSE_MAX_BODIES
+from crowdsteer.envs.core.state import WorldState
 
 
 def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -30,6 +31,23 @@ def _brute_force(pos, radius, active, obs_pos, obs_r, obs_active, walls, wall_ac
     for w in np.flatnonzero(wall_active):
         hit_static |= _segment_distance(pos, walls[w, 0], walls[w, 1]) < radius
     return hit_body, hit_static & active, min_gap
+
+
+def _state(pos, radius, active, obstacles=None, walls=None) -> WorldState:
+    """Worlds of bodies ``pos: (B, N, 2)``, ``radius, active: (B, N)``, with the disc obstacles
+    ``(obstacle_pos (B, M, 2), obstacle_radius (B, M), obstacle_active (B, M))`` and the walls
+    ``(walls (B, W, 2, 2), wall_active (B, W))`` when given."""
+    b, n = active.shape
+    state = WorldState.empty(b, n, 1, 1, 1)._replace(
+        pos=np.asarray(pos, float), radius=np.asarray(radius, float), active=np.asarray(active)
+    )
+    if obstacles is not None:
+        state = state._replace(
+            obstacle_pos=obstacles[0], obstacle_radius=obstacles[1], obstacle_active=obstacles[2]
+        )
+    if walls is not None:
+        state = state._replace(walls=walls[0], wall_active=walls[1])
+    return state
 
 
 @st.composite
@@ -58,23 +76,10 @@ def worlds(draw):
 @given(worlds())
 def test_collisions_match_brute_force(world):
     pos, radius, active, obs_pos, obs_r, obs_active, walls, wall_active = world
-    n = len(pos)
-    hit_body = np.zeros((1, n), bool)
-    hit_static = np.zeros((1, n), bool)
-    min_gap = np.zeros((1, n))
-    detect_collisions(
-        pos[None],
-        radius[None],
-        active[None],
-        obs_pos[None],
-        obs_r[None],
-        obs_active[None],
-        walls[None],
-        wall_active[None],
-        hit_body,
-        hit_static,
-        min_gap,
-    )
+    obstacles = (obs_pos[None], obs_r[None], obs_active[None])
+    walled = (walls[None], wall_active[None])
+    state = _state(pos[None], radius[None], active[None], obstacles, walled)
+    hit_body, hit_static, min_gap = detect_collisions(state)
     ref_body, ref_static, ref_gap = _brute_force(*world)
     assert np.array_equal(hit_body[0], ref_body)
     assert np.array_equal(hit_static[0], ref_static)
@@ -89,10 +94,9 @@ def test_several_worlds_are_independent():
     radius = np.full((b, n), 0.3)
     active = np.ones((b, n), bool)
     active[1] = False  # an empty world
-    out = [np.zeros((b, n), bool), np.zeros((b, n), bool), np.zeros((b, n))]
     empty_obs = (np.zeros((b, 1, 2)), np.zeros((b, 1)), np.zeros((b, 1), bool))
     empty_walls = (np.zeros((b, 1, 2, 2)), np.zeros((b, 1), bool))
-    detect_collisions(pos, radius, active, *empty_obs, *empty_walls, *out)
+    out = detect_collisions(_state(pos, radius, active))
     for k in (0, 2):
         ref = _brute_force(
             pos[k],
@@ -113,13 +117,10 @@ def test_touching_is_not_a_collision():
     pos = np.array([[[0.0, 0.0], [0.5, 0.0]]])
     radius = np.array([[0.25, 0.25]])
     active = np.ones((1, 2), bool)
-    hb, hs, gap = np.zeros((1, 2), bool), np.zeros((1, 2), bool), np.zeros((1, 2))
-    no_obs = (np.zeros((1, 1, 2)), np.zeros((1, 1)), np.zeros((1, 1), bool))
-    no_walls = (np.zeros((1, 1, 2, 2)), np.zeros((1, 1), bool))
-    detect_collisions(pos, radius, active, *no_obs, *no_walls, hb, hs, gap)
+    hb, _, gap = detect_collisions(_state(pos, radius, active))
     assert not hb.any() and (gap[0] == 0.0).all()
     pos[0, 1, 0] = 0.4999
-    detect_collisions(pos, radius, active, *no_obs, *no_walls, hb, hs, gap)
+    hb, _, gap = detect_collisions(_state(pos, radius, active))
     assert hb.all()
 
 

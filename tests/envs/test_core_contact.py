@@ -24,7 +24,8 @@ def _sweep(
     for k, seg in enumerate(walls):
         s.walls[0, k], s.wall_active[0, k] = seg, True
     s.bounds[0] = bounds
-    return sweep_body(0, float(p[0]), float(p[1]), float(d[0]), float(d[1]), r, s, in_bounds, slide)
+    move = (float(p[0]), float(p[1]), float(d[0]), float(d[1]))
+    return sweep_body(0, move, r, s, in_bounds, slide)
 
 
 def _crosses(p, q, a, b) -> bool:

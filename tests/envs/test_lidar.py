@@ -19,8 +19,9 @@ from crowdsteer.envs.core.checks import ConfigError
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.grid import fill_grids
 from crowdsteer.envs.core.layout import ObservationLayout
-from crowdsteer.envs.core.lidar import beam_angles, cast_scans
+from crowdsteer.envs.core.lidar import LidarSettings, beam_angles, cast_scans
 from crowdsteer.envs.core.sensors import observation_layout
+from crowdsteer.envs.core.state import WorldState
 
 RANGE = 8.0
 
@@ -74,14 +75,23 @@ def _scan(
         wall_arr[0, k] = np.reshape(seg, (2, 2))
         wall_active[0, k] = True
     out = np.zeros((1, 1, beams))
-    kinds = np.full((1, n), kinematics, np.int64)
-    cast_scans(
-        pos, goal_arr, heading, np.ones((1, n), bool), radius, kinds,
-        ob_pos, ob_r, ob_active, wall_arr, wall_active, period, beam_angles(beams, fov),
-        fov >= 360.0,
-        reach, noise, dropout, np.array([key], np.int64), np.array([step], np.int64),
-        np.ones(1, bool), np.zeros((2, beams, 2)), out,
-    )  # fmt: skip
+    state = WorldState.empty(1, n, m, w, 1)._replace(
+        pos=pos,
+        goal=goal_arr,
+        heading=heading,
+        active=np.ones((1, n), bool),
+        radius=radius,
+        kinematics=np.full((1, n), kinematics, np.int64),
+        obstacle_pos=ob_pos,
+        obstacle_radius=ob_r,
+        obstacle_active=ob_active,
+        walls=wall_arr,
+        wall_active=wall_active,
+        step_count=np.array([step], np.int64),
+    )
+    lidar = LidarSettings.of(beams, fov, reach, noise, dropout)
+    keys, worlds, dirs = np.array([key], np.int64), np.ones(1, bool), np.zeros((2, beams, 2))
+    cast_scans(state, float(period), lidar, keys, worlds, dirs, out)
     return out[0, 0]
 
 
@@ -368,12 +378,15 @@ def test_the_grid_s_velocity_channels_hold_the_body_s_velocity_in_the_goal_frame
     goal = np.array([[[0.0, 5.0], [0.0, 2.0]]])  # the learner's goal straight up
     heading = np.array([[[1.0, 0.0], [1.0, 0.0]]])
     out = np.zeros((1, 1, 3, 4, 4))
-    none = np.zeros((1, 1, 2)), np.zeros((1, 1)), np.zeros((1, 1), bool)
-    fill_grids(
-        pos, vel, goal, heading, np.ones((1, 2), bool), np.array([[0.3, 0.3]]),
-        np.zeros((1, 2), np.int64), *none, np.zeros((1, 1, 2, 2)), np.zeros((1, 1), bool),
-        0.0, 4.0, np.ones(1, bool), out,
-    )  # fmt: skip
+    state = WorldState.empty(1, 2, 1, 1, 1)._replace(
+        pos=pos,
+        vel=vel,
+        goal=goal,
+        heading=heading,
+        active=np.ones((1, 2), bool),
+        radius=np.array([[0.3, 0.3]]),
+    )
+    fill_grids(state, 0.0, 4.0, np.ones(1, bool), out)
     occupied = out[0, 0, 0] == 1
     assert occupied.sum() >= 1 and occupied[3].any()  # 2 m ahead: the last row
     # (1, 0.5) in a frame whose x points along +y: x = 0.5, y = -1
