@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core.batch import CrowdBatch
 from ..core.config import SCENARIO_HOOKS, CrowdConfig
-from ..core.priors import GOAL_DISTANCE
+from ..core.priors import GOAL_DISTANCE, References
 from ..core.sensors import sensor_extension
 from ..scenarios import scenario_source
 
@@ -46,10 +46,8 @@ def make_batch(
         scenario_source(config),
         num_worlds,
         parallel=parallel,
-        reference=shaping,
         trace=trace,
-        residual_reference=residual,
-        potential_reference=baseline(potential),
+        references=References(shaping, residual, baseline(potential)),
         # the sensors' blocks, around the scenario's own reward terms and observation blocks
         extension=sensor_extension(config, extension),
     )

@@ -26,20 +26,14 @@ from .learners import (
     finish_step,
     learner_desired_velocity,
 )
-from .priors import (
-    GOAL_DISTANCE,
-    add_potential_term,
-    agreement_potential,
-    compose_residual,
-    goal_distance_potential,
-)
-from .rewards import INFO_KEYS, POTENTIAL, REWARD_TERMS
+from .priors import Priors, References
+from .rewards import INFO_KEYS, REWARD_TERMS
 from .sensing import observe_scratch, observe_worlds
 from .sensors import observation_layout
 from .simulator import Simulator, compiled_entry
 from .step import fused_step
 
-__all__ = ["ActionError", "CrowdBatch"]
+__all__ = ["ActionError", "CrowdBatch", "References"]
 
 _COMPILED_ACTIONS = frozenset(map(np.dtype, (np.float32, np.float64)))
 """The actions' dtypes the compiled step takes (others are widened to float64 first)."""
@@ -48,12 +42,10 @@ _COMPILED_ACTIONS = frozenset(map(np.dtype, (np.float32, np.float64)))
 class CrowdBatch:
     """B worlds x L learners with observation, action and reward conventions.
 
-    ``scenario``: the configuration's ``ScenarioSource``; ``reference``: the shaping reference
-    (a policy with ``act(obs (K, dim)) -> (K, 2)``), or None; ``residual_reference`` and
-    ``potential_reference``: the baselines (same interface) whose actions the residual action
-    mode corrects and whose desired velocity the shaping potential measures agreement with, or
-    None. ``parallel=True`` spreads the worlds
-    over threads, ``trace=True`` records the steering vectors (see ``Simulator``).
+    ``scenario``: the configuration's ``ScenarioSource``; ``references``: the baselines of the
+    shaping, residual actions and shaping potential (``priors.References``; the batch's
+    ``priors`` use them). ``parallel=True`` spreads the worlds over threads, ``trace=True``
+    records the steering vectors (see ``Simulator``).
 
     ``extension``: the scenario's own reward terms and observation blocks, computed in numpy
     around the compiled step (``crowdsteer.envs.extend``), or None. It names its terms
@@ -69,10 +61,8 @@ class CrowdBatch:
         scenario: Any,
         num_worlds: int = 1,
         parallel: bool = False,
-        reference: Any = None,
         trace: bool = False,
-        residual_reference: Any = None,
-        potential_reference: Any = None,
+        references: References | None = None,
         extension: Any = None,
     ):
         self.config = config
@@ -102,22 +92,13 @@ class CrowdBatch:
             observe_scratch(self.sim.counts.total, c.obs_neighbours, c.obs_obstacles, c.obs_walls)
             for _ in self.sim.chunks
         ]
-        self._finish_entry = None
-        self._observe_entry = None
-        self._desired_entry = None
-        self._reference = reference if config.shaping_weight > 0 else None
-        self._residual = residual_reference if config.action_mode == "residual" else None
-        if self._residual is None and config.action_mode == "residual":
-            raise ValueError("action_mode='residual' needs the residual_reference baseline")
-        self._potential_reference = potential_reference
-        needs_reference = config.potential not in (None, GOAL_DISTANCE)
-        if needs_reference and potential_reference is None:
-            raise ValueError(f"potential={config.potential!r} needs a potential_reference")
-        self.potential = np.zeros((b, n_l))
+        self._finish_entry = self._observe_entry = self._desired_entry = None
+        self.priors = Priors(config, references or References(), (b, n_l))
+        self.potential = self.priors.potential
         """(B, L) shaping potential ``Phi`` of each learner's current state (0 without one)."""
         self._fused_entries: dict[np.dtype, Any] = {}  # one compiled entry per actions' dtype
-        staged = self._reference is not None or self._residual is not None
-        self._fused = len(self.sim.chunks) == 1 and not staged and config.potential is None
+        staged = self.priors.before_step or config.potential is not None
+        self._fused = len(self.sim.chunks) == 1 and not staged
         self._fused_params = self.sim.params
         self._fused_tail = self._fused_arguments()
 
@@ -257,11 +238,12 @@ class CrowdBatch:
     def _advance_staged(self, actions: np.ndarray) -> None:
         sim = self.sim
         checked = self.check_actions(actions)
-        if self._residual is not None:
-            checked = self.residual_actions(checked)
+        priors = self.priors
+        if priors.residual_reference is not None:
+            checked = priors.residual_actions(self.obs, checked)
         desired = self.desired_velocity(checked, sim.buffers.desired)
-        if self._reference is not None:
-            self.learners.shaping[:] = self._shaping(desired)
+        if priors.shaping_reference is not None:
+            self.learners.shaping[:] = priors.shaping(self.obs, desired, self.desired_velocity)
         sim.step()  # 1. actions (above), 2. physics: steer, move, collide, events
         args = (self.learners, sim.buffers, sim.state.step_count, sim.params)
         if self._finish_entry is None:
@@ -269,18 +251,8 @@ class CrowdBatch:
         self._finish_entry(*args)  # 3. rewards and flags
         # 4. observations; learners that had already left keep their terminal observation
         self._observe(self.learners.alive_before)
-        lb = self.learners
         if self.config.potential is not None:  # 5. potential-based shaping, on the new state
-            add_potential_term(
-                lb.alive_before,
-                lb.terminated,
-                self.potential,
-                self.potential_of_state(),
-                float(self.config.potential_gamma),
-                POTENTIAL,
-                lb.terms,
-                lb.reward,
-            )
+            priors.add_potential(self.learners, self.potential_of_state())
 
     def _advance_fused(self, actions: np.ndarray) -> None:
         a = self._checked_dtype(actions)
@@ -312,40 +284,10 @@ class CrowdBatch:
             )
         self.sim.run_chunks(self._observe_entry, (s, which, c, self.obs), self._observe_scratch)
 
-    def residual_actions(self, actions: np.ndarray) -> np.ndarray:
-        """The actions (B, L, 2) applied in residual mode: the reference baseline's actions on
-        the current observations corrected by clipped ``actions: (B, L, 2)``
-        (``priors.compose_residual``)."""
-        flat = self.obs.reshape(-1, self.layout.dim)
-        ref = np.asarray(self._residual.act(flat), dtype=np.float64)
-        out = np.empty_like(ref)
-        res = np.ascontiguousarray(actions, dtype=np.float64).reshape(-1, 2)
-        compose_residual(ref, res, float(self.config.residual_scale), out)
-        return out.reshape(actions.shape)
-
     def potential_of_state(self) -> np.ndarray:
         """(B, L) shaping potential ``Phi`` of every learner in the current state (its current
         observation, for a baseline's potential); see ``envs.core.priors``."""
-        c, s = self.config, self.sim.state
-        out = np.zeros((self.num_worlds, self.num_learners))
-        if c.potential == GOAL_DISTANCE:
-            goal_distance_potential(s.pos, s.goal, float(c.potential_weight), out)
-        elif c.potential is not None:
-            flat = self.obs.reshape(-1, self.layout.dim)
-            ref_actions = self._potential_reference.act(flat).reshape(self.obs.shape[:2] + (2,))
-            ref = np.ascontiguousarray(self.desired_velocity(ref_actions))
-            agreement_potential(s.vel, s.v_pref, ref, float(c.potential_weight), out)
-        return out
-
-    def _shaping(self, desired: np.ndarray) -> np.ndarray:
-        """``shaping_weight x cos`` between each learner's desired velocity and the reference's."""
-        flat = self.obs.reshape(-1, self.layout.dim)
-        ref_actions = np.clip(self._reference.act(flat), -1.0, 1.0)
-        ref = self.desired_velocity(ref_actions.reshape(self.obs.shape[:2] + (2,)))
-        dot = (desired * ref).sum(-1)
-        norms = np.linalg.norm(desired, axis=-1) * np.linalg.norm(ref, axis=-1)
-        cos = np.where(norms > 1e-9, dot / np.maximum(norms, 1e-9), 0.0)
-        return self.config.shaping_weight * cos
+        return self.priors.potential_of(self.obs, self.sim.state, self.desired_velocity)
 
     # ------------------------------------------------------------------ info
     def learner_info(self, b: int, i: int) -> dict:

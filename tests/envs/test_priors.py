@@ -85,7 +85,7 @@ def test_residual_actions_change_the_motion():
     batch.seed(0)
     batch.reset()
     # goal_seek heads to the goal at full speed; a residual of -1 on x cancels it
-    applied = batch.residual_actions(np.array([[[-1.0, 0.5], [0.0, 0.0]]]))
+    applied = batch.priors.residual_actions(batch.obs, np.array([[[-1.0, 0.5], [0.0, 0.0]]]))
     np.testing.assert_allclose(applied[0, 0], [0.0, 0.5], atol=1e-6)
     np.testing.assert_allclose(applied[0, 1], [1.0, 0.0], atol=1e-6)
 
