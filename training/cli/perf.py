@@ -23,6 +23,17 @@ def int_list(text: str) -> list[int]:
     return values
 
 
+def seed_list(text: str) -> list[int]:
+    """Argument type: comma-separated seeds (integers >= 0), e.g. ``0,1,2``."""
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if not values or min(values) < 0:
+        raise argparse.ArgumentTypeError(f"must be integers >= 0 like 0,1,2, got {text!r}")
+    return values
+
+
 def seconds(low_inclusive: bool) -> Callable[[str], float]:
     """Argument type: a finite number of seconds, ``>= 0`` or ``> 0``."""
     bound = ">= 0" if low_inclusive else "> 0"
@@ -48,6 +59,16 @@ def _bench_speed(args: argparse.Namespace) -> int:
 
 def _bench_peers(args: argparse.Namespace) -> int:
     from ..perf.peers import run
+
+    return run(args)
+
+
+def _time_to_solve(args: argparse.Namespace) -> int:
+    from ..support import preflight
+
+    if "recipe" in args.sides:
+        preflight.require(("stable_baselines3",), "crowdsteer time-to-solve")
+    from ..perf.time_to_solve import run
 
     return run(args)
 
@@ -188,6 +209,50 @@ def add_perf_commands(commands: Commands) -> None:
         "--rounds", type=ca.int_at_least(1), default=5, help="windows per side, interleaved"
     )
     p.add_argument("--json", action="store_true", help="one JSON object")
+
+    p = commands.add(
+        "time-to-solve",
+        _time_to_solve,
+        "CPU seconds to LM-SARL's row: crowdsteer's recipe beside CrowdNav's own SARL training",
+        "Trains the crowdnav recipe (one torch thread) per seed until its validation during\n"
+        "training reaches the target (LM-SARL's row: success >= 0.99, collisions <= 0.01,\n"
+        "time to goal <= 10.46 s), reading the process's CPU at each evaluation; beside it runs\n"
+        "CrowdNav's own training loop (imitation learning, then RL) from a checkout for a CPU\n"
+        "budget and extrapolates its published schedule, with a 95 % interval. Writes\n"
+        "OUT/time_to_solve.json and prints a table.",
+    )
+    p.add_argument("--seeds", type=seed_list, default=[0], help="the recipe's seeds, e.g. 0,1,2")
+    p.add_argument(
+        "--sides",
+        type=lambda text: [v.strip() for v in text.split(",") if v.strip()],
+        default=["recipe", "peer"],
+        help="comma-separated: recipe (crowdsteer), peer (CrowdNav)",
+    )
+    p.add_argument(
+        "--max-cpu",
+        type=seconds(False),
+        default=1800.0,
+        help="CPU seconds after which a seed's run stops without the target",
+    )
+    p.add_argument("--target-success", type=float, default=0.99, help="success rate at least")
+    p.add_argument("--target-collision", type=float, default=0.01, help="collision rate at most")
+    p.add_argument("--target-time", type=float, default=10.46, help="time to goal at most [s]")
+    p.add_argument("--crowdnav-root", default=None, help="a checkout of CrowdNav (its sources)")
+    p.add_argument(
+        "--crowdnav-python",
+        default=None,
+        help="Python of a venv with CrowdNav's requirements (torch, gym 0.15.7, Python-RVO2)",
+    )
+    p.add_argument(
+        "--peer-cpu", type=seconds(False), default=600.0, help="CPU seconds of CrowdNav's loop"
+    )
+    p.add_argument(
+        "--peer-policy",
+        choices=["sarl", "lstm_rl", "cadrl"],
+        default="sarl",
+        help="CrowdNav's policy to train",
+    )
+    p.add_argument("--out", default="runs/time_to_solve", help="folder of the runs and the JSON")
 
     p = commands.add(
         "bench-memory",

@@ -47,7 +47,9 @@ def evaluate_model(
 class EvalCallback(BaseCallback):
     """Evaluate at the start, then at growing gaps (``every / 10`` up to ``every`` environment
     steps) and at the end: log ``eval/*``, append to ``progress.csv``/``evals.json``, and save
-    ``best/model.zip`` + ``best/vecnormalize.json`` when the success rate improves."""
+    ``best/model.zip`` + ``best/vecnormalize.json`` when the success rate improves. Each row
+    also counts the training episodes finished so far (``train_episodes``: every learner's episode
+    that ended, by arrival, collision or time limit, in the vector env)."""
 
     def __init__(self, run_dir: Path, config: dict[str, Any], every: int, episodes: int, seed: int):
         super().__init__()
@@ -64,6 +66,7 @@ class EvalCallback(BaseCallback):
         self._t0 = time.time()
         self._cpu0 = time.process_time()
         self._eval_s = 0.0  # wall time spent in evaluations
+        self._episodes = 0  # training episodes finished
         self._before = {"wall_s": 0.0, "cpu_s": 0.0, "eval_s": 0.0}  # spent before a resume
 
     def _on_training_start(self) -> None:
@@ -80,6 +83,7 @@ class EvalCallback(BaseCallback):
             "wall_s": self._before["wall_s"] + time.time() - self._t0,
             "cpu_s": self._before["cpu_s"] + time.process_time() - self._cpu0,
             "eval_s": self._before["eval_s"] + self._eval_s,
+            "train_episodes": self._episodes,
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -88,8 +92,11 @@ class EvalCallback(BaseCallback):
         self.best = float(state["best"])
         self._next = int(state["next"])
         self._before = {k: float(state[k]) for k in ("wall_s", "cpu_s", "eval_s")}
+        self._episodes = int(state.get("train_episodes", 0))
 
     def _on_step(self) -> bool:
+        # the vector env reports a finished episode by an ``episode`` entry in its info
+        self._episodes += sum("episode" in info for info in self.locals.get("infos", ()))
         if self.num_timesteps >= self._next:
             self._next = self.num_timesteps + max(1, self.gap())
             self.evaluate()
@@ -120,6 +127,7 @@ class EvalCallback(BaseCallback):
             "wall_s": round(wall, 2),
             "train_wall_s": round(wall - before["eval_s"] - self._eval_s, 2),
             "cpu_s": round(before["cpu_s"] + time.process_time() - self._cpu0, 2),
+            "train_episodes": self._episodes,
             **metrics,
         }
         self.history.append(row)
