@@ -34,6 +34,7 @@ from crowdsteer.envs.steering.registry import (
     TRACE_YELLOW,
 )
 from crowdsteer.envs.steering.right_of_way import RightOfWayParams, right_of_way_debug
+from crowdsteer.envs.steering.senses import Bodies, Body, Neighbours, Obstacles
 
 from . import primitives as pr
 from ._pygame import pygame
@@ -319,13 +320,10 @@ def overlay_data_from_state(
             nb_pos, _, nb_rad = _neighbours(view, b, cfg.sensing_radius, True, seen(b))
             speed = float(np.hypot(*view.vel[b]))
             _, chosen, c = detection_box_debug(
-                view.pos[b][None],
-                float(view.heading[b]),
+                Bodies(view.pos[b][None], heading=view.heading[b], radius=view.radius[b]),
                 speed,
-                float(view.v_pref[b]),
-                float(view.radius[b]),
-                nb_pos[None],
-                nb_rad[None],
+                view.v_pref[b],
+                Obstacles(nb_pos[None], nb_rad[None]),
                 params=cfg.detection_box,
             )
             corners.append(c[0])
@@ -338,16 +336,10 @@ def overlay_data_from_state(
         segs, desired, cross = [], [], []
         for b in walkers:
             nb_pos, nb_vel, nb_rad = _neighbours(view, b, cfg.sensing_radius, False, seen(b))
+            (px, py), (vx, vy), (tx, ty) = view.pos[b], view.vel[b], view.goal[b]
+            me = Body(px, py, vx, vy, tx=tx, ty=ty, radius=view.radius[b], v_pref=view.v_pref[b])
             dbg = right_of_way_debug(
-                view.pos[b],
-                view.goal[b],
-                view.vel[b],
-                float(view.radius[b]),
-                float(view.v_pref[b]),
-                nb_pos,
-                nb_vel,
-                nb_rad,
-                params=cfg.right_of_way,
+                me, Neighbours(nb_pos, nb_rad, vel=nb_vel), params=cfg.right_of_way
             )
             checked = np.asarray(dbg.mode) > 0  # the neighbours the right-of-way check looked at
             segs += [dbg.desired_segment[None], dbg.current_segment[None]]

@@ -3,7 +3,13 @@
 Each behaviour has a per-body kernel ``<name>_one`` (callable from other compiled code) that takes
 the body and what it senses as bundles (``Body`` and ``Senses``; the flock's ``Unit``, ``Mates``,
 ``Obstacles`` and ``Target``), a batch function ``<name>`` over a leading batch dimension, and a
-``NamedTuple`` of parameters defaulting to the article's constants. Nothing here imports the
+``NamedTuple`` of parameters defaulting to the article's constants. The batch functions of ORCA,
+the social force, right of way and the detection box take their bodies, neighbours and obstacles
+as bundles too (``Bodies``, ``Neighbours``, ``Obstacles``, the social force's ``Walls``), the
+flock's as ``Units``, ``Mates`` and ``Obstacles``::
+
+    velocity = orca(Bodies(pos, vel, radius=0.3), pref_vel, 1.3, Neighbours(nb_pos, 0.3, n, nb_vel))
+ Nothing here imports the
 environment core. Below it: the compiled primitives (``crowdsteer.envs.kernels``).
 """
 
@@ -22,9 +28,9 @@ from .flocking import (
     WIDE,
     FlockingParams,
     Mates,
-    Obstacles,
     Target,
     Unit,
+    Units,
     flocking,
     flocking_one,
     flocking_turn_rate,
@@ -48,7 +54,7 @@ from .right_of_way import (
     right_of_way_one,
 )
 from .seek import ArriveParams, arrive, arrive_one, seek, seek_one
-from .senses import Body, Senses, senses_of
+from .senses import Bodies, Body, Neighbours, Obstacles, Senses, senses_of
 from .side_choice import (
     SideChoiceDebug,
     SideChoiceParams,
@@ -58,6 +64,7 @@ from .side_choice import (
 )
 from .social_force import (
     SocialForceParams,
+    Walls,
     social_force,
     social_force_acceleration,
     social_force_one,
@@ -68,11 +75,13 @@ __all__ = [
     "NARROW",
     "WIDE",
     "ArriveParams",
+    "Bodies",
     "Body",
     "CardioidParams",
     "DetectionBoxParams",
     "FlockingParams",
     "Mates",
+    "Neighbours",
     "Obstacles",
     "OrcaParams",
     "PathFollowParams",
@@ -84,6 +93,8 @@ __all__ = [
     "SocialForceParams",
     "Target",
     "Unit",
+    "Units",
+    "Walls",
     "arrive",
     "arrive_one",
     "cardioid",

@@ -15,18 +15,21 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import (
-    Range,
-    body_points,
-    broadcast,
-    bundle,
-    row_counts,
-    row_points,
-    typed_params,
-)
+from ..kernels.bundle import Range, broadcast, bundle, typed_params
 from ..kernels.geometry import EPS
 from ..kernels.jit import njit
-from .senses import Body, Senses, bodies_of, body_at, rows_of, senses_at, work_senses
+from .senses import (
+    Bodies,
+    Body,
+    Obstacles,
+    Rows,
+    Senses,
+    body_at,
+    checked_bodies,
+    obstacle_rows,
+    senses_at,
+    work_senses,
+)
 
 
 @bundle
@@ -184,52 +187,46 @@ def _direction_batch(seek_dir: np.ndarray, force: np.ndarray, gain: float) -> np
     return out
 
 
-def _prep(pos, heading, speed, max_speed, radius, obs_pos, obs_radius, n_obs):
+def _prep(
+    bodies: Bodies, speed: np.ndarray | float, max_speed: np.ndarray | float, obstacles: Obstacles
+) -> tuple[Bodies, Rows, np.ndarray]:
     """The bodies (preferred speed: the maximum speed), their obstacle rows and speeds ``(A,)``,
     checked and bundled for the batch kernel."""
-    pos = body_points("pos", pos)
-    a = pos.shape[0]
-    obs_pos = row_points("obs_pos", obs_pos, a)
+    bodies = checked_bodies(bodies)
+    a = bodies.pos.shape[0]
     return (
-        bodies_of(pos, heading=heading, radius=radius, v_pref=max_speed),
-        rows_of(obs_pos, obs_radius, row_counts("n_obs", n_obs, a, obs_pos.shape[1])),
+        bodies._replace(v_pref=broadcast(max_speed, (a,))),
+        obstacle_rows(obstacles, a),
         broadcast(speed, (a,)),
     )
 
 
 def detection_box(
-    pos: np.ndarray,
-    heading: np.ndarray,
-    speed: np.ndarray,
+    bodies: Bodies,
+    speed: np.ndarray | float,
     max_speed: np.ndarray | float,
-    radius: np.ndarray | float,
-    obs_pos: np.ndarray,
-    obs_radius: np.ndarray,
-    n_obs: np.ndarray | None = None,
+    obstacles: Obstacles,
     params: DetectionBoxParams | None = None,
 ) -> np.ndarray:
-    """Detection-box avoidance forces. ``pos: (A, 2)``, ``heading, speed, max_speed, radius:
-    (A,)`` (or scalars), ``obs_pos: (A, K, 2)``, ``obs_radius: (A, K)``, ``n_obs: (A,)`` (all K
-    when None) -> world-frame steering force ``(A, 2)``."""
-    args = _prep(pos, heading, speed, max_speed, radius, obs_pos, obs_radius, n_obs)
+    """Detection-box avoidance forces ``(A, 2)`` in the world frame of ``bodies: Bodies``
+    (``pos: (A, 2)``, ``heading, radius: (A,)`` read) moving at ``speed: (A,)`` of at most
+    ``max_speed: (A,)`` (or scalars), among their disc ``obstacles: Obstacles`` (``pos:
+    (A, M, 2)``, ``radius: (A, M)``, ``n: (A,)``, all ``M`` when None)."""
+    args = _prep(bodies, speed, max_speed, obstacles)
     return _batch(*args, typed_params(DetectionBoxParams, params))[0]
 
 
 def detection_box_debug(
-    pos: np.ndarray,
-    heading: np.ndarray,
-    speed: np.ndarray,
+    bodies: Bodies,
+    speed: np.ndarray | float,
     max_speed: np.ndarray | float,
-    radius: np.ndarray | float,
-    obs_pos: np.ndarray,
-    obs_radius: np.ndarray,
-    n_obs: np.ndarray | None = None,
+    obstacles: Obstacles,
     params: DetectionBoxParams | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Same inputs as :func:`detection_box`; returns ``(force (A, 2), chosen (A,) int64,
     corners (A, 4, 2))`` for overlays: the index of the obstacle avoided (-1 for none) and the box
     corners in the world frame (rear right, front right, front left, rear left)."""
-    args = _prep(pos, heading, speed, max_speed, radius, obs_pos, obs_radius, n_obs)
+    args = _prep(bodies, speed, max_speed, obstacles)
     return _batch(*args, typed_params(DetectionBoxParams, params))
 
 

@@ -38,6 +38,7 @@ from ..kernels.bundle import (
 )
 from ..kernels.geometry import EPS
 from ..kernels.jit import njit
+from .senses import Obstacles, obstacle_rows
 
 WIDE = 0
 """Wide view: everything but a cone behind the unit (the book's WideView)."""
@@ -104,22 +105,14 @@ class Unit(NamedTuple):
 @bundle
 class Mates(NamedTuple):
     """The units a flock unit may see: ``pos, vel: (K, 2)``, ``interceptor: (K,)`` bool, the
-    first ``n`` rows filled (the batch call holds every unit's with a leading axis ``A``)."""
+    first ``n`` rows filled. The batch call :func:`flocking` holds every unit's with a leading
+    axis ``A``: ``pos: (A, K, 2)``, ``vel: (A, K, 2)`` and ``interceptor: (A, K)`` (or
+    broadcastable to them: at rest, chasers by default), ``n: (A,)`` (all ``K`` when None)."""
 
     pos: np.ndarray
-    vel: np.ndarray
-    interceptor: np.ndarray
-    n: int
-
-
-@bundle
-class Obstacles(NamedTuple):
-    """Static discs a flock unit avoids: ``pos: (M, 2)``, ``radius: (M,)``, the first ``n`` rows
-    filled (the batch call holds every unit's with a leading axis ``A``)."""
-
-    pos: np.ndarray
-    radius: np.ndarray
-    n: int
+    vel: np.ndarray | float = 0.0
+    interceptor: np.ndarray | bool = False
+    n: np.ndarray | int | None = None
 
 
 @bundle
@@ -134,15 +127,17 @@ class Target(NamedTuple):
 
 @bundle
 class Units(NamedTuple):
-    """A batch call's units: ``pos, vel: (A, 2)``, ``heading: (A,)``, ``interceptor,
-    chase: (A,)`` bool, ``view_mode: (A,)`` int; row ``a`` is a ``Unit``."""
+    """A batch call's units: ``pos, vel: (A, 2)``, ``heading: (A,)`` (radians),
+    ``interceptor: (A,)`` bool (else a chaser), ``view_mode: (A,)`` (``WIDE``, ``LIMITED``,
+    ``NARROW``) and ``chase: (A,)`` bool (whether it chases the target when it leads); all but
+    ``pos`` may be scalars, shared by every unit. Row ``a`` is a ``Unit``."""
 
     pos: np.ndarray
-    heading: np.ndarray
+    heading: np.ndarray | float
     vel: np.ndarray
-    interceptor: np.ndarray
-    view_mode: np.ndarray
-    chase: np.ndarray
+    interceptor: np.ndarray | bool = False
+    view_mode: np.ndarray | int = WIDE
+    chase: np.ndarray | bool = True
 
 
 @njit(cache=True)
@@ -355,58 +350,46 @@ def _turn_rate_batch(force: np.ndarray, params: FlockingParams) -> np.ndarray:
 
 
 def flocking(
-    pos: np.ndarray,
-    heading: np.ndarray,
-    vel: np.ndarray,
-    interceptor: np.ndarray | bool,
-    nb_pos: np.ndarray,
-    nb_vel: np.ndarray,
-    nb_interceptor: np.ndarray,
-    n_nb: np.ndarray,
-    obs_pos: np.ndarray,
-    obs_radius: np.ndarray,
-    n_obs: np.ndarray,
+    units: Units,
+    mates: Mates,
+    obstacles: Obstacles | None,
     target_pos: np.ndarray,
     target_vel: np.ndarray,
-    view_mode: np.ndarray | int = WIDE,
-    chase: np.ndarray | bool = True,
     params: FlockingParams | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Lateral steering forces of a batch of units.
+    """Lateral steering forces of a batch of ``units: Units`` (``A`` of them).
 
-    ``pos, vel: (A, 2)``, ``heading: (A,)``, ``interceptor: (A,)`` bool, ``nb_pos, nb_vel:
-    (A, K, 2)``, ``nb_interceptor: (A, K)`` bool, ``n_nb: (A,)``, ``obs_pos: (A, M, 2)``,
-    ``obs_radius: (A, M)``, ``n_obs: (A,)``, ``target_pos, target_vel: (A, 2)`` (or ``(2,)``,
-    shared), ``view_mode`` (WIDE, LIMITED, NARROW) and ``chase``: scalars or ``(A,)``.
+    ``mates: Mates`` are the units each one may see (``pos, vel: (A, K, 2)``, ``interceptor:
+    (A, K)``, ``n: (A,)``), ``obstacles: Obstacles`` the static discs it avoids (``pos:
+    (A, M, 2)``, ``radius: (A, M)``, ``n: (A,)``; none when None), ``target_pos, target_vel:
+    (A, 2)`` (or ``(2,)``, shared) the target's position and velocity.
     Returns ``(force (A,), leader (A,) bool)``; force > 0 turns left (counter-clockwise).
     """
-    pos = body_points("pos", pos)
+    pos = body_points("units.pos", units.pos)
     a = pos.shape[0]
-    nb_pos = row_points("nb_pos", nb_pos, a)
-    obs_pos = row_points("obs_pos", obs_pos, a, "M")
-    n_nb = row_counts("n_nb", n_nb, a, nb_pos.shape[1])
-    n_obs = row_counts("n_obs", n_obs, a, obs_pos.shape[1], "M")
-    view = broadcast(view_mode, (a,), np.int64)
+    nb_pos = row_points("mates.pos", mates.pos, a)
+    view = broadcast(units.view_mode, (a,), np.int64)
     if np.any((view < WIDE) | (view > NARROW)):
         raise ValueError("view_mode must be WIDE (0), LIMITED (1) or NARROW (2)")
     units = Units(
         pos,
-        broadcast(heading, (a,)),
-        broadcast(vel, (a, 2)),
-        broadcast(interceptor, (a,), np.bool_),
+        broadcast(units.heading, (a,)),
+        broadcast(units.vel, (a, 2)),
+        broadcast(units.interceptor, (a,), np.bool_),
         view,
-        broadcast(chase, (a,), np.bool_),
+        broadcast(units.chase, (a,), np.bool_),
     )
     mates = Mates(
         nb_pos,
-        broadcast(nb_vel, nb_pos.shape),
-        broadcast(nb_interceptor, nb_pos.shape[:2], np.bool_),
-        n_nb,
+        broadcast(mates.vel, nb_pos.shape),
+        broadcast(mates.interceptor, nb_pos.shape[:2], np.bool_),
+        row_counts("mates.n", mates.n, a, nb_pos.shape[1]),
     )
+    discs = obstacle_rows(obstacles, a)
     return _batch(
         units,
         mates,
-        Obstacles(obs_pos, broadcast(obs_radius, obs_pos.shape[:2]), n_obs),
+        Obstacles(discs.pos, discs.radius, discs.n),
         broadcast(target_pos, (a, 2)),
         broadcast(target_vel, (a, 2)),
         typed_params(FlockingParams, params),

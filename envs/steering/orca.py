@@ -19,18 +19,22 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import (
-    Range,
-    body_points,
-    broadcast,
-    bundle,
-    row_counts,
-    row_points,
-    typed_params,
-)
+from ..kernels.bundle import Range, broadcast, bundle, typed_params
 from ..kernels.geometry import EPS
 from ..kernels.jit import njit
-from .senses import Body, Senses, bodies_of, body_at, rows_of, work_senses
+from .senses import (
+    Bodies,
+    Body,
+    Neighbours,
+    Obstacles,
+    Rows,
+    Senses,
+    body_at,
+    checked_bodies,
+    neighbour_rows,
+    obstacle_rows,
+    work_senses,
+)
 
 
 @bundle
@@ -415,47 +419,30 @@ def _lines_batch(bodies, nb, obs, params):
     return lines, count
 
 
-def _prep(pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs):
+def _prep(
+    bodies: Bodies, neighbours: Neighbours, obstacles: Obstacles | None
+) -> tuple[Bodies, Rows, Rows]:
     """The bodies, their neighbour rows and their disc rows, checked and bundled."""
-    pos = body_points("pos", pos)
-    a = pos.shape[0]
-    nb_pos = row_points("nb_pos", nb_pos, a)
-    if obs_pos is None:
-        obs_pos = np.zeros((a, 0, 2))
-        obs_radius = np.zeros((a, 0))
-        n_obs = 0
-    obs_pos = row_points("obs_pos", obs_pos, a, "M")
-    return (
-        bodies_of(pos, vel=vel, radius=radius),
-        rows_of(nb_pos, nb_radius, row_counts("n_nb", n_nb, a, nb_pos.shape[1]), nb_vel),
-        rows_of(obs_pos, obs_radius, row_counts("n_obs", n_obs, a, obs_pos.shape[1], "M")),
-    )
+    bodies = checked_bodies(bodies)
+    a = bodies.pos.shape[0]
+    return bodies, neighbour_rows(neighbours, a), obstacle_rows(obstacles, a)
 
 
 def orca(
-    pos: np.ndarray,
-    vel: np.ndarray,
-    radius: np.ndarray | float,
+    bodies: Bodies,
     pref_vel: np.ndarray,
     max_speed: np.ndarray | float,
-    nb_pos: np.ndarray,
-    nb_vel: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: np.ndarray,
-    obs_pos: np.ndarray | None = None,
-    obs_radius: np.ndarray | None = None,
-    n_obs: np.ndarray | None = None,
+    neighbours: Neighbours,
+    obstacles: Obstacles | None = None,
     params: OrcaParams | None = None,
 ) -> np.ndarray:
-    """ORCA velocities ``(A, 2)``.
-
-    ``pos, vel, pref_vel: (A, 2)``, ``radius, max_speed: (A,)``, neighbours ``nb_pos, nb_vel:
-    (A, K, 2)``, ``nb_radius: (A, K)``, ``n_nb: (A,)``; static disc obstacles ``obs_pos:
-    (A, M, 2)``, ``obs_radius: (A, M)``, ``n_obs: (A,)`` (none when ``obs_pos`` is None).
+    """ORCA velocities ``(A, 2)`` of ``bodies: Bodies`` (``pos, vel: (A, 2)``, ``radius: (A,)``
+    read), with preferred velocities ``pref_vel: (A, 2)`` and speed limits ``max_speed: (A,)``
+    (or a scalar). ``neighbours: Neighbours`` are the moving bodies each one avoids (``pos, vel:
+    (A, K, 2)``, ``radius: (A, K)``, ``n: (A,)``), ``obstacles: Obstacles`` its static discs
+    (``pos: (A, M, 2)``, ``radius: (A, M)``, ``n: (A,)``; none when None).
     """
-    bodies, nb, obs = _prep(
-        pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs
-    )
+    bodies, nb, obs = _prep(bodies, neighbours, obstacles)
     a = bodies.pos.shape[0]
     bodies = bodies._replace(v_pref=broadcast(max_speed, (a,)))  # ORCA's speed limit
     pref_vel = broadcast(pref_vel, (a, 2))
@@ -463,20 +450,13 @@ def orca(
 
 
 def orca_half_planes(
-    pos: np.ndarray,
-    vel: np.ndarray,
-    radius: np.ndarray | float,
-    nb_pos: np.ndarray,
-    nb_vel: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: np.ndarray,
-    obs_pos: np.ndarray | None = None,
-    obs_radius: np.ndarray | None = None,
-    n_obs: np.ndarray | None = None,
+    bodies: Bodies,
+    neighbours: Neighbours,
+    obstacles: Obstacles | None = None,
     params: OrcaParams | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The ORCA lines behind :func:`orca`, for checks and overlays: ``(lines (A, M + K, 4),
-    count (A,))``, rows ``(point_x, point_y, dir_x, dir_y)`` with the permitted velocities on the
-    left of ``dir``; the ``n_obs`` obstacle lines come first."""
-    args = _prep(pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs)
-    return _lines_batch(*args, typed_params(OrcaParams, params))
+    """The ORCA lines behind :func:`orca`, for checks and overlays, with the same ``bodies``,
+    ``neighbours`` and ``obstacles``: ``(lines (A, M + K, 4), count (A,))``, rows ``(point_x,
+    point_y, dir_x, dir_y)`` with the permitted velocities on the left of ``dir``; each body's
+    ``obstacles.n`` obstacle lines come first."""
+    return _lines_batch(*_prep(bodies, neighbours, obstacles), typed_params(OrcaParams, params))

@@ -40,11 +40,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import Range, broadcast, bundle, typed_params
+from ..kernels.bundle import Range, body_points, broadcast, bundle, row_points, typed_params
 from ..kernels.geometry import EPS, normalize, segment_intersection
 from ..kernels.jit import njit
 from .cardioid import _check_batch, _n_valid, cardioid_push
-from .senses import Body, Senses, body_at, senses_at, senses_of, work_senses
+from .senses import Bodies, Body, Neighbours, Senses, body_at, senses_at, senses_of, work_senses
 from .side_choice import (
     DBG_ADJUSTED_SUM,
     DBG_FINAL,
@@ -358,76 +358,57 @@ def _right_of_way_batch(bodies, rows, params):
 
 
 def right_of_way(
-    pos: np.ndarray,
-    target: np.ndarray,
-    vel: np.ndarray,
-    radius: np.ndarray | float,
-    v_pref: np.ndarray | float,
-    nb_pos: np.ndarray,
-    nb_vel: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: np.ndarray,
-    params: RightOfWayParams | None = None,
+    bodies: Bodies, neighbours: Neighbours, params: RightOfWayParams | None = None
 ) -> np.ndarray:
     """Unit desired directions ``(A, 2)`` with side choice and right of way.
 
-    ``pos, target, vel: (A, 2)``, ``radius, v_pref: (A,)`` or scalars,
-    ``nb_pos, nb_vel: (A, K, 2)``, ``nb_radius: (A, K)``, ``n_nb: (A,)`` valid rows per body.
-    ``(0, 0)`` for a body on its target.
+    ``bodies: Bodies``: ``pos, target, vel: (A, 2)``, ``radius, v_pref: (A,)`` or scalars read;
+    ``neighbours: Neighbours``: ``pos, vel: (A, K, 2)``, ``radius: (A, K)``, ``n: (A,)`` valid
+    rows per body (all ``K`` when None; at rest when ``vel`` is None). ``(0, 0)`` for a body on
+    its target.
     """
-    bodies, rows = _check_batch(pos, target, radius, nb_pos, nb_radius, n_nb)
+    pos = body_points("bodies.pos", bodies.pos)
+    a = pos.shape[0]
+    if bodies.target is None:
+        raise ValueError("bodies.target must be given: (A, 2)")
+    nb_pos = row_points("neighbours.pos", neighbours.pos, a)
+    k = nb_pos.shape[1]
+    nb_radius = broadcast(neighbours.radius, nb_pos.shape[:2])
+    n_nb = k if neighbours.n is None else neighbours.n
+    checked, rows = _check_batch(pos, bodies.target, bodies.radius, nb_pos, nb_radius, n_nb)
+    vel = np.zeros(pos.shape) if bodies.vel is None else bodies.vel
     vel = np.ascontiguousarray(vel, dtype=np.float64)
+    nb_vel = np.zeros(nb_pos.shape) if neighbours.vel is None else neighbours.vel
     nb_vel = np.ascontiguousarray(nb_vel, dtype=np.float64)
-    if vel.shape != bodies.pos.shape:
-        raise ValueError(f"vel must be {bodies.pos.shape}, got {vel.shape}")
-    if nb_vel.shape != rows.pos.shape:
-        raise ValueError(f"nb_vel must be {rows.pos.shape}, got {nb_vel.shape}")
-    bodies = bodies._replace(vel=vel, v_pref=broadcast(v_pref, bodies.radius.shape))
+    if vel.shape != pos.shape:
+        raise ValueError(f"bodies.vel must be {pos.shape}, got {vel.shape}")
+    if nb_vel.shape != nb_pos.shape:
+        raise ValueError(f"neighbours.vel must be {nb_pos.shape}, got {nb_vel.shape}")
+    checked = checked._replace(vel=vel, v_pref=broadcast(bodies.v_pref, (a,)))
     return _right_of_way_batch(
-        bodies, rows._replace(vel=nb_vel), typed_params(RightOfWayParams, params)
+        checked, rows._replace(vel=nb_vel), typed_params(RightOfWayParams, params)
     )
 
 
 def right_of_way_debug(
-    pos: np.ndarray,
-    target: np.ndarray,
-    vel: np.ndarray,
-    radius: float,
-    v_pref: float,
-    nb_pos: np.ndarray,
-    nb_vel: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: int | None = None,
-    params: RightOfWayParams | None = None,
+    me: Body, neighbours: Neighbours, params: RightOfWayParams | None = None
 ) -> RightOfWayDebug:
     """Look-ahead segments, crossings, timings and all side-choice vectors for one body.
 
-    ``pos, target, vel: (2,)``, ``nb_pos, nb_vel: (K, 2)``, ``nb_radius: (K,)``; ``n_nb`` defaults
-    to ``K``.
+    ``me: Body``: its position, velocity, target ``(tx, ty)``, radius and preferred speed are
+    read (its counts are those of ``neighbours``); ``neighbours: Neighbours`` without the batch
+    axis: ``pos, vel: (K, 2)``, ``radius: (K,)`` or a scalar, ``n`` defaults to ``K``.
     """
     p = typed_params(RightOfWayParams, params)
-    nb_pos = np.ascontiguousarray(nb_pos, dtype=np.float64).reshape(-1, 2)
-    nb_vel = np.ascontiguousarray(nb_vel, dtype=np.float64).reshape(-1, 2)
-    nb_radius = np.ascontiguousarray(nb_radius, dtype=np.float64).reshape(-1)
+    nb_pos = np.ascontiguousarray(neighbours.pos, dtype=np.float64).reshape(-1, 2)
     k = nb_pos.shape[0]
-    n = k if n_nb is None else max(0, min(int(n_nb), k))
+    nb_vel = np.zeros((k, 2)) if neighbours.vel is None else neighbours.vel
+    nb_vel = np.ascontiguousarray(nb_vel, dtype=np.float64).reshape(-1, 2)
+    nb_radius = broadcast(np.reshape(neighbours.radius, -1), (k,))
+    n = k if neighbours.n is None else max(0, min(int(neighbours.n), k))
     dbg_nb = np.zeros((k, N_NB_DEBUG))
     dbg = np.zeros(N_SUM_DEBUG)
-    pos = np.asarray(pos, np.float64)
-    target = np.asarray(target, np.float64)
-    vel = np.asarray(vel, np.float64)
-    me = Body(
-        px=float(pos[0]),
-        py=float(pos[1]),
-        vx=float(vel[0]),
-        vy=float(vel[1]),
-        tx=float(target[0]),
-        ty=float(target[1]),
-        radius=float(radius),
-        v_pref=float(v_pref),
-        n=n,
-        n_bodies=n,
-    )
+    me = typed_params(Body, me)._replace(n=n, n_bodies=n)  # float fields, int counts
     right_of_way_one(me, senses_of(nb_pos, nb_radius, nb_vel, dbg_nb, dbg), p)
     horizon = p.path_frames * p.frame_time
     other = np.stack([nb_pos[:n], nb_pos[:n] + nb_vel[:n] * horizon], axis=1)

@@ -4,7 +4,9 @@ The crowd fills them from the world state (``crowdsteer.envs.core.crowd``), the 
 learner's observation (``crowdsteer.baselines.observed``); the registry's adapters and the
 behaviours' per-body kernels read them. The library's batch functions hold the same values with a
 leading batch axis (``Bodies``, ``Rows``) and take out one body's bundles per row
-(:func:`body_at`, :func:`senses_at`); :func:`senses_of` builds a ``Senses`` from Python.
+(:func:`body_at`, :func:`senses_at`); :func:`senses_of` builds a ``Senses`` from Python. Their
+callers pass ``Bodies``, ``Neighbours`` and ``Obstacles``, checked and broadcast here into
+``Bodies`` and ``Rows`` (:func:`checked_bodies`, :func:`neighbour_rows`, :func:`obstacle_rows`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import broadcast, bundle
+from ..kernels.bundle import body_points, broadcast, bundle, row_counts, row_points
 from ..kernels.jit import njit
 
 
@@ -64,15 +66,41 @@ class Senses(NamedTuple):
 @bundle
 class Bodies(NamedTuple):
     """``A`` steering bodies of a batch call: ``pos, vel, target: (A, 2)``, ``heading, radius,
-    v_pref: (A,)`` (``heading`` in radians); zeros in the fields a behaviour does not read. Row
-    ``a`` is a ``Body`` (:func:`body_at`)."""
+    v_pref: (A,)`` (``heading`` in radians); the per-body fields may be scalars, shared by all.
+    A batch function reads the fields its docstring names; those left out are zeros (``vel`` and
+    ``target`` when None). Row ``a`` is a ``Body`` (:func:`body_at`)."""
 
     pos: np.ndarray
-    vel: np.ndarray
-    heading: np.ndarray
-    target: np.ndarray
-    radius: np.ndarray
-    v_pref: np.ndarray
+    vel: np.ndarray | None = None
+    heading: np.ndarray | float = 0.0
+    target: np.ndarray | None = None
+    radius: np.ndarray | float = 0.0
+    v_pref: np.ndarray | float = 0.0
+
+
+class Neighbours(NamedTuple):
+    """The moving bodies each body of a batch call senses: ``pos: (A, K, 2)``, ``radius:
+    (A, K)`` (or a scalar), the first ``n: (A,)`` rows of each body filled (all ``K`` when None),
+    ``vel: (A, K, 2)`` (at rest when None) and ``facing: (A, K, 2)``, the unit directions they
+    face (where they move when None). A one-body debug view takes one body's rows, without the
+    leading axis: ``pos, vel, facing: (K, 2)``, ``radius: (K,)``, ``n`` an int."""
+
+    pos: np.ndarray
+    radius: np.ndarray | float = 0.0
+    n: np.ndarray | int | None = None
+    vel: np.ndarray | None = None
+    facing: np.ndarray | None = None
+
+
+@bundle
+class Obstacles(NamedTuple):
+    """Static discs a body avoids: ``pos: (M, 2)``, ``radius: (M,)``, the first ``n`` rows
+    filled. A batch call holds every body's with a leading axis ``A`` (``n: (A,)``, all ``M``
+    when None; ``radius`` may be a scalar)."""
+
+    pos: np.ndarray
+    radius: np.ndarray | float = 0.0
+    n: np.ndarray | int | None = None
 
 
 @bundle
@@ -107,6 +135,30 @@ def bodies_of(
         broadcast(radius, (a,)),
         broadcast(v_pref, (a,)),
     )
+
+
+def checked_bodies(bodies: Bodies) -> Bodies:
+    """``bodies`` as the batch kernels take them: ``pos`` checked as ``(A, 2)`` float64, the other
+    fields broadcast to their shapes (:func:`bodies_of`)."""
+    pos = body_points("bodies.pos", bodies.pos)
+    return bodies_of(pos, *bodies[1:])
+
+
+def neighbour_rows(neighbours: Neighbours, a: int) -> Rows:
+    """``Rows`` of the ``neighbours`` of ``a`` bodies, checked and broadcast (:func:`rows_of`)."""
+    pos = row_points("neighbours.pos", neighbours.pos, a)
+    n = row_counts("neighbours.n", neighbours.n, a, pos.shape[1])
+    return rows_of(pos, neighbours.radius, n, neighbours.vel, neighbours.facing)
+
+
+def obstacle_rows(obstacles: Obstacles | None, a: int) -> Rows:
+    """``Rows`` (at rest) of the disc ``obstacles`` of ``a`` bodies, checked and broadcast;
+    none when ``obstacles`` is None."""
+    if obstacles is None:
+        obstacles = Obstacles(np.zeros((a, 0, 2)))
+    pos = row_points("obstacles.pos", obstacles.pos, a, "M")
+    n = row_counts("obstacles.n", obstacles.n, a, pos.shape[1], "M")
+    return rows_of(pos, obstacles.radius, n)
 
 
 def rows_of(

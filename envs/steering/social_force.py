@@ -42,18 +42,21 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..kernels.bundle import (
-    Range,
-    body_points,
-    broadcast,
-    bundle,
-    row_counts,
-    row_points,
-    typed_params,
-)
+from ..kernels.bundle import Range, broadcast, bundle, row_counts, typed_params
 from ..kernels.geometry import EPS, closest_point_on_segment
 from ..kernels.jit import njit
-from .senses import Body, Senses, bodies_of, body_at, rows_of, senses_at, work_senses
+from .senses import (
+    Bodies,
+    Body,
+    Neighbours,
+    Rows,
+    Senses,
+    body_at,
+    checked_bodies,
+    neighbour_rows,
+    senses_at,
+    work_senses,
+)
 
 MAX_EXPONENT = 50.0
 """Cap of ``(r_ij - d_ij) / B``: deep overlaps push hard but finitely (exp(50) ~ 5e21)."""
@@ -148,7 +151,7 @@ def social_force_one(
         ay += mag * dy / d
         if params.evasion > 0.0 and j < me.n_bodies:
             tx, ty = evasion_turn(
-                vx, vy, ex, ey, -dx / d, -dy / d, d, sense.vel[j], sense.facing[j], params
+                (vx, vy), (ex, ey), (-dx / d, -dy / d), d, sense.vel[j], sense.facing[j], params
             )
             ax += tx
             ay += ty
@@ -168,10 +171,10 @@ def social_force_one(
 
 
 @njit(cache=True, inline="always")
-def evasion_turn(vx, vy, ex, ey, ux, uy, d, other_vel, other_facing, params):
-    """Acceleration ``(ax, ay)`` that turns a body (velocity ``(vx, vy)``, desired direction
-    ``(ex, ey)``) aside from one oncoming walker (velocity ``other_vel``, facing the unit
-    ``other_facing``) ``d`` m away in the unit direction ``(ux, uy)``:
+def evasion_turn(vel, desired, toward, d, other_vel, other_facing, params):
+    """Acceleration ``(ax, ay)`` that turns a body (velocity ``vel = (vx, vy)``, desired direction
+    ``desired = (ex, ey)``) aside from one oncoming walker (velocity ``other_vel: (2,)``, facing the
+    unit ``other_facing: (2,)``) ``d`` m away in the unit direction ``toward = (ux, uy)``:
     the directional-change term of Moussaid, Helbing, Garnier, Johansson, Combe and Theraulaz
     2009 ("Experimental study of the behavioural mechanisms underlying self-organization in human
     crowds", Proc. R. Soc. B 276: 2755-2762), ``-A exp(-d/B - (n B theta)^2) sign(theta) n_t``.
@@ -182,6 +185,9 @@ def evasion_turn(vx, vy, ex, ey, ux, uy, d, other_vel, other_facing, params):
     rather than where they move: in a dense counterflow an oncoming walker stands or is pushed
     back toward one, and still faces one. The article's deceleration term is left to the
     repulsion and the time gap."""
+    vx, vy = vel
+    ex, ey = desired
+    ux, uy = toward
     if other_facing[0] * ex + other_facing[1] * ey >= 0.0:
         return 0.0, 0.0
     ovx, ovy = other_vel[0], other_vel[1]
@@ -264,77 +270,65 @@ def _velocity_batch(bodies, rows, desired_dir, max_speed, walls, n_walls, p):
     return out
 
 
-def _prep(pos, vel, radius, desired_dir, v_pref, neighbours, walls, n_walls):
-    """The bodies, their neighbour rows (from ``neighbours``: positions, radii, counts,
-    velocities and facings), desired directions ``(A, 2)``, walls ``(A, W, 2, 2)`` and wall
-    counts ``(A,)``, checked and bundled for the batch kernels."""
-    nb_pos, nb_radius, n_nb, nb_vel, nb_facing = neighbours
-    pos = body_points("pos", pos)
-    a = pos.shape[0]
-    nb_pos = row_points("nb_pos", nb_pos, a)
+class Walls(NamedTuple):
+    """Each body's wall segments in a batch call: ``segments: (A, W, 2, 2)`` (two end points per
+    wall), the first ``n: (A,)`` of each body's filled (all ``W`` when None)."""
+
+    segments: np.ndarray
+    n: np.ndarray | int | None = None
+
+
+def _prep(
+    bodies: Bodies, desired_dir: np.ndarray, neighbours: Neighbours, walls: Walls | None
+) -> tuple[Bodies, Rows, np.ndarray, np.ndarray, np.ndarray]:
+    """The bodies, their neighbour rows, desired directions ``(A, 2)``, walls ``(A, W, 2, 2)``
+    and wall counts ``(A,)``, checked and bundled for the batch kernels."""
+    bodies = checked_bodies(bodies)
+    a = bodies.pos.shape[0]
     if walls is None:
-        walls = np.zeros((a, 0, 2, 2))
-        n_walls = 0
-    walls = np.ascontiguousarray(walls, dtype=np.float64)
-    if walls.ndim != 4 or walls.shape[0] != a or walls.shape[2:] != (2, 2):
-        raise ValueError(f"walls must be (A, W, 2, 2) with A = {a}, got {walls.shape}")
+        walls = Walls(np.zeros((a, 0, 2, 2)))
+    segments = np.ascontiguousarray(walls.segments, dtype=np.float64)
+    if segments.ndim != 4 or segments.shape[0] != a or segments.shape[2:] != (2, 2):
+        raise ValueError(f"walls.segments must be (A, W, 2, 2) with A = {a}, got {segments.shape}")
     return (
-        bodies_of(pos, vel=vel, radius=radius, v_pref=v_pref),
-        rows_of(nb_pos, nb_radius, row_counts("n_nb", n_nb, a, nb_pos.shape[1]), nb_vel, nb_facing),
+        bodies,
+        neighbour_rows(neighbours, a),
         broadcast(desired_dir, (a, 2)),
-        walls,
-        row_counts("n_walls", n_walls, a, walls.shape[1], "W"),
+        segments,
+        row_counts("walls.n", walls.n, a, segments.shape[1], "W"),
     )
 
 
 def social_force_acceleration(
-    pos: np.ndarray,
-    vel: np.ndarray,
-    radius: np.ndarray | float,
+    bodies: Bodies,
     desired_dir: np.ndarray,
-    v_pref: np.ndarray | float,
-    nb_pos: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: np.ndarray,
-    walls: np.ndarray | None = None,
-    n_walls: np.ndarray | None = None,
+    neighbours: Neighbours,
+    walls: Walls | None = None,
     params: SocialForceParams | None = None,
-    nb_vel: np.ndarray | None = None,
-    nb_facing: np.ndarray | None = None,
 ) -> np.ndarray:
     """Social-force accelerations ``(A, 2)`` in m/s^2 (force per unit mass).
 
-    ``pos, vel, desired_dir: (A, 2)``, ``radius, v_pref: (A,)``, ``nb_pos: (A, K, 2)``,
-    ``nb_radius: (A, K)``, ``n_nb: (A,)``, ``walls: (A, W, 2, 2)`` segments with ``n_walls: (A,)``
-    (all W when None; no walls when ``walls`` is None); ``nb_vel: (A, K, 2)`` the neighbours'
-    velocities and ``nb_facing: (A, K, 2)`` the unit directions they face, which only the
-    evasion and the time gap read (standing still when None; facing where they move when None).
+    ``bodies: Bodies`` (``pos, vel: (A, 2)``, ``radius, v_pref: (A,)`` read) walk in the
+    directions ``desired_dir: (A, 2)``; ``neighbours: Neighbours`` are the bodies each one senses
+    (``pos: (A, K, 2)``, ``radius: (A, K)``, ``n: (A,)``; their velocities ``vel: (A, K, 2)``
+    and facings ``facing: (A, K, 2)`` are read by the evasion and the time gap only), ``walls:
+    Walls`` its wall segments (none when None).
     """
-    neighbours = (nb_pos, nb_radius, n_nb, nb_vel, nb_facing)
-    args = _prep(pos, vel, radius, desired_dir, v_pref, neighbours, walls, n_walls)
+    args = _prep(bodies, desired_dir, neighbours, walls)
     return _accel_batch(*args, typed_params(SocialForceParams, params))
 
 
 def social_force(
-    pos: np.ndarray,
-    vel: np.ndarray,
-    radius: np.ndarray | float,
+    bodies: Bodies,
     desired_dir: np.ndarray,
-    v_pref: np.ndarray | float,
     max_speed: np.ndarray | float,
-    nb_pos: np.ndarray,
-    nb_radius: np.ndarray,
-    n_nb: np.ndarray,
-    walls: np.ndarray | None = None,
-    n_walls: np.ndarray | None = None,
+    neighbours: Neighbours,
+    walls: Walls | None = None,
     params: SocialForceParams | None = None,
-    nb_vel: np.ndarray | None = None,
-    nb_facing: np.ndarray | None = None,
 ) -> np.ndarray:
     """Desired velocities ``(A, 2)``: one explicit Euler step ``v + a * time_step`` of the social
-    force acceleration, clipped to ``max_speed: (A,)``. Other arguments as in
+    force acceleration, clipped to ``max_speed: (A,)`` (or a scalar). Other arguments as in
     :func:`social_force_acceleration`."""
-    neighbours = (nb_pos, nb_radius, n_nb, nb_vel, nb_facing)
-    args = _prep(pos, vel, radius, desired_dir, v_pref, neighbours, walls, n_walls)
+    args = _prep(bodies, desired_dir, neighbours, walls)
     max_speed = broadcast(max_speed, (args[0].pos.shape[0],))
     return _velocity_batch(*args[:3], max_speed, *args[3:], typed_params(SocialForceParams, params))

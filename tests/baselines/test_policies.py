@@ -21,7 +21,7 @@ from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.layout import ObservationLayout
 from crowdsteer.envs.core.steering_params import PARAM_TYPES, STEERING_RANGES
-from crowdsteer.envs.steering import cardioid, right_of_way, side_choice
+from crowdsteer.envs.steering import Bodies, Neighbours, cardioid, right_of_way, side_choice
 from crowdsteer.envs.steering.registry import NAMES
 from crowdsteer.training.evaluation.benchmark import benchmark_config
 from crowdsteer.training.evaluation.evaluate import evaluate
@@ -137,17 +137,8 @@ def _world_frame(config: CrowdConfig, batch: CrowdBatch, name: str) -> tuple[flo
             elif name == "cardioid":
                 ref = cardioid(p, g, s.radius[w, i : i + 1], nb_pos, nb_r, n)[0]
             else:
-                ref = right_of_way(
-                    p,
-                    g,
-                    s.vel[w, i : i + 1],
-                    s.radius[w, i : i + 1],
-                    s.v_pref[w, i : i + 1],
-                    nb_pos,
-                    nb_vel,
-                    nb_r,
-                    n,
-                )[0]
+                me = Bodies(p, s.vel[w, i], target=g, radius=s.radius[w, i], v_pref=s.v_pref[w, i])
+                ref = right_of_way(me, Neighbours(nb_pos, nb_r, n, nb_vel))[0]
             th = np.arctan2(g[0, 1] - p[0, 1], g[0, 0] - p[0, 0])
             rot = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
             got = rot @ policy.desired_velocity(batch.obs[w, i][None])[0] / s.v_pref[w, i]

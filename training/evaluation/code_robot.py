@@ -24,6 +24,7 @@ from crowdsteer.envs.core.config import CrowdConfig
 from crowdsteer.envs.core.params import behaviour_params, config_params
 from crowdsteer.envs.core.sensing import goal_frame_angle
 from crowdsteer.envs.steering.orca import orca
+from crowdsteer.envs.steering.senses import Bodies, Neighbours
 
 NEVER_SEEN = (15.0, 15.0)
 """Where the code's observation puts a human it has not seen this episode (at rest)."""
@@ -94,15 +95,10 @@ class CodeOrcaRobot:
         # the code asks for the unit vector toward the goal, or the offset itself within 1 m
         pref = np.where(dist[:, None] > 1.0, to_goal / np.maximum(dist, 1e-12)[:, None], to_goal)
         velocity = orca(
-            robot,
-            s.vel[worlds, 0],
-            s.radius[worlds, 0],
+            Bodies(robot, s.vel[worlds, 0], radius=s.radius[worlds, 0]),
             pref,
             s.v_pref[worlds, 0],
-            memory[:, :, :2],
-            memory[:, :, 2:],
-            np.broadcast_to(self.radii, (k, h)),
-            np.full(k, h),
+            Neighbours(memory[:, :, :2], np.broadcast_to(self.radii, (k, h)), vel=memory[:, :, 2:]),
             params=self.params,
         )
         # in the goal frame of the robot's observation, in units of v_pref

@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from crowdsteer.envs.kernels.bundle import row_counts, typed_params
-from crowdsteer.envs.steering import PathFollowParams, orca, path_follow_projected
+from crowdsteer.envs.steering import (
+    Bodies,
+    Neighbours,
+    PathFollowParams,
+    orca,
+    path_follow_projected,
+)
 
 
 def test_typed_params_keeps_every_field_and_its_type():
@@ -29,17 +35,12 @@ def test_counts_and_shapes_are_checked_with_the_argument_named():
     assert row_counts("n_nb", None, 3, 4).tolist() == [4, 4, 4]
     with pytest.raises(ValueError, match=r"n_nb must lie in \[0, K\]"):
         row_counts("n_nb", [1, 5, 0], 3, 4)
-    with pytest.raises(ValueError, match=r"nb_pos must be \(A, K, 2\) with A = 2"):
+    with pytest.raises(ValueError, match=r"neighbours.pos must be \(A, K, 2\) with A = 2"):
         orca(
-            np.zeros((2, 2)),
-            np.zeros((2, 2)),
-            0.3,
+            Bodies(np.zeros((2, 2)), np.zeros((2, 2)), radius=0.3),
             np.zeros((2, 2)),
             1.0,
-            np.zeros((3, 1, 2)),
-            np.zeros((3, 1, 2)),
-            np.zeros((3, 1)),
-            1,
+            Neighbours(np.zeros((3, 1, 2)), np.zeros((3, 1)), 1, np.zeros((3, 1, 2))),
         )
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from crowdsteer.envs.steering import Bodies, Obstacles
 from crowdsteer.envs.steering.detection_box import (
     DetectionBoxParams,
     detection_box,
@@ -108,9 +109,9 @@ def test_matches_reference(seed, a, k, degenerate, min_length, braking_weight):
             obs_pos[:, 0] = pos  # an obstacle right on the body
             obs_radius[:, -1] = 0.0
     p = DetectionBoxParams(min_length, braking_weight)
-    force, chosen, _ = detection_box_debug(
-        pos, heading, speed, max_speed, radius, obs_pos, obs_radius, n_obs, p
-    )
+    bodies = Bodies(pos, heading=heading, radius=radius)
+    obstacles = Obstacles(obs_pos, obs_radius, n_obs)
+    force, chosen, _ = detection_box_debug(bodies, speed, max_speed, obstacles, p)
     assert np.all(np.isfinite(force))
     for i in range(a):
         obstacles = [(obs_pos[i, j].tolist(), obs_radius[i, j]) for j in range(n_obs[i])]
@@ -126,9 +127,9 @@ def test_matches_reference(seed, a, k, degenerate, min_length, braking_weight):
 
 def _one(obs, radii, heading=0.0, speed=0.0, max_speed=1.0, radius=0.3, pos=(0.0, 0.0)):
     obs = np.asarray(obs, dtype=float)[None]
-    force, chosen, corners = detection_box_debug(
-        np.array([pos]), heading, speed, max_speed, radius, obs, np.asarray(radii, float)[None]
-    )
+    bodies = Bodies(np.array([pos]), heading=heading, radius=radius)
+    obstacles = Obstacles(obs, np.asarray(radii, float)[None])
+    force, chosen, corners = detection_box_debug(bodies, speed, max_speed, obstacles)
     return force[0], int(chosen[0]), corners[0]
 
 
@@ -199,9 +200,9 @@ def test_direction_bends_away_and_is_unit():
 def test_degenerate_inputs_are_finite():
     pos = np.zeros((3, 2))
     obs = np.zeros((3, 2, 2))  # obstacles exactly on the bodies
-    force = detection_box(pos, 0.0, [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], 0.0, obs, 0.0)
+    force = detection_box(Bodies(pos), [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], Obstacles(obs))
     assert np.all(np.isfinite(force))
-    force = detection_box(pos, 0.0, 0.0, 1.0, 0.3, obs, 0.3, n_obs=[0, 1, 2])
+    force = detection_box(Bodies(pos, radius=0.3), 0.0, 1.0, Obstacles(obs, 0.3, n=[0, 1, 2]))
     assert np.all(np.isfinite(force))
     assert np.all(force[0] == 0)
     assert np.all(force[1:, 0] <= 0)  # never pushed forward into the obstacle

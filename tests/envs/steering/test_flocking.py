@@ -14,6 +14,9 @@ from crowdsteer.envs.steering.flocking import (
     NARROW,
     WIDE,
     FlockingParams,
+    Mates,
+    Obstacles,
+    Units,
     flocking,
     flocking_turn_rate,
     flocking_view_cone,
@@ -236,21 +239,11 @@ def test_matches_reference(seed, a, k, m_obs, view, chase, degenerate, unit_leng
         unit_length=unit_length, front_view_angle_factor=front, back_view_angle_factor=back
     )
     force, leader = flocking(
-        pos,
-        heading,
-        vel,
-        inter,
-        nb_pos,
-        nb_vel,
-        nb_inter,
-        n_nb,
-        obs_pos,
-        obs_radius,
-        n_obs,
+        Units(pos, heading, vel, inter, view, chase),
+        Mates(nb_pos, nb_vel, nb_inter, n_nb),
+        Obstacles(obs_pos, obs_radius, n_obs),
         tpos,
         tvel,
-        view,
-        chase,
         p,
     )
     assert np.all(np.isfinite(force))
@@ -290,7 +283,6 @@ def _chase_run(p):
     heading = rng.uniform(-math.pi, math.pi, n)
     vel = speed * np.stack([np.cos(heading), np.sin(heading)], 1)
     inter = np.zeros(n, dtype=bool)
-    no_obs, no_r = np.zeros((n, 0, 2)), np.zeros((n, 0))
     spreads, leaders, gaps, to_target = [], [], [], []
     for s in range(1600):
         ang = s * dt * 0.6 / 15.0
@@ -298,22 +290,7 @@ def _chase_run(p):
         tvel = 0.6 * np.array([-math.sin(ang), math.cos(ang)])
         nbp, nbv, nbi = _neighbours(pos, vel, inter)
         force, leader = flocking(
-            pos,
-            heading,
-            vel,
-            inter,
-            nbp,
-            nbv,
-            nbi,
-            n - 1,
-            no_obs,
-            no_r,
-            0,
-            tpos,
-            tvel,
-            WIDE,
-            True,
-            p,
+            Units(pos, heading, vel, inter, WIDE, True), Mates(nbp, nbv, nbi), None, tpos, tvel, p
         )
         pos, heading, vel = _step_unicycles(pos, heading, force, speed, dt, p)
         centre = pos.mean(0)
@@ -348,21 +325,7 @@ def _time_to_catch(interceptor, tpos, tvel, speed=1.5, dt=0.05, capture=0.5):
     for s in range(4000):
         vel = speed * np.stack([np.cos(heading), np.sin(heading)], 1)
         force, leader = flocking(
-            pos,
-            heading,
-            vel,
-            interceptor,
-            np.zeros((1, 0, 2)),
-            np.zeros((1, 0, 2)),
-            np.zeros((1, 0), bool),
-            0,
-            np.zeros((1, 0, 2)),
-            np.zeros((1, 0)),
-            0,
-            tpos[None],
-            tvel[None],
-            WIDE,
-            True,
+            Units(pos, heading, vel, interceptor), Mates(np.zeros((1, 0, 2))), None, tpos, tvel
         )
         assert leader[0]  # alone, it leads
         pos, heading, _ = _step_unicycles(pos, heading, force, speed, dt)
@@ -382,24 +345,15 @@ def test_interceptor_catches_a_crossing_target_sooner_than_a_chaser():
 def test_separation_and_obstacles_turn_away_and_cohesion_toward():
     p = FlockingParams()
     one = dict(heading=np.zeros(1), vel=np.array([[1.0, 0.0]]), interceptor=False)
-    empty = (np.zeros((1, 0, 2)), np.zeros((1, 0)), 0)
 
-    def force(nb, view=WIDE, obs=empty, chase=False):
+    def force(nb, view=WIDE, obs=None, chase=False):
         nb = np.array(nb, float).reshape(1, -1, 2)
         f, _ = flocking(
-            np.zeros((1, 2)),
-            one["heading"],
-            one["vel"],
-            False,
-            nb,
-            np.tile([1.0, 0], nb.shape[:2] + (1,)),
-            np.zeros(nb.shape[:2], bool),
-            nb.shape[1],
-            *obs,
+            Units(np.zeros((1, 2)), one["heading"], one["vel"], False, view, chase),
+            Mates(nb, np.tile([1.0, 0], nb.shape[:2] + (1,)), np.zeros(nb.shape[:2], bool)),
+            obs,
             [0, 0],
             [0, 0],
-            view,
-            chase,
             p,
         )
         return f[0]
@@ -412,9 +366,9 @@ def test_separation_and_obstacles_turn_away_and_cohesion_toward():
     assert force([[-10.0, 2.0]], LIMITED) == 0 and force([[-10.0, 12.0]], NARROW) == 0
     assert force([[-10.0, 2.0]], WIDE) == 0 and force([[-10.0, 12.0]], WIDE) > 0
     # An obstacle slightly left of the course, 5 m ahead: turn right; behind: ignored.
-    obs = (np.array([[[5.0, 0.5]]]), np.array([[0.3]]), 1)
+    obs = Obstacles(np.array([[[5.0, 0.5]]]), np.array([[0.3]]), 1)
     assert force(np.zeros((0, 2)), obs=obs) < 0
-    obs = (np.array([[[-5.0, 0.5]]]), np.array([[0.3]]), 1)
+    obs = Obstacles(np.array([[[-5.0, 0.5]]]), np.array([[0.3]]), 1)
     assert force(np.zeros((0, 2)), obs=obs) == 0
 
 
@@ -434,21 +388,11 @@ def test_degenerate_inputs_are_finite():
     n = 4
     pos = np.zeros((n, 2))  # all units on one spot, at rest, on an obstacle, on the target
     force, leader = flocking(
-        pos,
-        np.zeros(n),
-        np.zeros((n, 2)),
-        [False, True, False, True],
-        np.zeros((n, 3, 2)),
-        np.zeros((n, 3, 2)),
-        np.zeros((n, 3), bool),
-        3,
-        np.zeros((n, 1, 2)),
-        np.zeros((n, 1)),
-        1,
+        Units(pos, np.zeros(n), np.zeros((n, 2)), [False, True, False, True], WIDE, True),
+        Mates(np.zeros((n, 3, 2)), np.zeros((n, 3, 2)), np.zeros((n, 3), bool), 3),
+        Obstacles(np.zeros((n, 1, 2)), np.zeros((n, 1)), 1),
         np.zeros(2),
         np.zeros(2),
-        WIDE,
-        True,
     )
     assert np.all(np.isfinite(force))
     assert leader.all()  # coincident units are not in view

@@ -15,6 +15,7 @@ from crowdsteer.envs.steering.orca import (
     orca_half_planes,
     orca_solve,
 )
+from crowdsteer.envs.steering.senses import Bodies, Neighbours, Obstacles
 
 EPS = 1e-9
 
@@ -114,7 +115,10 @@ def test_half_planes_match_reference(seed, a, k, m, degenerate):
     pos, vel, radius, nb_pos, nb_vel, nb_radius, obs_pos, obs_radius = scene
     p = OrcaParams()
     lines, count = orca_half_planes(
-        pos, vel, radius, nb_pos, nb_vel, nb_radius, n_nb, obs_pos, obs_radius, n_obs, p
+        Bodies(pos, vel, radius=radius),
+        Neighbours(nb_pos, nb_radius, n_nb, nb_vel),
+        Obstacles(obs_pos, obs_radius, n_obs),
+        p,
     )
     assert np.all(np.isfinite(lines))
     for i in range(a):
@@ -157,7 +161,11 @@ def test_u_is_the_smallest_change_onto_the_velocity_obstacle_boundary():
             continue
         v_a, v_b = rng.uniform(-1.5, 1.5, 2), rng.uniform(-1.5, 1.5, 2)
         rv = v_a - v_b
-        lines, _ = orca_half_planes([[0.0, 0.0]], [v_a], r / 2, [[rp]], [[v_b]], r / 2, 1, params=p)
+        lines, _ = orca_half_planes(
+            Bodies([[0.0, 0.0]], [v_a], radius=r / 2),
+            Neighbours([[rp]], r / 2, vel=[[v_b]]),
+            params=p,
+        )
         point, direction = lines[0, 0, :2], lines[0, 0, 2:]
         u = 2.0 * (point - v_a)
         # Boundary samples: the cut-off circle and the two legs of the cone.
@@ -264,27 +272,15 @@ def test_lp_is_feasible_and_optimal_on_crowd_half_planes(seed, k, m):
     pos, vel, radius, nb_pos, nb_vel, nb_radius, obs_pos, obs_radius = _random_scene(
         rng, 1, k, m, False
     )
-    lines, count = orca_half_planes(
-        pos, vel, radius, nb_pos, nb_vel, nb_radius, k, obs_pos, obs_radius, m
-    )
+    bodies = Bodies(pos, vel, radius=radius)
+    neighbours = Neighbours(nb_pos, nb_radius, k, nb_vel)
+    obstacles = Obstacles(obs_pos, obs_radius, m)
+    lines, count = orca_half_planes(bodies, neighbours, obstacles)
     pref = rng.uniform(-1.5, 1.5, 2)
     max_speed = rng.uniform(0.5, 1.5)
     _check_lp(lines[0, : count[0]], m, max_speed, pref)
     # and orca() returns exactly that velocity
-    v = orca(
-        pos,
-        vel,
-        radius,
-        pref[None],
-        max_speed,
-        nb_pos,
-        nb_vel,
-        nb_radius,
-        k,
-        obs_pos,
-        obs_radius,
-        m,
-    )
+    v = orca(bodies, pref[None], max_speed, neighbours, obstacles)
     proj = np.zeros((count[0], 4))
     expect = orca_solve(lines[0], count[0], m, max_speed, pref[0], pref[1], OrcaParams(), proj)
     np.testing.assert_array_equal(v[0], expect)
@@ -303,13 +299,11 @@ def _simulate(start, goal, steps, dt=0.1, radius=0.3, v_pref=1.0, seed=0, obstac
     idx = np.array([[j for j in range(n) if j != i] for i in range(n)], dtype=np.int64)
     idx = idx.reshape(n, n - 1)
     if obstacles is None:
-        obs = (np.zeros((n, 0, 2)), np.zeros((n, 0)), 0)
+        obs = None
     else:
         centres, radii = obstacles
-        obs = (
-            np.broadcast_to(centres, (n, *centres.shape)),
-            np.broadcast_to(radii, (n, len(radii))),
-            len(radii),
+        obs = Obstacles(
+            np.broadcast_to(centres, (n, *centres.shape)), np.broadcast_to(radii, (n, len(radii)))
         )
     gaps, obstacle_gaps, arrived = [], [], None
     for s in range(steps):
@@ -318,7 +312,8 @@ def _simulate(start, goal, steps, dt=0.1, radius=0.3, v_pref=1.0, seed=0, obstac
         pref = to / np.maximum(d, EPS) * np.minimum(v_pref, d / dt)
         a = rng.uniform(0, 2 * np.pi, n)
         pref += rng.uniform(0, 1e-4, (n, 1)) * np.stack([np.cos(a), np.sin(a)], 1)
-        vel = orca(pos, vel, radius, pref, v_pref, pos[idx], vel[idx], radius, n - 1, *obs, p)
+        bodies = Bodies(pos, vel, radius=radius)
+        vel = orca(bodies, pref, v_pref, Neighbours(pos[idx], radius, vel=vel[idx]), obs, p)
         pos = pos + vel * dt
         dist = np.linalg.norm(pos[:, None] - pos[None], axis=2) + np.eye(n) * 1e9
         gaps.append(dist.min() - 2 * radius)
@@ -374,18 +369,11 @@ def test_static_obstacle_is_avoided_alone():
 def test_degenerate_inputs_are_finite():
     pos = np.zeros((3, 2))
     v = orca(
-        pos,
-        np.zeros((3, 2)),
-        0.3,
+        Bodies(pos, np.zeros((3, 2)), radius=0.3),
         np.zeros((3, 2)),
         [1.0, 0.0, 1.0],
-        np.zeros((3, 2, 2)),
-        np.zeros((3, 2, 2)),
-        0.3,
-        [0, 1, 2],
-        np.zeros((3, 1, 2)),
-        0.5,
-        1,
+        Neighbours(np.zeros((3, 2, 2)), 0.3, [0, 1, 2], np.zeros((3, 2, 2))),
+        Obstacles(np.zeros((3, 1, 2)), 0.5, 1),
     )
     assert np.all(np.isfinite(v))
     assert np.all(np.linalg.norm(v, axis=1) <= np.array([1.0, 0.0, 1.0]) + 1e-12)

@@ -17,7 +17,7 @@ from crowdsteer.envs.steering.right_of_way import (
     right_of_way_debug,
     right_of_way_one,
 )
-from crowdsteer.envs.steering.senses import Body, senses_of
+from crowdsteer.envs.steering.senses import Bodies, Body, Neighbours, senses_of
 from crowdsteer.envs.steering.side_choice import SideChoiceParams, side_choice
 
 EPS = 1e-9
@@ -291,6 +291,18 @@ def batch(draw):
     return pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb
 
 
+def _batched(pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb):
+    """A drawn batch as the bundles of :func:`right_of_way`."""
+    bodies = Bodies(pos, vel, target=target, radius=radius, v_pref=v_pref)
+    return bodies, Neighbours(nb_pos, nb_radius, n_nb, nb_vel)
+
+
+def _body(pos, target, vel, radius, v_pref):
+    """One walker as the ``Body`` of :func:`right_of_way_debug`."""
+    (px, py), (tx, ty), (vx, vy) = pos, target, vel
+    return Body(px, py, vx, vy, tx=tx, ty=ty, radius=radius, v_pref=v_pref)
+
+
 def _reference_batch(pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb, p=P):
     out = np.zeros_like(pos)
     for i in range(len(pos)):
@@ -302,7 +314,7 @@ def _reference_batch(pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius
 @settings(max_examples=150, deadline=None)
 @given(batch(), st.sampled_from([P, P._replace(side=-1.0, frame_time=0.02, check_frames=60.0)]))
 def test_batch_equals_reference(b, p):
-    out = right_of_way(*b, p)
+    out = right_of_way(*_batched(*b), p)
     ref = _reference_batch(*b, p=p)
     assert np.isfinite(out).all()
     np.testing.assert_allclose(out, ref, rtol=1e-7, atol=1e-7)
@@ -312,18 +324,11 @@ def test_batch_equals_reference(b, p):
 @given(batch())
 def test_debug_is_consistent(b):
     pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb = b
-    out = right_of_way(*b)
+    out = right_of_way(*_batched(*b))
     for i in range(len(pos)):
         dbg = right_of_way_debug(
-            pos[i],
-            target[i],
-            vel[i],
-            radius[i],
-            v_pref[i],
-            nb_pos[i],
-            nb_vel[i],
-            nb_radius[i],
-            n_nb[i],
+            _body(pos[i], target[i], vel[i], radius[i], v_pref[i]),
+            Neighbours(nb_pos[i], nb_radius[i], n_nb[i], nb_vel[i]),
         )
         np.testing.assert_allclose(dbg.final, out[i], atol=1e-12)
         np.testing.assert_allclose(dbg.yellow, dbg.plain.sum(axis=0), atol=1e-9)
@@ -368,18 +373,8 @@ def _simulate(starts, goals, params=P, v=1.3, radius=0.3, dt=0.05, steps=400):
     others = np.array([[j for j in range(n) if j != i] for i in range(n)])
     traj, heads, min_gap = [pos.copy()], [], np.inf
     for _ in range(steps):
-        d = right_of_way(
-            pos,
-            goals,
-            vel,
-            radius,
-            v,
-            pos[others],
-            vel[others],
-            np.full((n, n - 1), radius),
-            np.full(n, n - 1),
-            params,
-        )
+        bodies = Bodies(pos, vel, target=goals, radius=radius, v_pref=v)
+        d = right_of_way(bodies, Neighbours(pos[others], radius, vel=vel[others]), params)
         done = np.linalg.norm(goals - pos, axis=1) < 0.1
         vel = np.where(done[:, None], 0.0, v * d)
         heads.append(np.arctan2(d[:, 1], d[:, 0]))
@@ -462,7 +457,8 @@ def test_follower_ignores_walker_ahead_going_the_same_way():
     (their paths never cross): the push is dropped until it is close."""
     pos = np.array([0.0, 0.0])
     ahead = [[2.5, 0.1]]
-    dbg = right_of_way_debug(pos, [10.0, 0.0], [1.3, 0.0], 0.3, 1.3, ahead, [[1.3, 0.0]], [0.3])
+    me = _body(pos, [10.0, 0.0], [1.3, 0.0], 0.3, 1.3)
+    dbg = right_of_way_debug(me, Neighbours(ahead, [0.3], vel=[[1.3, 0.0]]))
     assert dbg.d40 == pytest.approx(1.3 * 40 * 0.05 + 0.3)
     assert dbg.mode[0] == MODE_NO_CROSSING
     assert dbg.scale[0] == 0.0
@@ -470,9 +466,7 @@ def test_follower_ignores_walker_ahead_going_the_same_way():
     plain = side_choice(pos[None], [[10.0, 0.0]], 0.3, [ahead], [[0.3]], [1])
     assert abs(plain[0, 1]) > 0.05
     # Closer (within 0.8 d40) the push fades back in with ratio1.
-    dbg = right_of_way_debug(
-        pos, [10.0, 0.0], [1.3, 0.0], 0.3, 1.3, [[1.0, 0.1]], [[1.3, 0.0]], [0.3]
-    )
+    dbg = right_of_way_debug(me, Neighbours([[1.0, 0.1]], [0.3], vel=[[1.3, 0.0]]))
     assert dbg.mode[0] == MODE_NO_CROSSING
     assert 0.0 < dbg.scale[0] < 1.0
     assert dbg.final[1] < -0.05
@@ -506,12 +500,14 @@ def test_no_nan_degenerate():
     nb_radius = np.full((5, 3), 0.3)
     n_nb = np.array([3, 3, 3, 0, 3])
     for radius in (0.0, 0.3):
-        out = right_of_way(pos, target, vel, radius, v_pref, nb_pos, nb_vel, nb_radius, n_nb)
+        bodies = Bodies(pos, vel, target=target, radius=radius, v_pref=v_pref)
+        out = right_of_way(bodies, Neighbours(nb_pos, nb_radius, n_nb, nb_vel))
         assert np.isfinite(out).all()
         norms = np.linalg.norm(out, axis=1)
         assert np.all((np.abs(norms - 1.0) < 1e-9) | (norms == 0.0))
     for i in range(5):
         dbg = right_of_way_debug(
-            pos[i], target[i], vel[i], 0.3, v_pref[i], nb_pos[i], nb_vel[i], nb_radius[i], n_nb[i]
+            _body(pos[i], target[i], vel[i], 0.3, v_pref[i]),
+            Neighbours(nb_pos[i], nb_radius[i], n_nb[i], nb_vel[i]),
         )
         assert all(np.isfinite(np.asarray(f, dtype=float)).all() for f in dbg)

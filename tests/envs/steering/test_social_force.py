@@ -7,8 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from crowdsteer.envs.steering.senses import Bodies, Neighbours
 from crowdsteer.envs.steering.social_force import (
     SocialForceParams,
+    Walls,
     social_force,
     social_force_acceleration,
 )
@@ -89,15 +91,13 @@ def test_matches_numpy_reference(seed, a, k, w, degenerate, tau, A, B):
             walls[:, 0, 1] = walls[:, 0, 0]  # a zero-length wall
             walls[1::2, -1] = pos[1::2, None]  # a zero-length wall through the body's centre
     p = SocialForceParams(tau, A, B, 80.0, 0.05)
-    acc = social_force_acceleration(
-        pos, vel, radius, e, v0, nb_pos, nb_radius, n_nb, walls, n_walls, p
-    )
+    bodies = Bodies(pos, vel, radius=radius, v_pref=v0)
+    neighbours = Neighbours(nb_pos, nb_radius, n_nb)
+    acc = social_force_acceleration(bodies, e, neighbours, Walls(walls, n_walls), p)
     ref = ref_acceleration(pos, vel, radius, e, v0, nb_pos, nb_radius, n_nb, walls, n_walls, p)
     assert np.all(np.isfinite(acc))
     np.testing.assert_allclose(acc, ref, rtol=1e-10, atol=1e-10)
-    new_v = social_force(
-        pos, vel, radius, e, v0, max_speed, nb_pos, nb_radius, n_nb, walls, n_walls, p
-    )
+    new_v = social_force(bodies, e, max_speed, neighbours, Walls(walls, n_walls), p)
     np.testing.assert_allclose(new_v, ref_velocity(ref, vel, max_speed, p), rtol=1e-10, atol=1e-10)
     assert np.all(np.linalg.norm(new_v, axis=1) <= max_speed * (1 + 1e-12))
 
@@ -115,9 +115,8 @@ def test_head_on_pair_both_sidestep_without_colliding():
     min_gap, max_dev = np.inf, np.zeros(2)
     for _ in range(300):
         nb = pos[::-1][:, None]
-        vel = social_force(
-            pos, vel, radius, goal - pos, 1.3, 1.8, nb, radius[::-1, None], 1, params=p
-        )
+        bodies = Bodies(pos, vel, radius=radius, v_pref=1.3)
+        vel = social_force(bodies, goal - pos, 1.8, Neighbours(nb, radius[::-1, None]), params=p)
         pos = pos + vel * p.time_step
         min_gap = min(min_gap, np.linalg.norm(pos[0] - pos[1]) - radius.sum())
         max_dev = np.maximum(max_dev, np.abs(pos[:, 1] - goal[:, 1]))
@@ -129,43 +128,25 @@ def test_head_on_pair_both_sidestep_without_colliding():
 def test_wall_pushes_away_and_repulsion_decays_with_distance():
     p = SocialForceParams()
     wall = np.array([[[[-10.0, 0.0], [10.0, 0.0]]]])
+    alone = Neighbours(np.zeros((1, 0, 2)))
     accs = []
     for y in (0.35, 0.5, 0.8):
         acc = social_force_acceleration(
-            [[0.0, y]],
-            [[0.0, 0.0]],
-            0.3,
-            [[0.0, 0.0]],
-            0.0,
-            np.zeros((1, 0, 2)),
-            np.zeros((1, 0)),
-            0,
-            wall,
-            params=p,
+            Bodies([[0.0, y]], radius=0.3), [[0.0, 0.0]], alone, Walls(wall), params=p
         )
         assert acc[0, 0] == 0.0 and acc[0, 1] > 0
         accs.append(acc[0, 1])
     assert accs[0] > accs[1] > accs[2]
     # 2000 N / 80 kg at contact (distance = radius): 25 m/s^2
     acc = social_force_acceleration(
-        [[0.0, 0.3]],
-        [[0.0, 0.0]],
-        0.3,
-        [[0.0, 0.0]],
-        0.0,
-        np.zeros((1, 0, 2)),
-        np.zeros((1, 0)),
-        0,
-        wall,
-        params=p,
+        Bodies([[0.0, 0.3]], radius=0.3), [[0.0, 0.0]], alone, Walls(wall), params=p
     )
     np.testing.assert_allclose(acc[0], [0.0, 25.0])
 
 
 def test_driving_term_relaxes_to_preferred_velocity():
-    acc = social_force_acceleration(
-        [[0.0, 0.0]], [[0.5, 0.0]], 0.3, [[0.0, 3.0]], 1.0, np.zeros((1, 0, 2)), np.zeros((1, 0)), 0
-    )
+    bodies = Bodies([[0.0, 0.0]], [[0.5, 0.0]], radius=0.3, v_pref=1.0)
+    acc = social_force_acceleration(bodies, [[0.0, 3.0]], Neighbours(np.zeros((1, 0, 2))))
     np.testing.assert_allclose(acc[0], [-1.0, 2.0])  # ((0, 1) - (0.5, 0)) / 0.5
 
 
@@ -173,7 +154,8 @@ def test_coincident_bodies_and_deep_overlaps_are_finite():
     pos = np.zeros((2, 2))
     nb = np.zeros((2, 3, 2))
     nb[1, 1] = [1e-6, 0.0]  # nearly coincident, with huge radii: capped exponent
-    v = social_force(pos, np.zeros((2, 2)), 50.0, np.zeros((2, 2)), 1.0, 2.0, nb, 50.0, 3)
+    bodies = Bodies(pos, np.zeros((2, 2)), radius=50.0, v_pref=1.0)
+    v = social_force(bodies, np.zeros((2, 2)), 2.0, Neighbours(nb, 50.0, 3))
     assert np.all(np.isfinite(v))
     assert np.all(v[0] == 0.0)  # exactly coincident: no direction, no push
     np.testing.assert_allclose(np.linalg.norm(v[1]), 2.0)  # pushed, clipped to max speed
@@ -252,11 +234,9 @@ def ref_evasion(v, e, x, other_x, other_v, p):
 
 
 def _acc(p, other_x, other_v, x=(0.0, 0.0), v=(1.3, 0.0)):
-    return social_force_acceleration(
-        np.array([x]), np.array([v]), 0.2, np.array([[1.0, 0.0]]), 1.3,
-        np.array([[other_x]]), np.array([[0.2]]), np.array([1]),
-        params=p, nb_vel=np.array([[other_v]]),
-    )[0]  # fmt: skip
+    bodies = Bodies(np.array([x]), np.array([v]), radius=0.2, v_pref=1.3)
+    other = Neighbours(np.array([[other_x]]), 0.2, vel=np.array([[other_v]]))
+    return social_force_acceleration(bodies, np.array([[1.0, 0.0]]), other, params=p)[0]
 
 
 @pytest.mark.parametrize("lateral", [0.1, -0.3, 0.6])
@@ -302,11 +282,11 @@ def test_a_walker_facing_one_is_oncoming_even_standing_or_pushed_back():
     other_x = np.array([0.5, 0.1])
 
     def turn(other_v, facing):
-        acc = social_force_acceleration(
-            np.zeros((1, 2)), np.array([[1.3, 0.0]]), 0.2, np.array([[1.0, 0.0]]), 1.3,
-            np.array([[other_x]]), np.array([[0.2]]), np.array([1]),
-            params=p, nb_vel=np.array([[other_v]]), nb_facing=np.array([[facing]]),
-        )[0]  # fmt: skip
+        bodies = Bodies(np.zeros((1, 2)), np.array([[1.3, 0.0]]), radius=0.2, v_pref=1.3)
+        other = Neighbours(
+            np.array([[other_x]]), 0.2, vel=np.array([[other_v]]), facing=np.array([[facing]])
+        )
+        acc = social_force_acceleration(bodies, np.array([[1.0, 0.0]]), other, params=p)[0]
         return acc - _acc(p._replace(evasion=0.0), other_x, other_v)
 
     for other_v in ([0.0, 0.0], [0.2, 0.0]):  # standing; pushed back toward the body
