@@ -376,18 +376,11 @@ def right_of_way(
     nb_radius = broadcast(neighbours.radius, nb_pos.shape[:2])
     n_nb = k if neighbours.n is None else neighbours.n
     checked, rows = _check_batch(pos, bodies.target, bodies.radius, nb_pos, nb_radius, n_nb)
-    vel = np.zeros(pos.shape) if bodies.vel is None else bodies.vel
-    vel = np.ascontiguousarray(vel, dtype=np.float64)
-    nb_vel = np.zeros(nb_pos.shape) if neighbours.vel is None else neighbours.vel
-    nb_vel = np.ascontiguousarray(nb_vel, dtype=np.float64)
-    if vel.shape != pos.shape:
-        raise ValueError(f"bodies.vel must be {pos.shape}, got {vel.shape}")
-    if nb_vel.shape != nb_pos.shape:
-        raise ValueError(f"neighbours.vel must be {nb_pos.shape}, got {nb_vel.shape}")
-    checked = checked._replace(vel=vel, v_pref=broadcast(bodies.v_pref, (a,)))
-    return _right_of_way_batch(
-        checked, rows._replace(vel=nb_vel), typed_params(RightOfWayParams, params)
-    )
+    vel = 0.0 if bodies.vel is None else bodies.vel
+    nb_vel = 0.0 if neighbours.vel is None else neighbours.vel
+    checked = checked._replace(vel=broadcast(vel, (a, 2)), v_pref=broadcast(bodies.v_pref, (a,)))
+    rows = rows._replace(vel=broadcast(nb_vel, nb_pos.shape))
+    return _right_of_way_batch(checked, rows, typed_params(RightOfWayParams, params))
 
 
 def right_of_way_debug(
