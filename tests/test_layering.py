@@ -66,8 +66,18 @@ ALLOWED = {
         "kernels",
     },
     "rl": {"support", "evaluation", "envs", "core", "scenarios", "policies", "steering"},
-    # TorchRL and BenchMARL: the batched env, the task family, its evaluation beside the others
-    "marl": {"support", "evaluation", "envs", "core", "scenarios", "policies", "steering"},
+    # TorchRL and BenchMARL: the batched env, the task family, its evaluation beside the others;
+    # the env's compiled entries kernel types its argument bundles as kernels do
+    "marl": {
+        "support",
+        "evaluation",
+        "envs",
+        "core",
+        "scenarios",
+        "policies",
+        "steering",
+        "kernels",
+    },
     # perf also runs evaluation: ``crowdsteer compile`` exercises it, ``bench-speed`` times it
     "perf": {
         "support",
