@@ -51,7 +51,8 @@ def features(enc: NeighbourSetExtractor, obs: np.ndarray) -> np.ndarray:
 
 
 def test_choices_agree():
-    assert ("flat", *POOLINGS) == EXTRACTORS
+    """Every pooling of the set encoder is a choice; ``flat`` and ``scan`` are the others."""
+    assert ("flat", *POOLINGS, "scan") == EXTRACTORS
 
 
 @pytest.mark.parametrize("pooling", POOLINGS)
