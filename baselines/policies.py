@@ -448,6 +448,7 @@ class ObservationSizeError(ValueError):
 SHIPPED_MODELS = {
     "crowdnav": "ppo_crowdnav",
     "crowdnav_checked": "ppo_crowdnav",
+    "crowdnav_lidar": "ppo_crowdnav_lidar",
     "crowdnav_pp": "ppo_crowdnav_pp",
     "dsrnn": "ppo_dsrnn",
     "circle_crossing": "ppo_circle_crossing",

@@ -189,3 +189,19 @@ def test_benchmark_takes_shipped_names_and_says_once_where_a_model_cannot_read(t
     assert len(lines) == 1
     assert lines[0].startswith("Not run: crowdnav_checked on two_walkers, circle_crossing: ")
     assert "'crowdnav' was trained on observations of size 133" in lines[0]
+
+
+def test_shipped_lidar_policy_evaluates_with_its_sensors_and_navigates():
+    """``crowdnav_lidar`` reads its lidar settings from its ``args.json``: ``evaluate`` by name
+    builds the scan it was trained on (64 beams, 3 frames), and it arrives in CrowdNav's test
+    cases (the docs' figure is 0.996 on all 500; 30 cases leave room for 3 failures)."""
+    from crowdsteer.baselines.policies import trained_sensors
+    from crowdsteer.training.evaluation.evaluate import evaluate
+
+    sensors = trained_sensors("crowdnav_lidar")
+    assert sensors["lidar_beams"] == 64 and sensors["lidar_frames"] == 3
+    assert sensors["lidar_range"] == 5.0 and sensors["lidar_fov"] == 360.0
+    result = evaluate(
+        "crowdnav_lidar", preset="crowdnav", scenario_params={"test_cases": 1}, episodes=30, seed=0
+    )
+    assert result["success_rate"].mean >= 0.9

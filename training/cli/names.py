@@ -94,6 +94,7 @@ POLICIES = (
 SHIPPED_MODELS = (
     "crowdnav",
     "crowdnav_checked",
+    "crowdnav_lidar",
     "crowdnav_pp",
     "dsrnn",
     "circle_crossing",
