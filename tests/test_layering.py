@@ -107,6 +107,7 @@ ALLOWED = {
         "support",
         "evaluation",
         "rl",
+        "marl",  # marl-priors (BenchMARL's own runs go through its command line)
         "perf",
         "interactive",
         "realism",

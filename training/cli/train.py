@@ -148,6 +148,36 @@ def _add_crowdnav_recipe(commands: Commands) -> None:
     c.add_argument("--recipe", choices=sorted(RECIPES), default="attention", help=recipe_help)
 
 
+def _marl_priors(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    preflight.require(TRAIN_MODULES, "crowdsteer marl-priors")
+    from ..marl.priors_study import PriorsStudy, run
+
+    fields = {"tasks": tuple(args.tasks), "runs": args.runs, "out": args.out, "jobs": args.jobs}
+    run(replace(PriorsStudy(), **fields))
+    return 0
+
+
+def _add_marl_priors(commands: Commands) -> None:
+    from pathlib import Path
+
+    from ..marl.priors_study import TASKS, PriorsStudy
+
+    p = commands.add(
+        "marl-priors",
+        _marl_priors,
+        "shared PPO with and without a baseline to correct, per MARL task (the 'train' extra)",
+        "Per task: the baselines on validation episodes (the best is the reference), shared\n"
+        "PPO trained direct and residual on the reference with 3 seeds, the variant chosen on\n"
+        "validation, then it and the baselines scored once on the held-out episodes.",
+    )
+    p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS, help="the tasks")
+    p.add_argument("--runs", type=Path, default=PriorsStudy.runs, help="folder of the runs")
+    p.add_argument("--out", type=Path, default=PriorsStudy.out, help="the JSON written")
+    p.add_argument("--jobs", type=ca.int_at_least(1), default=2, help="trainings at a time")
+
+
 def baseline_line(text: str) -> str:
     """Argument type: ``NAME=SUCCESS_RATE`` with a rate in [0, 1]."""
     name, sep, value = text.partition("=")
@@ -221,6 +251,7 @@ def add_train_commands(commands: Commands) -> None:
     )
 
     _add_crowdnav_recipe(commands)
+    _add_marl_priors(commands)
 
     p = commands.add(
         "plot-curves",

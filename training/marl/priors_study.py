@@ -1,0 +1,240 @@
+"""Shared PPO with and without a steering prior on each multi-agent task, chosen on validation
+episodes, scored once on the held-out ones.
+
+The steering baselines are meant to be teachers as well as opponents. For each task of the
+BenchMARL family (``conf/task/crowdsteer/<task>.yaml``):
+
+1. every scripted baseline of ``PriorsStudy.baselines`` is scored on the validation episodes
+   (world seeds ``validation_seed`` onwards); the best is the task's **reference**;
+2. shared-policy PPO (``crowdsteer train --algo ppo``, Stable-Baselines3, one policy for every
+   learner) trains with each seed in two variants: ``direct`` (the action is the desired
+   velocity, as in the study's table) and ``residual`` (the action corrects the reference's own
+   action on the same observation, ``action_mode="residual"``: a zero action replays it), at the
+   budget of the BenchMARL runs (``frames`` world steps, so ``frames x L`` learner steps, on
+   ``num_worlds`` worlds, one torch thread);
+3. each run's final model is scored on the validation episodes, and the variant with the higher
+   success pooled over seeds is the task's **learned choice**;
+4. only then are the chosen variant's runs and every baseline scored on the held-out episodes,
+   world seeds ``held_out_seed`` onwards: the episodes of the BenchMARL table (``results``).
+
+Training never draws the validation or held-out worlds: it runs on worlds seeded ``seed`` to
+``seed + num_worlds - 1`` and evaluates during training on ``10000 + seed`` onwards.
+
+    crowdsteer marl-priors --runs runs/marl_priors --out docs/marl_priors.json
+
+writes every figure (validation and held-out, per seed and pooled, each run's CPU seconds) to
+the JSON and prints the Markdown table. Finished runs (a ``model.zip``) are kept, so a killed
+study continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import CONFIG_DIR
+
+TASKS = ("circle_crossing", "corridor", "crossing_flows", "bottleneck", "crowdnav_multi_robot")
+"""Every task of the family."""
+VARIANTS = ("direct", "residual")
+"""PPO alone, and PPO correcting the task's reference baseline."""
+
+
+@dataclass(frozen=True)
+class PriorsStudy:
+    """What the study trains, and the episodes it chooses and reports on."""
+
+    tasks: tuple[str, ...] = TASKS
+    seeds: tuple[int, ...] = (0, 1, 2)
+    baselines: tuple[str, ...] = ("right_of_way", "orca", "social_force", "cardioid", "goal_seek")
+    frames: int = 300_000
+    num_worlds: int = 60
+    validation_seed: int = 200_000
+    validation_episodes: int = 200
+    held_out_seed: int = 100_000
+    held_out_episodes: int = 200
+    runs: Path = Path("runs/marl_priors")
+    out: Path = Path("docs/marl_priors.json")
+    jobs: int = 2
+
+
+def task_kwargs(task: str) -> dict[str, Any]:
+    """``CrowdConfig`` keyword arguments of a task's configuration file (its ``options``
+    merged in), read without BenchMARL."""
+    path = CONFIG_DIR / "task" / "crowdsteer" / f"{task}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in path.parent.glob("*.yaml"))
+        raise ValueError(f"task={task!r} is not a crowdsteer task; choose one of {known}")
+    cfg = yaml.safe_load(path.read_text())
+    cfg.pop("defaults", None)
+    options = dict(cfg.pop("options", None) or {})
+    return {**cfg, **options}
+
+
+def train_command(task: str, variant: str, reference: str, seed: int, study: PriorsStudy) -> list:
+    """The ``crowdsteer train`` command of one run (its folder ``study.runs/<name>``)."""
+    kwargs = task_kwargs(task)
+    cmd = [sys.executable, "-m", "crowdsteer.training.cli", "train", "--algo", "ppo"]
+    if kwargs.get("preset") is not None:
+        cmd += ["--preset", str(kwargs.pop("preset"))]
+    kwargs.pop("preset", None)
+    for key in ("scenario", "n_learners", "n_pedestrians", "pedestrian_behaviour"):
+        cmd += [f"--{key.replace('_', '-')}", str(kwargs.pop(key))]
+    if variant == "residual":
+        kwargs.update(action_mode="residual", residual_reference=reference)
+    steps = study.frames * int(task_kwargs(task)["n_learners"])
+    cmd += ["--env", *(f"{k}={v!r}" for k, v in kwargs.items())]
+    cmd += ["--num-worlds", str(study.num_worlds), "--total-steps", str(steps)]
+    cmd += ["--seed", str(seed), "--threads", "1", "--no-progress-bar"]
+    return cmd + ["--out", str(study.runs), "--name", run_name(task, variant, seed)]
+
+
+def run_name(task: str, variant: str, seed: int) -> str:
+    """A run's folder name under ``PriorsStudy.runs``."""
+    return f"{variant}_{task}_{seed}"
+
+
+def train_all(commands: Sequence[tuple[Path, list]], jobs: int) -> None:
+    """Run the commands of runs whose folder lacks a ``model.zip``, ``jobs`` at a time; each
+    run's CPU seconds (user + system of its process tree, ``os.wait4``) go to its ``cpu.json``."""
+    pending = [(d, c) for d, c in commands if not (d / "model.zip").is_file()]
+    running: dict[int, tuple[Path, Any]] = {}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+    while pending or running:
+        while pending and len(running) < jobs:
+            folder, cmd = pending.pop(0)
+            if folder.exists():  # a run killed mid-way: train it again from the start
+                subprocess.run(["rm", "-rf", str(folder)], check=True)
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            log = open(folder.parent / f"{folder.name}.log", "w")  # noqa: SIM115 (closed below)
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+            running[proc.pid] = (folder, log)
+            print(f"training {folder.name}", file=sys.stderr)
+        pid, status, usage = os.wait4(-1, 0)
+        if pid not in running:
+            continue
+        folder, log = running.pop(pid)
+        log.close()
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise RuntimeError(f"run {folder.name} failed; see {folder.parent / folder.name}.log")
+        cpu = round(usage.ru_utime + usage.ru_stime, 1)
+        (folder / "cpu.json").write_text(json.dumps({"cpu_s": cpu}))
+        print(f"done {folder.name}: {cpu} CPU-s", file=sys.stderr)
+
+
+def episodes(policy: Any, task: str, seed: int, count: int) -> list[dict]:
+    """Per-episode learner metrics of ``policy`` on ``count`` episodes of ``task``, world seeds
+    ``seed`` onwards."""
+    from crowdsteer.training.evaluation.evaluate import evaluate
+
+    result = evaluate(
+        policy,
+        episodes=count,
+        seed=seed,
+        num_worlds=count,
+        return_records=True,
+        **task_kwargs(task),
+    )
+    return result["per_episode"]
+
+
+def estimates(per_episode: list[dict]) -> dict[str, dict[str, float]]:
+    """Success and collision rates over learner-episodes with 95 % Wilson intervals, and the
+    time to goal of the successes."""
+    from crowdsteer.training.evaluation.metrics import aggregate
+
+    agg = aggregate(per_episode)
+    keys = ("success_rate", "collision_rate", "time_to_goal")
+    return {k: {"mean": agg[k].mean, "low": agg[k].low, "high": agg[k].high} for k in keys}
+
+
+def study_task(task: str, study: PriorsStudy) -> dict[str, Any]:
+    """Steps 1-4 of the module's docstring for one task."""
+    val = (study.validation_seed, study.validation_episodes)
+    baselines = {b: episodes(b, task, *val) for b in study.baselines}
+    validation = {b: estimates(eps) for b, eps in baselines.items()}
+    reference = max(validation, key=lambda b: validation[b]["success_rate"]["mean"])
+    commands = [
+        (study.runs / run_name(task, v, s), train_command(task, v, reference, s, study))
+        for v in VARIANTS
+        for s in study.seeds
+    ]
+    train_all(commands, study.jobs)
+    runs: dict[str, Any] = {}
+    for variant in VARIANTS:
+        pooled: list[dict] = []
+        runs[variant] = {"per_seed": {}}
+        for seed in study.seeds:
+            folder = study.runs / run_name(task, variant, seed)
+            eps = episodes(str(folder / "model.zip"), task, *val)
+            pooled += eps
+            cpu = json.loads((folder / "cpu.json").read_text())["cpu_s"]
+            runs[variant]["per_seed"][str(seed)] = {"validation": estimates(eps), "cpu_s": cpu}
+        runs[variant]["validation"] = estimates(pooled)
+    chosen = max(VARIANTS, key=lambda v: runs[v]["validation"]["success_rate"]["mean"])
+    held = (study.held_out_seed, study.held_out_episodes)
+    held_out = {b: estimates(episodes(b, task, *held)) for b in study.baselines}
+    pooled = []
+    for seed in study.seeds:
+        eps = episodes(str(study.runs / run_name(task, chosen, seed) / "model.zip"), task, *held)
+        runs[chosen]["per_seed"][str(seed)]["held_out"] = estimates(eps)
+        pooled += eps
+    runs[chosen]["held_out"] = estimates(pooled)
+    return {
+        "reference": reference,
+        "baselines": {b: {"validation": validation[b], "held_out": held_out[b]} for b in baselines},
+        "ppo": runs,
+        "chosen": chosen,
+    }
+
+
+def markdown_table(doc: dict[str, Any]) -> str:
+    """Per task: the chosen learned variant and the best baseline on the held-out episodes."""
+    lines = [
+        "| task | reference (validation) | PPO variant chosen (validation: direct / residual) "
+        "| learned, held out [95 % CI] | per seed | best baseline, held out [95 % CI] |",
+        "|:--|:--|:--|--:|:--|--:|",
+    ]
+    for task, row in doc["tasks"].items():
+        ppo, chosen = row["ppo"], row["chosen"]
+        val = " / ".join(f"{ppo[v]['validation']['success_rate']['mean']:.3f}" for v in VARIANTS)
+        learned = ppo[chosen]["held_out"]["success_rate"]
+        seeds = " / ".join(
+            f"{s['held_out']['success_rate']['mean']:.3f}" for s in ppo[chosen]["per_seed"].values()
+        )
+        best = max(
+            row["baselines"], key=lambda b: row["baselines"][b]["held_out"]["success_rate"]["mean"]
+        )
+        base = row["baselines"][best]["held_out"]["success_rate"]
+        lines.append(
+            f"| {task} | {row['reference']} | {chosen} ({val}) | {_ci(learned)} | {seeds} "
+            f"| {best} {_ci(base)} |"
+        )
+    return "\n".join(lines)
+
+
+def _ci(est: dict[str, float]) -> str:
+    return f"{est['mean']:.3f} [{est['low']:.3f}, {est['high']:.3f}]"
+
+
+def run(study: PriorsStudy) -> dict[str, Any]:
+    """Run the study task by task (the JSON rewritten after each) and print its table."""
+    import torch
+
+    torch.set_num_threads(1)
+    doc: dict[str, Any] = {"study": {k: str(v) for k, v in asdict(study).items()}, "tasks": {}}
+    for task in study.tasks:
+        doc["tasks"][task] = study_task(task, study)
+        study.out.parent.mkdir(parents=True, exist_ok=True)
+        study.out.write_text(json.dumps(doc, indent=1))
+        print(f"{task}: done", file=sys.stderr)
+    print(markdown_table(doc))
+    return doc
