@@ -252,3 +252,22 @@ def test_config_and_keyword_options_together_are_refused():
     env = CrowdTorchEnv(1, **CROSSING)
     with pytest.raises(ConfigError, match="either config"):
         CrowdTorchEnv(1, env.config, n_pedestrians=3)
+
+
+def test_residual_actions_replay_the_reference_where_the_action_is_zero():
+    """``action_mode="residual"`` works in the TorchRL env (and so in a BenchMARL task's
+    ``options``): zero actions step the worlds as the reference baseline acting directly."""
+    from crowdsteer.baselines import make_policy
+
+    residual = CrowdTorchEnv(
+        2, seed=3, action_mode="residual", residual_reference="cardioid", **CROSSING
+    )
+    direct = CrowdTorchEnv(2, seed=3, **CROSSING)
+    reference = make_policy("cardioid", config=direct.config)
+    td_r, td_d = residual.reset(), direct.reset()
+    for _ in range(12):
+        obs = td_d[GROUP, "observation"].numpy()
+        act = reference.act(obs.reshape(-1, obs.shape[-1])).reshape(2, 4, 2).astype(np.float32)
+        _, td_d = _act(direct, td_d, act)
+        _, td_r = _act(residual, td_r, np.zeros((2, 4, 2), np.float32))
+        assert torch.equal(td_r[GROUP, "observation"], td_d[GROUP, "observation"])
