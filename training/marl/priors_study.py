@@ -31,8 +31,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -102,32 +104,43 @@ def run_name(task: str, variant: str, seed: int) -> str:
     return f"{variant}_{task}_{seed}"
 
 
-def train_all(commands: Sequence[tuple[Path, list]], jobs: int) -> None:
-    """Run the commands of runs whose folder lacks a ``model.zip``, ``jobs`` at a time; each
-    run's CPU seconds (user + system of its process tree, ``os.wait4``) go to its ``cpu.json``."""
-    pending = [(d, c) for d, c in commands if not (d / "model.zip").is_file()]
-    running: dict[int, tuple[Path, Any]] = {}
+def train_all(commands: Sequence[tuple[Path, list]], jobs: int, poll_s: float = 0.5) -> None:
+    """Run the commands of runs whose folder lacks a ``model.zip`` or a ``cpu.json``, ``jobs`` at
+    a time; each run's CPU seconds (user + system of its process tree, ``os.wait4``) go to its
+    ``cpu.json``."""
+    pending = [(d, c) for d, c in commands if not _finished(d)]
+    running: dict[int, tuple[Path, Any, Any]] = {}  # pid -> (folder, log, the Popen, kept alive)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
     while pending or running:
         while pending and len(running) < jobs:
             folder, cmd = pending.pop(0)
             if folder.exists():  # a run killed mid-way: train it again from the start
-                subprocess.run(["rm", "-rf", str(folder)], check=True)
+                shutil.rmtree(folder)
             folder.parent.mkdir(parents=True, exist_ok=True)
             log = open(folder.parent / f"{folder.name}.log", "w")  # noqa: SIM115 (closed below)
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
-            running[proc.pid] = (folder, log)
+            running[proc.pid] = (folder, log, proc)
             print(f"training {folder.name}", file=sys.stderr)
-        pid, status, usage = os.wait4(-1, 0)
-        if pid not in running:
-            continue
-        folder, log = running.pop(pid)
-        log.close()
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise RuntimeError(f"run {folder.name} failed; see {folder.parent / folder.name}.log")
-        cpu = round(usage.ru_utime + usage.ru_stime, 1)
-        (folder / "cpu.json").write_text(json.dumps({"cpu_s": cpu}))
-        print(f"done {folder.name}: {cpu} CPU-s", file=sys.stderr)
+        ended = False
+        for pid in list(running):
+            got, status, usage = os.wait4(pid, os.WNOHANG)
+            if got == 0:
+                continue
+            ended = True
+            folder, log, proc = running.pop(pid)
+            log.close()
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode != 0:
+                raise RuntimeError(f"run {folder.name} failed; see {folder}.log")
+            cpu = round(usage.ru_utime + usage.ru_stime, 1)
+            (folder / "cpu.json").write_text(json.dumps({"cpu_s": cpu}))
+            print(f"done {folder.name}: {cpu} CPU-s", file=sys.stderr)
+        if not ended:
+            time.sleep(poll_s)
+
+
+def _finished(folder: Path) -> bool:
+    return (folder / "model.zip").is_file() and (folder / "cpu.json").is_file()
 
 
 def episodes(policy: Any, task: str, seed: int, count: int) -> list[dict]:
