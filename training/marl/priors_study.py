@@ -48,6 +48,17 @@ TASKS = ("circle_crossing", "corridor", "crossing_flows", "bottleneck", "crowdna
 """Every task of the family."""
 VARIANTS = ("direct", "residual")
 """PPO alone, and PPO correcting the task's reference baseline."""
+REFERENCE = "REFERENCE"
+"""Stands for the task's reference baseline in ``VARIANT_OPTIONS``."""
+VARIANT_OPTIONS: dict[str, dict[str, Any]] = {
+    "direct": {},
+    "residual": {"action_mode": "residual", "residual_reference": REFERENCE},
+    # the agreement bonus of the README's circle_crossing recipe (not potential-based)
+    "cosine": {"shaping_reference": REFERENCE, "shaping_weight": 0.02},
+    # potential-based: Phi = w (v . u) / v_pref^2, u the reference's desired velocity
+    "potential": {"potential": REFERENCE, "potential_weight": 0.1},
+}
+"""``CrowdConfig`` options of each variant of shared PPO (``shaping_study`` trains all four)."""
 
 
 @dataclass(frozen=True)
@@ -90,8 +101,10 @@ def train_command(task: str, variant: str, reference: str, seed: int, study: Pri
     kwargs.pop("preset", None)
     for key in ("scenario", "n_learners", "n_pedestrians", "pedestrian_behaviour"):
         cmd += [f"--{key.replace('_', '-')}", str(kwargs.pop(key))]
-    if variant == "residual":
-        kwargs.update(action_mode="residual", residual_reference=reference)
+    if variant not in VARIANT_OPTIONS:
+        raise ValueError(f"variant={variant!r} must be one of {list(VARIANT_OPTIONS)}")
+    for key, value in VARIANT_OPTIONS[variant].items():
+        kwargs[key] = reference if value == REFERENCE else value
     steps = study.frames * int(task_kwargs(task)["n_learners"])
     cmd += ["--env", *(f"{k}={v!r}" for k, v in kwargs.items())]
     cmd += ["--num-worlds", str(study.num_worlds), "--total-steps", str(steps)]

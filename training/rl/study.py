@@ -25,14 +25,14 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..evaluation.metrics import seed_interval, student_t_quantile
+from ..evaluation.metrics import difference_interval, seed_interval
 from ..support.files import save_figure, write_text
 from ..support.options import arg
 from . import generalist
@@ -111,19 +111,6 @@ def steps_to_reach(curve: list[dict[str, float]], target: float) -> int | None:
         if row["success_rate"] >= target:
             return int(row["timesteps"])
     return None
-
-
-def difference_interval(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
-    """Mean of ``a`` less mean of ``b`` (independent seeds) with Welch's 95 % interval."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
-    diff = float(a.mean() - b.mean())
-    se = math.sqrt(va + vb)
-    if se == 0.0:
-        return {"mean": diff, "low": diff, "high": diff}
-    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-    half = student_t_quantile(0.975, df) * se
-    return {"mean": diff, "low": diff - half, "high": diff + half}
 
 
 def _final(curve: list[dict], key: str) -> float:

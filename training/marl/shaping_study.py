@@ -1,0 +1,165 @@
+"""Does shaping toward a steering baseline pay on the multi-agent tasks? Shared PPO alone against
+three priors built on the task's reference baseline, with the seeds to tell 0.05 apart.
+
+Per task the reference is the best baseline on the validation episodes (as ``priors_study``).
+Each variant of ``VARIANTS`` trains shared PPO with every seed at the budget of the BenchMARL runs
+(``priors_study.train_command``; the run folders are shared with ``crowdsteer marl-priors``,
+whose ``direct`` and ``residual`` runs are reused):
+
+- ``direct``: PPO alone;
+- ``cosine``: a bonus for agreeing with the reference's direction (not potential-based: it can
+  change the optimal policy);
+- ``potential``: potential-based shaping from the reference (Ng et al. 1999; the optimal policy
+  of the discounted return is unchanged), ``envs.core.priors``;
+- ``residual``: the action corrects the reference's.
+
+Two figures per run: **learning speed**, the mean success over the run's evaluations during
+training (100 episodes each, world seeds ``10000 + seed`` onwards, at 0, 0.1, 0.2, 0.3, 0.45,
+0.68 and 1.0 M steps and at the end): the area under its learning curve over the budget; and
+**final success**, its final model on the validation episodes (world seeds 200000-200199). Per
+variant: the difference from ``direct`` with Welch's 95 % interval over seeds, and the seeds per
+arm that give 80 % power to detect a difference of 0.05 with a two-sided test at 5 %
+(``seeds_for_power``, from the two arms' pooled standard deviation). No held-out episode is
+used: the study chooses nothing that the held-out table reports.
+
+    crowdsteer marl-shaping --runs runs/marl_priors --out docs/marl_shaping.json
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from crowdsteer.training.evaluation.metrics import difference_interval
+
+from .priors_study import PriorsStudy, episodes, run_name, train_all, train_command
+
+VARIANTS = ("direct", "cosine", "potential", "residual")
+"""PPO alone first: every other variant is compared with it."""
+
+
+@dataclass(frozen=True)
+class ShapingStudy:
+    """The tasks, seeds and budget of the study, and the difference it is powered for."""
+
+    tasks: tuple[str, ...] = ("circle_crossing", "corridor", "crossing_flows")
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    effect: float = 0.05
+    power: float = 0.8
+    runs: Path = PriorsStudy.runs
+    out: Path = Path("docs/marl_shaping.json")
+    jobs: int = 2
+
+
+def seeds_for_power(a: list[float], b: list[float], effect: float, power: float) -> int:
+    """Seeds per arm for a two-sided 5 % test of two means to detect ``effect`` with ``power``,
+    the standard deviation pooled from ``a`` and ``b`` (normal approximation: ``2 (z_0.975 +
+    z_power)^2 sd^2 / effect^2``, at least 2)."""
+    sd2 = (np.var(a, ddof=1) * (len(a) - 1) + np.var(b, ddof=1) * (len(b) - 1)) / (
+        len(a) + len(b) - 2
+    )
+    z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(power)
+    return max(2, math.ceil(2.0 * z * z * float(sd2) / effect**2))
+
+
+def learning_speed(run_dir: Path) -> float:
+    """Mean success over a run's evaluations during training (its ``evals.json``)."""
+    rows = json.loads((run_dir / "evals.json").read_text())
+    return float(np.mean([r["success_rate"] for r in rows]))
+
+
+def study_task(task: str, study: ShapingStudy) -> dict[str, Any]:
+    """Reference, runs and per-variant comparison with ``direct`` for one task."""
+    base = PriorsStudy()
+    val = (base.validation_seed, base.validation_episodes)
+    scores = {b: _success(episodes(b, task, *val)) for b in base.baselines}
+    reference = max(scores, key=scores.get)
+    plan = replace_runs(base, study)
+    train_all(
+        [
+            (study.runs / run_name(task, v, s), train_command(task, v, reference, s, plan))
+            for v in VARIANTS
+            for s in study.seeds
+        ],
+        study.jobs,
+    )
+    per_seed: dict[str, dict[str, dict[str, float]]] = {}
+    for v in VARIANTS:
+        per_seed[v] = {}
+        for s in study.seeds:
+            folder = study.runs / run_name(task, v, s)
+            final = _success(episodes(str(folder / "model.zip"), task, *val))
+            cpu = json.loads((folder / "cpu.json").read_text())["cpu_s"]
+            per_seed[v][str(s)] = {"speed": learning_speed(folder), "final": final, "cpu_s": cpu}
+    compared: dict[str, Any] = {}
+    for v in VARIANTS:
+        row: dict[str, Any] = {}
+        for key in ("speed", "final"):
+            values = [per_seed[v][str(s)][key] for s in study.seeds]
+            alone = [per_seed["direct"][str(s)][key] for s in study.seeds]
+            row[key] = {"mean": float(np.mean(values)), "values": values}
+            if v != "direct":
+                row[key]["vs_direct"] = difference_interval(values, alone)
+                row[key]["seeds_for_power"] = seeds_for_power(
+                    values, alone, study.effect, study.power
+                )
+        compared[v] = row
+    return {"reference": reference, "baselines": scores, "per_seed": per_seed, "variants": compared}
+
+
+def replace_runs(base: PriorsStudy, study: ShapingStudy) -> PriorsStudy:
+    """The ``PriorsStudy`` whose commands the runs share (its budget, this study's folder)."""
+    from dataclasses import replace
+
+    return replace(base, runs=study.runs, jobs=study.jobs)
+
+
+def _success(per_episode: list[dict]) -> float:
+    """Success over the learner-episodes of ``per_episode``."""
+    return float(np.mean(np.concatenate([np.asarray(e["success"], float) for e in per_episode])))
+
+
+def markdown_table(doc: dict[str, Any]) -> str:
+    """Per task and variant: both figures, their differences from ``direct`` with 95 %
+    intervals, and the seeds per arm for 80 % power at 0.05."""
+    lines = [
+        "| task (reference) | variant | learning speed | vs PPO alone [95 % CI] | seeds for power "
+        "| final success (validation) | vs PPO alone [95 % CI] | seeds for power |",
+        "|:--|:--|--:|--:|--:|--:|--:|--:|",
+    ]
+    for task, result in doc["tasks"].items():
+        for v, row in result["variants"].items():
+            cells = []
+            for key in ("speed", "final"):
+                fig = row[key]
+                diff = fig.get("vs_direct")
+                span = (
+                    f"{diff['mean']:+.3f} [{diff['low']:+.3f}, {diff['high']:+.3f}]"
+                    if diff
+                    else "-"
+                )
+                cells += [f"{fig['mean']:.3f}", span, str(fig.get("seeds_for_power", "-"))]
+            lines.append(f"| {task} ({result['reference']}) | {v} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def run(study: ShapingStudy) -> dict[str, Any]:
+    """Run the study task by task (the JSON rewritten after each) and print its table."""
+    import torch
+
+    torch.set_num_threads(1)
+    doc: dict[str, Any] = {"study": {k: str(v) for k, v in asdict(study).items()}, "tasks": {}}
+    for task in study.tasks:
+        doc["tasks"][task] = study_task(task, study)
+        study.out.parent.mkdir(parents=True, exist_ok=True)
+        study.out.write_text(json.dumps(doc, indent=1))
+        print(f"{task}: done", file=sys.stderr)
+    print(markdown_table(doc))
+    return doc
