@@ -35,7 +35,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -252,15 +252,26 @@ def _ci(est: dict[str, float]) -> str:
 
 
 def run(study: PriorsStudy) -> dict[str, Any]:
-    """Run the study task by task (the JSON rewritten after each) and print its table."""
+    """Run the study and print its table (``run_tasks``)."""
+    return run_tasks(study, study_task, markdown_table)
+
+
+def run_tasks(
+    study: Any,
+    per_task: Callable[[str, Any], dict[str, Any]],
+    table: Callable[[dict[str, Any]], str],
+) -> dict[str, Any]:
+    """``per_task(task, study)`` for each of ``study.tasks`` on one torch thread, the JSON
+    (``study.out``: the study's fields and each task's result) rewritten after each task, then
+    ``table`` of it printed."""
     import torch
 
     torch.set_num_threads(1)
     doc: dict[str, Any] = {"study": {k: str(v) for k, v in asdict(study).items()}, "tasks": {}}
     for task in study.tasks:
-        doc["tasks"][task] = study_task(task, study)
+        doc["tasks"][task] = per_task(task, study)
         study.out.parent.mkdir(parents=True, exist_ok=True)
         study.out.write_text(json.dumps(doc, indent=1))
         print(f"{task}: done", file=sys.stderr)
-    print(markdown_table(doc))
+    print(table(doc))
     return doc

@@ -29,8 +29,7 @@ from __future__ import annotations
 
 import json
 import math
-import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
@@ -39,7 +38,14 @@ import numpy as np
 
 from crowdsteer.training.evaluation.metrics import difference_interval
 
-from .priors_study import PriorsStudy, episodes, run_name, train_all, train_command
+from .priors_study import (
+    PriorsStudy,
+    episodes,
+    run_name,
+    run_tasks,
+    train_all,
+    train_command,
+)
 
 VARIANTS = ("direct", "cosine", "potential", "residual")
 """PPO alone first: every other variant is compared with it."""
@@ -151,15 +157,5 @@ def markdown_table(doc: dict[str, Any]) -> str:
 
 
 def run(study: ShapingStudy) -> dict[str, Any]:
-    """Run the study task by task (the JSON rewritten after each) and print its table."""
-    import torch
-
-    torch.set_num_threads(1)
-    doc: dict[str, Any] = {"study": {k: str(v) for k, v in asdict(study).items()}, "tasks": {}}
-    for task in study.tasks:
-        doc["tasks"][task] = study_task(task, study)
-        study.out.parent.mkdir(parents=True, exist_ok=True)
-        study.out.write_text(json.dumps(doc, indent=1))
-        print(f"{task}: done", file=sys.stderr)
-    print(markdown_table(doc))
-    return doc
+    """Run the study and print its table (``priors_study.run_tasks``)."""
+    return run_tasks(study, study_task, markdown_table)
