@@ -41,6 +41,12 @@ for command in sys.argv[1:]:
 heavy = ("numba", "numpy", "crowdsteer.envs", "pygame", "torch")
 heavy = sorted(m for m in heavy if m in sys.modules)
 print("IMPORTED", heavy, file=sys.stderr)
+# the parser needs the standard library alone: an extra's package (yaml, a framework) would make
+# every command fail where that extra is not installed
+outside = {m.split(".")[0] for m in sys.modules} - set(sys.stdlib_module_names)
+outside = {m for m in outside if not m.startswith("__editable__")}  # an editable install's hook
+outside -= {"crowdsteer", "__main__", "_distutils_hack", "_virtualenv"}
+print("OUTSIDE", sorted(outside), file=sys.stderr)
 """
 
 
@@ -52,6 +58,7 @@ def test_help_imports_neither_the_simulator_nor_numba():
         check=True,
     )
     assert "IMPORTED []" in out.stderr
+    assert "OUTSIDE []" in out.stderr, out.stderr
     assert out.stdout.count("usage: crowdsteer") == len(LIGHT_COMMANDS) + 1
 
 

@@ -15,6 +15,8 @@ from .base import Commands
 from .dataclass_flags import parse_dataclass
 
 TRAIN_MODULES = ("stable_baselines3", "torch")
+RUNS = "runs/marl_priors"
+"""The run folders of marl-priors and marl-shaping (``priors_study.PriorsStudy.runs``)."""
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -162,7 +164,7 @@ def _marl_priors(args: argparse.Namespace) -> int:
 def _add_marl_priors(commands: Commands) -> None:
     from pathlib import Path
 
-    from ..marl.priors_study import TASKS, PriorsStudy
+    from ..marl import TASKS
 
     p = commands.add(
         "marl-priors",
@@ -173,8 +175,8 @@ def _add_marl_priors(commands: Commands) -> None:
         "validation, then it and the baselines scored once on the held-out episodes.",
     )
     p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS, help="the tasks")
-    p.add_argument("--runs", type=Path, default=PriorsStudy.runs, help="folder of the runs")
-    p.add_argument("--out", type=Path, default=PriorsStudy.out, help="the JSON written")
+    p.add_argument("--runs", type=Path, default=Path(RUNS), help="folder of the runs")
+    p.add_argument("--out", type=Path, default=Path("docs/marl_priors.json"), help="JSON")
     p.add_argument("--jobs", type=ca.int_at_least(1), default=2, help="trainings at a time")
 
 
@@ -192,7 +194,7 @@ def _marl_shaping(args: argparse.Namespace) -> int:
 def _add_marl_shaping(commands: Commands) -> None:
     from pathlib import Path
 
-    from ..marl.priors_study import TASKS, PriorsStudy
+    from ..marl import TASKS
 
     p = commands.add(
         "marl-shaping",
@@ -206,7 +208,7 @@ def _add_marl_shaping(commands: Commands) -> None:
     default_tasks = ["circle_crossing", "corridor", "crossing_flows"]
     p.add_argument("--tasks", nargs="+", default=default_tasks, choices=TASKS, help="the tasks")
     p.add_argument("--seeds", nargs="+", type=ca.int_at_least(0), default=[0, 1, 2, 3, 4])
-    p.add_argument("--runs", type=Path, default=PriorsStudy.runs, help="folder of the runs")
+    p.add_argument("--runs", type=Path, default=Path(RUNS), help="folder of the runs")
     p.add_argument("--out", type=Path, default=Path("docs/marl_shaping.json"), help="JSON")
     p.add_argument("--jobs", type=ca.int_at_least(1), default=2, help="trainings at a time")
 

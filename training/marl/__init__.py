@@ -13,3 +13,6 @@ from pathlib import Path
 CONFIG_DIR = Path(__file__).resolve().parent / "conf"
 """The Hydra configuration folder of the family: ``task/crowdsteer/<task>.yaml`` and
 ``experiment/crowdsteer_cpu.yaml``."""
+
+TASKS = ("circle_crossing", "corridor", "crossing_flows", "bottleneck", "crowdnav_multi_robot")
+"""The task family's tasks (``conf/task/crowdsteer/<task>.yaml``)."""

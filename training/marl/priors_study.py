@@ -40,12 +40,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from . import CONFIG_DIR, TASKS
 
-from . import CONFIG_DIR
-
-TASKS = ("circle_crossing", "corridor", "crossing_flows", "bottleneck", "crowdnav_multi_robot")
-"""Every task of the family."""
 VARIANTS = ("direct", "residual")
 """PPO alone, and PPO correcting the task's reference baseline."""
 REFERENCE = "REFERENCE"
@@ -82,6 +78,8 @@ class PriorsStudy:
 def task_kwargs(task: str) -> dict[str, Any]:
     """``CrowdConfig`` keyword arguments of a task's configuration file (its ``options``
     merged in), read without BenchMARL."""
+    import yaml  # the train extra's
+
     path = CONFIG_DIR / "task" / "crowdsteer" / f"{task}.yaml"
     if not path.is_file():
         known = sorted(p.stem for p in path.parent.glob("*.yaml"))
@@ -117,11 +115,17 @@ def run_name(task: str, variant: str, seed: int) -> str:
     return f"{variant}_{task}_{seed}"
 
 
-def train_all(commands: Sequence[tuple[Path, list]], jobs: int, poll_s: float = 0.5) -> None:
-    """Run the commands of runs whose folder lacks a ``model.zip`` or a ``cpu.json``, ``jobs`` at
-    a time; each run's CPU seconds (user + system of its process tree, ``os.wait4``) go to its
-    ``cpu.json``."""
-    pending = [(d, c) for d, c in commands if not _finished(d)]
+def train_all(
+    commands: Sequence[tuple[Path, list]],
+    jobs: int,
+    done: Callable[[Path], bool] | None = None,
+    poll_s: float = 0.5,
+) -> None:
+    """Run the commands of runs not ``done`` (default: the folder holds a ``model.zip`` and a
+    ``cpu.json``), ``jobs`` at a time; each run's CPU seconds (user + system of its process
+    tree, ``os.wait4``) go to its ``cpu.json``."""
+    done = done or _finished
+    pending = [(d, c) for d, c in commands if not done(d)]
     running: dict[int, tuple[Path, Any, Any]] = {}  # pid -> (folder, log, the Popen, kept alive)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
     while pending or running:
