@@ -7,11 +7,17 @@ scripted baselines and the shared-policy PPO. The actors of MAPPO, IPPO and MASA
 the learners (BenchMARL's ``share_policy_params``) and decentralised: each observation row is
 acted on alone, so rows are packed ``L`` to a world and the padding is dropped. Actions are the
 policy's deterministic ones (BenchMARL's evaluation mode).
+
+``acting_policy(checkpoint)`` is the policy as its task made it act: a task trained with
+residual actions (``options: {action_mode: residual, residual_reference: NAME}``) composes the
+checkpoint's action with its reference baseline's (``baselines.policies.ResidualPolicy``), as the
+task's environment did.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -45,6 +51,7 @@ class BenchmarlPolicy:
             groups = sorted(experiment.group_map)
             raise ValueError(f"{path} is not a crowdsteer experiment (agent groups {groups})")
         self.policy = experiment.policy
+        self.task_config = dict(experiment.task.config)
         self.num_learners = len(experiment.group_map[GROUP])
         self.name = experiment.algorithm_name
         self.checkpoint = path
@@ -70,3 +77,20 @@ class BenchmarlPolicy:
         with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
             out = self.policy(td)
         return out.get((GROUP, "action")).reshape(-1, 2)[:k].numpy().astype(np.float32)
+
+
+def acting_policy(checkpoint: str | Path) -> Any:
+    """The checkpoint's policy as its task made it act: a ``BenchmarlPolicy``, composed with
+    its task's reference baseline (``ResidualPolicy``) where the task's actions are residual."""
+    from crowdsteer.baselines import make_policy
+    from crowdsteer.baselines.policies import ResidualPolicy
+
+    from .tasks import crowd_config
+
+    policy = BenchmarlPolicy(checkpoint)
+    config = crowd_config(policy.task_config)
+    if config.action_mode != "residual":
+        return policy
+    reference = make_policy(config.residual_reference, config=config)
+    name = f"{policy.name}_residual"
+    return ResidualPolicy(policy, reference, config.residual_scale, name=name)

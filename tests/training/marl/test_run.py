@@ -83,3 +83,45 @@ def test_benchmarl_command_line_trains_and_the_policy_acts(tmp_path, algorithm):
     again = evaluate(policy, episodes=4, seed=100, num_worlds=4, **task_kwargs("corridor"))
     assert again["success_rate"] == result["success_rate"]
     assert again["collision_rate"] == result["collision_rate"]
+
+
+@pytest.mark.slow
+def test_a_residual_task_trains_and_its_policy_corrects_the_reference(tmp_path):
+    """A task's options make BenchMARL's actions residual; ``acting_policy`` composes the
+    checkpoint's action with the reference's, as the task's environment did."""
+    from crowdsteer.baselines import make_policy
+    from crowdsteer.baselines.policies import ResidualPolicy
+    from crowdsteer.envs.core.priors import compose_residual
+    from crowdsteer.training.marl.policy import acting_policy
+
+    cmd = [
+        sys.executable,
+        "-m",
+        "crowdsteer.training.marl.run",
+        "algorithm=ippo",
+        "task=crowdsteer/corridor",
+        "seed=1",
+        *TINY,
+        "+task.options.action_mode=residual",
+        "+task.options.residual_reference=social_force",
+        f"experiment.save_folder={tmp_path}",
+        f"hydra.run.dir={tmp_path / 'hydra'}",
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    checkpoint = final_checkpoint(find_runs(tmp_path)["ippo", "corridor", 1])
+    policy = acting_policy(checkpoint)
+    assert isinstance(policy, ResidualPolicy) and policy.reference.name == "social_force"
+    config = CrowdConfig.from_kwargs(**task_kwargs("corridor"))
+    from crowdsteer.envs import make_batch
+
+    batch = make_batch(config, 2)
+    batch.seed(5)
+    batch.reset()
+    obs = batch.obs.reshape(8, ObservationLayout.of(config).dim)  # 2 worlds x 4 learners
+    expected = np.empty((8, 2))
+    reference = make_policy("social_force", config=config).act(obs).astype(np.float64)
+    residual = BenchmarlPolicy(checkpoint).act(obs).astype(np.float64)
+    compose_residual(reference, residual, 1.0, expected)
+    np.testing.assert_array_equal(policy.act(obs), expected)

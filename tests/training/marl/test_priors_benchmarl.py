@@ -1,0 +1,53 @@
+"""IPPO with the residual prior: its BenchMARL command line, and (once published) that the
+figures of the docs' table are those of its JSON and of the shared-PPO study it builds on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from crowdsteer.training.marl.priors_benchmarl import (
+    BenchmarlPriors,
+    command,
+    final_checkpoint_of,
+    markdown_table,
+    run_folder,
+)
+
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+DOC = DOCS / "marl_priors_benchmarl.json"
+
+
+def test_the_command_is_the_tables_ippo_run_with_residual_task_options(tmp_path):
+    study = BenchmarlPriors(runs=tmp_path)
+    cmd = command("corridor", "social_force", 2, study)
+    assert cmd[1:4] == ["-m", "crowdsteer.training.marl.run", "algorithm=ippo"]
+    assert "task=crowdsteer/corridor" in cmd and "seed=2" in cmd
+    assert "experiment=crowdsteer_cpu" in cmd and "model.num_cells=[64,64]" in cmd
+    assert "+task.options.action_mode=residual" in cmd
+    assert "+task.options.residual_reference=social_force" in cmd
+    folder = run_folder("corridor", 2, study).resolve()
+    assert f"experiment.save_folder={folder}" in cmd and f"hydra.run.dir={folder / 'hydra'}" in cmd
+
+
+def test_the_final_checkpoint_is_the_one_with_the_most_frames(tmp_path):
+    assert final_checkpoint_of(tmp_path) is None
+    points = tmp_path / "ippo_corridor_mlp__x" / "checkpoints"
+    points.mkdir(parents=True)
+    for frames in (6000, 300000, 30000):
+        (points / f"checkpoint_{frames}.pt").write_bytes(b"")
+    assert final_checkpoint_of(tmp_path).name == "checkpoint_300000.pt"
+
+
+@pytest.mark.skipif(not DOC.is_file(), reason="the runs are not published")
+def test_the_published_table_is_the_jsons():
+    doc = json.loads(DOC.read_text())
+    published = json.loads((DOCS / "marl_priors.json").read_text())["tasks"]
+    for task, row in doc["tasks"].items():
+        assert row["reference"] == published[task]["reference"], task
+        assert len(row["per_seed"]) == 3
+    page = (DOCS / "marl.md").read_text()
+    for line in markdown_table(doc, DOCS / "marl_priors.json").splitlines()[2:]:
+        assert line in page
