@@ -449,6 +449,9 @@ SHIPPED_MODELS = {
     "crowdnav": "ppo_crowdnav",
     "crowdnav_checked": "ppo_crowdnav",
     "crowdnav_lidar": "ppo_crowdnav_lidar",
+    "crowdnav_s0": "ppo_crowdnav_s0",
+    "crowdnav_s1": "ppo_crowdnav_s1",
+    "crowdnav_s2": "ppo_crowdnav_s2",
     "crowdnav_pp": "ppo_crowdnav_pp",
     "dsrnn": "ppo_dsrnn",
     "circle_crossing": "ppo_circle_crossing",
@@ -456,8 +459,10 @@ SHIPPED_MODELS = {
 }
 """Short names of the models shipped with the package: name -> directory under
 ``crowdsteer/training/rl/models`` (``model.zip``, ``vecnormalize.pkl``, the run's ``args.json``).
-A name in ``WITH_STEP_CHECK`` loads its model behind the one-step check
-(``crowdsteer.baselines.step_check``)."""
+``crowdnav_s0``, ``crowdnav_s1`` and ``crowdnav_s2`` are seeds 0-2 of ``crowdnav``'s recipe
+trained with the current simulator (``crowdnav`` is seed 0 of an earlier one), shipped so that
+the recipe's figures over seeds can be re-scored. A name in ``WITH_STEP_CHECK`` loads its
+model behind the one-step check (``crowdsteer.baselines.step_check``)."""
 
 WITH_STEP_CHECK = {"crowdnav_checked": "crowdnav"}
 """Shipped names whose model (the one of the name they map to) acts through ``StepCheckPolicy``
