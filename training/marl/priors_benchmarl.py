@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .priors_study import PriorsStudy, episodes, estimates, run_tasks, train_all
+from .priors_study import (
+    PriorsStudy,
+    ci_text,
+    episodes,
+    estimates,
+    run_tasks,
+    train_all,
+)
 
 
 @dataclass(frozen=True)
@@ -109,14 +116,10 @@ def markdown_table(doc: dict[str, Any], references: Path = BenchmarlPriors.refer
             f"{s['held_out']['success_rate']['mean']:.3f}" for s in row["per_seed"].values()
         )
         lines.append(
-            f"| {task} | {row['reference']} | {_ci(row['held_out']['success_rate'])} | {seeds} "
-            f"| {_ci(ppo)} | {best} {_ci(bases[best]['held_out']['success_rate'])} |"
+            f"| {task} | {row['reference']} | {ci_text(row['held_out']['success_rate'])} | {seeds} "
+            f"| {ci_text(ppo)} | {best} {ci_text(bases[best]['held_out']['success_rate'])} |"
         )
     return "\n".join(lines)
-
-
-def _ci(est: dict[str, float]) -> str:
-    return f"{est['mean']:.3f} [{est['low']:.3f}, {est['high']:.3f}]"
 
 
 def run(study: BenchmarlPriors) -> dict[str, Any]:

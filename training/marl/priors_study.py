@@ -245,13 +245,14 @@ def markdown_table(doc: dict[str, Any]) -> str:
         )
         base = row["baselines"][best]["held_out"]["success_rate"]
         lines.append(
-            f"| {task} | {row['reference']} | {chosen} ({val}) | {_ci(learned)} | {seeds} "
-            f"| {best} {_ci(base)} |"
+            f"| {task} | {row['reference']} | {chosen} ({val}) | {ci_text(learned)} | {seeds} "
+            f"| {best} {ci_text(base)} |"
         )
     return "\n".join(lines)
 
 
-def _ci(est: dict[str, float]) -> str:
+def ci_text(est: dict[str, float]) -> str:
+    """``mean [low, high]`` of an estimate, three decimals."""
     return f"{est['mean']:.3f} [{est['low']:.3f}, {est['high']:.3f}]"
 
 
