@@ -162,8 +162,6 @@ def _marl_priors(args: argparse.Namespace) -> int:
 
 
 def _add_marl_priors(commands: Commands) -> None:
-    from pathlib import Path
-
     from ..marl import TASKS
 
     p = commands.add(
@@ -174,9 +172,18 @@ def _add_marl_priors(commands: Commands) -> None:
         "PPO trained direct and residual on the reference with 3 seeds, the variant chosen on\n"
         "validation, then it and the baselines scored once on the held-out episodes.",
     )
-    p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS, help="the tasks")
+    _add_study_options(p, list(TASKS), "docs/marl_priors.json")
+
+
+def _add_study_options(p: argparse.ArgumentParser, tasks: list[str], out: str) -> None:
+    """The options marl-priors and marl-shaping share: tasks, run folders, JSON, processes."""
+    from pathlib import Path
+
+    from ..marl import TASKS
+
+    p.add_argument("--tasks", nargs="+", default=tasks, choices=TASKS, help="the tasks")
     p.add_argument("--runs", type=Path, default=Path(RUNS), help="folder of the runs")
-    p.add_argument("--out", type=Path, default=Path("docs/marl_priors.json"), help="JSON")
+    p.add_argument("--out", type=Path, default=Path(out), help="the JSON written")
     p.add_argument("--jobs", type=ca.int_at_least(1), default=2, help="trainings at a time")
 
 
@@ -192,10 +199,6 @@ def _marl_shaping(args: argparse.Namespace) -> int:
 
 
 def _add_marl_shaping(commands: Commands) -> None:
-    from pathlib import Path
-
-    from ..marl import TASKS
-
     p = commands.add(
         "marl-shaping",
         _marl_shaping,
@@ -205,12 +208,10 @@ def _add_marl_shaping(commands: Commands) -> None:
         "validation success against PPO alone with 95 % intervals, and the seeds per arm\n"
         "that give 80 % power to detect 0.05.",
     )
-    default_tasks = ["circle_crossing", "corridor", "crossing_flows"]
-    p.add_argument("--tasks", nargs="+", default=default_tasks, choices=TASKS, help="the tasks")
-    p.add_argument("--seeds", nargs="+", type=ca.int_at_least(0), default=[0, 1, 2, 3, 4])
-    p.add_argument("--runs", type=Path, default=Path(RUNS), help="folder of the runs")
-    p.add_argument("--out", type=Path, default=Path("docs/marl_shaping.json"), help="JSON")
-    p.add_argument("--jobs", type=ca.int_at_least(1), default=2, help="trainings at a time")
+    seeds = [0, 1, 2, 3, 4]
+    p.add_argument("--seeds", nargs="+", type=ca.int_at_least(0), default=seeds, help="per variant")
+    tasks = ["circle_crossing", "corridor", "crossing_flows"]
+    _add_study_options(p, tasks, "docs/marl_shaping.json")
 
 
 def baseline_line(text: str) -> str:

@@ -40,7 +40,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from . import CONFIG_DIR, TASKS
+from . import TASKS
+from .task_files import task_kwargs
 
 VARIANTS = ("direct", "residual")
 """PPO alone, and PPO correcting the task's reference baseline."""
@@ -75,35 +76,20 @@ class PriorsStudy:
     jobs: int = 2
 
 
-def task_kwargs(task: str) -> dict[str, Any]:
-    """``CrowdConfig`` keyword arguments of a task's configuration file (its ``options``
-    merged in), read without BenchMARL."""
-    import yaml  # the train extra's
-
-    path = CONFIG_DIR / "task" / "crowdsteer" / f"{task}.yaml"
-    if not path.is_file():
-        known = sorted(p.stem for p in path.parent.glob("*.yaml"))
-        raise ValueError(f"task={task!r} is not a crowdsteer task; choose one of {known}")
-    cfg = yaml.safe_load(path.read_text())
-    cfg.pop("defaults", None)
-    options = dict(cfg.pop("options", None) or {})
-    return {**cfg, **options}
-
-
 def train_command(task: str, variant: str, reference: str, seed: int, study: PriorsStudy) -> list:
     """The ``crowdsteer train`` command of one run (its folder ``study.runs/<name>``)."""
     kwargs = task_kwargs(task)
+    steps = study.frames * int(kwargs["n_learners"])
     cmd = [sys.executable, "-m", "crowdsteer.training.cli", "train", "--algo", "ppo"]
-    if kwargs.get("preset") is not None:
-        cmd += ["--preset", str(kwargs.pop("preset"))]
-    kwargs.pop("preset", None)
+    preset = kwargs.pop("preset", None)
+    if preset is not None:
+        cmd += ["--preset", str(preset)]
     for key in ("scenario", "n_learners", "n_pedestrians", "pedestrian_behaviour"):
         cmd += [f"--{key.replace('_', '-')}", str(kwargs.pop(key))]
     if variant not in VARIANT_OPTIONS:
         raise ValueError(f"variant={variant!r} must be one of {list(VARIANT_OPTIONS)}")
     for key, value in VARIANT_OPTIONS[variant].items():
         kwargs[key] = reference if value == REFERENCE else value
-    steps = study.frames * int(task_kwargs(task)["n_learners"])
     cmd += ["--env", *(f"{k}={v!r}" for k, v in kwargs.items())]
     cmd += ["--num-worlds", str(study.num_worlds), "--total-steps", str(steps)]
     cmd += ["--seed", str(seed), "--threads", "1", "--no-progress-bar"]
@@ -186,12 +172,18 @@ def estimates(per_episode: list[dict]) -> dict[str, dict[str, float]]:
     return {k: {"mean": agg[k].mean, "low": agg[k].low, "high": agg[k].high} for k in keys}
 
 
+def choose_reference(task: str, study: PriorsStudy) -> tuple[str, dict[str, Any]]:
+    """Step 1: every baseline's ``estimates`` on the validation episodes, and the best of them
+    by success, the task's reference."""
+    val = (study.validation_seed, study.validation_episodes)
+    validation = {b: estimates(episodes(b, task, *val)) for b in study.baselines}
+    return max(validation, key=lambda b: validation[b]["success_rate"]["mean"]), validation
+
+
 def study_task(task: str, study: PriorsStudy) -> dict[str, Any]:
     """Steps 1-4 of the module's docstring for one task."""
     val = (study.validation_seed, study.validation_episodes)
-    baselines = {b: episodes(b, task, *val) for b in study.baselines}
-    validation = {b: estimates(eps) for b, eps in baselines.items()}
-    reference = max(validation, key=lambda b: validation[b]["success_rate"]["mean"])
+    reference, validation = choose_reference(task, study)
     commands = [
         (study.runs / run_name(task, v, s), train_command(task, v, reference, s, study))
         for v in VARIANTS
@@ -220,7 +212,7 @@ def study_task(task: str, study: PriorsStudy) -> dict[str, Any]:
     runs[chosen]["held_out"] = estimates(pooled)
     return {
         "reference": reference,
-        "baselines": {b: {"validation": validation[b], "held_out": held_out[b]} for b in baselines},
+        "baselines": {b: {"validation": v, "held_out": held_out[b]} for b, v in validation.items()},
         "ppo": runs,
         "chosen": chosen,
     }

@@ -39,7 +39,8 @@ import numpy as np
 from crowdsteer.training.evaluation.evaluate import evaluate
 from crowdsteer.training.evaluation.metrics import aggregate, seed_interval
 
-from .tasks import ENV_NAME, CrowdsteerTask, TaskConfig
+from . import task_files
+from .tasks import ENV_NAME, TaskConfig
 
 
 @dataclass(frozen=True)
@@ -71,13 +72,9 @@ PPO_LABEL = "ppo_shared"
 
 
 def task_kwargs(task: str) -> dict[str, Any]:
-    """``evaluate`` keyword arguments of a crowdsteer task (its configuration file)."""
-    cfg = dict(CrowdsteerTask[task.upper()].get_from_yaml().config)
-    options = dict(cfg.pop("options") or {})
-    unknown = sorted(set(cfg) - set(TaskConfig.__dataclass_fields__))
-    if unknown:
-        raise ValueError(f"task {task!r} has fields {unknown} that are not TaskConfig's")
-    return {**cfg, **options}
+    """``evaluate`` keyword arguments of a crowdsteer task (its configuration file, checked
+    against ``TaskConfig``'s fields)."""
+    return task_files.task_kwargs(task, TaskConfig.__dataclass_fields__)
 
 
 def find_runs(root: Path) -> dict[tuple[str, str, int], Path]:

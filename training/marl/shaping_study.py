@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
@@ -40,7 +40,9 @@ from crowdsteer.training.evaluation.metrics import difference_interval
 
 from .priors_study import (
     PriorsStudy,
+    choose_reference,
     episodes,
+    estimates,
     run_name,
     run_tasks,
     train_all,
@@ -83,11 +85,10 @@ def learning_speed(run_dir: Path) -> float:
 
 def study_task(task: str, study: ShapingStudy) -> dict[str, Any]:
     """Reference, runs and per-variant comparison with ``direct`` for one task."""
-    base = PriorsStudy()
-    val = (base.validation_seed, base.validation_episodes)
-    scores = {b: _success(episodes(b, task, *val)) for b in base.baselines}
-    reference = max(scores, key=scores.get)
-    plan = replace_runs(base, study)
+    plan = replace(PriorsStudy(), runs=study.runs, jobs=study.jobs)  # its budget, our folder
+    val = (plan.validation_seed, plan.validation_episodes)
+    reference, validation = choose_reference(task, plan)
+    scores = {b: v["success_rate"]["mean"] for b, v in validation.items()}
     train_all(
         [
             (study.runs / run_name(task, v, s), train_command(task, v, reference, s, plan))
@@ -101,7 +102,8 @@ def study_task(task: str, study: ShapingStudy) -> dict[str, Any]:
         per_seed[v] = {}
         for s in study.seeds:
             folder = study.runs / run_name(task, v, s)
-            final = _success(episodes(str(folder / "model.zip"), task, *val))
+            scored = estimates(episodes(str(folder / "model.zip"), task, *val))
+            final = scored["success_rate"]["mean"]
             cpu = json.loads((folder / "cpu.json").read_text())["cpu_s"]
             per_seed[v][str(s)] = {"speed": learning_speed(folder), "final": final, "cpu_s": cpu}
     compared: dict[str, Any] = {}
@@ -118,18 +120,6 @@ def study_task(task: str, study: ShapingStudy) -> dict[str, Any]:
                 )
         compared[v] = row
     return {"reference": reference, "baselines": scores, "per_seed": per_seed, "variants": compared}
-
-
-def replace_runs(base: PriorsStudy, study: ShapingStudy) -> PriorsStudy:
-    """The ``PriorsStudy`` whose commands the runs share (its budget, this study's folder)."""
-    from dataclasses import replace
-
-    return replace(base, runs=study.runs, jobs=study.jobs)
-
-
-def _success(per_episode: list[dict]) -> float:
-    """Success over the learner-episodes of ``per_episode``."""
-    return float(np.mean(np.concatenate([np.asarray(e["success"], float) for e in per_episode])))
 
 
 def markdown_table(doc: dict[str, Any]) -> str:
