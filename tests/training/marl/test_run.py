@@ -40,25 +40,32 @@ TINY = [
 ]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("algorithm", ["mappo", "ippo", "masac"])
-def test_benchmarl_command_line_trains_and_the_policy_acts(tmp_path, algorithm):
+def _train_tiny(folder, algorithm: str, seed: int, overrides: list[str]) -> None:
+    """BenchMARL's command line on ``crowdsteer/corridor`` at the ``TINY`` budget, into
+    ``folder``; fails the test with its stderr if the run fails."""
     cmd = [
         sys.executable,
         "-m",
         "crowdsteer.training.marl.run",
         f"algorithm={algorithm}",
         "task=crowdsteer/corridor",
-        "seed=3",
+        f"seed={seed}",
         *TINY,
-        # MAPPO and MASAC as the docs run them: the centralised critic gives a value per learner
-        *(["algorithm.share_param_critic=false"] if algorithm != "ippo" else []),
-        f"experiment.save_folder={tmp_path}",
-        f"hydra.run.dir={tmp_path / 'hydra'}",
+        *overrides,
+        f"experiment.save_folder={folder}",
+        f"hydra.run.dir={folder / 'hydra'}",
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env)
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=folder, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", ["mappo", "ippo", "masac"])
+def test_benchmarl_command_line_trains_and_the_policy_acts(tmp_path, algorithm):
+    # MAPPO and MASAC as the docs run them: the centralised critic gives a value per learner
+    critic = ["algorithm.share_param_critic=false"] if algorithm != "ippo" else []
+    _train_tiny(tmp_path, algorithm, 3, critic)
     runs = find_runs(tmp_path)
     assert list(runs) == [(algorithm, "corridor", 3)]
     folder = runs[algorithm, "corridor", 3]
@@ -94,22 +101,11 @@ def test_a_residual_task_trains_and_its_policy_corrects_the_reference(tmp_path):
     from crowdsteer.envs.core.priors import compose_residual
     from crowdsteer.training.marl.policy import acting_policy
 
-    cmd = [
-        sys.executable,
-        "-m",
-        "crowdsteer.training.marl.run",
-        "algorithm=ippo",
-        "task=crowdsteer/corridor",
-        "seed=1",
-        *TINY,
+    residual = [
         "+task.options.action_mode=residual",
         "+task.options.residual_reference=social_force",
-        f"experiment.save_folder={tmp_path}",
-        f"hydra.run.dir={tmp_path / 'hydra'}",
     ]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env)
-    assert out.returncode == 0, out.stderr[-3000:]
+    _train_tiny(tmp_path, "ippo", 1, residual)
     checkpoint = final_checkpoint(find_runs(tmp_path)["ippo", "corridor", 1])
     policy = acting_policy(checkpoint)
     assert isinstance(policy, ResidualPolicy) and policy.reference.name == "social_force"
