@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .config import CrowdConfig
+from .features import StepFeatures, choose_features
 from .learners import (
     ActionError,
     LearnerBuffers,
@@ -31,7 +32,7 @@ from .rewards import INFO_KEYS, REWARD_TERMS
 from .sensing import observe_scratch, observe_worlds
 from .sensors import observation_layout
 from .simulator import Simulator, compiled_entry
-from .step import fused_step
+from .step import make_step
 
 __all__ = ["ActionError", "CrowdBatch", "References"]
 
@@ -97,6 +98,7 @@ class CrowdBatch:
         self.potential = self.priors.potential
         """(B, L) shaping potential ``Phi`` of each learner's current state (0 without one)."""
         self._fused_entries: dict[np.dtype, Any] = {}  # one compiled entry per actions' dtype
+        self._fused_features: StepFeatures | None = None  # what the entries were compiled for
         staged = self.priors.before_step or config.potential is not None
         self._fused = len(self.sim.chunks) == 1 and not staged
         self._fused_params = self.sim.params
@@ -137,7 +139,11 @@ class CrowdBatch:
         """A pickle leaves out the compiled entry points, made again on first use."""
         state = self.__dict__.copy()
         state.update(
-            _finish_entry=None, _observe_entry=None, _desired_entry=None, _fused_entries={}
+            _finish_entry=None,
+            _observe_entry=None,
+            _desired_entry=None,
+            _fused_entries={},
+            _fused_features=None,
         )
         return state
 
@@ -258,9 +264,17 @@ class CrowdBatch:
         a = self._checked_dtype(actions)
         if self._fused_params is not self.sim.params:
             self._fused_tail = self._fused_arguments()
+        features = self.sim.features()
+        if features is not self._fused_features:  # a step for other features: entries anew
+            self._fused_entries.clear()
+            self._fused_features = features
         entry = self._fused_entries.get(a.dtype)
         if entry is None:  # float32 and float64 actions each compile (or load) once
-            entry = self._fused_entries[a.dtype] = compiled_entry(fused_step, a, *self._fused_tail)
+            args = (a, *self._fused_tail)
+            running = choose_features(lambda f: make_step(f).fused_step, features, args)
+            self.sim.running = running
+            kernel = make_step(running).fused_step
+            entry = self._fused_entries[a.dtype] = compiled_entry(kernel, *args)
         code = entry(a, *self._fused_tail)
         if code < 0:
             raise ActionError("actions contain NaN or inf; allowed range is [-1, 1]")

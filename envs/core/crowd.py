@@ -3,7 +3,7 @@
 Every scripted pedestrian gathers what it senses (other active bodies within ``sensing_radius``,
 learners only when ``learners_visible``; disc obstacles; the closest point of each nearby wall
 as a zero-radius obstacle) into neighbour rows and steers through the behaviour registry
-(``crowdsteer.envs.steering.registry.dispatch``), the same dispatch the baseline policies use,
+(``crowdsteer.envs.steering.registry.make_dispatch``), the same dispatch the baseline policies use,
 recording its steering vectors when the step keeps a trace. A pedestrian with a waypoint path
 aims at the projected path-following target instead of its goal. On reaching its goal a
 pedestrian turns back: start and goal swap (and its path reverses), so the crowd keeps moving
@@ -17,14 +17,15 @@ Flock units are unicycles at cruising speed, turned by the flocking lateral forc
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from crowdsteer.envs.kernels.bundle import bundle
 from crowdsteer.envs.kernels.geometry import closest_point_on_segment, normalize, rotate
-from crowdsteer.envs.kernels.jit import njit
+from crowdsteer.envs.kernels.jit import named, njit
 from crowdsteer.envs.steering.flocking import (
     Mates,
     Obstacles,
@@ -35,15 +36,17 @@ from crowdsteer.envs.steering.flocking import (
 )
 from crowdsteer.envs.steering.path_follow import path_follow_projected_one
 from crowdsteer.envs.steering.registry import (
+    ORCA,
     Body,
     Senses,
-    dispatch,
+    make_dispatch,
     senses_buffers,
     steer_traced,
     with_orca_neighbour_dist,
 )
 from crowdsteer.envs.steering.trace import TRACE_FINAL, TRACE_FORCE, TRACE_TARGET
 
+from .features import StepFeatures
 from .neighbours import (
     DENSE_MAX_BODIES,
     GridBuffers,
@@ -333,9 +336,8 @@ def _roaming_target(b, state, dt):
 
 
 @njit(cache=True, inline="always")
-def _learner_path_and_trace(b, i, state, buffers, params, recording):
-    """A learner's side of the crowd's pass: its progress along its waypoints (observed), and
-    when recorded, its goal direction and what it asked for."""
+def _learner_path(b, i, state, params):
+    """A learner's progress along its waypoints (observed), kept by the crowd's pass."""
     s = state
     if s.path_len[b, i] >= 2:
         _, _, seg = path_follow_projected_one(
@@ -347,114 +349,147 @@ def _learner_path_and_trace(b, i, state, buffers, params, recording):
             params.path,
         )
         s.path_index[b, i] = seg
-    if recording:
-        trace_out, desired = buffers.trace, buffers.desired
-        gx, gy = normalize(s.goal[b, i, 0] - s.pos[b, i, 0], s.goal[b, i, 1] - s.pos[b, i, 1])
-        trace_out[b, i, TRACE_TARGET, 0] = gx
-        trace_out[b, i, TRACE_TARGET, 1] = gy
-        trace_out[b, i, TRACE_FINAL, 0] = desired[b, i, 0]
-        trace_out[b, i, TRACE_FINAL, 1] = desired[b, i, 1]
 
 
 @njit(cache=True, inline="always")
-def crowd_worlds(lo, hi, state, buffers, params, scratch):
-    """Fill ``buffers.desired[b]: (N, 2)`` for every active pedestrian and flock unit of the worlds
-    ``lo <= b < hi`` (and their steering vectors in ``buffers.trace`` when it has rows).
-
-    Small worlds (at most ``DENSE_MAX_BODIES`` body slots) scan every body for neighbours; larger
-    ones build a uniform grid of cell ``sensing_radius + 1`` once and query it per body.
-    """
+def _learner_trace(b, i, state, buffers):
+    """A learner's recorded steering: its goal direction and what it asked for."""
     s = state
-    pos, vel, kind, active, path_len = s.pos, s.vel, s.kind, s.active, s.path_len
-    nb, rows, cells = scratch.sense, scratch.rows, scratch.cells
-    desired, trace_out = buffers.desired, buffers.trace
-    reach, see_learners = params.sensing_radius, params.learners_visible
-    ring_goals = params.ring.respawn or params.ring.new_goal  # the goal ring renews goals
-    nn = active.shape[1]
-    dense = nn <= DENSE_MAX_BODIES
-    periodic = params.period > 0.0  # bodies are seen at their nearest image (``periodic``)
-    recording = trace_out.shape[2] > 0
-    for b in range(lo, hi):
-        if params.flock:  # four sines a world: a tenth of a no-crowd step when done for nothing
-            _roaming_target(b, s, params.dt)
-        if params.flock_target_learner and active[b, 0] and kind[b, 0] == LEARNER:
-            for c in range(2):
-                s.target_pos[b, c] = pos[b, 0, c]
-                s.target_vel[b, c] = vel[b, 0, c]
-        if not dense:
-            cell = reach + 1.0
-            if periodic:
-                periodic_grid = build_periodic_grid(pos[b], active[b], cell, params.period, cells)
-            else:
-                grid = build_grid(pos[b], active[b], cell, cells)
-        for i in range(nn):
-            if not active[b, i]:
-                desired[b, i, 0] = 0.0
-                desired[b, i, 1] = 0.0
-                continue
-            if kind[b, i] == LEARNER:
-                _learner_path_and_trace(b, i, s, buffers, params, recording)
-                continue
-            if periodic:
-                if dense:
-                    n_bodies = gather_bodies_periodic(b, i, s, params, rows)
+    trace_out, desired = buffers.trace, buffers.desired
+    gx, gy = normalize(s.goal[b, i, 0] - s.pos[b, i, 0], s.goal[b, i, 1] - s.pos[b, i, 1])
+    trace_out[b, i, TRACE_TARGET, 0] = gx
+    trace_out[b, i, TRACE_TARGET, 1] = gy
+    trace_out[b, i, TRACE_FINAL, 0] = desired[b, i, 0]
+    trace_out[b, i, TRACE_FINAL, 1] = desired[b, i, 1]
+
+
+@functools.cache
+def make_crowd_worlds(features: StepFeatures) -> Any:
+    """The crowd's pass (``crowd_worlds(lo, hi, state, buffers, params, scratch)``) compiled for
+    ``features``: what a scene lacks (periodic seams, neighbour grids, flock units, waypoint
+    paths, a trace, behaviours nobody walks) is left out of the code, not skipped at run time;
+    what it has runs as in the general pass, so both give the same results bit for bit.
+
+    The pass fills ``buffers.desired[b]: (N, 2)`` for every active pedestrian and flock unit of
+    the worlds ``lo <= b < hi`` (and their steering vectors in ``buffers.trace`` when it has
+    rows). Small worlds (at most ``DENSE_MAX_BODIES`` body slots) scan every body for neighbours;
+    larger ones build a uniform grid of cell ``sensing_radius + 1`` once and query it per body.
+    """
+    periodic_on, grid_on, flock_on = features.periodic, features.grid, features.flock
+    paths_on, trace_on = features.paths, features.trace
+    orca_on = features.behaviours[ORCA]
+    dispatch = make_dispatch(features.behaviours)
+    # what a feature calls, None without it: its branch is pruned before typing, and the pass
+    # neither compiles it nor depends on its source (``kernels.jit.dependencies``)
+    roam = _roaming_target if flock_on else None
+    flock_steer = flock_velocity if flock_on else None
+    grid_build, grid_gather = (build_grid, gather_neighbours) if grid_on else (None, None)
+    periodic_build = build_periodic_grid if periodic_on and grid_on else None
+    periodic_gather = gather_bodies_periodic if periodic_on else None
+    periodic_grid_gather = gather_bodies_periodic_grid if periodic_on and grid_on else None
+    follow, learner_path = (path_follow_projected_one, _learner_path) if paths_on else (None, None)
+    traced, learner_trace = (steer_traced, _learner_trace) if trace_on else (None, None)
+    own_orca_dist = with_orca_neighbour_dist if orca_on else None
+
+    def crowd_worlds(lo, hi, state, buffers, params, scratch):
+        s = state
+        pos, vel, kind, active, path_len = s.pos, s.vel, s.kind, s.active, s.path_len
+        nb, rows, cells = scratch.sense, scratch.rows, scratch.cells
+        desired, trace_out = buffers.desired, buffers.trace
+        reach, see_learners = params.sensing_radius, params.learners_visible
+        ring_goals = params.ring.respawn or params.ring.new_goal  # the goal ring renews goals
+        nn = active.shape[1]
+        dense = nn <= DENSE_MAX_BODIES
+        periodic = params.period > 0.0  # bodies are seen at their nearest image (``periodic``)
+        recording = trace_out.shape[2] > 0
+        for b in range(lo, hi):
+            if flock_on and params.flock:  # four sines a world: a tenth of a no-crowd step
+                roam(b, s, params.dt)
+            if params.flock_target_learner and active[b, 0] and kind[b, 0] == LEARNER:
+                for c in range(2):
+                    s.target_pos[b, c] = pos[b, 0, c]
+                    s.target_vel[b, c] = vel[b, 0, c]
+            if grid_on and not dense:
+                cell = reach + 1.0
+                if periodic_on and periodic:
+                    periodic_grid = periodic_build(pos[b], active[b], cell, params.period, cells)
                 else:
-                    n_bodies = gather_bodies_periodic_grid(b, i, s, params, periodic_grid, scratch)
-                n = gather_static(b, pos[b, i, 0], pos[b, i, 1], n_bodies, s, reach, rows)
-            elif dense:
-                n, n_bodies = gather_neighbours_dense(b, i, s, reach, see_learners, rows)
-            else:
-                n, n_bodies = gather_neighbours(b, i, s, grid, reach, see_learners, scratch)
-            px = pos[b, i, 0]
-            py = pos[b, i, 1]
-            if kind[b, i] == PEDESTRIAN and not (params.pedestrians_stop or ring_goals):
-                _renew_goal(b, i, s, params.goal_tolerance)
-            if kind[b, i] == PEDESTRIAN:
-                tx = s.goal[b, i, 0]
-                ty = s.goal[b, i, 1]
-                if path_len[b, i] >= 2:
-                    tx, ty, seg = path_follow_projected_one(
-                        px, py, s.path[b, i], path_len[b, i], s.path_index[b, i], params.path
+                    grid = grid_build(pos[b], active[b], cell, cells)
+            for i in range(nn):
+                if not active[b, i]:
+                    desired[b, i, 0] = 0.0
+                    desired[b, i, 1] = 0.0
+                    continue
+                if kind[b, i] == LEARNER:
+                    if paths_on:
+                        learner_path(b, i, s, params)
+                    if trace_on and recording:
+                        learner_trace(b, i, s, buffers)
+                    continue
+                if periodic_on and periodic:
+                    if not grid_on or dense:
+                        n_bodies = periodic_gather(b, i, s, params, rows)
+                    else:
+                        n_bodies = periodic_grid_gather(b, i, s, params, periodic_grid, scratch)
+                    n = gather_static(b, pos[b, i, 0], pos[b, i, 1], n_bodies, s, reach, rows)
+                elif not grid_on or dense:
+                    n, n_bodies = gather_neighbours_dense(b, i, s, reach, see_learners, rows)
+                else:
+                    n, n_bodies = grid_gather(b, i, s, grid, reach, see_learners, scratch)
+                px = pos[b, i, 0]
+                py = pos[b, i, 1]
+                if kind[b, i] == PEDESTRIAN and not (params.pedestrians_stop or ring_goals):
+                    _renew_goal(b, i, s, params.goal_tolerance)
+                if kind[b, i] == PEDESTRIAN:
+                    tx = s.goal[b, i, 0]
+                    ty = s.goal[b, i, 1]
+                    if paths_on and path_len[b, i] >= 2:
+                        tx, ty, seg = follow(
+                            px, py, s.path[b, i], path_len[b, i], s.path_index[b, i], params.path
+                        )
+                        s.path_index[b, i] = seg
+                    me = Body(
+                        px,
+                        py,
+                        vel[b, i, 0],
+                        vel[b, i, 1],
+                        s.heading[b, i, 0],
+                        s.heading[b, i, 1],
+                        tx,
+                        ty,
+                        s.radius[b, i],
+                        s.v_pref[b, i],
+                        params.dt,
+                        n,
+                        n_bodies,
                     )
-                    s.path_index[b, i] = seg
-                me = Body(
-                    px,
-                    py,
-                    vel[b, i, 0],
-                    vel[b, i, 1],
-                    s.heading[b, i, 0],
-                    s.heading[b, i, 1],
-                    tx,
-                    ty,
-                    s.radius[b, i],
-                    s.v_pref[b, i],
-                    params.dt,
-                    n,
-                    n_bodies,
-                )
-                beh = s.behaviour[b, i]
-                steering = params.steering
-                if s.neighbour_dist[b, i] > 0.0:  # its own ORCA neighbour distance
-                    steering = with_orca_neighbour_dist(steering, s.neighbour_dist[b, i])
-                if recording:
-                    wx, wy = steer_traced(beh, me, nb, steering)
-                else:  # the registry's dispatch, inlined into this loop
-                    wx, wy = dispatch(beh, me, nb, steering)
-                if not params.walk_backwards:
-                    wx, wy = no_backward_step(wx, wy, tx - px, ty - py)
-                    if recording:
+                    beh = s.behaviour[b, i]
+                    steering = params.steering
+                    if orca_on and s.neighbour_dist[b, i] > 0.0:  # its own ORCA distance
+                        steering = own_orca_dist(steering, s.neighbour_dist[b, i])
+                    if trace_on and recording:
+                        wx, wy = traced(beh, me, nb, steering)
+                    else:  # the registry's dispatch, inlined into this loop
+                        wx, wy = dispatch(beh, me, nb, steering)
+                    if not params.walk_backwards:
+                        wx, wy = no_backward_step(wx, wy, tx - px, ty - py)
+                        if trace_on and recording:
+                            nb.trace[TRACE_FINAL, 0] = wx
+                            nb.trace[TRACE_FINAL, 1] = wy
+                elif flock_on:  # a flock unit
+                    if trace_on and recording:
+                        nb.trace[:, :] = 0.0
+                    wx, wy = flock_steer(b, i, s, params, scratch, n, n_bodies)
+                    if trace_on and recording:
                         nb.trace[TRACE_FINAL, 0] = wx
                         nb.trace[TRACE_FINAL, 1] = wy
-            else:  # a flock unit
-                if recording:
-                    nb.trace[:, :] = 0.0
-                wx, wy = flock_velocity(b, i, s, params, scratch, n, n_bodies)
-                if recording:
-                    nb.trace[TRACE_FINAL, 0] = wx
-                    nb.trace[TRACE_FINAL, 1] = wy
-            desired[b, i, 0] = wx
-            desired[b, i, 1] = wy
-            if recording:  # element by element: a view per body would cost more than the steering
-                for r in range(nb.trace.shape[0]):
-                    trace_out[b, i, r, 0] = nb.trace[r, 0]
-                    trace_out[b, i, r, 1] = nb.trace[r, 1]
+                else:  # no such body in a scene without flock units
+                    wx, wy = math.nan, math.nan
+                desired[b, i, 0] = wx
+                desired[b, i, 1] = wy
+                if trace_on and recording:  # element by element: a view per body costs more
+                    for r in range(nb.trace.shape[0]):
+                        trace_out[b, i, r, 0] = nb.trace[r, 0]
+                        trace_out[b, i, r, 1] = nb.trace[r, 1]
+
+    return njit(cache=True, inline="always")(named(crowd_worlds))

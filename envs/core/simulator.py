@@ -24,6 +24,7 @@ from .behaviours import behaviour_id
 from .config import CrowdConfig
 from .crowd import crowd_scratch
 from .episode import FLOCK_LEADERS, Episode, WorldSlots, write_world
+from .features import GENERAL, STEP_ENV, StepFeatures, choose_features, step_features
 from .jit_notice import notice_shown  # noqa: F401  (its import installs the compile notice)
 from .params import StepParams, step_params
 from .state import (
@@ -34,7 +35,7 @@ from .state import (
     StepBuffers,
     WorldState,
 )
-from .step import world_step
+from .step import make_step
 
 CHUNKS_PER_THREAD = 2
 """A threaded simulator cuts its worlds into this many contiguous chunks per thread of its pool
@@ -151,13 +152,21 @@ class Simulator:
             leader_mode=FLOCK_LEADERS.index(config.flock_leader),
             learner_kinematics=KINEMATICS_NAMES.index(config.kinematics),
         )
+        # the behaviours the episodes have drawn (the configuration's, and each spec's own)
+        self._behaviours = np.zeros(len(NAMES), bool)
+        self._behaviours[self._slots.default_behaviour] = self.max_pedestrians > 0
+        self._features: StepFeatures | None = None
+        self._features_of: StepParams | None = None
+        self._step_features: StepFeatures | None = None
+        self.running: StepFeatures = GENERAL
+        """The features of the step last chosen to run (``features.choose_features``)."""
 
     # ------------------------------------------------------------------ reset
     def __getstate__(self) -> dict[str, Any]:
         """A pickle (an environment sent to the workers of a multi-process vector env) leaves out
         the compiled entry points and the thread pool; they are made again on first use."""
         state = self.__dict__.copy()
-        state.update(_step_entry=None, _write_entry=None, _pool=None)
+        state.update(_step_entry=None, _write_entry=None, _pool=None, _step_features=None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -231,6 +240,10 @@ class Simulator:
             rng_key=np.int64(spec.rng_key),
             neighbour_dist=np.ascontiguousarray(spec.neighbour_dist, np.float64),
         )
+        drawn = episode.behaviour[(episode.behaviour >= 0) & (episode.behaviour < len(NAMES))]
+        if drawn.size and not self._behaviours[drawn].all():  # the step must walk them too
+            self._behaviours[drawn] = True
+            self._features_of = None
         args = (b, self.state, self.buffers, episode, self._slots)
         if self._write_entry is None:
             self._write_entry = compiled_entry(write_world, *args)
@@ -245,11 +258,24 @@ class Simulator:
         s, e, p = self.state, self.buffers, self.params
         if learner_desired is not None:
             e.desired[:, : self.num_learners] = learner_desired
-        if self._step_entry is None:
+        features = self.features()
+        if self._step_features is not features:
             lo, hi = self.chunks[0]
-            self._step_entry = compiled_entry(world_step, lo, hi, s, e, p, self.scratch[0])
+            args = (lo, hi, s, e, p, self.scratch[0])
+            self.running = choose_features(lambda f: make_step(f).world_step, features, args)
+            self._step_entry = compiled_entry(make_step(self.running).world_step, *args)
+            self._step_features = features
         if self.run_chunks(self._step_entry, (s, e, p), self.scratch):
             self.raise_fault()
+
+    def features(self) -> StepFeatures:
+        """What this simulator's step can reach (``features.StepFeatures``): made again when
+        ``params`` is replaced or an episode draws a behaviour not drawn before; the same object
+        otherwise."""
+        if self._features_of is not self.params:
+            self._features = step_features(self.params, self.state, self.buffers, self._behaviours)
+            self._features_of = self.params
+        return self._features
 
     def run_chunks(self, run: Any, args: tuple, scratch: Sequence[Any]) -> int:
         """``run(lo, hi, *args, scratch[c])`` for every range ``c`` of ``chunks``, on the thread
@@ -275,6 +301,13 @@ class Simulator:
             raise SimulationError(
                 f"world {b}, body {i} (pedestrian): behaviour id {beh} has no branch in the "
                 f"registry's dispatch (ids 0..{len(NAMES) - 1}: {', '.join(NAMES)})"
+            )
+        if s.kind[b, i] == PEDESTRIAN and not self.running.behaviours[beh]:
+            raise SimulationError(
+                f"world {b}, body {i} (pedestrian): behaviour {NAMES[beh]!r} is not in this "
+                f"simulator's step, compiled for what its episodes drew "
+                f"({self.running.describe()}); a behaviour id written into the state by hand "
+                f"needs the general step ({STEP_ENV}=general)"
             )
         if s.kind[b, i] == PEDESTRIAN:
             name = NAMES[beh]

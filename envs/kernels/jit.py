@@ -277,9 +277,14 @@ def stale_sources(record: object) -> list[str] | None:
     return sorted(name for name, sha in record["sources"].items() if _source_hash(name) != sha)
 
 
+_MADE: list[Dispatcher] = []
+"""Kernels of :func:`njit` made by a factory (a closure, not a module's attribute)."""
+
+
 def loaded_kernels() -> list[Dispatcher]:
-    """Every compiled function held by a loaded module, once each (numba's ``njit`` or ours)."""
-    found: dict[int, Dispatcher] = {}
+    """Every compiled function held by a loaded module, once each (numba's ``njit`` or ours),
+    and every kernel a factory made with :func:`njit`."""
+    found: dict[int, Dispatcher] = {id(k): k for k in _MADE}
     for module in list(sys.modules.values()):
         for value in list(getattr(module, "__dict__", {}).values()):
             if isinstance(value, Dispatcher):
@@ -434,13 +439,42 @@ class _PrecompiledImpl(_CheckedImpl):
     _locator_classes = [PrecompiledLocator]
 
 
-class CheckedCache(FunctionCache):
+def closure_key(py_func: Callable) -> bytes:
+    """A stable description of ``py_func``'s closure: the value of each cell, and for a kernel
+    in a cell its module, name and closure (numba pickles a kernel with an identifier drawn
+    anew in every process, so a closure over kernels would never find its own cache entries).
+    What the kernels' sources are is the dependency record's concern, not the key's."""
+
+    def describe(value: object) -> object:
+        if isinstance(value, Dispatcher):
+            func = value.py_func
+            return ("kernel", func.__module__, func.__qualname__, closure_key(func).decode())
+        if isinstance(value, tuple):
+            return tuple(describe(v) for v in value)
+        return repr(value)
+
+    cells = py_func.__closure__ or ()
+    return repr(tuple(describe(cell.cell_contents) for cell in cells)).encode()
+
+
+class _StableKey:
+    """Index keys from the kernel's bytecode and :func:`closure_key`, so that a kernel made by a
+    factory (a step specialised to a configuration) is found again by a later process."""
+
+    def _index_key(self, sig: object, codegen: object) -> tuple:
+        func = self._py_func
+        code = hashlib.sha256(func.__code__.co_code).hexdigest()
+        cells = hashlib.sha256(closure_key(func)).hexdigest() if func.__closure__ else ""
+        return (sig, codegen.magic_tuple(), (code, cells))
+
+
+class CheckedCache(_StableKey, FunctionCache):
     """numba's function cache, in numba's cache folder, each entry checked against its record."""
 
     _impl_class = _CheckedImpl
 
 
-class PrecompiledCache(FunctionCache):
+class PrecompiledCache(_StableKey, FunctionCache):
     """numba's function cache, kept in the precompiled folder."""
 
     _impl_class = _PrecompiledImpl
@@ -554,6 +588,16 @@ class TieredCache:
             self.primary.save_overload(sig, data)
 
 
+def named(function: Callable, doc: str | None = None) -> Callable:
+    """``function`` (defined in a factory) named as a module-level kernel (``__qualname__`` its
+    ``__name__``), for numba's cache files and the names progress and manifests show; with
+    ``doc``, its docstring."""
+    function.__qualname__ = function.__name__
+    if doc is not None:
+        function.__doc__ = doc
+    return function
+
+
 def njit(
     function: Callable | None = None, *, allocates: bool = False, **options: object
 ) -> Callable:
@@ -579,7 +623,32 @@ def njit(
     kernel = numba.njit(_nrt=allocates, **options)(function)
     if cached and isinstance(kernel, Dispatcher):
         kernel._cache = TieredCache(kernel.py_func, CheckedCache(kernel.py_func))  # noqa: SLF001
+    if isinstance(kernel, Dispatcher) and function.__closure__ is not None:
+        _MADE.append(kernel)
     return kernel
+
+
+def load_cached(kernel: Callable, args: tuple) -> bool:
+    """Whether ``kernel`` holds a compiled overload for the types of ``args``, loading it from
+    the precompiled folder or numba's cache when one holds it current; never compiles. (A
+    kernel that is not compiled, ``NUMBA_DISABLE_JIT=1``, counts as held.)"""
+    if not isinstance(kernel, Dispatcher):
+        return True
+    from numba.core.compiler_lock import global_compiler_lock
+
+    sig = tuple(kernel.typeof_pyval(a) for a in args)
+    with global_compiler_lock:
+        if sig in kernel.overloads:
+            return True
+        if building():  # a miss would claim the kernel for this process to compile
+            return False
+        cres = kernel._cache.load_overload(sig, kernel.targetctx)  # noqa: SLF001
+        if cres is None:
+            return False
+        kernel._cache_hits[sig] += 1  # noqa: SLF001 - as numba's own load, Dispatcher.compile
+        kernel.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+        kernel.add_overload(cres)
+    return True
 
 
 def kernel_dependencies(kernels: Iterable[Dispatcher] | None = None) -> dict[str, list[str]]:

@@ -12,11 +12,13 @@ step computed. An id without a branch is a fault (a NaN velocity, which the step
 non-finite motion naming the body), never a silent goal seek.
 
 Adding a behaviour (``docs/behaviours.md``): its kernel module, then here its adapter, its row and
-its branch (a compiled dispatch cannot look functions up in a table); and its tests.
+its branch in :func:`make_dispatch` (a compiled dispatch cannot look functions up in a table); and
+its tests.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +27,7 @@ import numpy as np
 
 from ..kernels.bundle import Range, typed_params
 from ..kernels.geometry import normalize
-from ..kernels.jit import njit
+from ..kernels.jit import named, njit
 from .cardioid import CARDIOID_RANGES, CardioidParams, cardioid_one, cardioid_pushes_one
 from .detection_box import (
     DETECTION_BOX_RANGES,
@@ -82,6 +84,7 @@ __all__ = [
     "Senses",
     "behaviour_id",
     "dispatch",
+    "make_dispatch",
     "param_tuple",
     "senses_buffers",
     "steer",
@@ -285,15 +288,21 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
 """Steering behaviours, in id order (the id is stored per body in the world state)."""
 
 NAMES = tuple(b.name for b in BEHAVIOURS)
-# The behaviour ids, which the dispatch tests (compiled in as constants).
-GOAL_SEEK = NAMES.index("goal_seek")
-CARDIOID = NAMES.index("cardioid")
-SIDE_CHOICE = NAMES.index("side_choice")
-RIGHT_OF_WAY = NAMES.index("right_of_way")
-SOCIAL_FORCE = NAMES.index("social_force")
-ORCA = NAMES.index("orca")
+# The behaviour ids, which the dispatch tests (compiled in as constants). Literals, checked
+# against the table: a kernel that reads an id depends on this module's source, not on every
+# behaviour module the table names (``kernels.jit.dependencies``).
+GOAL_SEEK, CARDIOID, SIDE_CHOICE, RIGHT_OF_WAY, SOCIAL_FORCE, ORCA, DETECTION_BOX = range(7)
 ORCA_NEXT = ORCA + 1  # a constant, so that the tuple slices below are static
-DETECTION_BOX = NAMES.index("detection_box")
+if NAMES != (
+    "goal_seek",
+    "cardioid",
+    "side_choice",
+    "right_of_way",
+    "social_force",
+    "orca",
+    "detection_box",
+):  # pragma: no cover - a row added or moved without its id
+    raise ImportError(f"the behaviour ids do not follow BEHAVIOURS' order {NAMES}")
 
 SUPPORT: tuple[Behaviour, ...] = (
     Behaviour(
@@ -310,27 +319,55 @@ PARAMETERS: dict[str, Behaviour] = {b.name: b for b in (*BEHAVIOURS, *SUPPORT)}
 """Every parameter set by the name ``steering_params`` takes: the behaviours' and ``SUPPORT``'s."""
 
 
-@njit(cache=True, inline="always")
-def dispatch(beh, me, sense, params):
-    """Desired velocity (m/s) of ``me: Body`` under behaviour id ``beh``; ``sense: Senses``;
-    ``params``: every behaviour's parameters in registry order (``param_tuple``). An id that is
-    not a behaviour's gives NaN, a fault the step reports. Inlined into its callers (the crowd's
-    loop); :func:`steer` is the same as a function of its own."""
-    if beh == RIGHT_OF_WAY:
-        return steer_right_of_way(me, sense, params[RIGHT_OF_WAY])
-    elif beh == SIDE_CHOICE:
-        return steer_side_choice(me, sense, params[SIDE_CHOICE])
-    elif beh == CARDIOID:
-        return steer_cardioid(me, sense, params[CARDIOID])
-    elif beh == SOCIAL_FORCE:
-        return steer_social_force(me, sense, params[SOCIAL_FORCE])
-    elif beh == ORCA:
-        return steer_orca(me, sense, params[ORCA])
-    elif beh == DETECTION_BOX:
-        return steer_detection_box(me, sense, params[DETECTION_BOX])
-    elif beh == GOAL_SEEK:
-        return steer_goal_seek(me, sense, params[GOAL_SEEK])
-    return math.nan, math.nan
+@functools.cache
+def make_dispatch(uses: tuple[bool, ...]) -> Any:
+    """The dispatch over the behaviours whose ids ``uses`` marks (one bool per id, registry
+    order): the desired velocity (m/s) of ``me: Body`` under behaviour id ``beh``; ``sense:
+    Senses``; ``params``: every behaviour's parameters in registry order (``param_tuple``).
+    An id it has no branch for gives NaN, a fault the step reports. Inlined into its callers;
+    a behaviour left out is neither compiled nor a source its callers depend on (a step
+    specialised to the crowd it steps, ``envs/core/features.py``)."""
+    if len(uses) != len(NAMES):
+        raise ValueError(f"uses has {len(uses)} entries; it needs one per behaviour ({NAMES})")
+    u_row, u_side, u_card, u_sf, u_orca, u_box, u_seek = (
+        bool(uses[i])
+        for i in (RIGHT_OF_WAY, SIDE_CHOICE, CARDIOID, SOCIAL_FORCE, ORCA, DETECTION_BOX, GOAL_SEEK)
+    )
+    # an unused behaviour's adapter is None: its pruned branch never reads it
+    row = steer_right_of_way if u_row else None
+    side = steer_side_choice if u_side else None
+    card = steer_cardioid if u_card else None
+    sf = steer_social_force if u_sf else None
+    orca = steer_orca if u_orca else None
+    box = steer_detection_box if u_box else None
+    seek = steer_goal_seek if u_seek else None
+
+    def dispatch(beh, me, sense, params):
+        if u_row and beh == RIGHT_OF_WAY:
+            return row(me, sense, params[RIGHT_OF_WAY])
+        elif u_side and beh == SIDE_CHOICE:
+            return side(me, sense, params[SIDE_CHOICE])
+        elif u_card and beh == CARDIOID:
+            return card(me, sense, params[CARDIOID])
+        elif u_sf and beh == SOCIAL_FORCE:
+            return sf(me, sense, params[SOCIAL_FORCE])
+        elif u_orca and beh == ORCA:
+            return orca(me, sense, params[ORCA])
+        elif u_box and beh == DETECTION_BOX:
+            return box(me, sense, params[DETECTION_BOX])
+        elif u_seek and beh == GOAL_SEEK:
+            return seek(me, sense, params[GOAL_SEEK])
+        return math.nan, math.nan
+
+    return njit(cache=True, inline="always")(named(dispatch))
+
+
+ALL_BEHAVIOURS = (True,) * len(NAMES)
+"""Every behaviour marked: the ``uses`` of the general dispatch."""
+
+dispatch = make_dispatch(ALL_BEHAVIOURS)
+"""The dispatch over every behaviour (:func:`make_dispatch`), inlined into its callers;
+:func:`steer` is the same as a function of its own."""
 
 
 @njit(cache=True, inline="always")

@@ -86,6 +86,22 @@ def _single(**options: Any) -> Callable[[], None]:
     return run
 
 
+def _own_step() -> None:
+    """The default environment on the step compiled for its own features (``features``): what a
+    process runs when the general step is stale (an edit of a behaviour it does not walk)."""
+    from crowdsteer.envs.core.features import STEP_ENV
+
+    before = os.environ.get(STEP_ENV)
+    os.environ[STEP_ENV] = "specialised"
+    try:
+        _single()()
+    finally:
+        if before is None:
+            os.environ.pop(STEP_ENV, None)
+        else:
+            os.environ[STEP_ENV] = before
+
+
 def _rendering() -> None:
     from crowdsteer.envs.api.single import CrowdNavEnv
     from crowdsteer.envs.core.config import OVERLAYS
@@ -181,7 +197,10 @@ def _parts() -> list[tuple[str, Callable[[], None]]]:
     from crowdsteer.envs import PRESETS, scenario_names
     from crowdsteer.envs.core.config import SHAPING_REFERENCES
 
-    parts: list[tuple[str, Callable[[], None]]] = [("default environment", _single())]
+    parts: list[tuple[str, Callable[[], None]]] = [
+        ("default environment", _single()),
+        ("default environment, its own step", _own_step),
+    ]
     parts += [(f"scenario {name}", _single(scenario=name)) for name in scenario_names()]
     parts.append(("explicit scene", _single(scenario=EXPLICIT_SCENE)))
     parts += [(f"preset {name}", _single(preset=name)) for name in PRESETS]
@@ -222,6 +241,9 @@ def _parts() -> list[tuple[str, Callable[[], None]]]:
     ]
     return parts
 
+
+FIRST = 2
+"""The workload's first parts, started at once: the default environment's two steps."""
 
 # ------------------------------------------------------------------------ the building process
 TICK_S = 2.0
@@ -646,11 +668,11 @@ def _build(target: Path, progress: Progress | None, jobs: int, force: bool) -> B
                 progress({**message, "worker": worker.number, "workers": jobs})
             if kind in ("plan", "part") and not worker.busy:
                 idle.append(worker)
-            # the default environment first, alone: every other configuration needs its step
-            # (one kernel, which one interpreter compiles while the others would wait), and its
-            # record is then the first step's compile from nothing
+            # the default environment's two steps first (the general one and its own), alone:
+            # every other configuration needs the general step (one kernel, which one
+            # interpreter compiles while the others would wait)
             while idle and labels:
-                if queued and queued[0] == 0:
+                if queued and queued[0] < FIRST:
                     idle.pop(0).give(queued.pop(0))
                 elif labels[0] in done:
                     idle.pop(0).give(queued.pop(0) if queued else None)

@@ -189,13 +189,11 @@ def test_a_constant_read_from_another_module_is_a_dependency(tmp_path):
             sys.modules.pop(name, None)
 
 
-def test_the_default_steps_kernels_depend_on_the_steering_they_dispatch():
-    from crowdsteer.envs.core import crowd
+def test_the_general_steps_kernels_depend_on_the_steering_they_dispatch():
+    from crowdsteer.envs.core import step
     from crowdsteer.envs.kernels.jit import dependencies
 
-    found = set().union(
-        *(dependencies(k.py_func) for k in vars(crowd).values() if hasattr(k, "py_func"))
-    )
+    found = dependencies(step.world_step.py_func)
     assert "crowdsteer.envs.steering.orca" in found
     assert "crowdsteer.envs.kernels.geometry" in found
 

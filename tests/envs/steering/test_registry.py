@@ -142,11 +142,12 @@ def test_the_dispatch_has_one_branch_per_behaviour_and_is_the_only_one():
     crowd steers through it instead of a copy of the chain."""
     import ast
     import inspect
+    import textwrap
 
     from crowdsteer.envs.core import crowd
     from crowdsteer.envs.steering import registry
 
-    source = inspect.getsource(registry.dispatch.py_func)
+    source = textwrap.dedent(inspect.getsource(registry.dispatch.py_func))
     tested = [
         node.comparators[0].id
         for node in ast.walk(ast.parse(source))
