@@ -138,8 +138,9 @@ def make_step(features: StepFeatures) -> StepKernels:
         )
         return 0
 
-    world_step = njit(cache=True, nogil=True)(named(world_step, _WORLD_STEP_DOC))
-    fused_step = njit(cache=True, nogil=True)(named(fused_step, _FUSED_STEP_DOC))
+    variant = "general" if features == GENERAL else features.describe()
+    world_step = njit(cache=True, nogil=True)(named(world_step, _WORLD_STEP_DOC, variant))
+    fused_step = njit(cache=True, nogil=True)(named(fused_step, _FUSED_STEP_DOC, variant))
     return StepKernels(world_step, fused_step)
 
 

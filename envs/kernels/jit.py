@@ -497,7 +497,9 @@ class _Claims:
         from numba.core import sigutils
 
         args = tuple(sigutils.normalize_signature(sig)[0])
-        return id(cache), f"{cache.store._cache_file._index_path}|{args!r}"  # noqa: SLF001
+        index = cache.store._cache_file._index_path  # noqa: SLF001
+        cells = hashlib.sha256(closure_key(cache._py_func)).hexdigest()  # noqa: SLF001
+        return id(cache), f"{index}|{cells}|{args!r}"  # a factory's kernels share an index
 
     def claim(self, cache: TieredCache, sig: object, target_context: object) -> object:
         """The entry, when another process compiled it while this one waited; else None, with
@@ -588,14 +590,23 @@ class TieredCache:
             self.primary.save_overload(sig, data)
 
 
-def named(function: Callable, doc: str | None = None) -> Callable:
+def named(function: Callable, doc: str | None = None, variant: str | None = None) -> Callable:
     """``function`` (defined in a factory) named as a module-level kernel (``__qualname__`` its
-    ``__name__``), for numba's cache files and the names progress and manifests show; with
-    ``doc``, its docstring."""
+    ``__name__``), for numba's cache files and the names progress shows; with ``doc``, its
+    docstring; ``variant`` tells the factory's kernels apart in manifests (:func:`kernel_name`)."""
     function.__qualname__ = function.__name__
     if doc is not None:
         function.__doc__ = doc
+    if variant is not None:
+        function.variant = variant
     return function
+
+
+def kernel_name(kernel: Dispatcher) -> str:
+    """``module.function`` of a kernel, and ``[variant]`` for one a factory made (``named``)."""
+    func = kernel.py_func
+    variant = getattr(func, "variant", None)
+    return f"{func.__module__}.{func.__qualname__}" + (f"[{variant}]" if variant else "")
 
 
 def njit(
@@ -662,7 +673,7 @@ def kernel_dependencies(kernels: Iterable[Dispatcher] | None = None) -> dict[str
     ]
     found = {c: None for k in touched for c in (k, *_reachable(k.py_func))}
     return {
-        f"{k.py_func.__module__}.{k.py_func.__qualname__}": sorted(dependencies(k.py_func))
+        kernel_name(k): sorted(dependencies(k.py_func))
         for k in found
         if k.targetoptions.get("inline", "never") != "always"  # inlined: no entry of its own
     }

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from crowdsteer.envs import CrowdConfig
+from crowdsteer.envs.api.factory import make_batch
 from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.features import (
     GENERAL,
@@ -17,7 +18,6 @@ from crowdsteer.envs.core.features import (
 )
 from crowdsteer.envs.core.simulator import SimulationError
 from crowdsteer.envs.core.step import make_step
-from crowdsteer.envs.api.factory import make_batch
 from crowdsteer.envs.kernels.jit import dependencies
 from crowdsteer.envs.steering.registry import NAMES, ORCA, RIGHT_OF_WAY, make_dispatch
 

@@ -242,9 +242,6 @@ def _parts() -> list[tuple[str, Callable[[], None]]]:
     return parts
 
 
-FIRST = 2
-"""The workload's first parts, started at once: the default environment's two steps."""
-
 # ------------------------------------------------------------------------ the building process
 TICK_S = 2.0
 """Seconds between a building interpreter's ticks (what it compiles, its CPU seconds)."""
@@ -668,11 +665,11 @@ def _build(target: Path, progress: Progress | None, jobs: int, force: bool) -> B
                 progress({**message, "worker": worker.number, "workers": jobs})
             if kind in ("plan", "part") and not worker.busy:
                 idle.append(worker)
-            # the default environment's two steps first (the general one and its own), alone:
-            # every other configuration needs the general step (one kernel, which one
-            # interpreter compiles while the others would wait)
+            # the default environment first, alone: every other configuration needs its step
+            # (one kernel, which one interpreter compiles while the others would wait), and its
+            # record is then the first step's compile from nothing
             while idle and labels:
-                if queued and queued[0] < FIRST:
+                if queued and queued[0] == 0:
                     idle.pop(0).give(queued.pop(0))
                 elif labels[0] in done:
                     idle.pop(0).give(queued.pop(0) if queued else None)
