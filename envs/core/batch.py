@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .config import CrowdConfig
-from .features import StepFeatures, choose_features
+from .features import StepFeatures
 from .learners import (
     ActionError,
     LearnerBuffers,
@@ -29,10 +29,10 @@ from .learners import (
 )
 from .priors import Priors, References
 from .rewards import INFO_KEYS, REWARD_TERMS
-from .sensing import observe_scratch, observe_worlds
+from .sensing import observe_scratch
 from .sensors import observation_layout
 from .simulator import Simulator, compiled_entry
-from .step import make_step
+from .step import observe_kernel, step_kernel
 
 __all__ = ["ActionError", "CrowdBatch", "References"]
 
@@ -99,6 +99,7 @@ class CrowdBatch:
         """(B, L) shaping potential ``Phi`` of each learner's current state (0 without one)."""
         self._fused_entries: dict[np.dtype, Any] = {}  # one compiled entry per actions' dtype
         self._fused_features: StepFeatures | None = None  # what the entries were compiled for
+        self._observe_features: StepFeatures | None = None
         staged = self.priors.before_step or config.potential is not None
         self._fused = len(self.sim.chunks) == 1 and not staged
         self._fused_params = self.sim.params
@@ -138,13 +139,9 @@ class CrowdBatch:
     def __getstate__(self) -> dict[str, Any]:
         """A pickle leaves out the compiled entry points, made again on first use."""
         state = self.__dict__.copy()
-        state.update(
-            _finish_entry=None,
-            _observe_entry=None,
-            _desired_entry=None,
-            _fused_entries={},
-            _fused_features=None,
-        )
+        entries = ("_finish_entry", "_observe_entry", "_desired_entry", "_fused_features")
+        entries += ("_observe_features",)
+        state.update(dict.fromkeys(entries), _fused_entries={})
         return state
 
     def seed(self, seed: int | list[int | None] | None) -> None:
@@ -271,10 +268,8 @@ class CrowdBatch:
         entry = self._fused_entries.get(a.dtype)
         if entry is None:  # float32 and float64 actions each compile (or load) once
             args = (a, *self._fused_tail)
-            running = choose_features(lambda f: make_step(f).fused_step, features, args)
-            self.sim.running = running
-            kernel = make_step(running).fused_step
-            entry = self._fused_entries[a.dtype] = compiled_entry(kernel, *args)
+            self.sim.running, entry = self.sim.compiled_kernel(step_kernel("fused_step"), args)
+            self._fused_entries[a.dtype] = entry
         code = entry(a, *self._fused_tail)
         if code < 0:
             raise ActionError("actions contain NaN or inf; allowed range is [-1, 1]")
@@ -292,10 +287,10 @@ class CrowdBatch:
             which = np.ones((self.num_worlds, self.num_learners), bool)
         which = np.ascontiguousarray(which, dtype=np.bool_)
         s, c = self.sim.state, self.sim.params
-        if self._observe_entry is None:
-            self._observe_entry = compiled_entry(
-                observe_worlds, 0, 1, s, which, c, self.obs, self._observe_scratch[0]
-            )
+        if self._observe_features is not self.sim.features():  # (of the step's features)
+            self._observe_features = self.sim.features()
+            args = (0, 1, s, which, c, self.obs, self._observe_scratch[0])
+            self._observe_entry = self.sim.compiled_kernel(observe_kernel, args)[1]
         self.sim.run_chunks(self._observe_entry, (s, which, c, self.obs), self._observe_scratch)
 
     def potential_of_state(self) -> np.ndarray:

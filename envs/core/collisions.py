@@ -16,12 +16,14 @@ other body's velocity of the previous step instead of its actual move.
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Any
 
 import numpy as np
 
 from crowdsteer.envs.kernels.geometry import EPS, closest_point_on_segment, wrap_delta
-from crowdsteer.envs.kernels.jit import njit
+from crowdsteer.envs.kernels.jit import named, njit
 
 from .neighbours import DENSE_MAX_BODIES, build_grid, grid_buffers, query_grid
 from .state import LEARNER, StepBuffers, WorldState
@@ -165,78 +167,90 @@ def _collisions_grid(b, state, buffers, buf, cells, swept, max_r):
         hit_body[b, i] = hit
 
 
-@njit(cache=True, inline="always")
-def collisions_worlds(lo, hi, state, buffers, buf, cells, keep_contacts, swept):
-    """Collisions of worlds ``lo <= b < hi`` after the move: ``buffers.hit_body``, ``min_gap`` and
-    ``hit_static`` from ``state``; buf: (N,) int scratch; ``cells``: ``neighbours.GridBuffers``
-    for a large world; ``keep_contacts``: OR the overlaps into ``hit_static`` (the move's
-    contacts) instead of overwriting it; ``swept``: body pairs are measured at their closest
-    approach between ``buffers.prev_pos`` and ``state.pos``.
+@functools.cache
+def make_collisions_worlds(grid_on: bool) -> Any:
+    """``collisions_worlds(lo, hi, state, buffers, buf, cells, keep_contacts, swept)`` compiled
+    with the large worlds' grid (``grid_on``) or without it, for worlds of at most
+    ``DENSE_MAX_BODIES`` body slots (``features``): the same results where both apply."""
+    grid_collide = _collisions_grid if grid_on else None
 
-    Small worlds visit each pair of bodies once (the gap seen from ``i`` is computed as
-    ``d - r_i - r_j`` and from ``j`` as ``d - r_j - r_i``, exactly as a per-body scan would).
-    Large worlds query a uniform grid, first within ``NEAR_GAP``, then out to ``GAP_CAP`` for
-    the few bodies with nobody that close.
-    """
-    pos, radius, active = state.pos, state.radius, state.active
-    hit_body, hit_static, min_gap = buffers.hit_body, buffers.hit_static, buffers.min_gap
-    prev_pos = buffers.prev_pos
-    for b in range(lo, hi):
-        nn = active.shape[1]
-        max_r = 0.0
-        for i in range(nn):
-            hit_body[b, i] = False
-            if not keep_contacts:
-                hit_static[b, i] = False
-            min_gap[b, i] = GAP_CAP
-            if active[b, i]:
-                max_r = max(max_r, radius[b, i])
-        if nn <= DENSE_MAX_BODIES:
+    def collisions_worlds(lo, hi, state, buffers, buf, cells, keep_contacts, swept):
+        pos, radius, active = state.pos, state.radius, state.active
+        hit_body, hit_static, min_gap = buffers.hit_body, buffers.hit_static, buffers.min_gap
+        prev_pos = buffers.prev_pos
+        for b in range(lo, hi):
+            nn = active.shape[1]
+            max_r = 0.0
             for i in range(nn):
-                if not active[b, i]:
-                    continue
-                px = pos[b, i, 0]
-                py = pos[b, i, 1]
-                ri = radius[b, i]
-                reach_i = GAP_CAP + ri + max_r
-                for j in range(i + 1, nn):
-                    if not active[b, j]:
+                hit_body[b, i] = False
+                if not keep_contacts:
+                    hit_static[b, i] = False
+                min_gap[b, i] = GAP_CAP
+                if active[b, i]:
+                    max_r = max(max_r, radius[b, i])
+            if not grid_on or nn <= DENSE_MAX_BODIES:
+                for i in range(nn):
+                    if not active[b, i]:
                         continue
-                    dx = pos[b, j, 0] - px
-                    dy = pos[b, j, 1] - py
-                    d2 = dx * dx + dy * dy
-                    if swept:
-                        d2 = approach_sq(
-                            dx,
-                            dy,
-                            prev_pos[b, j, 0] - prev_pos[b, i, 0],
-                            prev_pos[b, j, 1] - prev_pos[b, i, 1],
-                        )
-                    d = math.sqrt(d2)
-                    rj = radius[b, j]
-                    gap_i = d - ri - rj
-                    gap_j = d - rj - ri
-                    # the reach tests only matter within rounding of GAP_CAP: kept so that the
-                    # result is bit for bit that of a per-body query within the reach
-                    if gap_i < min_gap[b, i] and d2 <= reach_i * reach_i:
-                        min_gap[b, i] = gap_i
-                    reach_j = GAP_CAP + rj + max_r
-                    if gap_j < min_gap[b, j] and d2 <= reach_j * reach_j:
-                        min_gap[b, j] = gap_j
-                    if gap_i < 0.0:
-                        hit_body[b, i] = True
-                    if gap_j < 0.0:
-                        hit_body[b, j] = True
-        else:
-            _collisions_grid(b, state, buffers, buf, cells, swept, max_r)
-        statics = False  # no wall or obstacle: no static overlap to look for (the common case)
-        for m in range(state.obstacle_active.shape[1]):
-            statics |= state.obstacle_active[b, m]
-        for w in range(state.wall_active.shape[1]):
-            statics |= state.wall_active[b, w]
-        for i in range(nn if statics else 0):
-            if active[b, i] and not hit_static[b, i]:
-                hit_static[b, i] = _static_hits(b, i, state)
+                    px = pos[b, i, 0]
+                    py = pos[b, i, 1]
+                    ri = radius[b, i]
+                    reach_i = GAP_CAP + ri + max_r
+                    for j in range(i + 1, nn):
+                        if not active[b, j]:
+                            continue
+                        dx = pos[b, j, 0] - px
+                        dy = pos[b, j, 1] - py
+                        d2 = dx * dx + dy * dy
+                        if swept:
+                            d2 = approach_sq(
+                                dx,
+                                dy,
+                                prev_pos[b, j, 0] - prev_pos[b, i, 0],
+                                prev_pos[b, j, 1] - prev_pos[b, i, 1],
+                            )
+                        d = math.sqrt(d2)
+                        rj = radius[b, j]
+                        gap_i = d - ri - rj
+                        gap_j = d - rj - ri
+                        # the reach tests only matter within rounding of GAP_CAP: kept so that the
+                        # result is bit for bit that of a per-body query within the reach
+                        if gap_i < min_gap[b, i] and d2 <= reach_i * reach_i:
+                            min_gap[b, i] = gap_i
+                        reach_j = GAP_CAP + rj + max_r
+                        if gap_j < min_gap[b, j] and d2 <= reach_j * reach_j:
+                            min_gap[b, j] = gap_j
+                        if gap_i < 0.0:
+                            hit_body[b, i] = True
+                        if gap_j < 0.0:
+                            hit_body[b, j] = True
+            else:
+                grid_collide(b, state, buffers, buf, cells, swept, max_r)
+            statics = False  # no wall or obstacle: no static overlap to look for (the common case)
+            for m in range(state.obstacle_active.shape[1]):
+                statics |= state.obstacle_active[b, m]
+            for w in range(state.wall_active.shape[1]):
+                statics |= state.wall_active[b, w]
+            for i in range(nn if statics else 0):
+                if active[b, i] and not hit_static[b, i]:
+                    hit_static[b, i] = _static_hits(b, i, state)
+
+    return njit(cache=True, inline="always")(named(collisions_worlds, _COLLISIONS_DOC))
+
+
+_COLLISIONS_DOC = """Collisions of worlds ``lo <= b < hi`` after the move: ``buffers.hit_body``,
+``min_gap`` and ``hit_static`` from ``state``; buf: (N,) int scratch; ``cells``:
+``neighbours.GridBuffers`` for a large world; ``keep_contacts``: OR the overlaps into ``hit_static``
+(the move's contacts) instead of overwriting it; ``swept``: body pairs are measured at their closest
+approach between ``buffers.prev_pos`` and ``state.pos``.
+
+Small worlds visit each pair of bodies once (the gap seen from ``i`` is computed as ``d - r_i -
+r_j`` and from ``j`` as ``d - r_j - r_i``, exactly as a per-body scan would). Large worlds query a
+uniform grid, first within ``NEAR_GAP``, then out to ``GAP_CAP`` for the few bodies with nobody that
+close."""
+
+collisions_worlds = make_collisions_worlds(True)
+"""Collisions of worlds of any size (:func:`make_collisions_worlds`)."""
 
 
 @njit(cache=True)

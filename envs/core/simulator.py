@@ -11,7 +11,7 @@ know the scenario registry.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -35,7 +35,7 @@ from .state import (
     StepBuffers,
     WorldState,
 )
-from .step import make_step
+from .step import step_kernel
 
 CHUNKS_PER_THREAD = 2
 """A threaded simulator cuts its worlds into this many contiguous chunks per thread of its pool
@@ -91,6 +91,43 @@ def compiled_entry(kernel, *args):
     if not hasattr(kernel, "typeof_pyval"):
         return kernel
     return kernel.compile(tuple(kernel.typeof_pyval(a) for a in args))
+
+
+def fault_error(state: WorldState, fault: np.ndarray, running: StepFeatures) -> SimulationError:
+    """The error naming the first body whose motion became non-finite (``fault: (B,)``, the
+    body of each world, -1: none), with the parameters to check; ``running``: the features of
+    the step that ran (a behaviour it lacks is named as such)."""
+    s = state
+    b = int(np.flatnonzero(fault >= 0)[0])
+    i = int(fault[b])
+    kind = KIND_NAMES[int(s.kind[b, i])]
+    beh = int(s.behaviour[b, i])
+    if s.kind[b, i] == PEDESTRIAN and not 0 <= beh < len(NAMES):
+        return SimulationError(
+            f"world {b}, body {i} (pedestrian): behaviour id {beh} has no branch in the "
+            f"registry's dispatch (ids 0..{len(NAMES) - 1}: {', '.join(NAMES)})"
+        )
+    if s.kind[b, i] == PEDESTRIAN and not running.behaviours[beh]:
+        return SimulationError(
+            f"world {b}, body {i} (pedestrian): behaviour {NAMES[beh]!r} is not in this "
+            f"simulator's step, compiled for what its episodes drew ({running.describe()}); a "
+            f"behaviour id written into the state by hand needs the general step "
+            f"({STEP_ENV}=general)"
+        )
+    if s.kind[b, i] == PEDESTRIAN:
+        name = NAMES[beh]
+        hint = f"steering_params[{name!r}], its radius and preferred speed, the geometry"
+        what = f"pedestrian (behaviour {name!r})"
+    elif s.kind[b, i] == FLOCK:
+        hint = "steering_params['flocking'], flock_radius, flock_speed, the geometry"
+        what = "flock unit"
+    else:
+        hint = "the learner's action, radius and preferred speed, the geometry"
+        what = kind
+    return SimulationError(
+        f"world {b}, body {i} ({what}): its motion became non-finite at step "
+        f"{int(s.step_count[b]) + 1}; check {hint}"
+    )
 
 
 class Simulator:
@@ -262,8 +299,7 @@ class Simulator:
         if self._step_features is not features:
             lo, hi = self.chunks[0]
             args = (lo, hi, s, e, p, self.scratch[0])
-            self.running = choose_features(lambda f: make_step(f).world_step, features, args)
-            self._step_entry = compiled_entry(make_step(self.running).world_step, *args)
+            self.running, self._step_entry = self.compiled_kernel(step_kernel("world_step"), args)
             self._step_features = features
         if self.run_chunks(self._step_entry, (s, e, p), self.scratch):
             self.raise_fault()
@@ -276,6 +312,14 @@ class Simulator:
             self._features = step_features(self.params, self.state, self.buffers, self._behaviours)
             self._features_of = self.params
         return self._features
+
+    def compiled_kernel(
+        self, kernel_of: Callable[[StepFeatures], Any], args: tuple
+    ) -> tuple[StepFeatures, Any]:
+        """The features chosen for this simulator (``features.choose_features``) and the
+        compiled entry of ``kernel_of(features)`` for ``args``."""
+        chosen = choose_features(kernel_of, self.features(), args)
+        return chosen, compiled_entry(kernel_of(chosen), *args)
 
     def run_chunks(self, run: Any, args: tuple, scratch: Sequence[Any]) -> int:
         """``run(lo, hi, *args, scratch[c])`` for every range ``c`` of ``chunks``, on the thread
@@ -291,38 +335,8 @@ class Simulator:
 
     def raise_fault(self) -> None:
         """Raise ``SimulationError`` naming the first body whose motion became non-finite
-        (``buffers.fault``), with the parameters to check."""
-        s = self.state
-        b = int(np.flatnonzero(self.buffers.fault >= 0)[0])
-        i = int(self.buffers.fault[b])
-        kind = KIND_NAMES[int(s.kind[b, i])]
-        beh = int(s.behaviour[b, i])
-        if s.kind[b, i] == PEDESTRIAN and not 0 <= beh < len(NAMES):
-            raise SimulationError(
-                f"world {b}, body {i} (pedestrian): behaviour id {beh} has no branch in the "
-                f"registry's dispatch (ids 0..{len(NAMES) - 1}: {', '.join(NAMES)})"
-            )
-        if s.kind[b, i] == PEDESTRIAN and not self.running.behaviours[beh]:
-            raise SimulationError(
-                f"world {b}, body {i} (pedestrian): behaviour {NAMES[beh]!r} is not in this "
-                f"simulator's step, compiled for what its episodes drew "
-                f"({self.running.describe()}); a behaviour id written into the state by hand "
-                f"needs the general step ({STEP_ENV}=general)"
-            )
-        if s.kind[b, i] == PEDESTRIAN:
-            name = NAMES[beh]
-            hint = f"steering_params[{name!r}], its radius and preferred speed, the geometry"
-            what = f"pedestrian (behaviour {name!r})"
-        elif s.kind[b, i] == FLOCK:
-            hint = "steering_params['flocking'], flock_radius, flock_speed, the geometry"
-            what = "flock unit"
-        else:
-            hint = "the learner's action, radius and preferred speed, the geometry"
-            what = kind
-        raise SimulationError(
-            f"world {b}, body {i} ({what}): its motion became non-finite at step "
-            f"{int(s.step_count[b]) + 1}; check {hint}"
-        )
+        (``buffers.fault``), with the parameters to check (:func:`fault_error`)."""
+        raise fault_error(self.state, self.buffers.fault, self.running)
 
     # ------------------------------------------------------------------ views
     def truncated(self) -> np.ndarray:

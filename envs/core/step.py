@@ -51,7 +51,7 @@ import numpy as np
 from crowdsteer.envs.kernels.jit import named, njit
 
 from .body_contact import contact_world
-from .collisions import collisions_worlds, learner_collisions_previous_velocity
+from .collisions import learner_collisions_previous_velocity, make_collisions_worlds
 from .crowd import make_crowd_worlds
 from .dynamics import kinematics_worlds, move_worlds
 from .events import learner_events_steps
@@ -59,7 +59,7 @@ from .features import GENERAL, StepFeatures
 from .goal_ring import ring_goals_worlds
 from .learners import clip_actions, finish_step, learner_desired_velocity
 from .periodic import collisions_periodic, wrap_world
-from .sensing import observe_worlds
+from .sensing import make_observe_worlds
 
 
 class StepKernels(NamedTuple):
@@ -78,6 +78,8 @@ def make_step(features: StepFeatures) -> StepKernels:
     periodic_on, contact_on = features.periodic, features.contact
     previous_on, ring_on = features.previous_velocity, features.ring
     crowd_worlds = make_crowd_worlds(features)
+    collisions_worlds = make_collisions_worlds(features.grid)
+    observe_worlds = make_observe_worlds(features.grid, features.periodic)
     # a stage's kernels, None without it: pruned before typing, and no source of this step
     wrap = wrap_world if periodic_on else None
     periodic_collide = collisions_periodic if periodic_on else None
@@ -161,3 +163,14 @@ them), or 0."""
 
 world_step, fused_step = make_step(GENERAL)
 """The general step (every feature): what ``crowdsteer compile`` builds for every configuration."""
+
+
+def step_kernel(entry_point: str) -> Any:
+    """``features -> make_step(features).<entry_point>`` (``"world_step"`` or ``"fused_step"``):
+    what ``Simulator.compiled_kernel`` chooses among."""
+    return lambda features: getattr(make_step(features), entry_point)
+
+
+def observe_kernel(features: StepFeatures) -> Any:
+    """The observation kernel of a step of ``features`` (``sensing.make_observe_worlds``)."""
+    return make_observe_worlds(features.grid, features.periodic)

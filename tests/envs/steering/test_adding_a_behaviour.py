@@ -58,11 +58,11 @@ def apply_to_registry(source: str, where: str, code: str) -> str:
         assert lines[i - 1] == ")", "BEHAVIOURS must end with its closing parenthesis"
         lines = _insert(lines, i - 1, code)
     elif where == "after the last behaviour id":
-        ids = [i for i, s in enumerate(lines) if re.match(r"[A-Z_]+ = NAMES\.index\(", s)]
+        ids = [i for i, s in enumerate(lines) if re.match(r"[A-Z_, ]+ = (NAMES\.index|range)\(", s)]
         assert ids, "no behaviour ids"
         lines = _insert(lines, ids[-1] + 1, code)
     elif where == "in dispatch, before the goal_seek branch":
-        i = _one(lines, lambda s: s == "    elif beh == GOAL_SEEK:", "the goal_seek branch")
+        i = _one(lines, lambda s: s.endswith("beh == GOAL_SEEK:"), "the goal_seek branch")
         lines = _insert(lines, i, code)
     else:
         raise AssertionError(f"the guide names a place the test does not know: {where!r}")
