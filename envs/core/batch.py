@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from .config import CrowdConfig
-from .features import StepFeatures
 from .learners import (
     ActionError,
     LearnerBuffers,
@@ -35,6 +34,10 @@ from .simulator import Simulator, compiled_entry
 from .step import observe_kernel, step_kernel
 
 __all__ = ["ActionError", "CrowdBatch", "References"]
+
+_COMPILED = ("_finish_entry", "_observe_entry", "_desired_entry", "_fused_features")
+_COMPILED += ("_observe_features",)
+"""What a pickle of a batch leaves out: compiled entry points, made again on first use."""
 
 _COMPILED_ACTIONS = frozenset(map(np.dtype, (np.float32, np.float64)))
 """The actions' dtypes the compiled step takes (others are widened to float64 first)."""
@@ -98,8 +101,7 @@ class CrowdBatch:
         self.potential = self.priors.potential
         """(B, L) shaping potential ``Phi`` of each learner's current state (0 without one)."""
         self._fused_entries: dict[np.dtype, Any] = {}  # one compiled entry per actions' dtype
-        self._fused_features: StepFeatures | None = None  # what the entries were compiled for
-        self._observe_features: StepFeatures | None = None
+        self._fused_features = self._observe_features = None  # the features each is made for
         staged = self.priors.before_step or config.potential is not None
         self._fused = len(self.sim.chunks) == 1 and not staged
         self._fused_params = self.sim.params
@@ -139,9 +141,7 @@ class CrowdBatch:
     def __getstate__(self) -> dict[str, Any]:
         """A pickle leaves out the compiled entry points, made again on first use."""
         state = self.__dict__.copy()
-        entries = ("_finish_entry", "_observe_entry", "_desired_entry", "_fused_features")
-        entries += ("_observe_features",)
-        state.update(dict.fromkeys(entries), _fused_entries={})
+        state.update(dict.fromkeys(_COMPILED), _fused_entries={})
         return state
 
     def seed(self, seed: int | list[int | None] | None) -> None:

@@ -416,13 +416,19 @@ class _CheckedImpl(CompileResultCacheImpl):
     loaded only while the record is current."""
 
     def __init__(self, py_func: Callable) -> None:
+        self._py_func = py_func  # before numba's init, which names the files
         super().__init__(py_func)
-        self._py_func = py_func
 
     def get_filename_base(self, fullname: str, abiflags: str) -> str:
         # named apart from numba's own entries of the same kernel, which carry no record (and
-        # which a process of an older crowdsteer would read)
-        return super().get_filename_base(fullname, abiflags) + ".rec"
+        # which a process of an older crowdsteer would read); a factory's kernels (one name,
+        # several closures) each in files of their own: numba numbers an index's data files as
+        # it saves them, and two processes saving two closures into one index at once could
+        # leave one closure's index entry naming the other's code
+        base = super().get_filename_base(fullname, abiflags) + ".rec"
+        if self._py_func.__closure__:
+            base += "." + hashlib.sha256(closure_key(self._py_func)).hexdigest()[:16]
+        return base
 
     def reduce(self, cres: object) -> object:
         return (RECORD_TAG, dependency_record(self._py_func), super().reduce(cres))

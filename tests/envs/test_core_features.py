@@ -154,3 +154,18 @@ def test_a_behaviour_written_by_hand_outside_the_step_is_named(monkeypatch):
     batch.state.behaviour[0, pedestrian] = ORCA
     with pytest.raises(SimulationError, match=r"behaviour 'orca' is not in this simulator's step"):
         batch.step(np.zeros((2, 1, 2)))
+
+
+def test_each_specialised_kernel_has_cache_files_of_its_own():
+    """numba numbers an index's data files as it saves them; two processes saving two closures
+    of one name into one index at once could leave one's entry naming the other's code. So each
+    closure gets files of its own, under a name that a later process finds again."""
+
+    def base(kernel) -> str:
+        return kernel._cache.primary._impl._filename_base
+
+    names = {base(make_step(f).world_step) for f in (DEFAULT, GENERAL)}
+    names.add(base(make_step(DEFAULT._replace(paths=True)).world_step))
+    assert len(names) == 3
+    assert all(name.startswith("step.world_step-") for name in names)
+    assert base(make_step(DEFAULT._replace()).world_step) in names
