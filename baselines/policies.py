@@ -446,8 +446,8 @@ class ObservationSizeError(ValueError):
 
 
 SHIPPED_MODELS = {
-    "crowdnav": "ppo_crowdnav",
-    "crowdnav_checked": "ppo_crowdnav",
+    "crowdnav": "ppo_crowdnav_s1",
+    "crowdnav_checked": "ppo_crowdnav_s1",
     "crowdnav_lidar": "ppo_crowdnav_lidar",
     "crowdnav_s0": "ppo_crowdnav_s0",
     "crowdnav_s1": "ppo_crowdnav_s1",
@@ -459,9 +459,9 @@ SHIPPED_MODELS = {
 }
 """Short names of the models shipped with the package: name -> directory under
 ``crowdsteer/training/rl/models`` (``model.zip``, ``vecnormalize.pkl``, the run's ``args.json``).
-``crowdnav_s0``, ``crowdnav_s1`` and ``crowdnav_s2`` are seeds 0-2 of ``crowdnav``'s recipe
-trained with the current simulator (``crowdnav`` is seed 0 of an earlier one), shipped so that
-the recipe's figures over seeds can be re-scored. A name in ``WITH_STEP_CHECK`` loads its
+``crowdnav_s0``, ``crowdnav_s1`` and ``crowdnav_s2`` are seeds 0-2 of ``crowdnav``'s recipe,
+shipped so that the recipe's figures over seeds can be re-scored; ``crowdnav`` is the one of them
+best on the validation episodes, seed 1. A name in ``WITH_STEP_CHECK`` loads its
 model behind the one-step check (``crowdsteer.baselines.step_check``)."""
 
 WITH_STEP_CHECK = {"crowdnav_checked": "crowdnav"}
