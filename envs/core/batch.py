@@ -35,8 +35,13 @@ from .step import observe_kernel, step_kernel
 
 __all__ = ["ActionError", "CrowdBatch", "References"]
 
-_COMPILED = ("_finish_entry", "_observe_entry", "_desired_entry", "_fused_features")
-_COMPILED += ("_observe_features",)
+_COMPILED = (
+    "_finish_entry",
+    "_observe_entry",
+    "_desired_entry",
+    "_fused_features",
+    "_observe_features",
+)
 """What a pickle of a batch leaves out: compiled entry points, made again on first use."""
 
 _COMPILED_ACTIONS = frozenset(map(np.dtype, (np.float32, np.float64)))
@@ -287,8 +292,8 @@ class CrowdBatch:
             which = np.ones((self.num_worlds, self.num_learners), bool)
         which = np.ascontiguousarray(which, dtype=np.bool_)
         s, c = self.sim.state, self.sim.params
-        if self._observe_features is not self.sim.features():  # (of the step's features)
-            self._observe_features = self.sim.features()
+        if self._observe_features is not (features := self.sim.features()):  # the step's own
+            self._observe_features = features
             args = (0, 1, s, which, c, self.obs, self._observe_scratch[0])
             self._observe_entry = self.sim.compiled_kernel(observe_kernel, args)[1]
         self.sim.run_chunks(self._observe_entry, (s, which, c, self.obs), self._observe_scratch)

@@ -427,7 +427,7 @@ class _CheckedImpl(CompileResultCacheImpl):
         # leave one closure's index entry naming the other's code
         base = super().get_filename_base(fullname, abiflags) + ".rec"
         if self._py_func.__closure__:
-            base += "." + hashlib.sha256(closure_key(self._py_func)).hexdigest()[:16]
+            base += "." + closure_digest(self._py_func)[:16]
         return base
 
     def reduce(self, cres: object) -> object:
@@ -463,6 +463,12 @@ def closure_key(py_func: Callable) -> bytes:
     return repr(tuple(describe(cell.cell_contents) for cell in cells)).encode()
 
 
+def closure_digest(py_func: Callable) -> str:
+    """SHA-256 of :func:`closure_key` ("" for a function without a closure): what tells a
+    factory's kernels apart in cache keys, file names and build claims."""
+    return hashlib.sha256(closure_key(py_func)).hexdigest() if py_func.__closure__ else ""
+
+
 class _StableKey:
     """Index keys from the kernel's bytecode and :func:`closure_key`, so that a kernel made by a
     factory (a step specialised to a configuration) is found again by a later process."""
@@ -470,8 +476,7 @@ class _StableKey:
     def _index_key(self, sig: object, codegen: object) -> tuple:
         func = self._py_func
         code = hashlib.sha256(func.__code__.co_code).hexdigest()
-        cells = hashlib.sha256(closure_key(func)).hexdigest() if func.__closure__ else ""
-        return (sig, codegen.magic_tuple(), (code, cells))
+        return (sig, codegen.magic_tuple(), (code, closure_digest(func)))
 
 
 class CheckedCache(_StableKey, FunctionCache):
@@ -504,8 +509,8 @@ class _Claims:
 
         args = tuple(sigutils.normalize_signature(sig)[0])
         index = cache.store._cache_file._index_path  # noqa: SLF001
-        cells = hashlib.sha256(closure_key(cache._py_func)).hexdigest()  # noqa: SLF001
-        return id(cache), f"{index}|{cells}|{args!r}"  # a factory's kernels share an index
+        cells = closure_digest(cache._py_func)  # noqa: SLF001 - a factory's kernels share an index
+        return id(cache), f"{index}|{cells}|{args!r}"
 
     def claim(self, cache: TieredCache, sig: object, target_context: object) -> object:
         """The entry, when another process compiled it while this one waited; else None, with
