@@ -37,12 +37,14 @@ from crowdsteer.envs.steering.flocking import (
 from crowdsteer.envs.steering.path_follow import path_follow_projected_one
 from crowdsteer.envs.steering.registry import (
     ORCA,
+    SOCIAL_FORCE,
     Body,
     Senses,
     make_dispatch,
     senses_buffers,
     steer_traced,
     with_orca_neighbour_dist,
+    with_walker_time_gap,
 )
 from crowdsteer.envs.steering.trace import TRACE_FINAL, TRACE_FORCE, TRACE_TARGET
 
@@ -390,6 +392,8 @@ def make_crowd_worlds(features: StepFeatures) -> Any:
     follow, learner_path = (path_follow_projected_one, _learner_path) if paths_on else (None, None)
     traced, learner_trace = (steer_traced, _learner_trace) if trace_on else (None, None)
     own_orca_dist = with_orca_neighbour_dist if orca_on else None
+    sf_on = features.behaviours[SOCIAL_FORCE]
+    own_time_gap = with_walker_time_gap if sf_on else None
 
     def crowd_worlds(lo, hi, state, buffers, params, scratch):
         s = state
@@ -467,6 +471,10 @@ def make_crowd_worlds(features: StepFeatures) -> Any:
                     steering = params.steering
                     if orca_on and s.neighbour_dist[b, i] > 0.0:  # its own ORCA distance
                         steering = own_orca_dist(steering, s.neighbour_dist[b, i])
+                    if sf_on and beh == SOCIAL_FORCE and steering[SOCIAL_FORCE].time_gap_spread > 0:
+                        # its own time gap, drawn from the world's key (``walker_time_gap``)
+                        key, step = s.rng_key[b], s.step_count[b]
+                        steering = own_time_gap(steering, key, step, params.dt, i)
                     if trace_on and recording:
                         wx, wy = traced(beh, me, nb, steering)
                     else:  # the registry's dispatch, inlined into this loop

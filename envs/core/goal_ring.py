@@ -17,7 +17,7 @@ RVO2 simulation keeps the distance current when it is built, at the human's firs
 humans created in one step (by a reset, or replacements at the same step) all take the last
 draw. With ``neighbour_dist_high > neighbour_dist_low`` a replacement draws it so.
 
-The draws come from a counter-based generator (:func:`counter_uniform`): a hash of the world's
+The draws come from a counter-based generator (``kernels.counter_random``): a hash of the world's
 key (``WorldState.rng_key``, drawn with its scene), the step, the body and the draw's number. A
 world's draws do not depend on the other worlds, the batch or the threads, so the same seed
 gives the same episode bit for bit.
@@ -31,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from crowdsteer.envs.kernels.bundle import bundle
+from crowdsteer.envs.kernels.counter_random import counter_uniform
 from crowdsteer.envs.kernels.jit import njit
 
 from .state import FLOCK, PEDESTRIAN
@@ -42,10 +43,6 @@ waits for the next step."""
 ARRIVAL_DRAWS = 1 << 20
 """Draw numbers of what follows an arrival (a new goal or a replacement) after those of a goal
 change of the same body and step."""
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX_1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX_2 = np.uint64(0x94D049BB133111EB)
 
 
 @bundle
@@ -69,25 +66,6 @@ class GoalRing(NamedTuple):
     v_pref_high: float = 0.0  # (v_pref_high <= v_pref_low: the old speed is kept)
     neighbour_dist_low: float = 0.0  # m; a replacement draws ORCA's neighbour distance from
     neighbour_dist_high: float = 0.0  # U(low, high) (high <= low: none drawn), see below
-
-
-@njit(cache=True, inline="always")
-def _mix(z):
-    """splitmix64's finaliser (Steele, Lea and Flood 2014): a bijection of uint64 that spreads
-    every input bit over every output bit."""
-    z = (z ^ (z >> np.uint64(30))) * _MIX_1
-    z = (z ^ (z >> np.uint64(27))) * _MIX_2
-    return z ^ (z >> np.uint64(31))
-
-
-@njit(cache=True)
-def counter_uniform(key, step, body, draw):
-    """A uniform float in [0, 1) determined by ``(key, step, body, draw)`` alone (53 bits)."""
-    z = _mix(np.uint64(key) + _GOLDEN)
-    z = _mix(z ^ (np.uint64(step) * _GOLDEN))
-    z = _mix(z ^ (np.uint64(body) * _MIX_1))
-    z = _mix(z + np.uint64(draw) * _MIX_2)
-    return float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit(cache=True)

@@ -14,7 +14,7 @@ the angle it subtends from the learner (``asin(r / d)`` either side of a disc's 
 between a wall's end points), and only those beams are intersected with it exactly. A scan of
 ``n`` beams over ``m`` objects thus costs ``O(n + m + hits)``, not ``O(n m)``.
 
-Noise and dropout are drawn from a counter-based generator (``goal_ring.counter_uniform``): a
+Noise and dropout are drawn from a counter-based generator (``kernels.counter_random``): a
 hash of a per-world key, the world's step, the learner and the beam. A world's scan does not
 depend on the other worlds of the batch, on threads or on the order of the calls, and the key is
 derived from the world's seed (``sensors.SensorBlocks``), so a seed gives one episode bit for
@@ -36,7 +36,7 @@ from crowdsteer.envs.kernels.bundle import bundle
 from crowdsteer.envs.kernels.geometry import wrap_delta
 from crowdsteer.envs.kernels.jit import njit
 
-from .goal_ring import counter_uniform
+from ..kernels.counter_random import counter_uniform
 from .state import UNICYCLE
 
 EPS = 1e-9

@@ -13,12 +13,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 import numba
 import numpy as np
 
-from crowdsteer.envs.steering.registry import NAMES, trace_rows
+from crowdsteer.envs.steering.registry import NAMES, SOCIAL_FORCE, trace_rows
 
 from .behaviours import behaviour_id
 from .config import CrowdConfig
@@ -168,6 +169,8 @@ class Simulator:
         self.params: StepParams = step_params(
             config, probe.period_x, flock=self.counts.flock > 0, ring=probe.goal_ring
         )
+        # walkers draw their own time gaps during the episode (``social_force.walker_time_gap``)
+        self._walkers_draw = self.params.steering[SOCIAL_FORCE].time_gap_spread > 0.0
         threads = numba.get_num_threads()
         self.parallel = threaded(parallel, num_worlds, n, min(threads, available_cores()))
         """Whether the worlds step on threads (``parallel`` resolved for this batch)."""
@@ -237,6 +240,8 @@ class Simulator:
                 self._write_world(b, self.scenario.case(k), self.counts)
                 continue
             spec, counts = self.scenario.draw(self.rngs[b])
+            if self._walkers_draw and not spec.rng_key:  # the key of their own time gaps
+                spec = replace(spec, rng_key=int(self.rngs[b].integers(1, 2**62)))
             self._write_world(b, spec, counts)
 
     def _write_world(self, b: int, spec: Any, counts: Any) -> None:

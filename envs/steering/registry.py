@@ -53,7 +53,13 @@ from .side_choice import (
     SideChoiceParams,
     side_choice_one,
 )
-from .social_force import SOCIAL_FORCE_RANGES, SocialForceParams, gap_ahead, social_force_one
+from .social_force import (
+    SOCIAL_FORCE_RANGES,
+    SocialForceParams,
+    gap_ahead,
+    social_force_one,
+    walker_time_gap,
+)
 from .trace import (
     TRACE_BLUE,
     TRACE_FINAL,
@@ -293,6 +299,7 @@ NAMES = tuple(b.name for b in BEHAVIOURS)
 # behaviour module the table names (``kernels.jit.dependencies``).
 GOAL_SEEK, CARDIOID, SIDE_CHOICE, RIGHT_OF_WAY, SOCIAL_FORCE, ORCA, DETECTION_BOX = range(7)
 ORCA_NEXT = ORCA + 1  # a constant, so that the tuple slices below are static
+SOCIAL_FORCE_NEXT = SOCIAL_FORCE + 1
 _BUILT_IN = ("goal_seek", "cardioid", "side_choice", "right_of_way", "social_force", "orca")
 if NAMES[: DETECTION_BOX + 1] != (*_BUILT_IN, "detection_box"):  # pragma: no cover
     raise ImportError(f"the behaviour ids do not follow BEHAVIOURS' order {NAMES}")
@@ -379,6 +386,33 @@ def with_orca_neighbour_dist(steering, dist):
         o.pref_speed,
     )
     return steering[:ORCA] + (orca,) + steering[ORCA_NEXT:]
+
+
+@njit(cache=True, inline="always")
+def with_walker_time_gap(steering, key, step, dt, body):
+    """The behaviours' parameter tuple ``steering`` with the social force's time gap set to walker
+    ``body``'s own at ``step`` (``social_force.walker_time_gap``; world key ``key``)."""
+    f = steering[SOCIAL_FORCE]
+    gap = walker_time_gap(f, key, step, dt, body)
+    sf = SocialForceParams(
+        f.tau,
+        f.A,
+        f.B,
+        f.mass,
+        f.time_step,
+        f.view_half_angle,
+        f.out_of_view_weight,
+        f.wall_strength,
+        f.wall_range,
+        gap,
+        f.evasion,
+        f.evasion_lambda,
+        f.evasion_gamma,
+        f.evasion_n,
+        f.time_gap_spread,
+        f.time_gap_wander,
+    )
+    return steering[:SOCIAL_FORCE] + (sf,) + steering[SOCIAL_FORCE_NEXT:]
 
 
 @njit(cache=True)

@@ -25,6 +25,18 @@ after the linear relation between speed and the space a walker needs that Seyfri
 Klingsch and Boltes 2005 measured in single file. The repulsion alone makes a dense stream stop
 all at once; the time gap slows it with the space it has, as people do.
 
+With ``time_gap_spread`` ``sigma > 0`` each walker of the crowd keeps a time gap of its own,
+``T exp(sigma z)`` with ``z`` standard normal (``walker_time_gap``; median ``T``), and with
+``time_gap_wander`` ``tau_w > 0`` that gap wanders: ``z`` is drawn anew every ``tau_w`` seconds
+(each walker at its own phase) and interpolated in between, a coloured noise of correlation time
+about ``tau_w``. A stream of identical walkers behind a time gap settles into a lattice that
+no longer moves (every walker at ``s / T``), which recorded streams never do; a headway that
+differs between people and drifts in time keeps it fluctuating, as the relaxed noise of Tordeux
+and Schadschneider 2016 ("White and relaxed noises in optimal velocity models for pedestrian
+flow with stop-and-go waves", J. Phys. A 49: 185101) does in their model. The draws are
+counter-based (``kernels.counter_random``: the world's key, the knot, the body), so the same
+seed gives the same episode. Scripted learners (the baselines) keep ``T``.
+
 With ``evasion > 0`` an oncoming walker also turns the body aside (``evasion_turn``): the
 directional-change term of Moussaid et al. 2009, whose strength does not fall with the lateral
 offset as the repulsion's sideways part does, so two walkers pressed face to face step past each
@@ -43,6 +55,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernels.bundle import Range, broadcast, bundle, row_counts, typed_params
+from ..kernels.counter_random import counter_normal, counter_uniform
 from ..kernels.geometry import EPS, closest_point_on_segment
 from ..kernels.jit import njit
 from .senses import (
@@ -80,6 +93,8 @@ class SocialForceParams(NamedTuple):
     evasion_lambda: float = 2.0  # weight of the relative velocity in the interaction direction
     evasion_gamma: float = 0.35  # the evasion's range (m) is this times the interaction's size
     evasion_n: float = 2.0  # 1/m; how fast the turn fades with the angle to the interaction
+    time_gap_spread: float = 0.0  # SD of the log of a walker's own time gap (0: everyone's T)
+    time_gap_wander: float = 0.0  # s; how long a walker's time gap holds (0: the episode)
 
 
 SOCIAL_FORCE_RANGES = {
@@ -96,6 +111,8 @@ SOCIAL_FORCE_RANGES = {
     "evasion_lambda": Range(0.0, 100.0, "weight of the relative velocity in the interaction"),
     "evasion_gamma": Range(0.01, 10.0, "range of the evasion per unit interaction size"),
     "evasion_n": Range(0.0, 100.0, "1/m; angular fall-off of the evasion"),
+    "time_gap_spread": Range(0.0, 2.0, "SD of the log of each walker's time gap (0: all equal)"),
+    "time_gap_wander": Range(0.0, 1e4, "s; correlation time of a walker's time gap (0: fixed)"),
 }
 """Allowed values of ``SocialForceParams``' fields. ``time_step`` is not among them: in the
 environment the force is integrated over the simulation's ``dt``."""
@@ -208,6 +225,31 @@ def evasion_turn(vel, desired, toward, d, other_vel, other_facing, params):
     # n_t = (-ty, tx) is t turned left; a walker passing on the left (theta > 0) turns one right
     side = -1.0 if theta > 0.0 else 1.0
     return side * mag * -ty, side * mag * tx
+
+
+TIME_GAP_DRAW = 1 << 21
+"""Draw numbers of a walker's time gap (``walker_time_gap``), apart from the goal ring's."""
+
+
+@njit(cache=True)
+def walker_time_gap(params: SocialForceParams, key: int, step: int, dt: float, body: int) -> float:
+    """Walker ``body``'s own time gap (s) at ``step`` (of ``dt`` s) in the world of key ``key``:
+    ``time_gap * exp(time_gap_spread * z)``, ``z`` a standard normal that holds for the episode
+    (``time_gap_wander`` 0) or is drawn every ``time_gap_wander`` s at the walker's own phase and
+    interpolated linearly between the knots, rescaled to unit variance, so that the gap is
+    continuous in time and its spread the same at every instant."""
+    if params.time_gap_spread <= 0.0:
+        return params.time_gap
+    if params.time_gap_wander > 0.0:
+        x = step * dt / params.time_gap_wander + counter_uniform(key, 0, body, TIME_GAP_DRAW)
+        knot = math.floor(x)
+        f = x - knot
+        z0 = counter_normal(key, np.int64(knot), body, TIME_GAP_DRAW + 1)
+        z1 = counter_normal(key, np.int64(knot) + 1, body, TIME_GAP_DRAW + 1)
+        z = ((1.0 - f) * z0 + f * z1) / math.sqrt((1.0 - f) ** 2 + f * f)
+    else:
+        z = counter_normal(key, 0, body, TIME_GAP_DRAW + 1)
+    return params.time_gap * math.exp(params.time_gap_spread * z)
 
 
 @njit(cache=True)

@@ -310,3 +310,37 @@ def test_the_time_gap_follows_the_walkers_facing_ones_way_whatever_they_move():
         np.array([[0.7, 0.0]]), np.full(1, 0.2), np.zeros((1, 2)), facing=[[-1.0, 0.0]]
     )
     assert gap_ahead(me, standing, 1.0, 0.0) == np.inf
+
+
+# --- each walker's own, wandering time gap ------------------------------------------------------
+
+
+def test_a_walkers_time_gap_is_the_configured_one_without_spread():
+    from crowdsteer.envs.steering.social_force import walker_time_gap
+
+    p = SocialForceParams(time_gap=0.7, time_gap_wander=5.0)
+    assert all(walker_time_gap(p, 12345, step, 0.1, i) == 0.7 for step in (0, 9) for i in (0, 3))
+
+
+def test_walkers_time_gaps_spread_lognormally_around_the_configured_one():
+    from crowdsteer.envs.steering.social_force import walker_time_gap
+
+    p = SocialForceParams(time_gap=0.7, time_gap_spread=0.5)  # held for the episode
+    log_gap = np.log([walker_time_gap(p, 99, 0, 0.1, i) / 0.7 for i in range(4000)])
+    assert abs(log_gap.mean()) < 0.03 and abs(log_gap.std() - 0.5) < 0.03  # median 0.7, SD 0.5
+    assert all(walker_time_gap(p, 99, step, 0.1, 5) == walker_time_gap(p, 99, 0, 0.1, 5)
+               for step in (1, 50, 500))  # fmt: skip
+    assert walker_time_gap(p, 98, 0, 0.1, 5) != walker_time_gap(p, 99, 0, 0.1, 5)  # the world's key
+
+
+def test_a_wandering_time_gap_is_continuous_and_forgets_its_past():
+    from crowdsteer.envs.steering.social_force import walker_time_gap
+
+    p = SocialForceParams(time_gap=0.7, time_gap_spread=0.5, time_gap_wander=2.0)
+    steps = np.arange(20000)  # 2,000 s of 0.1 s steps: 1,000 knots
+    z = np.log([walker_time_gap(p, 7, int(k), 0.1, 3) / 0.7 for k in steps]) / 0.5
+    assert np.max(np.abs(np.diff(z))) < 0.5  # no jump (a fresh draw would move it 1.4 SD)
+    assert abs(z.mean()) < 0.15 and abs(z.std() - 1.0) < 0.1  # unit variance at every instant
+    lag = 100  # 10 s, five knots apart: nearly independent
+    assert abs(np.corrcoef(z[:-lag], z[lag:])[0, 1]) < 0.1
+    assert np.corrcoef(z[:-2], z[2:])[0, 1] > 0.95  # 0.2 s apart: nearly the same
