@@ -1,5 +1,6 @@
 """``crowdsteer realism``: the crowd measured against published pedestrian data;
 ``crowdsteer realism-holdout``: ``realistic_crowd`` out of sample;
+``crowdsteer realism-corridors``: ``realistic_crowd`` against the recorded corridor runs;
 ``crowdsteer export-trajectories``: a measured crowd's trajectories in PedPy's formats;
 ``crowdsteer realism-data``: the Jülich corridor experiments' points, measured from their
 trajectories; ``crowdsteer reproduce``: a recorded experiment run again in crowdsteer and JuPedSim;
@@ -49,6 +50,14 @@ def _realism_holdout(args: argparse.Namespace) -> int:
     return 0
 
 
+def _realism_corridors(args: argparse.Namespace) -> int:
+    from ..realism.recorded_corridors import CorridorArgs, run_corridors
+
+    options = parse_dataclass(CorridorArgs, args.rest, prog="crowdsteer realism-corridors")
+    print(run_corridors(options))
+    return 0
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     from ..realism.recorded import ReproduceArgs, reproduce
 
@@ -70,8 +79,8 @@ def _recorded_data(args: argparse.Namespace) -> int:
 
 
 def add_realism_commands(commands: Commands) -> None:
-    """``realism``, ``realism-holdout``, ``export-trajectories``, ``realism-data``,
-    ``reproduce`` and ``recorded-data``."""
+    """``realism``, ``realism-holdout``, ``realism-corridors``, ``export-trajectories``,
+    ``realism-data``, ``reproduce`` and ``recorded-data``."""
     commands.add(
         "realism",
         _realism,
@@ -93,6 +102,18 @@ def add_realism_commands(commands: Commands) -> None:
         "stranded walkers at every door against the measured points, lanes, jams and flow of\n"
         "two opposing streams; --jam: every behaviour's mean speed at 4.5-5.4 /m^2; --search:\n"
         "rerun the preset's calibration search; --help lists the options.",
+        pass_through=True,
+        add_help=False,
+    )
+    commands.add(
+        "realism-corridors",
+        _realism_corridors,
+        "realistic_crowd against the recorded corridor runs: speed, fluctuations, lanes",
+        "Walks preset realistic_crowd at the width and density of each of Zhang et al. 2011's\n"
+        "one-way corridor runs and measures the mean speed and the second-to-second spread of\n"
+        "density and speed as the recordings were measured; with the recorded two-way run\n"
+        "(crowdsteer recorded-data), the lane order at its density; --search reruns the choice\n"
+        "of the preset's time gaps on the 2.4 m runs; --help lists the options.",
         pass_through=True,
         add_help=False,
     )

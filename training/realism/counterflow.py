@@ -67,9 +67,11 @@ def counterflow(
     duration: float = 120.0,
     corridor: Corridor | None = None,
     overrides: Mapping[str, Any] | None = None,
+    lane_half_width: float = LANE_HALF_WIDTH,
 ) -> CounterflowResult:
     """Run two equal opposing streams of ``behaviour`` for ``duration`` s at each of
-    ``densities`` (/m^2), one world per seed, and measure them (see the module's docstring)."""
+    ``densities`` (/m^2), one world per seed, and measure them (see the module's docstring;
+    ``lane_half_width``: the lane order's, m)."""
     c = Corridor() if corridor is None else corridor
     frames = int(round(duration / FRAME_INTERVAL))
     shape = (len(seeds), len(densities))
@@ -97,10 +99,10 @@ def counterflow(
             v = walking_speed(s.vel, direction)  # (S, N)
             for b in range(len(seeds)):
                 order[b, k, f] = lane_order(
-                    s.pos[b], sign[b], LANE_HALF_WIDTH, LANE_REACH, c.length
+                    s.pos[b], sign[b], lane_half_width, LANE_REACH, c.length
                 )
                 shuffled[b, k, f] = lane_order(
-                    s.pos[b], rng.permutation(sign[b]), LANE_HALF_WIDTH, LANE_REACH, c.length
+                    s.pos[b], rng.permutation(sign[b]), lane_half_width, LANE_REACH, c.length
                 )
             jammed[:, k, f] = jammed_fraction(v)
             speed[:, k, f] = v.mean(axis=1)

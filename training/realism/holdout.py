@@ -26,7 +26,7 @@ pooled scatter mixes the widths, and above 2.95 /m^2 all its points come from th
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ from .preset_calibration import (
     MeasurementSet,
     bottleneck_doorway,
     evasion_markdown,
+    parse_steering,
     preset_overrides,
     search_evasion,
     search_markdown,
@@ -135,10 +136,11 @@ def by_corridor_width(
     return out
 
 
-def measure(where: MeasurementSet) -> dict[str, Any]:
-    """Every figure of ``realistic_crowd`` on ``where`` (see the module's docstring)."""
+def measure(where: MeasurementSet, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Every figure of ``realistic_crowd`` on ``where`` (see the module's docstring), with the
+    social force parameters ``values`` in place of the preset's."""
     seeds = where.seeds
-    overrides = preset_overrides()
+    overrides = preset_overrides(values)
     densities = (*where.densities, *JAM_DENSITIES)
     fd = fundamental_diagram("social_force", densities, 0.0, seeds, overrides=overrides)
     k = len(where.densities)
@@ -363,10 +365,12 @@ class HoldoutArgs:
     search_evasion: bool = arg(
         False, "instead: rerun the choice of the preset's evasion on two-way streams (evasion.md)"
     )
+    steering: str = arg("", "social force parameters in place of the preset's: name=value,...")
 
     def __post_init__(self) -> None:
         if self.seeds not in SEED_SETS:
             raise UsageError(f"argument --seeds: {self.seeds!r}; choose one of {list(SEED_SETS)}")
+        parse_steering(self.steering)
 
 
 SEED_SETS = {"held_out": HELD_OUT, "held_out_2": HELD_OUT_2, "calibration": CALIBRATION}
@@ -393,7 +397,7 @@ def run_holdout(args: HoldoutArgs) -> str:
         text = jam_markdown(figures)
     else:
         name = args.seeds
-        figures = measure(where)
+        figures = measure(where, parse_steering(args.steering))
         text = markdown(figures)
         from .holdout_plots import plot_corridor_widths, plot_holdout
 

@@ -13,6 +13,8 @@ repository at a fixed commit and refuses any whose SHA-256 differs from the one 
   at entrances from the perspective of physics and social psychology", J. R. Soc. Interface 17);
 - ``uo-180-180-180.txt``, ``uo-180-180-120.txt``: HERMES one-way corridor runs, 1.8 m wide,
   16 fps, cm (Zhang et al. 2011, J. Stat. Mech. P06004);
+- ``bi_corr_400_b_03.txt``: a two-way corridor run, 4 m wide, 25 fps, cm (Zhang, Klingsch,
+  Schadschneider and Seyfried 2012, J. Stat. Mech. P02002; PedPy's bidirectional example);
 - ``00_01a.h5``: a bottleneck run of the 2014 social-groups series in the archive's HDF5 with
   its WKT geometry (DOI 10.34735/ped.2014.1; 46 persons, 0.8 m).
 """
@@ -67,6 +69,11 @@ FILES = (
         "uni-directional/uo-180-180-120.txt",
         "8c2dc7c275246abd67576ead1c98edb0a01eb12b8074f7042cd5d3ab88c4089b",
         1_747_801,
+    ),
+    RecordedFile(
+        "bi-directional/bi_corr_400_b_03.txt",
+        "e7c2b70c231f206897439187e8ad0255ebd10605fd311401102801b686c7d463",
+        3_490_381,
     ),
     RecordedFile(
         "single_file/00_01a.h5",
