@@ -49,6 +49,8 @@ def apply_to_registry(source: str, where: str, code: str) -> str:
     lines = source.split("\n")
     if where == "with the kernels' imports":
         i = _one(lines, lambda s: s.startswith("from .social_force import"), "the last import")
+        if lines[i].endswith("("):  # an import over several lines: after its closing line
+            i = next(k for k in range(i, len(lines)) if lines[k] == ")")
         lines = _insert(lines, i + 1, code)
     elif where == "after the last adapter":
         i = _one(lines, lambda s: s == "# The table and the dispatch", "the table's heading")
