@@ -240,9 +240,9 @@ def walker_time_gap(params: SocialForceParams, key: int, step: int, dt: float, b
     continuous in time and its spread the same at every instant."""
     if params.time_gap_spread <= 0.0:
         return params.time_gap
+    # int64 counters, never literals: a literal argument would compile the draws again
+    draw = np.int64(TIME_GAP_DRAW)
     if params.time_gap_wander > 0.0:
-        # int64 counters, never literals: a literal argument would compile the draws again
-        draw = np.int64(TIME_GAP_DRAW)
         x = step * dt / params.time_gap_wander + counter_uniform(key, np.int64(0), body, draw)
         knot = np.int64(math.floor(x))
         f = x - knot
@@ -250,7 +250,7 @@ def walker_time_gap(params: SocialForceParams, key: int, step: int, dt: float, b
         z1 = counter_normal(key, knot + 1, body, draw + 1)
         z = ((1.0 - f) * z0 + f * z1) / math.sqrt((1.0 - f) ** 2 + f * f)
     else:
-        z = counter_normal(key, np.int64(0), body, np.int64(TIME_GAP_DRAW + 1))
+        z = counter_normal(key, np.int64(0), body, draw + 1)
     return params.time_gap * math.exp(params.time_gap_spread * z)
 
 

@@ -12,8 +12,8 @@ import pytest
 import crowdsteer.envs  # noqa: F401  (registers the scenarios)
 from crowdsteer.envs import make_batch
 from crowdsteer.envs.core.config import PRESETS, CrowdConfig
-from crowdsteer.envs.kernels.counter_random import counter_uniform
 from crowdsteer.envs.core.layout import NB_PRESENT
+from crowdsteer.envs.kernels.counter_random import counter_uniform
 from crowdsteer.envs.scenarios.base import BodyDefaults, Counts, make_params
 from crowdsteer.envs.scenarios.crowdnav_arena import test_case as arena_case
 

@@ -19,6 +19,7 @@ from crowdsteer.training.evaluation.metrics import (
     deadlocked_bodies,
     episode_deadlock,
     format_metrics,
+    interval_text,
     learner_metrics,
     mean_estimate,
     rate_estimate,
@@ -531,3 +532,12 @@ def test_large_episode_is_fast_and_blocked():
     np.testing.assert_allclose(m["min_separation"], gap[1:].min(axis=(0, 2)), atol=1e-12)
     inside = (gap[1:].min(axis=2) < 0.5).mean(axis=0)
     np.testing.assert_allclose(m["discomfort_rate"], inside, atol=1e-12)
+
+
+def test_a_seed_interval_prints_as_mean_and_bounds_or_not_at_all():
+    from crowdsteer.training.evaluation.metrics import seed_interval
+
+    x = seed_interval([1.0, 2.0, 3.0])
+    assert interval_text(x) == f"2.00 [{x['low']:.2f}, {x['high']:.2f}]"
+    assert interval_text(x, 3).startswith("2.000 [")
+    assert interval_text(seed_interval([])) == "n/a"

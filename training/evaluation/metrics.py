@@ -672,6 +672,13 @@ def seed_interval(
     return {"mean": est.mean, "low": est.low, "high": est.high, "n": est.n, "min": lo, "max": hi}
 
 
+def interval_text(x: Mapping[str, float], digits: int = 2) -> str:
+    """A ``seed_interval`` as ``mean [low, high]`` to ``digits`` decimals; "n/a" without values."""
+    if not x["n"]:
+        return "n/a"
+    return f"{x['mean']:.{digits}f} [{x['low']:.{digits}f}, {x['high']:.{digits}f}]"
+
+
 # --------------------------------------------------------------------------------------------------
 # Aggregation and table
 # --------------------------------------------------------------------------------------------------

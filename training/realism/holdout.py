@@ -36,7 +36,7 @@ import numpy as np
 from crowdsteer.envs.core.behaviours import PEDESTRIAN_BEHAVIOURS
 from crowdsteer.envs.core.config import PRESETS
 
-from ..evaluation.metrics import FRACTION, NON_NEGATIVE, seed_interval
+from ..evaluation.metrics import FRACTION, NON_NEGATIVE, interval_text, seed_interval
 from ..support.options import arg
 from ..support.preflight import UsageError
 from .calibrate import CALIBRATED
@@ -244,14 +244,8 @@ def jam_markdown(figures: dict[str, Any]) -> str:
         "|---|" + "---:|" * len(JAM_DENSITIES),
     ]
     for label, row in figures["crowds"].items():
-        lines.append(f"| {label} | " + " | ".join(_ci(v, 3) for v in row.values()) + " |")
+        lines.append(f"| {label} | " + " | ".join(interval_text(v, 3) for v in row.values()) + " |")
     return "\n".join(lines) + "\n"
-
-
-def _ci(x: dict[str, float], digits: int = 2) -> str:
-    if not x["n"]:
-        return "n/a"
-    return f"{x['mean']:.{digits}f} [{x['low']:.{digits}f}, {x['high']:.{digits}f}]"
 
 
 def markdown(figures: dict[str, Any]) -> str:
@@ -261,7 +255,7 @@ def markdown(figures: dict[str, Any]) -> str:
         f"{figures.get('set', 'held_out')}: seeds {seeds[0]}-{seeds[-1]} ({len(seeds)}); "
         "mean [95 % interval over seeds].",
         "",
-        f"Speed RMS vs Weidmann, one way: {_ci(figures['speed_rms'], 3)} m/s",
+        f"Speed RMS vs Weidmann, one way: {interval_text(figures['speed_rms'], 3)} m/s",
         "",
         "| density (m^-2) | measured density | mean speed (m/s) | Weidmann (m/s) "
         "| Zhang et al. 2011: middle 95 %; all points (m/s) | overlap depth p95 (cm) |",
@@ -274,8 +268,8 @@ def markdown(figures: dict[str, Any]) -> str:
         if z["n"] >= MIN_POINTS and "min" in z:
             band += f"; all {z['min']:.2f}-{z['max']:.2f}"
         lines.append(
-            f"| {rho} | {_ci(d['density'])} | {_ci(d['speed'], 3)} | {d['weidmann']:.3f} "
-            f"| {band} | {_ci(depth)} |"
+            f"| {rho} | {interval_text(d['density'])} | {interval_text(d['speed'], 3)} "
+            f"| {d['weidmann']:.3f} | {band} | {interval_text(depth)} |"
         )
     lines += _width_lines(figures["corridor_widths"])
     lines += [
@@ -293,8 +287,8 @@ def markdown(figures: dict[str, Any]) -> str:
             dev = f"{100 * d['deviation']:+.0f} % (tolerance {tol:.0f} %)"
         st = d["stranded"]
         lines.append(
-            f"| {w} | {d['walkers']} | {_ci(d['specific_flow'])} | {ref} | {dev} "
-            f"| {_ci(st, 1)} ({st.get('max', 0):g}) |"
+            f"| {w} | {d['walkers']} | {interval_text(d['specific_flow'])} | {ref} | {dev} "
+            f"| {interval_text(st, 1)} ({st.get('max', 0):g}) |"
         )
     lines += [
         "",
@@ -309,8 +303,9 @@ def markdown(figures: dict[str, Any]) -> str:
         z = d["zhang_2012"]
         band = "no data" if not np.isfinite(z["low"]) else f"{z['low']:.2f}-{z['high']:.2f}"
         lines.append(
-            f"| {rho} | {_ci(d['order_late'])} | {_ci(d['order_shuffled_late'])} "
-            f"| {_ci(d['jammed_late'])} | {_ci(d['specific_flow'])} | {band} |"
+            f"| {rho} | {interval_text(d['order_late'])} "
+            f"| {interval_text(d['order_shuffled_late'])} | {interval_text(d['jammed_late'])} "
+            f"| {interval_text(d['specific_flow'])} | {band} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -347,7 +342,7 @@ def _width_lines(widths: dict[str, dict[str, Any]]) -> list[str]:
             row = widths[w][rho]
             z = row["zhang_2011"]
             band = _band(z["min"], z["max"], z["n"], row["inside"])
-            cells.append(f"{_ci(row['speed'], 3)}; {band}")
+            cells.append(f"{interval_text(row['speed'], 3)}; {band}")
         lines.append(f"| {rho} | " + " | ".join(cells) + " |")
     return lines
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.metrics import NON_NEGATIVE, seed_interval
+from ..evaluation.metrics import NON_NEGATIVE, interval_text, seed_interval
 from ..support.options import arg
 from ..support.preflight import UsageError
 from .corridor_data import UNIDIRECTIONAL_FILE
@@ -162,10 +162,6 @@ def compare(
     return {"seeds": [int(s) for s in seeds], "runs": table}
 
 
-def _ci(x: Mapping[str, float], digits: int = 2) -> str:
-    return f"{x['mean']:.{digits}f} [{x['low']:.{digits}f}, {x['high']:.{digits}f}]"
-
-
 def markdown(result: Mapping[str, Any]) -> str:
     """The comparison as a Markdown table, one row per run, calibration runs marked."""
     head = (
@@ -178,9 +174,10 @@ def markdown(result: Mapping[str, Any]) -> str:
         rec, mod = r["recorded"], r["model"]
         rows.append(
             f"| {name} | {r['width']:.1f} | {r['set'].replace('_', '-')} | {rec['density']:.2f} "
-            f"| {rec['speed']:.3f} | {_ci(mod['speed'], 3)} | {r['speed_deviation']:+.0%} "
-            f"| {rec['density_sd']:.2f} / {_ci(mod['density_sd'])} "
-            f"| {rec['speed_sd']:.3f} / {_ci(mod['speed_sd'], 3)} |"
+            f"| {rec['speed']:.3f} | {interval_text(mod['speed'], 3)} "
+            f"| {r['speed_deviation']:+.0%} "
+            f"| {rec['density_sd']:.2f} / {interval_text(mod['density_sd'])} "
+            f"| {rec['speed_sd']:.3f} / {interval_text(mod['speed_sd'], 3)} |"
         )
     return "\n".join(rows) + "\n"
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluation.metrics import FRACTION, NON_NEGATIVE, seed_interval
+from ..evaluation.metrics import FRACTION, NON_NEGATIVE, interval_text, seed_interval
 from .counterflow import LANE_HALF_WIDTH, LANE_REACH, counterflow
 from .experiments import Corridor
 from .measure import Area, lane_order, voronoi_density_speed
@@ -118,10 +118,6 @@ def compare_two_way(
     }
 
 
-def _ci(x: Mapping[str, float], digits: int = 2) -> str:
-    return f"{x['mean']:.{digits}f} [{x['low']:.{digits}f}, {x['high']:.{digits}f}]"
-
-
 def two_way_markdown(two_way: Mapping[str, Any]) -> str:
     """The two-way comparison as a Markdown table: the recording and the model, the lane order
     at each half-width, and the same with the directions shuffled among the walkers."""
@@ -135,8 +131,8 @@ def two_way_markdown(two_way: Mapping[str, Any]) -> str:
     name = TWO_WAY_RUN.removesuffix(".txt")
     rows.append(f"| recorded {name} | {rec['density']:.2f} | " + " | ".join(cells) + " |")
     cells = [
-        f"{_ci(o, 3)} | {_ci(s, 3)}"
+        f"{interval_text(o, 3)} | {interval_text(s, 3)}"
         for o, s in zip(mod["order"], mod["order_shuffled"], strict=True)
     ]
-    rows.append(f"| model | {_ci(mod['density'])} | " + " | ".join(cells) + " |")
+    rows.append(f"| model | {interval_text(mod['density'])} | " + " | ".join(cells) + " |")
     return "\n".join(rows) + "\n"
