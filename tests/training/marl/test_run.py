@@ -121,3 +121,39 @@ def test_a_residual_task_trains_and_its_policy_corrects_the_reference(tmp_path):
     residual = BenchmarlPolicy(checkpoint).act(obs).astype(np.float64)
     compose_residual(reference, residual, 1.0, expected)
     np.testing.assert_array_equal(policy.act(obs), expected)
+
+
+@pytest.mark.slow
+def test_a_warm_start_on_the_command_line_clones_before_training(tmp_path):
+    """``+warm_start.teacher=NAME`` clones the baseline into the actor before the first
+    collection (``warm_start.BehaviourCloning``), records it in the run's folder, and the
+    checkpoint reloads without cloning again."""
+    from crowdsteer.training.marl.warm_start import RECORD
+
+    warm = ["+warm_start.teacher=social_force", "+warm_start.samples=600", "+warm_start.epochs=3"]
+    _train_tiny(tmp_path, "ippo", 2, warm)
+    folder = find_runs(tmp_path)["ippo", "corridor", 2]
+    record = json.loads((folder / RECORD).read_text())
+    assert record["teacher"] == "social_force" and record["rows"] >= 600
+    assert len(record["losses"]) == 3
+    before = (folder / RECORD).stat().st_mtime_ns
+    BenchmarlPolicy(final_checkpoint(folder))  # a reload is a restore: no second clone
+    assert (folder / RECORD).stat().st_mtime_ns == before
+
+
+def test_an_unknown_warm_start_key_fails_the_command_line(tmp_path):
+    cmd = [
+        sys.executable,
+        "-m",
+        "crowdsteer.training.marl.run",
+        "algorithm=ippo",
+        "task=crowdsteer/corridor",
+        *TINY,
+        "+warm_start.teacher=social_force",
+        "+warm_start.frames=10",
+        f"experiment.save_folder={tmp_path}",
+        f"hydra.run.dir={tmp_path / 'hydra'}",
+    ]
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode != 0
+    assert "warm_start options ['frames'] are unknown" in out.stderr
