@@ -55,7 +55,8 @@ class WarmStart:
     def __post_init__(self) -> None:
         names = sorted(list_policies())
         if self.teacher not in names:
-            raise ValueError(f"warm_start.teacher={self.teacher!r} is unknown; choose one of {names}")
+            teacher = self.teacher
+            raise ValueError(f"warm_start.teacher={teacher!r} is unknown; choose one of {names}")
         for name in ("samples", "epochs", "batch_size", "num_worlds"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

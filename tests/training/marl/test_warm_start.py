@@ -123,3 +123,17 @@ def test_the_collecting_policy_is_the_clone_in_a_benchmarl_experiment(tmp_path):
     record = json.loads((tmp_path / "cloned").glob(f"*/{RECORD}").__next__().read_text())
     assert record["teacher"] == TEACHER and record["rows"] >= 6000
     assert record["losses"][-1] < record["losses"][0]
+
+
+@pytest.mark.slow
+def test_the_docs_example_clones_an_actor_of_ones_own(tmp_path):
+    """docs/marl.md's TorchRL example, run on the actor of a BenchMARL experiment."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[3] / "docs" / "marl.md").read_text()
+    blocks = [b.split("```")[0] for b in page.split("```python\n")[1:]]
+    (example,) = [b for b in blocks if "clone_actor(" in b]
+    actor = _experiment(tmp_path / "run", []).algorithm.get_policy_for_loss(GROUP)
+    scope = {"actor": actor}
+    exec(compile(example, "docs/marl.md", "exec"), scope)
+    assert len(scope["losses"]) == 20 and scope["losses"][-1] < scope["losses"][0]
