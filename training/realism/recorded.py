@@ -92,6 +92,7 @@ class ReproduceArgs:
     frame_rate: float = arg(0.0, "text files without a frame rate in their header: frames/s")
     preset: str = arg("realistic_crowd", "crowdsteer's preset for the crowd")
     seed: int = arg(0, "the seed of crowdsteer's world (free speeds drawn from it)")
+    seeds: int = arg(1, "runs from seeds seed, seed+1, ...: 2 or more give 95 % intervals")
     seconds: float = arg(150.0, "longest simulated time (s); runs stop once everybody is out")
     speed_window: float = arg(1.0, "s on each side over which an individual speed is taken")
     flow_window: float = arg(4.0, "s over which PedPy's compute_flow averages")
@@ -114,6 +115,8 @@ class ReproduceArgs:
                 raise UsageError(f"argument --{name.replace('_', '-')}: must be > 0, got {value}")
         if self.seed < 0:
             raise UsageError(f"argument --seed: must be >= 0, got {self.seed}")
+        if self.seeds < 1:
+            raise UsageError(f"argument --seeds: must be >= 1, got {self.seeds}")
 
 
 # --- reading a recording -------------------------------------------------------------------
@@ -599,6 +602,7 @@ def measure(
         "steady_to_s": float((hi - first_frame) / fps),
     }
     series = {
+        "crossing_times": times,
         "nt_time": (nt.frame.to_numpy() - first_frame) / fps,
         "nt": nt.cumulative_pedestrians.to_numpy(),
         "time": (density.frame.to_numpy() - first_frame) / fps,
@@ -618,6 +622,7 @@ COLUMNS = (
     ("specific_flow_per_m_s", "specific flow (/m/s)", 2),
     ("pedpy_flow_per_s", "PedPy compute_flow (/s)", 3),
     ("last_crossing_s", "last through (s)", 1),
+    ("n_t_lag_s", "N(t) lag (s)", 1),
     ("never_crossed", "never through", 0),
     ("voronoi_density_per_m2", "Voronoi density (/m²)", 2),
     ("voronoi_speed_m_s", "Voronoi speed (m/s)", 3),
@@ -626,14 +631,45 @@ COLUMNS = (
 )
 
 
-def table_markdown(table: dict[str, dict[str, float]]) -> str:
-    """The figures of every run as a markdown table, one row per run."""
+def n_t_lag(times: np.ndarray, recorded: np.ndarray) -> float:
+    """s: how much later, on average, the k-th person crosses than the recording's k-th, over
+    the first ``min`` of both counts (sorted crossing times from each run's first frame);
+    positive when N(t) falls behind the recording's."""
+    m = min(len(times), len(recorded))
+    return float(np.mean(np.asarray(times[:m]) - np.asarray(recorded[:m]))) if m else math.nan
+
+
+def summarise(per_seed: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Per figure of ``COLUMNS``, its mean over seeds with a Student-t 95 % interval
+    (``metrics.seed_interval``; NaN bounds below two seeds), clipped at 0 for every figure but
+    the lag, which can be negative."""
+    from ..evaluation.metrics import NON_NEGATIVE, seed_interval
+
+    def bounds(key: str) -> tuple[float, float] | None:
+        return None if key == "n_t_lag_s" else NON_NEGATIVE
+
+    return {k: seed_interval([f[k] for f in per_seed], bounds=bounds(k)) for k, _, _ in COLUMNS}
+
+
+def table_markdown(table: dict[str, dict[str, Any]]) -> str:
+    """The figures of every run as a markdown table, one row per run: a figure, or (a
+    ``summarise`` entry over two or more seeds) its mean and 95 % interval."""
+
+    from ..evaluation.metrics import interval_text
+
+    def cell(value: Any, digits: int) -> str:
+        if isinstance(value, dict):
+            return (
+                interval_text(value, digits) if value["n"] >= 2 else f"{value['mean']:.{digits}f}"
+            )
+        return f"{value:.{digits}f}"
+
     lines = [
         "| run | " + " | ".join(title for _, title, _ in COLUMNS) + " |",
         "|---|" + "--:|" * len(COLUMNS),
     ]
     for name, figures in table.items():
-        cells = [f"{figures[key]:.{digits}f}" for key, _, digits in COLUMNS]
+        cells = [cell(figures[key], digits) for key, _, digits in COLUMNS]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -696,30 +732,48 @@ def reproduce(args: ReproduceArgs) -> Path:
     width = args.width if args.width > 0 else float(np.linalg.norm(line[1] - line[0]))
     radius = CrowdConfig.from_kwargs(preset=args.preset).radius
     rep = build_reproduction(traj, polygon, line, radius)
-    runs = {"recording": traj}
-    cs = run_crowdsteer(rep, args.preset, args.seed, args.seconds)
-    runs["crowdsteer"] = cs.trajectory()
-    if args.jupedsim:
-        js = run_jupedsim(rep, cs.v_pref, args.seconds, cs.frame_rate, args.jupedsim_radius)
-        runs["jupedsim"] = js.trajectory()
-    table, series = {}, {}
-    for name, t in runs.items():
-        table[name], series[name] = measure(
-            t, polygon, line, area, width, args.speed_window, args.flow_window
-        )
+
+    def measured(t) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+        return measure(t, polygon, line, area, width, args.speed_window, args.flow_window)
+
+    recorded, recorded_series = measured(traj)
+    recorded["n_t_lag_s"] = 0.0
+    per_seed: dict[str, list[dict[str, float]]] = {"crowdsteer": [], "jupedsim": []}
+    series, speeds = {"recording": recorded_series}, []
+    for seed in range(args.seed, args.seed + args.seeds):
+        cs = run_crowdsteer(rep, args.preset, seed, args.seconds)
+        speeds.append(cs.v_pref)
+        runs = {"crowdsteer": cs.trajectory()}
+        if args.jupedsim:
+            js = run_jupedsim(rep, cs.v_pref, args.seconds, cs.frame_rate, args.jupedsim_radius)
+            runs["jupedsim"] = js.trajectory()
+        for name, t in runs.items():
+            figures, s = measured(t)
+            figures["n_t_lag_s"] = n_t_lag(s["crossing_times"], recorded_series["crossing_times"])
+            figures["seed"] = seed
+            per_seed[name].append(figures)
+            if seed == args.seed:  # the plots show the first seed
+                series[name] = s
+    per_seed = {name: rows for name, rows in per_seed.items() if rows}
+    if args.seeds == 1:
+        table = {"recording": recorded, **{name: rows[0] for name, rows in per_seed.items()}}
+    else:
+        table = {"recording": recorded, **{n: summarise(r) for n, r in per_seed.items()}}
+    v_pref = np.concatenate(speeds)
     shift = np.linalg.norm(rep.placed - rep.starts, axis=1)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     result = {
         "args": asdict(args),
         "table": table,
+        "per_seed": per_seed,
         "starts": {
             "persons": len(rep.ids),
             "radius_m": radius,
             "moved": int(np.sum(shift > 1e-9)),
             "largest_move_m": float(shift.max()),
         },
-        "free_speed_m_s": {"mean": float(cs.v_pref.mean()), "sd": float(cs.v_pref.std(ddof=1))},
+        "free_speed_m_s": {"mean": float(v_pref.mean()), "sd": float(v_pref.std(ddof=1))},
         "exit_width_m": width,
     }
     write_text(out / "table.json", json.dumps(result, indent=1) + "\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 from pathlib import Path
 
@@ -236,3 +237,33 @@ def test_commands_refuse_a_missing_run_and_an_unknown_file(tmp_path, capsys):
     assert "--exit" in capsys.readouterr().err
     assert main(["recorded-data", "--only", "other.txt", "--out", str(tmp_path)]) == 2
     assert "--only" in capsys.readouterr().err
+
+
+def test_n_t_lag_is_how_much_later_the_kth_person_crosses():
+    recorded_times = np.array([1.0, 2.0, 3.0, 4.0])
+    assert recorded.n_t_lag(recorded_times + 2.0, recorded_times) == pytest.approx(2.0)
+    assert recorded.n_t_lag(np.array([0.5, 1.5]), recorded_times) == pytest.approx(-0.5)
+    assert np.isnan(recorded.n_t_lag(np.array([]), recorded_times))
+
+
+def test_several_seeds_give_each_seeds_figures_and_their_interval(tmp_path):
+    from crowdsteer.training.cli import main
+
+    out = tmp_path / "rep"
+    args = ["reproduce", "--run", str(RUN), "--geometry", str(WKT), "--exit=0.45,0,-0.45,0"]
+    args += ["--area=-0.45,0.3,0.45,1.2", "--seconds", "20", "--no-jupedsim", "--seed", "3"]
+    assert main([*args, "--seeds", "3", "--out", str(out)]) == 0
+    result = json.loads((out / "table.json").read_text())
+    rows = result["per_seed"]["crowdsteer"]
+    assert [r["seed"] for r in rows] == [3, 4, 5] and "jupedsim" not in result["per_seed"]
+    assert len({r["last_crossing_s"] for r in rows}) > 1  # each seed draws its own speeds
+    summary = result["table"]["crowdsteer"]["flow_fit_per_s"]
+    assert summary["n"] == 3
+    assert summary["mean"] == pytest.approx(np.mean([r["flow_fit_per_s"] for r in rows]))
+    assert summary["low"] < summary["mean"] < summary["high"]
+    assert result["table"]["recording"]["n_t_lag_s"] == 0.0
+    assert "[" in (out / "table.md").read_text().splitlines()[-1]  # the crowd's row: intervals
+    one = tmp_path / "one"
+    assert main([*args, "--out", str(one)]) == 0  # one seed: that seed's own figures
+    single = json.loads((one / "table.json").read_text())["table"]["crowdsteer"]
+    assert single["flow_fit_per_s"] == rows[0]["flow_fit_per_s"]
