@@ -56,6 +56,17 @@ class BenchmarlPolicy:
         self.name = experiment.algorithm_name
         self.checkpoint = path
 
+    @classmethod
+    def from_experiment(cls, experiment: Experiment) -> BenchmarlPolicy:
+        """The deterministic policy of an experiment in this process (not from a checkpoint)."""
+        policy = cls.__new__(cls)
+        policy.policy = experiment.policy
+        policy.task_config = dict(experiment.task.config)
+        policy.num_learners = len(experiment.group_map[GROUP])
+        policy.name = experiment.algorithm_name
+        policy.checkpoint = None
+        return policy
+
     def act(self, obs: np.ndarray) -> np.ndarray:
         """Actions ``(K, 2)`` float32 in [-1, 1] for observations ``(K, dim)``."""
         rows = np.asarray(obs, dtype=np.float32)

@@ -11,6 +11,7 @@ thread), seeds 0-2, with the prior (``--prior``):
 - ``warm_start``: the actor cloned from the reference before the first collection
   (``+warm_start.teacher=REF``, ``warm_start.WarmStart``'s defaults: 20,000 learner rows, 20
   epochs, those of ``crowdsteer train --bc-from``);
+- ``dagger``: the same with ``DAGGER`` rounds of DAgger after the first fit;
 - ``none``: IPPO alone.
 
 Nothing is chosen: each run's final checkpoint, acting as its task made it act
@@ -18,7 +19,7 @@ Nothing is chosen: each run's final checkpoint, acting as its task made it act
 100000-100199), beside the shared PPO's residual rows and the best baseline of
 ``docs/marl_priors.json``.
 
-    python -m crowdsteer.training.marl.priors_benchmarl [--prior residual|warm_start|none]
+    python -m crowdsteer.training.marl.priors_benchmarl [--prior residual|warm_start|dagger|none]
 """
 
 from __future__ import annotations
@@ -61,9 +62,13 @@ class BenchmarlPriors:
 PRIORS = {
     "residual": "docs/marl_priors_benchmarl.json",
     "warm_start": "docs/marl_warm_start_benchmarl.json",
+    "dagger": "docs/marl_dagger_benchmarl.json",
     "none": "docs/marl_ippo_benchmarl.json",
 }
 """Each prior and the file its results go to."""
+
+CLONES_FILE = "docs/marl_clones.json"
+"""The warm start alone on the validation episodes, by DAgger rounds (``--clones``)."""
 
 
 def run_folder(task: str, seed: int, study: BenchmarlPriors) -> Path:
@@ -90,12 +95,17 @@ def command(task: str, reference: str, seed: int, study: BenchmarlPriors) -> lis
     ]
 
 
+DAGGER = 3
+"""DAgger rounds of the ``dagger`` prior, chosen on the validation episodes: the clones of 0 and 3
+rounds before any reinforcement learning, seed 0 (``docs/marl.md``)."""
+
 PRIOR_OPTIONS = {
     "residual": lambda ref: [
         "+task.options.action_mode=residual",
         f"+task.options.residual_reference={ref}",
     ],
     "warm_start": lambda ref: [f"+warm_start.teacher={ref}"],
+    "dagger": lambda ref: [f"+warm_start.teacher={ref}", f"+warm_start.dagger_rounds={DAGGER}"],
     "none": lambda ref: [],
 }
 """The command line's options of each prior on reference ``ref``."""
@@ -132,7 +142,12 @@ def study_task(task: str, study: BenchmarlPriors) -> dict[str, Any]:
     return {"reference": reference, "per_seed": per_seed, "held_out": estimates(pooled)}
 
 
-PRIOR_LABELS = {"residual": "residual", "warm_start": "warm start", "none": "alone"}
+PRIOR_LABELS = {
+    "residual": "residual",
+    "warm_start": "warm start",
+    "dagger": "warm start + DAgger",
+    "none": "alone",
+}
 """How a table names each prior's IPPO column."""
 
 
@@ -164,7 +179,7 @@ def comparison_table(docs: dict[str, dict[str, Any]], references: dict[str, Any]
     """Per task: IPPO alone, with the warm start and with residual actions (``docs`` by prior),
     and the best baseline of ``references`` (``docs/marl_priors.json``), on the held-out
     episodes: success [95 % CI]."""
-    order = [p for p in ("none", "warm_start", "residual") if p in docs]
+    order = [p for p in ("none", "warm_start", "dagger", "residual") if p in docs]
     head = " | ".join(f"IPPO, {PRIOR_LABELS[p]}" for p in order)
     lines = [f"| task | reference | {head} | best baseline |", "|:--|:--|" + "--:|" * len(order)]
     lines[1] += "--:|"
@@ -185,12 +200,67 @@ def run(study: BenchmarlPriors) -> dict[str, Any]:
     return run_tasks(study, study_task, lambda doc: markdown_table(doc, study.references))
 
 
+def clone_on_validation(task: str, rounds: int, study: BenchmarlPriors) -> dict[str, Any]:
+    """The warm start alone, before any reinforcement learning: the actor of the study's IPPO
+    (64 x 64, seed 0) cloned from the task's reference with ``rounds`` of DAgger, scored on
+    the validation episodes (world seeds ``PriorsStudy.validation_seed`` onwards)."""
+    import tempfile
+
+    import torch
+    from benchmarl.algorithms import IppoConfig
+    from benchmarl.experiment import Experiment, ExperimentConfig
+    from benchmarl.models.mlp import MlpConfig
+
+    from .policy import BenchmarlPolicy
+    from .tasks import CrowdsteerTask
+    from .warm_start import BehaviourCloning, WarmStart
+
+    reference = json.loads(study.references.read_text())["tasks"][task]["reference"]
+    config = ExperimentConfig.get_from_yaml()
+    config.loggers, config.create_json, config.evaluation = [], False, False
+    mlp = MlpConfig.get_from_yaml()
+    mlp.num_cells = [64, 64]
+    torch.manual_seed(0)
+    with tempfile.TemporaryDirectory() as folder:
+        config.save_folder = folder
+        experiment = Experiment(
+            task=CrowdsteerTask[task.upper()].get_from_yaml(),
+            algorithm_config=IppoConfig.get_from_yaml(),
+            model_config=mlp,
+            critic_model_config=mlp,
+            seed=0,
+            config=config,
+            callbacks=[BehaviourCloning(WarmStart(reference, dagger_rounds=rounds))],
+        )
+        policy = BenchmarlPolicy.from_experiment(experiment)
+        validation = (PriorsStudy.validation_seed, PriorsStudy.validation_episodes)
+        scored = estimates(episodes(policy, task, *validation))
+    return {"reference": reference, "validation": scored}
+
+
+def clones(rounds: tuple[int, ...], study: BenchmarlPriors, out: Path) -> dict[str, Any]:
+    """``clone_on_validation`` for every task and number of rounds, written to ``out``."""
+    doc: dict[str, Any] = {"rounds": list(rounds), "tasks": {}}
+    for task in study.tasks:
+        doc["tasks"][task] = {str(r): clone_on_validation(task, r, study) for r in rounds}
+        out.write_text(json.dumps(doc, indent=1))
+        cells = {r: v["validation"]["success_rate"]["mean"] for r, v in doc["tasks"][task].items()}
+        print(f"{task}: clone success on validation by rounds {cells}", file=sys.stderr)
+    return doc
+
+
 def main(argv: list[str] | None = None) -> None:
-    """``--prior`` picks the prior (its results file by default), ``--jobs`` the runs at once."""
+    """``--prior`` picks the prior (its results file by default), ``--jobs`` the runs at once;
+    ``--clones 0,3`` scores the warm start alone on validation episodes instead."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prior", default="residual", choices=sorted(PRIORS))
     parser.add_argument("--jobs", type=int, default=BenchmarlPriors.jobs)
+    parser.add_argument("--clones", default="", help="DAgger rounds to score, e.g. 0,3")
     args = parser.parse_args(argv)
+    if args.clones:
+        rounds = tuple(int(r) for r in args.clones.split(","))
+        clones(rounds, BenchmarlPriors(), Path(CLONES_FILE))
+        return
     run(BenchmarlPriors(prior=args.prior, out=Path(PRIORS[args.prior]), jobs=args.jobs))
 
 

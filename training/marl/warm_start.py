@@ -18,6 +18,7 @@ the baseline already.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ import numpy as np
 import torch
 from benchmarl.experiment.callback import Callback
 from tensordict import TensorDict
+from torchrl.envs.utils import ExplorationType, set_exploration_type
 
 from crowdsteer.baselines import list_policies, make_policy
 from crowdsteer.envs import make_batch
@@ -43,7 +45,9 @@ class WarmStart:
     """What is cloned and how: ``teacher``, the baseline; ``samples``, living-learner rows to
     collect (SB3's ``bc_steps``); the fit's ``epochs``, ``batch_size`` (rows) and
     ``learning_rate`` (Adam), as ``crowdsteer train``'s warm start; ``num_worlds`` stepped at
-    once while collecting."""
+    once while collecting; ``dagger_rounds``: rounds of DAgger after the first fit (Ross, Gordon
+    and Bagnell 2011: the clone drives, the teacher labels the states it reaches, and the fit
+    goes on over every row so far, ``samples`` more a round)."""
 
     teacher: str
     samples: int = 20_000
@@ -51,28 +55,38 @@ class WarmStart:
     batch_size: int = 256
     learning_rate: float = 1e-3
     num_worlds: int = 60
+    dagger_rounds: int = 0
 
     def __post_init__(self) -> None:
         names = sorted(list_policies())
         if self.teacher not in names:
             teacher = self.teacher
             raise ValueError(f"warm_start.teacher={teacher!r} is unknown; choose one of {names}")
-        for name in ("samples", "epochs", "batch_size", "num_worlds"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"warm_start.{name}={value!r} is invalid; allowed: an int >= 1")
+        for name in ("samples", "epochs", "batch_size", "num_worlds", "dagger_rounds"):
+            value, low = getattr(self, name), 0 if name == "dagger_rounds" else 1
+            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+                raise ValueError(
+                    f"warm_start.{name}={value!r} is invalid; allowed: an int >= {low}"
+                )
         lr = self.learning_rate
         if not isinstance(lr, (int, float)) or not np.isfinite(lr) or not 0 < lr <= 1:
             raise ValueError(f"warm_start.learning_rate={lr!r} is invalid; allowed: (0, 1]")
 
 
 def demonstrations(
-    config: CrowdConfig, teacher: str, samples: int, num_worlds: int = 60, seed: int = 0
+    config: CrowdConfig,
+    teacher: str,
+    samples: int,
+    num_worlds: int = 60,
+    seed: int = 0,
+    driver: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The teacher driving every learner of ``num_worlds`` worlds of ``config`` (world ``b``
     seeded ``seed + b``, a world reset when its episode ends) until ``samples`` living-learner
-    rows are kept. Returns per world-step ``obs: (S, L, dim)`` float32, the teacher's
-    ``actions: (S, L, 2)`` float32 in [-1, 1] and ``alive: (S, L)`` bool (rows to learn from)."""
+    rows are kept; ``driver`` (actions ``(B, L, 2)`` of observations ``(B, L, dim)``) drives
+    them instead, the teacher still labelling every row (DAgger's rollouts). Returns per
+    world-step ``obs: (S, L, dim)`` float32, the teacher's ``actions: (S, L, 2)`` float32 in
+    [-1, 1] and ``alive: (S, L)`` bool (rows to learn from)."""
     if config.action_mode == "residual":
         raise ValueError(
             "a behaviour-cloning warm start clones the teacher's actions, which a residual "
@@ -91,10 +105,27 @@ def demonstrations(
         kept_actions.append(actions.astype(np.float32))
         kept_alive.append(alive)
         count += int(alive.sum())
-        batch.advance(actions)
+        batch.advance(actions if driver is None else driver(obs))
         done = batch.world_done()
         obs = batch.reset(done) if done.any() else batch.obs
     return np.concatenate(kept_obs), np.concatenate(kept_actions), np.concatenate(kept_alive)
+
+
+def _as_input(obs: torch.Tensor) -> TensorDict:
+    """Observations ``(S, L, dim)`` as the actor's input tensordict."""
+    group = TensorDict({"observation": obs}, batch_size=obs.shape[:2])
+    return TensorDict({GROUP: group}, batch_size=obs.shape[:1])
+
+
+def deterministic_actions(actor: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """``actor``'s deterministic actions ``(B, L, 2)`` of observations ``(B, L, dim)``."""
+
+    def act(obs: np.ndarray) -> np.ndarray:
+        td = _as_input(torch.as_tensor(obs, dtype=torch.float32))
+        with torch.no_grad(), set_exploration_type(ExplorationType.DETERMINISTIC):
+            return actor(td).get((GROUP, "action")).numpy().astype(np.float64)
+
+    return act
 
 
 def clone_actor(
@@ -124,11 +155,7 @@ def clone_actor(
         total, weight = 0.0, 0.0
         for start in range(0, len(order), rows):
             idx = order[start : start + rows]
-            td = TensorDict(
-                {GROUP: TensorDict({"observation": obs_t[idx]}, batch_size=obs_t[idx].shape[:2])},
-                batch_size=[len(idx)],
-            )
-            predicted = actor.get_dist(td).deterministic_sample
+            predicted = actor.get_dist(_as_input(obs_t[idx])).deterministic_sample
             m = mask[idx]
             n = m.sum() * 2.0
             if n == 0:
@@ -148,7 +175,8 @@ class BehaviourCloning(Callback):
     """BenchMARL callback: before the first collection, clone ``WarmStart.teacher`` into the
     ``"agents"`` group's actor on demonstrations from the experiment's task (worlds seeded from
     the experiment's seed, as its training worlds), and write :data:`RECORD` into the
-    experiment's folder. An experiment restored from a checkpoint is left as restored."""
+    experiment's folder (per round: ``rows`` kept, each epoch's ``losses``). An experiment
+    restored from a checkpoint is left as restored."""
 
     def __init__(self, warm_start: WarmStart):
         super().__init__()
@@ -160,16 +188,20 @@ class BehaviourCloning(Callback):
             return
         w = self.warm_start
         config = crowd_config(experiment.task.config)
-        obs, actions, alive = demonstrations(
-            config, w.teacher, w.samples, w.num_worlds, seed=experiment.seed
-        )
         actor = experiment.algorithm.get_policy_for_loss(GROUP)
-        losses = clone_actor(
-            actor, obs, actions, alive, w.epochs, w.batch_size, w.learning_rate, experiment.seed
-        )
-        record = {**asdict(w), "rows": int(alive.sum()), "losses": losses}
+        record = {**asdict(w), "rows": [], "losses": []}
+        data: list[tuple[np.ndarray, ...]] = []
+        for r in range(w.dagger_rounds + 1):  # round 0: the teacher drives
+            driver = deterministic_actions(actor) if r else None
+            seed = experiment.seed + r * w.num_worlds  # each round's own worlds
+            data.append(demonstrations(config, w.teacher, w.samples, w.num_worlds, seed, driver))
+            obs, actions, alive = (np.concatenate(parts) for parts in zip(*data, strict=True))
+            fit = (w.epochs, w.batch_size, w.learning_rate, experiment.seed + r)
+            record["losses"].append(clone_actor(actor, obs, actions, alive, *fit))
+            record["rows"].append(int(data[-1][2].sum()))
         Path(experiment.folder_name, RECORD).write_text(json.dumps(record, indent=1))
-        print(f"warm start: cloned {w.teacher} on {record['rows']} rows, MSE {losses[-1]:.4f}")
+        final = record["losses"][-1][-1]
+        print(f"warm start: cloned {w.teacher} on {sum(record['rows'])} rows, MSE {final:.4f}")
 
 
 def warm_start_callbacks(options: dict[str, Any] | None) -> list[Callback]:

@@ -53,6 +53,22 @@ def test_demonstrations_are_the_teachers_actions_on_living_learners():
     assert not np.array_equal(obs, demonstrations(config, TEACHER, 500, 4, seed=4)[0])
 
 
+def test_a_driver_drives_and_the_teacher_still_labels():
+    """DAgger's rollouts: the driver's actions move the learners, the teacher labels the rows."""
+    config = crowd_config(_corridor().config)
+    led = demonstrations(config, TEACHER, samples=300, num_worlds=2, seed=1)
+    standing = demonstrations(
+        config, TEACHER, 300, 2, seed=1, driver=lambda obs: np.zeros(obs.shape[:2] + (2,))
+    )
+    obs, actions, alive = standing
+    np.testing.assert_array_equal(obs[:2], led[0][:2])  # the same first observations
+    assert not np.array_equal(obs[2:4], led[0][2:4])  # then each driver's own states
+    teacher = make_policy(TEACHER, config=config)
+    rows = alive.reshape(-1)
+    expected = np.clip(teacher.act(obs.reshape(-1, obs.shape[-1])[rows]), -1, 1)
+    np.testing.assert_allclose(actions.reshape(-1, 2)[rows], expected, atol=1e-6)
+
+
 def test_residual_tasks_and_bad_settings_are_refused():
     config = crowd_config(
         dict(_corridor().config, options={"action_mode": "residual", "residual_reference": "orca"})
@@ -63,6 +79,8 @@ def test_residual_tasks_and_bad_settings_are_refused():
         WarmStart("nobody")
     with pytest.raises(ValueError, match=r"warm_start.samples=0 .* >= 1"):
         WarmStart(TEACHER, samples=0)
+    with pytest.raises(ValueError, match=r"warm_start.dagger_rounds=-1 .* >= 0"):
+        WarmStart(TEACHER, dagger_rounds=-1)
     with pytest.raises(ValueError, match=r"warm_start.learning_rate=nan"):
         WarmStart(TEACHER, learning_rate=float("nan"))
     with pytest.raises(ValueError, match=r"\['epoch'\] are unknown"):
@@ -116,13 +134,14 @@ def test_the_collecting_policy_is_the_clone_in_a_benchmarl_experiment(tmp_path):
     config = crowd_config(_corridor().config)
     held = demonstrations(config, TEACHER, samples=2000, num_worlds=6, seed=500)  # unseen worlds
     plain = _experiment(tmp_path / "plain", [])
-    warm = WarmStart(TEACHER, samples=6000, epochs=15)
+    warm = WarmStart(TEACHER, samples=3000, epochs=15, dagger_rounds=1)
     cloned = _experiment(tmp_path / "cloned", [BehaviourCloning(warm)])
     before, after = _gap_to_teacher(plain, *held), _gap_to_teacher(cloned, *held)
     assert after < 0.1 < before, (before, after)
     record = json.loads((tmp_path / "cloned").glob(f"*/{RECORD}").__next__().read_text())
-    assert record["teacher"] == TEACHER and record["rows"] >= 6000
-    assert record["losses"][-1] < record["losses"][0]
+    assert record["teacher"] == TEACHER and len(record["rows"]) == 2  # BC, one DAgger round
+    assert min(record["rows"]) >= 3000
+    assert record["losses"][0][-1] < record["losses"][0][0]
 
 
 @pytest.mark.slow
