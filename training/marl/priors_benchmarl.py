@@ -249,6 +249,23 @@ def clones(rounds: tuple[int, ...], study: BenchmarlPriors, out: Path) -> dict[s
     return doc
 
 
+def clones_table(doc: dict[str, Any], references: dict[str, Any]) -> str:
+    """Per task: the warm start alone on the validation episodes, by DAgger rounds, beside its
+    reference's own validation success (``references``: ``docs/marl_priors.json``)."""
+    rounds = doc["rounds"]
+    head = " | ".join(f"clone, {r} DAgger rounds" for r in rounds)
+    lines = [
+        f"| task | reference | {head} | the reference itself |",
+        "|:--|:--|" + "--:|" * (len(rounds) + 1),
+    ]
+    for task, row in doc["tasks"].items():
+        reference = row[str(rounds[0])]["reference"]
+        own = references["tasks"][task]["baselines"][reference]["validation"]["success_rate"]
+        cells = " | ".join(ci_text(row[str(r)]["validation"]["success_rate"]) for r in rounds)
+        lines.append(f"| {task} | {reference} | {cells} | {ci_text(own)} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     """``--prior`` picks the prior (its results file by default), ``--jobs`` the runs at once;
     ``--clones 0,3`` scores the warm start alone on validation episodes instead."""

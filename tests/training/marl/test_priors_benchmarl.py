@@ -9,8 +9,13 @@ from pathlib import Path
 import pytest
 
 from crowdsteer.training.marl.priors_benchmarl import (
+    CLONES_FILE,
+    DAGGER,
+    PRIORS,
     BenchmarlPriors,
+    clones_table,
     command,
+    comparison_table,
     final_checkpoint_of,
     markdown_table,
     run_folder,
@@ -51,3 +56,38 @@ def test_the_published_table_is_the_jsons():
     page = (DOCS / "marl.md").read_text()
     for line in markdown_table(doc, DOCS / "marl_priors.json").splitlines()[2:]:
         assert line in page
+
+
+def test_each_prior_is_its_options_on_the_same_command(tmp_path):
+    base = command("corridor", "social_force", 0, BenchmarlPriors(runs=tmp_path, prior="none"))
+    for prior, extra in (
+        ("warm_start", ["+warm_start.teacher=social_force"]),
+        ("dagger", ["+warm_start.teacher=social_force", f"+warm_start.dagger_rounds={DAGGER}"]),
+        ("residual", ["+task.options.action_mode=residual"]),
+    ):
+        study = BenchmarlPriors(runs=tmp_path, prior=prior)
+        cmd = command("corridor", "social_force", 0, study)
+        assert all(option in cmd for option in extra), prior
+        assert [c for c in cmd if not c.startswith(("+", "experiment.save", "hydra."))] == [
+            c for c in base if not c.startswith(("experiment.save", "hydra."))
+        ]
+        assert run_folder("corridor", 0, study).name == f"ippo_{prior}_corridor_0"
+    with pytest.raises(ValueError, match="prior='bc' is unknown"):
+        BenchmarlPriors(prior="bc")
+
+
+@pytest.mark.skipif(
+    not all(Path(DOCS.parent, f).is_file() for f in (*PRIORS.values(), CLONES_FILE)),
+    reason="the runs are not published",
+)
+def test_the_published_comparison_and_clones_are_the_jsons():
+    references = json.loads((DOCS / "marl_priors.json").read_text())
+    docs = {p: json.loads(Path(DOCS.parent, f).read_text()) for p, f in PRIORS.items()}
+    for prior, doc in docs.items():
+        for row in doc["tasks"].values():
+            assert len(row["per_seed"]) == 3, prior
+    page = (DOCS / "marl.md").read_text()
+    clones = json.loads(Path(DOCS.parent, CLONES_FILE).read_text())
+    for table in (comparison_table(docs, references), clones_table(clones, references)):
+        for line in table.splitlines()[2:]:
+            assert line in page
