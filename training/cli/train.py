@@ -214,6 +214,45 @@ def _add_marl_shaping(commands: Commands) -> None:
     _add_study_options(p, tasks, "docs/marl_shaping.json")
 
 
+MARL_MODULES = ("torchrl", "benchmarl")
+PRIORS = ("residual", "warm_start", "dagger", "none")
+"""The priors of ``marl-benchmarl-priors`` (``priors_benchmarl.PRIORS``)."""
+
+
+def _marl_benchmarl_priors(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    preflight.require(MARL_MODULES, "crowdsteer marl-benchmarl-priors")
+    from ..marl.priors_benchmarl import CLONES_FILE, PRIORS, BenchmarlPriors, clones, run
+
+    if args.clones:
+        clones(tuple(args.clones), BenchmarlPriors(), Path(CLONES_FILE))
+        return 0
+    run(BenchmarlPriors(prior=args.prior, out=Path(PRIORS[args.prior]), jobs=args.jobs))
+    return 0
+
+
+def _add_marl_benchmarl_priors(commands: Commands) -> None:
+    p = commands.add(
+        "marl-benchmarl-priors",
+        _marl_benchmarl_priors,
+        "BenchMARL's IPPO with a baseline as prior, per MARL task (the 'marl' extra)",
+        "Per task: IPPO through BenchMARL's command line, seeds 0-2, with the task's reference\n"
+        "(docs/marl_priors.json) as residual actions, a warm start (with DAgger rounds), or\n"
+        "alone; each final checkpoint scored once on the held-out episodes. --clones scores\n"
+        "the warm start alone, before any RL, on the validation episodes.",
+    )
+    p.add_argument("--prior", choices=PRIORS, default="residual", help="the prior")
+    p.add_argument("--jobs", type=ca.int_at_least(1), default=2, help="trainings at a time")
+    p.add_argument(
+        "--clones",
+        nargs="+",
+        type=ca.int_at_least(0),
+        default=[],
+        help="DAgger rounds whose clones to score on validation (e.g. 0 3)",
+    )
+
+
 def baseline_line(text: str) -> str:
     """Argument type: ``NAME=SUCCESS_RATE`` with a rate in [0, 1]."""
     name, sep, value = text.partition("=")
@@ -289,6 +328,7 @@ def add_train_commands(commands: Commands) -> None:
     _add_crowdnav_recipe(commands)
     _add_marl_priors(commands)
     _add_marl_shaping(commands)
+    _add_marl_benchmarl_priors(commands)
 
     p = commands.add(
         "plot-curves",

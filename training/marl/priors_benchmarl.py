@@ -19,12 +19,12 @@ Nothing is chosen: each run's final checkpoint, acting as its task made it act
 100000-100199), beside the shared PPO's residual rows and the best baseline of
 ``docs/marl_priors.json``.
 
-    python -m crowdsteer.training.marl.priors_benchmarl [--prior residual|warm_start|dagger|none]
+    crowdsteer marl-benchmarl-priors --prior residual|warm_start|dagger|none
+    crowdsteer marl-benchmarl-priors --clones 0 3      # the warm start alone, on validation
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import dataclass
@@ -68,7 +68,7 @@ PRIORS = {
 """Each prior and the file its results go to."""
 
 CLONES_FILE = "docs/marl_clones.json"
-"""The warm start alone on the validation episodes, by DAgger rounds (``--clones``)."""
+"""The warm start alone on the validation episodes, by DAgger rounds (``clones``)."""
 
 
 def run_folder(task: str, seed: int, study: BenchmarlPriors) -> Path:
@@ -266,20 +266,5 @@ def clones_table(doc: dict[str, Any], references: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """``--prior`` picks the prior (its results file by default), ``--jobs`` the runs at once;
-    ``--clones 0,3`` scores the warm start alone on validation episodes instead."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--prior", default="residual", choices=sorted(PRIORS))
-    parser.add_argument("--jobs", type=int, default=BenchmarlPriors.jobs)
-    parser.add_argument("--clones", default="", help="DAgger rounds to score, e.g. 0,3")
-    args = parser.parse_args(argv)
-    if args.clones:
-        rounds = tuple(int(r) for r in args.clones.split(","))
-        clones(rounds, BenchmarlPriors(), Path(CLONES_FILE))
-        return
-    run(BenchmarlPriors(prior=args.prior, out=Path(PRIORS[args.prior]), jobs=args.jobs))
-
-
 if __name__ == "__main__":
-    main()
+    run(BenchmarlPriors())

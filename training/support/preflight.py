@@ -23,6 +23,8 @@ EXTRAS = {
     "h5py": ("dataset", "h5py"),
     "shapely": ("realism", "shapely"),
     "pedpy": ("realism", "PedPy"),
+    "torchrl": ("marl", "TorchRL"),
+    "benchmarl": ("marl", "BenchMARL"),
 }
 """Optional module -> (the extra that installs it, its display name)."""
 
@@ -51,7 +53,7 @@ that needs torch makes pip fetch the default CUDA build, several GB)."""
 
 TORCH_CPU = f"pip install {TORCH} --index-url https://download.pytorch.org/whl/cpu"
 
-NEEDS_TORCH = ("train", "rllib")
+NEEDS_TORCH = ("train", "rllib", "marl")
 """The extras that install torch."""
 
 

@@ -91,3 +91,17 @@ def test_the_published_comparison_and_clones_are_the_jsons():
     for table in (comparison_table(docs, references), clones_table(clones, references)):
         for line in table.splitlines()[2:]:
             assert line in page
+
+
+def test_the_command_refuses_bad_options_and_names_a_missing_extra(capsys):
+    import importlib.util
+
+    from crowdsteer.training.cli import main
+
+    for bad in (["--prior", "bc"], ["--clones", "-1"]):
+        with pytest.raises(SystemExit) as stop:
+            main(["marl-benchmarl-priors", *bad])
+        assert stop.value.code == 2 and bad[0] in capsys.readouterr().err
+    if importlib.util.find_spec("benchmarl") is None:  # the base install: the extra is named
+        assert main(["marl-benchmarl-priors", "--prior", "none"]) == 2
+        assert "'.[marl]'" in capsys.readouterr().err
