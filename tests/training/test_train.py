@@ -154,6 +154,27 @@ def test_behaviour_cloning_fits_the_teacher(tmp_path):
     assert np.abs(np.clip(pred, -1, 1) - teacher).mean() < 0.15
 
 
+def test_dagger_rounds_let_the_clone_drive_and_the_teacher_label():
+    """``dagger_rounds``: the clone drives the env in the later rounds, the baseline labels what
+    it reaches, and the fit goes on over every sample so far."""
+    from stable_baselines3 import PPO
+
+    from crowdsteer.baselines.policies import make_policy
+
+    args = ppo.Args(n_learners=2, n_pedestrians=2, num_worlds=4)
+    env = runs.make_vec_env(args, args.num_worlds, seed=0)
+    standing = lambda raw: np.zeros((raw.shape[0], 2), np.float32)  # noqa: E731
+    raw, labels = bc.collect_demonstrations(env, "cardioid", 80, driver=standing)
+    teacher = make_policy("cardioid", config=env.venv.config)
+    np.testing.assert_allclose(labels, teacher.act(raw), atol=1e-6)
+    first = raw[0 :: env.num_envs][:3]  # the first learner's observations, step by step
+    np.testing.assert_allclose(first[:, 0], first[0, 0], rtol=1e-5)  # it stands: same distance
+    model = PPO("MlpPolicy", env, n_steps=16, batch_size=32, seed=0, device="cpu")
+    info = bc.behaviour_clone(model, env, "goal_seek", steps=400, epochs=5, dagger_rounds=2)
+    assert [r["samples"] for r in info["rounds"]] == [400, 400, 400]
+    assert info["samples"] == 1200 and len(info["losses"]) == 15
+
+
 def test_parse_args_flags():
     argv = [
         "--num-worlds",

@@ -6,12 +6,15 @@ the env's slots in turn, or one name per slot), which also warms up the observat
 statistics; ``pretrain_actor`` then fits the deterministic action of the policy (PPO: the mean of
 the Gaussian, ``action_net`` on the actor features; SAC: ``tanh`` of the actor's mean) to the
 baseline's actions with a mean-squared error, on observations normalised with the final
-statistics, exactly as the policy will see them during RL.
+statistics, exactly as the policy will see them during RL. ``dagger_rounds`` more rounds follow
+DAgger (Ross, Gordon and Bagnell 2011): the clone drives, the baseline labels the states it
+reaches, and the fit goes on over every sample so far; a plain clone drifts into states its
+teacher never showed it (``docs/marl.md`` measures how far).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,12 +35,16 @@ def teacher_names(policy_name: str | Sequence[str], num_envs: int) -> list[str]:
 
 
 def collect_demonstrations(
-    env: VecNormalize, policy_name: str | Sequence[str], steps: int
+    env: VecNormalize,
+    policy_name: str | Sequence[str],
+    steps: int,
+    driver: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Raw observations ``(S, obs_dim)`` and the baselines' actions ``(S, 2)``, ``S ~ steps``
     (rounded up to whole vector steps), from the env's current episodes; ``policy_name``: one
     baseline or a mix (``teacher_names``). The baselines read the env's ``config`` (its
-    observation layout, time step and steering parameters)."""
+    observation layout, time step and steering parameters). ``driver`` (actions of raw
+    observations) steps the env instead of the baselines, which still label every sample."""
     base = env.venv if isinstance(env, VecNormalize) else env
     slots = np.array(teacher_names(policy_name, env.num_envs))
     teachers = {n: make_policy(n, config=base.config) for n in dict.fromkeys(slots.tolist())}
@@ -58,7 +65,7 @@ def collect_demonstrations(
         act = teacher_act(raw)
         observations.append(raw.copy())
         actions.append(act)
-        raw = original(env.step(act)[0])
+        raw = original(env.step(act if driver is None else driver(raw))[0])
     return np.concatenate(observations).astype(np.float32), np.concatenate(actions)
 
 
@@ -125,16 +132,32 @@ def behaviour_clone(
     epochs: int = 20,
     batch_size: int = 256,
     learning_rate: float = 1e-3,
+    dagger_rounds: int = 0,
 ) -> dict[str, Any]:
     """Collect ``steps`` of ``policy_name`` (a baseline or a mix, see ``teacher_names``) on
-    ``env`` and pre-train ``model``'s actor on them."""
-    raw, actions = collect_demonstrations(env, policy_name, steps)
-    obs = env.normalize_obs(raw) if isinstance(env, VecNormalize) else raw
-    losses = pretrain_actor(model, obs, actions, epochs, batch_size, learning_rate)
+    ``env`` and pre-train ``model``'s actor on them; then ``dagger_rounds`` rounds of ``steps``
+    more with the clone driving (its deterministic action), each followed by a fit over all."""
+
+    def normalised(raw: np.ndarray) -> np.ndarray:
+        return env.normalize_obs(raw) if isinstance(env, VecNormalize) else raw
+
+    def clone(raw: np.ndarray) -> np.ndarray:
+        return model.predict(normalised(raw), deterministic=True)[0]
+
+    raws, labels, losses, rounds = [], [], [], []
+    for r in range(dagger_rounds + 1):  # round 0: the baselines drive
+        raw, actions = collect_demonstrations(env, policy_name, steps, clone if r else None)
+        raws.append(raw)
+        labels.append(actions)
+        obs, targets = normalised(np.concatenate(raws)), np.concatenate(labels)
+        round_losses = pretrain_actor(model, obs, targets, epochs, batch_size, learning_rate, r)
+        losses += round_losses
+        rounds.append({"samples": len(raw), "final_loss": round_losses[-1]})
     model._last_obs = None  # the next learn() resets the env
     return {
         "policy": policy_name,
-        "samples": len(raw),
+        "samples": sum(len(raw) for raw in raws),
         "losses": losses,
         "final_loss": losses[-1] if losses else float("nan"),
+        "rounds": rounds,
     }

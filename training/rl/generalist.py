@@ -52,6 +52,7 @@ class Args:
     bc_from: str | None = arg(None, "warm start: baselines to clone (a,b) or best (per scene)")
     bc_steps: int = arg(40_000, "demonstration samples to collect")
     bc_epochs: int = arg(20, "epochs of supervised pre-training")
+    bc_dagger_rounds: int = arg(0, "DAgger rounds after the clone: it drives, the baseline labels")
     env: list[str] = arg([], "more config entries as KEY=VALUE (e.g. reward_progress=0.2)")
     # environment and run
     worlds_per_env: int = arg(8, "worlds of each (scene, behaviour) sub-environment")
@@ -215,7 +216,9 @@ def train(args: Args) -> int:
         from .bc import behaviour_clone
 
         teachers = best_teachers(venv.slot_scenarios) if args.bc_from == "best" else args.bc_from
-        bc = behaviour_clone(model, env, teachers, steps=args.bc_steps, epochs=args.bc_epochs)
+        bc = behaviour_clone(
+            model, env, teachers, args.bc_steps, args.bc_epochs, dagger_rounds=args.bc_dagger_rounds
+        )
         bc["wall_s"] = round(time.time() - t_start, 1)
         bc["policy"] = args.bc_from
         write_json(run_dir / "bc.json", bc)

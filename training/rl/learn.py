@@ -96,7 +96,10 @@ def learn_and_save(model: Any, env: Any, args: Any, config: dict, run_dir: Path,
     if args.bc_from and not resume:
         from .bc import behaviour_clone
 
-        bc = behaviour_clone(model, env, args.bc_from, steps=args.bc_steps, epochs=args.bc_epochs)
+        rounds = getattr(args, "bc_dagger_rounds", 0)
+        bc = behaviour_clone(
+            model, env, args.bc_from, args.bc_steps, args.bc_epochs, dagger_rounds=rounds
+        )
         bc["wall_s"] = round(time.time() - t_start, 1)
         write_json(run_dir / "bc.json", bc)
         print(f"behaviour cloning from {args.bc_from}: final MSE {bc['final_loss']:.4f}")

@@ -110,6 +110,7 @@ class RunArgs(EnvArgs):
     bc_from: str | None = arg(None, "baseline to clone before RL (e.g. right_of_way)")
     bc_steps: int = arg(20_000, "demonstration samples to collect")
     bc_epochs: int = arg(20, "epochs of supervised pre-training")
+    bc_dagger_rounds: int = arg(0, "DAgger rounds after the clone: it drives, the baseline labels")
     # normalisation
     norm_obs: bool = arg(True, "normalise observations per entry (VecNormalize)")
     norm_reward: bool = arg(True, "scale rewards by a running return std (VecNormalize)")

@@ -158,6 +158,7 @@ def check_run_args(args: Any) -> None:
         ("seed", 0),
         ("bc_steps", 1),
         ("bc_epochs", 1),
+        ("bc_dagger_rounds", 0),
     ):
         if hasattr(args, field):
             check_int("--" + field.replace("_", "-"), getattr(args, field), low)
