@@ -215,24 +215,24 @@ def _add_marl_shaping(commands: Commands) -> None:
 
 
 MARL_MODULES = ("torchrl", "benchmarl")
-PRIORS = ("residual", "warm_start", "dagger", "none")
-"""The priors of ``marl-benchmarl-priors`` (``priors_benchmarl.PRIORS``)."""
 
 
 def _marl_benchmarl_priors(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     preflight.require(MARL_MODULES, "crowdsteer marl-benchmarl-priors")
-    from ..marl.priors_benchmarl import CLONES_FILE, PRIORS, BenchmarlPriors, clones, run
+    from ..marl.priors_benchmarl import CLONES_FILE, BenchmarlPriors, clones, run
 
     if args.clones:
         clones(tuple(args.clones), BenchmarlPriors(), Path(CLONES_FILE))
         return 0
-    run(BenchmarlPriors(prior=args.prior, out=Path(PRIORS[args.prior]), jobs=args.jobs))
+    run(BenchmarlPriors(prior=args.prior, jobs=args.jobs))
     return 0
 
 
 def _add_marl_benchmarl_priors(commands: Commands) -> None:
+    from ..marl import PRIOR_NAMES
+
     p = commands.add(
         "marl-benchmarl-priors",
         _marl_benchmarl_priors,
@@ -242,7 +242,7 @@ def _add_marl_benchmarl_priors(commands: Commands) -> None:
         "alone; each final checkpoint scored once on the held-out episodes. --clones scores\n"
         "the warm start alone, before any RL, on the validation episodes.",
     )
-    p.add_argument("--prior", choices=PRIORS, default="residual", help="the prior")
+    p.add_argument("--prior", choices=PRIOR_NAMES, default="residual", help="the prior")
     p.add_argument("--jobs", type=ca.int_at_least(1), default=2, help="trainings at a time")
     p.add_argument(
         "--clones",

@@ -16,3 +16,7 @@ CONFIG_DIR = Path(__file__).resolve().parent / "conf"
 
 TASKS = ("circle_crossing", "corridor", "crossing_flows", "bottleneck", "crowdnav_multi_robot")
 """The task family's tasks (``conf/task/crowdsteer/<task>.yaml``)."""
+
+PRIOR_NAMES = ("residual", "warm_start", "dagger", "none")
+"""The priors of the BenchMARL priors study (``priors_benchmarl.PRIORS``; ``crowdsteer
+marl-benchmarl-priors --prior``)."""

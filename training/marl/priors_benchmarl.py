@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from . import PRIOR_NAMES
 from .priors_study import (
     PriorsStudy,
     ci_text,
@@ -39,6 +41,45 @@ from .priors_study import (
     run_tasks,
     train_all,
 )
+
+DAGGER = 3
+"""DAgger rounds of the ``dagger`` prior, chosen on the validation episodes: the clones of 0 and 3
+rounds before any reinforcement learning, seed 0 (``docs/marl.md``)."""
+
+
+class Prior(NamedTuple):
+    """One prior of the study: the file its results go to, BenchMARL's command-line options for
+    it on the task's reference ``ref``, and how a table names its IPPO column."""
+
+    out: str
+    options: Callable[[str], list[str]]
+    label: str
+
+
+PRIORS = {
+    "residual": Prior(
+        "docs/marl_priors_benchmarl.json",
+        lambda ref: [
+            "+task.options.action_mode=residual",
+            f"+task.options.residual_reference={ref}",
+        ],
+        "residual",
+    ),
+    "warm_start": Prior(
+        "docs/marl_warm_start_benchmarl.json",
+        lambda ref: [f"+warm_start.teacher={ref}"],
+        "warm start",
+    ),
+    "dagger": Prior(
+        "docs/marl_dagger_benchmarl.json",
+        lambda ref: [f"+warm_start.teacher={ref}", f"+warm_start.dagger_rounds={DAGGER}"],
+        "warm start + DAgger",
+    ),
+    "none": Prior("docs/marl_ippo_benchmarl.json", lambda ref: [], "alone"),
+}
+"""The study's priors (``PRIOR_NAMES``, the names the command line offers)."""
+if tuple(PRIORS) != PRIOR_NAMES:  # pragma: no cover
+    raise ImportError(f"the priors {tuple(PRIORS)} are not PRIOR_NAMES {PRIOR_NAMES}")
 
 
 @dataclass(frozen=True)
@@ -51,21 +92,16 @@ class BenchmarlPriors:
     prior: str = "residual"
     references: Path = Path("docs/marl_priors.json")
     runs: Path = Path("runs/marl_priors_benchmarl")
-    out: Path = Path("docs/marl_priors_benchmarl.json")
+    out: Path | None = None
+    """The results file; None: the prior's own (``Prior.out``)."""
     jobs: int = 2
 
     def __post_init__(self) -> None:
         if self.prior not in PRIORS:
             raise ValueError(f"prior={self.prior!r} is unknown; choose one of {sorted(PRIORS)}")
+        if self.out is None:
+            object.__setattr__(self, "out", Path(PRIORS[self.prior].out))
 
-
-PRIORS = {
-    "residual": "docs/marl_priors_benchmarl.json",
-    "warm_start": "docs/marl_warm_start_benchmarl.json",
-    "dagger": "docs/marl_dagger_benchmarl.json",
-    "none": "docs/marl_ippo_benchmarl.json",
-}
-"""Each prior and the file its results go to."""
 
 CLONES_FILE = "docs/marl_clones.json"
 """The warm start alone on the validation episodes, by DAgger rounds (``clones``)."""
@@ -89,26 +125,10 @@ def command(task: str, reference: str, seed: int, study: BenchmarlPriors) -> lis
         "experiment=crowdsteer_cpu",
         "model.num_cells=[64,64]",
         "critic_model.num_cells=[64,64]",
-        *PRIOR_OPTIONS[study.prior](reference),
+        *PRIORS[study.prior].options(reference),
         f"experiment.save_folder={folder}",
         f"hydra.run.dir={folder / 'hydra'}",
     ]
-
-
-DAGGER = 3
-"""DAgger rounds of the ``dagger`` prior, chosen on the validation episodes: the clones of 0 and 3
-rounds before any reinforcement learning, seed 0 (``docs/marl.md``)."""
-
-PRIOR_OPTIONS = {
-    "residual": lambda ref: [
-        "+task.options.action_mode=residual",
-        f"+task.options.residual_reference={ref}",
-    ],
-    "warm_start": lambda ref: [f"+warm_start.teacher={ref}"],
-    "dagger": lambda ref: [f"+warm_start.teacher={ref}", f"+warm_start.dagger_rounds={DAGGER}"],
-    "none": lambda ref: [],
-}
-"""The command line's options of each prior on reference ``ref``."""
 
 
 def final_checkpoint_of(folder: Path) -> Path | None:
@@ -142,20 +162,11 @@ def study_task(task: str, study: BenchmarlPriors) -> dict[str, Any]:
     return {"reference": reference, "per_seed": per_seed, "held_out": estimates(pooled)}
 
 
-PRIOR_LABELS = {
-    "residual": "residual",
-    "warm_start": "warm start",
-    "dagger": "warm start + DAgger",
-    "none": "alone",
-}
-"""How a table names each prior's IPPO column."""
-
-
 def markdown_table(doc: dict[str, Any], references: Path = BenchmarlPriors.references) -> str:
     """Per task: IPPO with the prior beside shared PPO with the residual prior and the best
     baseline (held out)."""
     published = json.loads(Path(references).read_text())["tasks"]
-    label = PRIOR_LABELS[doc["study"].get("prior", "residual")]
+    label = PRIORS[doc["study"].get("prior", "residual")].label
     lines = [
         f"| task | reference | IPPO, {label} [95 % CI] | per seed | shared PPO, residual "
         "| best baseline |",
@@ -176,13 +187,15 @@ def markdown_table(doc: dict[str, Any], references: Path = BenchmarlPriors.refer
 
 
 def comparison_table(docs: dict[str, dict[str, Any]], references: dict[str, Any]) -> str:
-    """Per task: IPPO alone, with the warm start and with residual actions (``docs`` by prior),
+    """Per task: IPPO alone, with the warm starts and with residual actions (``docs`` by prior),
     and the best baseline of ``references`` (``docs/marl_priors.json``), on the held-out
     episodes: success [95 % CI]."""
     order = [p for p in ("none", "warm_start", "dagger", "residual") if p in docs]
-    head = " | ".join(f"IPPO, {PRIOR_LABELS[p]}" for p in order)
-    lines = [f"| task | reference | {head} | best baseline |", "|:--|:--|" + "--:|" * len(order)]
-    lines[1] += "--:|"
+    head = " | ".join(f"IPPO, {PRIORS[p].label}" for p in order)
+    lines = [
+        f"| task | reference | {head} | best baseline |",
+        "|:--|:--|" + "--:|" * (len(order) + 1),
+    ]
     for task, published in references["tasks"].items():
         if not all(task in docs[p]["tasks"] for p in order):
             continue
@@ -206,7 +219,6 @@ def clone_on_validation(task: str, rounds: int, study: BenchmarlPriors) -> dict[
     the validation episodes (world seeds ``PriorsStudy.validation_seed`` onwards)."""
     import tempfile
 
-    import torch
     from benchmarl.algorithms import IppoConfig
     from benchmarl.experiment import Experiment, ExperimentConfig
     from benchmarl.models.mlp import MlpConfig
@@ -220,7 +232,6 @@ def clone_on_validation(task: str, rounds: int, study: BenchmarlPriors) -> dict[
     config.loggers, config.create_json, config.evaluation = [], False, False
     mlp = MlpConfig.get_from_yaml()
     mlp.num_cells = [64, 64]
-    torch.manual_seed(0)
     with tempfile.TemporaryDirectory() as folder:
         config.save_folder = folder
         experiment = Experiment(

@@ -5,8 +5,9 @@ adds the ``crowdsteer/...`` tasks. Installed non-editable, ``python -m benchmarl
 plugin by itself; this entry point serves every install.
 
 One key is its own: ``+warm_start.teacher=NAME`` (and ``+warm_start.samples=...``, ``epochs``,
-``batch_size``, ``learning_rate``, ``num_worlds``) clones the baseline ``NAME`` into the actor
-before the first collection (``warm_start.BehaviourCloning``)."""
+``batch_size``, ``learning_rate``, ``num_worlds``, ``dagger_rounds``: ``warm_start.WarmStart``'s
+fields) clones the baseline ``NAME`` into the actor before the first collection
+(``warm_start.BehaviourCloning``)."""
 
 from __future__ import annotations
 

@@ -654,7 +654,6 @@ def summarise(per_seed: list[dict[str, float]]) -> dict[str, dict[str, float]]:
 def table_markdown(table: dict[str, dict[str, Any]]) -> str:
     """The figures of every run as a markdown table, one row per run: a figure, or (a
     ``summarise`` entry over two or more seeds) its mean and 95 % interval."""
-
     from ..evaluation.metrics import interval_text
 
     def cell(value: Any, digits: int) -> str:

@@ -96,7 +96,7 @@ def learn_and_save(model: Any, env: Any, args: Any, config: dict, run_dir: Path,
     if args.bc_from and not resume:
         from .bc import behaviour_clone
 
-        rounds = getattr(args, "bc_dagger_rounds", 0)
+        rounds = args.bc_dagger_rounds
         bc = behaviour_clone(
             model, env, args.bc_from, args.bc_steps, args.bc_epochs, dagger_rounds=rounds
         )
