@@ -253,6 +253,35 @@ def _add_marl_benchmarl_priors(commands: Commands) -> None:
     )
 
 
+def _marl_study(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    preflight.require((*MARL_MODULES, *TRAIN_MODULES), "crowdsteer marl-study")
+    from ..marl import results, study
+
+    runs = replace(study.MarlStudy(), runs=args.runs, jobs=args.jobs)
+    study.train(runs)
+    results.main(replace(results.Study(), runs=runs, out=args.out))
+    return 0
+
+
+def _add_marl_study(commands: Commands) -> None:
+    from pathlib import Path
+
+    p = commands.add(
+        "marl-study",
+        _marl_study,
+        "the MARL table: MAPPO, IPPO, MASAC, IPPO + DAgger, shared PPO (the 'marl' extra)",
+        "Every task, seeds 0-2: MAPPO with each critic setting, the one chosen on validation\n"
+        "episodes; MASAC with it; IPPO alone and from the DAgger warm start; shared PPO. Then\n"
+        "every final policy and baseline scored once on the held-out episodes, written to the\n"
+        "marl-eval file, the summary and the curves. Finished runs are kept.",
+    )
+    p.add_argument("--runs", type=Path, default=Path("runs/marl"), help="folder of the runs")
+    p.add_argument("--out", type=Path, default=Path("docs"), help="folder of the files written")
+    p.add_argument("--jobs", type=ca.int_at_least(1), default=2, help="trainings at a time")
+
+
 def baseline_line(text: str) -> str:
     """Argument type: ``NAME=SUCCESS_RATE`` with a rate in [0, 1]."""
     name, sep, value = text.partition("=")
@@ -329,6 +358,7 @@ def add_train_commands(commands: Commands) -> None:
     _add_marl_priors(commands)
     _add_marl_shaping(commands)
     _add_marl_benchmarl_priors(commands)
+    _add_marl_study(commands)
 
     p = commands.add(
         "plot-curves",

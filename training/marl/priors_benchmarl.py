@@ -112,23 +112,33 @@ def run_folder(task: str, seed: int, study: BenchmarlPriors) -> Path:
     return study.runs / f"{study.algorithm}_{study.prior}_{task}_{seed}"
 
 
-def command(task: str, reference: str, seed: int, study: BenchmarlPriors) -> list[str]:
-    """BenchMARL's command line for one run (``crowdsteer.training.marl.run``)."""
-    folder = run_folder(task, seed, study).resolve()
+def benchmarl_command(
+    algorithm: str, task: str, seed: int, options: list[str], folder: Path
+) -> list[str]:
+    """BenchMARL's command line (``crowdsteer.training.marl.run``) for one run of the MARL
+    studies' budget (``experiment=crowdsteer_cpu``, 64 x 64 networks) with Hydra ``options``,
+    its experiment and Hydra's outputs in ``folder``."""
+    folder = folder.resolve()
     return [
         sys.executable,
         "-m",
         "crowdsteer.training.marl.run",
-        f"algorithm={study.algorithm}",
+        f"algorithm={algorithm}",
         f"task=crowdsteer/{task}",
         f"seed={seed}",
         "experiment=crowdsteer_cpu",
         "model.num_cells=[64,64]",
         "critic_model.num_cells=[64,64]",
-        *PRIORS[study.prior].options(reference),
+        *options,
         f"experiment.save_folder={folder}",
         f"hydra.run.dir={folder / 'hydra'}",
     ]
+
+
+def command(task: str, reference: str, seed: int, study: BenchmarlPriors) -> list[str]:
+    """BenchMARL's command line for one run of the priors study."""
+    options = PRIORS[study.prior].options(reference)
+    return benchmarl_command(study.algorithm, task, seed, options, run_folder(task, seed, study))
 
 
 def final_checkpoint_of(folder: Path) -> Path | None:

@@ -1,10 +1,10 @@
-"""The multi-agent study's results: BenchMARL runs beside shared-policy PPO and the baselines.
+"""The multi-agent study's results: every algorithm's runs beside the scripted baselines.
 
-``python -m crowdsteer.training.marl.results`` reads the runs of the study (``STUDY``: BenchMARL
-experiments under ``runs/marl``, made by ``python -m crowdsteer.training.marl.run``, and
-``crowdsteer train --algo ppo`` runs under ``runs/marl_ppo``), evaluates the final policy of
-every run and the scripted baselines on the same held-out episodes (world seeds ``EVAL_SEED``
-onwards, never used in training), and writes
+``crowdsteer marl-study`` trains the study's runs (``study``: MAPPO, IPPO, MASAC and IPPO from the
+DAgger warm start through BenchMARL, shared PPO through ``crowdsteer train``, on every task, the
+critic chosen on validation) and then scores them here: the final policy of every run and the
+scripted baselines on the same held-out episodes (world seeds ``eval_seed`` onwards, never used
+in training or in any choice), writing
 
 - ``docs/marl_results.json``: marl-eval's format, as BenchMARL writes it (``env -> task ->
   algorithm -> seed_k``) and marl-eval reads it, only the BenchMARL runs: each run's training
@@ -13,10 +13,9 @@ onwards, never used in training), and writes
 - ``docs/marl_summary.json``: what marl-eval has no place for: the pooled estimates with 95 %
   Wilson intervals (``tasks``), every run's held-out outcomes per episode, the shared PPO's and
   the scripted baselines' included, which have no BenchMARL training evaluations
-  (``held_out``: the fraction of each episode's learners that succeeded, that collided), and
-  the learning
-  curves (``curves``: each BenchMARL run's collection success rates, each PPO run's
-  evaluations);
+  (``held_out``: the fraction of each episode's learners that succeeded, that collided), the
+  learning curves (``curves``: each BenchMARL run's collection success rates, each PPO run's
+  evaluations), each run's CPU seconds (``cpu_s``) and the critic choice (``critic``);
 - ``docs/marl_curves.png``: the learning curves, mean and 95 % t-interval over seeds, drawn
   from the two files above alone;
 - the Markdown table of the docs (printed).
@@ -39,19 +38,27 @@ import numpy as np
 from crowdsteer.training.evaluation.evaluate import evaluate
 from crowdsteer.training.evaluation.metrics import aggregate, seed_interval
 
-from . import task_files
+from . import TASKS, task_files
+from .study import (
+    CRITIC_FILE,
+    DAGGER_LABEL,
+    PPO_LABEL,
+    MarlStudy,
+    chosen_critic,
+    ppo_folder,
+    run_folders,
+)
 from .tasks import ENV_NAME, TaskConfig
 
 
 @dataclass(frozen=True)
 class Study:
-    """What the study ran and how it is evaluated."""
+    """What the study scores, on which episodes, and where its files go."""
 
-    tasks: tuple[str, ...] = ("circle_crossing", "corridor", "crossing_flows")
-    algorithms: tuple[str, ...] = ("mappo", "ippo", "masac")
+    tasks: tuple[str, ...] = TASKS
+    algorithms: tuple[str, ...] = ("mappo", "ippo", "masac", DAGGER_LABEL)
     seeds: tuple[int, ...] = (0, 1, 2)
-    runs: Path = Path("runs/marl")
-    ppo_runs: Path = Path("runs/marl_ppo")
+    runs: MarlStudy = MarlStudy()
     baselines: tuple[str, ...] = ("right_of_way", "orca", "social_force", "cardioid", "goal_seek")
     eval_seed: int = 100_000
     eval_episodes: int = 200
@@ -67,8 +74,6 @@ RESULTS_FILE = "marl_results.json"
 """The study's marl-eval file (in ``Study.out``)."""
 SUMMARY_FILE = "marl_summary.json"
 """The study's summary: pooled estimates, held-out outcomes of non-BenchMARL runs, curves."""
-PPO_LABEL = "ppo_shared"
-"""The shared-policy PPO of ``crowdsteer train`` (Stable-Baselines3) in the tables."""
 
 
 def task_kwargs(task: str) -> dict[str, Any]:
@@ -128,41 +133,51 @@ def _estimate(per_episode: Sequence[dict], key: str) -> dict[str, float]:
     return {"mean": est.mean, "low": est.low, "high": est.high, "n": est.n}
 
 
+def experiment_folder(run: Path) -> Path:
+    """The BenchMARL experiment folder (the one with its ``config.pkl``) inside a run's folder."""
+    found = [p for p in sorted(Path(run).iterdir()) if (p / "config.pkl").is_file()]
+    if len(found) != 1:
+        raise FileNotFoundError(f"{run} holds {len(found)} BenchMARL experiments, not one")
+    return found[0]
+
+
 def evaluate_study(study: Study = STUDY) -> tuple[dict[str, Any], dict[str, Any]]:
     """The study's marl-eval document and its summary (see the module's docstring)."""
-    from .policy import BenchmarlPolicy
+    from .policy import acting_policy
 
-    runs = find_runs(study.runs)
+    critic = chosen_critic(study.runs)
+    folders = run_folders(study.runs, critic)
     doc: dict[str, Any] = {ENV_NAME: {}}
     summary: dict[str, Any] = {}
     curves: dict[str, Any] = {}
+    cpu: dict[str, Any] = {}
     outcomes_by_run: dict[str, Any] = {}  # every run's held-out outcomes, per episode
     for task in study.tasks:
         table = doc[ENV_NAME].setdefault(task, {})
-        summary[task], outcomes_by_run[task] = {}, {}
+        summary[task], outcomes_by_run[task], cpu[task] = {}, {}, {}
         task_curves = curves[task] = {}
         entries: list[tuple[str, int, Any, dict | None]] = []
-        for algo in study.algorithms:
+        for label in study.algorithms:
             for seed in study.seeds:
-                folder = runs.get((algo, task, seed))
-                if folder is None:
-                    print(f"missing run {algo} {task} seed {seed}", file=sys.stderr)
-                    continue
-                curve = json.loads((folder / f"{folder.name}.json").read_text())
-                record = curve[ENV_NAME][task][algo][f"seed_{seed}"]
-                entries.append((algo, seed, BenchmarlPolicy(final_checkpoint(folder)), record))
+                run = folders[(label, task, seed)]
+                folder = experiment_folder(run)
+                report = json.loads((folder / f"{folder.name}.json").read_text())
+                (record,) = report[ENV_NAME][task].values()  # BenchMARL's algorithm name
+                record = record[f"seed_{seed}"]
+                entries.append((label, seed, acting_policy(final_checkpoint(folder)), record))
                 # its collected batches' success rates, kept for the figure
                 rates = _read_scalar(folder, SUCCESS_SCALAR)[:, 1].tolist()
-                task_curves.setdefault(algo, {})[str(seed)] = rates
+                task_curves.setdefault(label, {})[str(seed)] = rates
+                cpu_s = json.loads((run / "cpu.json").read_text())["cpu_s"]
+                cpu[task].setdefault(label, {})[str(seed)] = cpu_s
         for seed in study.seeds:
-            model = study.ppo_runs / f"ppo_{task}_{seed}" / "model.zip"
-            if model.is_file():
-                entries.append((PPO_LABEL, seed, str(model), None))
-                evals_file = model.parent / "evals.json"  # its periodic evaluations, if any
-                if evals_file.is_file():
-                    evals = json.loads(evals_file.read_text())
-                    ppo_curve = [[e["timesteps"], e["success_rate"]] for e in evals]
-                    task_curves.setdefault(PPO_LABEL, {})[str(seed)] = ppo_curve
+            run = ppo_folder(task, seed, study.runs)
+            entries.append((PPO_LABEL, seed, str(run / "model.zip"), None))
+            evals = json.loads((run / "evals.json").read_text())  # its periodic evaluations
+            ppo_curve = [[e["timesteps"], e["success_rate"]] for e in evals]
+            task_curves.setdefault(PPO_LABEL, {})[str(seed)] = ppo_curve
+            cpu_s = json.loads((run / "cpu.json").read_text())["cpu_s"]
+            cpu[task].setdefault(PPO_LABEL, {})[str(seed)] = cpu_s
         entries += [(name, 0, name, None) for name in study.baselines]
         pooled: dict[str, list[dict]] = {}
         for label, seed, policy, record in entries:
@@ -175,8 +190,8 @@ def evaluate_study(study: Study = STUDY) -> tuple[dict[str, Any], dict[str, Any]
             outcomes_by_run[task].setdefault(label, {})[f"seed_{seed}"] = outcomes
             if record is not None:  # a BenchMARL run: into the marl-eval file
                 rates = task_curves[label][str(seed)]
-                run = marl_eval_run(record, rates, outcomes["success_rate"])
-                table.setdefault(label, {})[f"seed_{seed}"] = run
+                entry = marl_eval_run(record, rates, outcomes["success_rate"])
+                table.setdefault(label, {})[f"seed_{seed}"] = entry
             summary[task].setdefault(label, {"per_seed": {}})["per_seed"][str(seed)] = {
                 k: _estimate(per_episode, k) for k in ("success_rate", "collision_rate")
             }
@@ -186,7 +201,10 @@ def evaluate_study(study: Study = STUDY) -> tuple[dict[str, Any], dict[str, Any]
                 k: _estimate(per_episode, k)
                 for k in ("success_rate", "collision_rate", "time_to_goal")
             }
+    critic_doc = json.loads((study.runs.runs / CRITIC_FILE).read_text())
     return doc, {
+        "critic": critic_doc,
+        "cpu_s": cpu,
         "eval_seed": study.eval_seed,
         "eval_episodes_per_run": study.eval_episodes,
         "tasks": summary,
@@ -237,6 +255,59 @@ def markdown_table(summary: dict[str, Any]) -> str:
                 f"| {time_to_goal} |"
             )
     return "\n".join(lines)
+
+
+LEARNED = ("mappo", "ippo", "masac", DAGGER_LABEL, PPO_LABEL)
+"""The learned rows of the study's tables (the rest are the scripted baselines)."""
+
+
+def best_rows_table(summary: dict[str, Any]) -> str:
+    """Per task: the best learned row and the best baseline by pooled held-out success, and
+    whether the learned one is at or above it with its interval not below it."""
+    lines = [
+        "| task | best learned [95 % CI] | best baseline [95 % CI] | at or above |",
+        "|:--|--:|--:|:--|",
+    ]
+    for task, rows in summary["tasks"].items():
+        learned = {k: v["pooled"]["success_rate"] for k, v in rows.items() if k in LEARNED}
+        bases = {k: v["pooled"]["success_rate"] for k, v in rows.items() if k not in LEARNED}
+        best_l = max(learned, key=lambda k: learned[k]["mean"])
+        best_b = max(bases, key=lambda k: bases[k]["mean"])
+        ok = learned[best_l]["mean"] >= bases[best_b]["mean"]
+        verdict = (
+            "yes"
+            if ok
+            else (
+                "no"
+                if learned[best_l]["high"] < bases[best_b]["mean"]
+                else "no (interval overlaps)"
+            )
+        )
+        lines.append(
+            f"| {task} | {best_l} {_ci(learned[best_l])} | {best_b} {_ci(bases[best_b])} "
+            f"| {verdict} |"
+        )
+    return "\n".join(lines)
+
+
+def cpu_table(summary: dict[str, Any]) -> str:
+    """Per task and learned row: each seed's CPU seconds, and the study's total per row."""
+    labels = [label for label in LEARNED if label in next(iter(summary["cpu_s"].values()))]
+    lines = ["| task | " + " | ".join(labels) + " |", "|:--|" + "--:|" * len(labels)]
+    totals = dict.fromkeys(labels, 0.0)
+    for task, rows in summary["cpu_s"].items():
+        cells = []
+        for label in labels:
+            seeds = [rows[label][k] for k in sorted(rows[label])]
+            totals[label] += sum(seeds)
+            cells.append(" / ".join(f"{v:.0f}" for v in seeds))
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    lines.append("| all runs | " + " | ".join(f"{totals[k]:,.0f}" for k in labels) + " |")
+    return "\n".join(lines)
+
+
+def _ci(est: dict[str, float]) -> str:
+    return f"{est['mean']:.3f} [{est['low']:.3f}, {est['high']:.3f}]"
 
 
 def _read_scalar(folder: Path, name: str) -> np.ndarray:
@@ -310,17 +381,20 @@ def _band(ax: Any, x: np.ndarray, ys: np.ndarray, label: str, style: str = "-") 
     ax.fill_between(x[: len(mean)], mean - half, mean + half, color=line.get_color(), alpha=0.2)
 
 
-def main() -> None:
-    """Evaluate the study, write its marl-eval file, its summary and curves, print the table."""
+def main(study: Study = STUDY) -> None:
+    """Evaluate the study, write its marl-eval file, its summary and curves, print the tables."""
     import torch
 
     torch.set_num_threads(1)
-    doc, summary = evaluate_study(STUDY)
-    STUDY.out.mkdir(parents=True, exist_ok=True)
+    doc, summary = evaluate_study(study)
+    study.out.mkdir(parents=True, exist_ok=True)
     for name, content in ((RESULTS_FILE, doc), (SUMMARY_FILE, summary)):
-        (STUDY.out / name).write_text(json.dumps(content, indent=1, allow_nan=True))
-    print(f"wrote {RESULTS_FILE}, {SUMMARY_FILE} and {plot_curves(doc, summary)} in {STUDY.out}")
+        (study.out / name).write_text(json.dumps(content, indent=1, allow_nan=True))
+    figure = plot_curves(doc, summary, study)
+    print(f"wrote {RESULTS_FILE}, {SUMMARY_FILE} and {figure} in {study.out}")
     print(markdown_table(summary))
+    print(best_rows_table(summary))
+    print(cpu_table(summary))
 
 
 if __name__ == "__main__":

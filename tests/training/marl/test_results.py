@@ -12,10 +12,12 @@ from crowdsteer.training.marl.results import (  # noqa: E402
     FRAMES_PER_BATCH,
     PPO_LABEL,
     Study,
+    best_rows_table,
     markdown_table,
     marl_eval_run,
     plot_curves,
 )
+from crowdsteer.training.marl.study import MarlStudy  # noqa: E402
 
 
 def _estimate(mean: float) -> dict[str, float]:
@@ -55,8 +57,7 @@ def test_the_figure_is_drawn_from_the_document_alone(tmp_path):
         tasks=("corridor",),
         algorithms=("mappo", "masac"),
         seeds=(0, 1),
-        runs=tmp_path / "no_runs",  # read nowhere: the folders do not exist
-        ppo_runs=tmp_path / "no_ppo_runs",
+        runs=MarlStudy(runs=tmp_path / "no_runs"),  # read nowhere: the folders do not exist
         out=tmp_path,
     )
     path = plot_curves(*_documents("corridor"), study)
@@ -84,3 +85,29 @@ def test_a_benchmarl_run_gets_success_at_every_step_and_held_out():
     assert run["step_1"]["success_rate"] == [0.3]  # the batch that ended at that frame count
     assert run["absolute_metrics"] == {"return": [3.0], "success_rate": [1.0, 0.5]}
     assert record["step_0"] == {"step_count": FRAMES_PER_BATCH, "return": [1.0]}  # not changed
+
+
+def test_the_best_rows_table_compares_the_best_learned_row_with_the_best_baseline():
+    def row(mean: float, half: float = 0.02) -> dict:
+        return {"pooled": {"success_rate": {"mean": mean, "low": mean - half, "high": mean + half}}}
+
+    summary = {
+        "tasks": {
+            "corridor": {"mappo": row(0.5), "ippo": row(0.8), "social_force": row(0.7)},
+            "bottleneck": {"ippo": row(0.3, 0.1), "cardioid": row(0.35), "orca": row(0.1)},
+            "crossing_flows": {"masac": row(0.1), "cardioid": row(0.9)},
+        }
+    }
+    rows = [r.strip("| ").split(" | ") for r in best_rows_table(summary).splitlines()[2:]]
+    assert rows[0] == [
+        "corridor",
+        "ippo 0.800 [0.780, 0.820]",
+        "social_force 0.700 [0.680, 0.720]",
+        "yes",
+    ]
+    assert rows[1][1:] == [
+        "ippo 0.300 [0.200, 0.400]",
+        "cardioid 0.350 [0.330, 0.370]",
+        "no (interval overlaps)",
+    ]
+    assert rows[2][3] == "no"

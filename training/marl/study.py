@@ -1,0 +1,186 @@
+"""The multi-agent study's runs: MAPPO, IPPO, MASAC, IPPO from the DAgger warm start and shared
+PPO on every task of the family, with every setting fixed on validation episodes before any
+held-out scoring.
+
+The budget is the one of every MARL run here (300k frames, 64 x 64 networks, one torch thread,
+seeds 0-2; ``experiment=crowdsteer_cpu``). One setting is open, and chosen on validation:
+
+1. **The critic of the centralised algorithms.** BenchMARL's ``share_param_critic`` either gives
+   the group one critic (``shared``: over the global state, one value per world) or each learner
+   its own (``per_learner``). MAPPO trains with both (``CRITICS``); each run's final checkpoint is
+   scored on the validation episodes (world seeds 200000-200199); the value with the higher
+   success pooled over every task and seed is chosen once, for MAPPO and for MASAC
+   (``critic.json`` in the runs folder).
+2. MASAC trains with the chosen critic. IPPO and IPPO from the DAgger warm start are the runs of
+   the BenchMARL priors study (``priors_benchmarl``: the same command lines, ``DAGGER`` rounds
+   chosen on validation there); shared PPO the ``direct`` runs of ``priors_study``'s command.
+3. ``results`` then scores each run's final checkpoint once on the held-out episodes.
+
+    crowdsteer marl-study                 # train what is missing, choose the critic
+    python -m crowdsteer.training.marl.results   # score, write the docs' files
+
+Finished runs are kept: a stopped study goes on where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import TASKS
+from .priors_benchmarl import (
+    PRIORS,
+    BenchmarlPriors,
+    benchmarl_command,
+    final_checkpoint_of,
+)
+from .priors_benchmarl import _done as benchmarl_done
+from .priors_benchmarl import run_folder as priors_run_folder
+from .priors_study import PriorsStudy, episodes, estimates, train_all, train_command
+
+CRITICS = {
+    "shared": "algorithm.share_param_critic=true",
+    "per_learner": "algorithm.share_param_critic=false",
+}
+"""The critic settings MAPPO is trained with, chosen between on validation."""
+CRITIC_FILE = "critic.json"
+"""The critic choice (validation success of each setting, the chosen one) in ``MarlStudy.runs``."""
+DAGGER_LABEL = "ippo_dagger"
+"""IPPO from the DAgger warm start in the study's files."""
+PPO_LABEL = "ppo_shared"
+"""Shared-policy PPO (``crowdsteer train``, Stable-Baselines3) in the study's files."""
+
+
+@dataclass(frozen=True)
+class MarlStudy:
+    """What the study trains and where its runs live."""
+
+    tasks: tuple[str, ...] = TASKS
+    seeds: tuple[int, ...] = (0, 1, 2)
+    runs: Path = Path("runs/marl")
+    priors_runs: Path = BenchmarlPriors.runs
+    ppo_runs: Path = Path("runs/marl_priors")
+    references: Path = BenchmarlPriors.references
+    jobs: int = 2
+
+
+def references(study: MarlStudy) -> dict[str, str]:
+    """Each task's reference baseline, chosen on validation (``docs/marl_priors.json``)."""
+    tasks = json.loads(Path(study.references).read_text())["tasks"]
+    return {task: tasks[task]["reference"] for task in study.tasks}
+
+
+def centralised_folder(algorithm: str, critic: str, task: str, seed: int, study: MarlStudy) -> Path:
+    """The folder of a MAPPO or MASAC run with the ``critic`` setting."""
+    return study.runs / f"{algorithm}_{critic}_{task}_{seed}"
+
+
+def run_folders(study: MarlStudy, critic: str) -> dict[tuple[str, str, int], Path]:
+    """Every BenchMARL run of the table by ``(label, task, seed)``, MAPPO and MASAC with the
+    ``critic`` setting."""
+    ippo = BenchmarlPriors(prior="none", runs=study.priors_runs)
+    dagger = BenchmarlPriors(prior="dagger", runs=study.priors_runs)
+    folders = {}
+    for task in study.tasks:
+        for seed in study.seeds:
+            for algorithm in ("mappo", "masac"):
+                folder = centralised_folder(algorithm, critic, task, seed, study)
+                folders[(algorithm, task, seed)] = folder
+            folders[("ippo", task, seed)] = priors_run_folder(task, seed, ippo)
+            folders[(DAGGER_LABEL, task, seed)] = priors_run_folder(task, seed, dagger)
+    return folders
+
+
+def ppo_folder(task: str, seed: int, study: MarlStudy) -> Path:
+    """The folder of a shared PPO run (``priors_study``'s ``direct`` variant)."""
+    return study.ppo_runs / f"direct_{task}_{seed}"
+
+
+def choose_critic(study: MarlStudy) -> dict[str, Any]:
+    """Step 1: MAPPO's runs with each critic scored on the validation episodes, success pooled
+    over tasks and seeds; the better setting is the study's (written to ``CRITIC_FILE``)."""
+    import torch
+
+    torch.set_num_threads(1)
+    from .policy import acting_policy
+
+    validation = (PriorsStudy.validation_seed, PriorsStudy.validation_episodes)
+    doc: dict[str, Any] = {"validation_seed": validation[0], "critics": {}}
+    for critic in CRITICS:
+        pooled, per_run = [], {}
+        for task in study.tasks:
+            for seed in study.seeds:
+                folder = centralised_folder("mappo", critic, task, seed, study)
+                eps = episodes(acting_policy(final_checkpoint_of(folder)), task, *validation)
+                per_run[f"{task}_{seed}"] = estimates(eps)["success_rate"]["mean"]
+                pooled += eps
+        doc["critics"][critic] = {"validation": estimates(pooled), "per_run": per_run}
+        print(f"mappo {critic} critic, validation: {doc['critics'][critic]['validation']}")
+    scores = {c: v["validation"]["success_rate"]["mean"] for c, v in doc["critics"].items()}
+    doc["chosen"] = max(scores, key=scores.__getitem__)
+    study.runs.mkdir(parents=True, exist_ok=True)
+    (study.runs / CRITIC_FILE).write_text(json.dumps(doc, indent=1))
+    return doc
+
+
+def chosen_critic(study: MarlStudy) -> str:
+    """The critic setting chosen on validation (``choose_critic``)."""
+    path = study.runs / CRITIC_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: the critic is not chosen yet (marl-study)")
+    return json.loads(path.read_text())["chosen"]
+
+
+def train(study: MarlStudy) -> str:
+    """Train every run missing, in the order the choices need: MAPPO with each critic, the
+    choice, then MASAC with it, shared PPO and the IPPO runs. Returns the chosen critic."""
+    refs = references(study)
+    mappo = [
+        (
+            centralised_folder("mappo", critic, task, seed, study),
+            benchmarl_command(
+                "mappo",
+                task,
+                seed,
+                [option],
+                centralised_folder("mappo", critic, task, seed, study),
+            ),
+        )
+        for seed in study.seeds
+        for task in study.tasks
+        for critic, option in CRITICS.items()
+    ]
+    train_all(mappo, study.jobs, benchmarl_done)
+    critic = choose_critic(study)["chosen"]
+    masac = []
+    for seed in study.seeds:
+        for task in study.tasks:
+            folder = centralised_folder("masac", critic, task, seed, study)
+            masac.append(
+                (folder, benchmarl_command("masac", task, seed, [CRITICS[critic]], folder))
+            )
+    ppo_study = PriorsStudy(runs=study.ppo_runs)
+    ppo = [
+        (ppo_folder(task, seed, study), train_command(task, "direct", refs[task], seed, ppo_study))
+        for seed in study.seeds
+        for task in study.tasks
+    ]
+    ippo = []
+    for prior in ("none", "dagger"):
+        priors = BenchmarlPriors(prior=prior, runs=study.priors_runs)
+        for seed in study.seeds:
+            for task in study.tasks:
+                folder = priors_run_folder(task, seed, priors)
+                options = PRIORS[prior].options(refs[task])
+                ippo.append((folder, benchmarl_command("ippo", task, seed, options, folder)))
+    train_all(ppo, study.jobs)
+    train_all(masac + ippo, study.jobs, benchmarl_done)
+    print(f"every run is trained; the critic chosen on validation: {critic}", file=sys.stderr)
+    return critic
+
+
+if __name__ == "__main__":
+    train(MarlStudy())
