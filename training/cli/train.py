@@ -194,6 +194,7 @@ def _marl_shaping(args: argparse.Namespace) -> int:
     from ..marl.shaping_study import ShapingStudy, run
 
     fields = {"tasks": tuple(args.tasks), "seeds": tuple(args.seeds), "runs": args.runs}
+    fields["variants"] = ("direct", *(v for v in args.variants if v != "direct"))
     run(replace(ShapingStudy(), out=args.out, jobs=args.jobs, **fields))
     return 0
 
@@ -210,6 +211,15 @@ def _add_marl_shaping(commands: Commands) -> None:
     )
     seeds = [0, 1, 2, 3, 4]
     p.add_argument("--seeds", nargs="+", type=ca.int_at_least(0), default=seeds, help="per variant")
+    from ..marl import SHAPING_VARIANTS
+
+    p.add_argument(
+        "--variants",
+        nargs="+",
+        choices=SHAPING_VARIANTS,
+        default=list(SHAPING_VARIANTS),
+        help="the variants trained (direct, PPO alone, is always trained: the comparison)",
+    )
     tasks = ["circle_crossing", "corridor", "crossing_flows"]
     _add_study_options(p, tasks, "docs/marl_shaping.json")
 
@@ -259,7 +269,8 @@ def _marl_study(args: argparse.Namespace) -> int:
     preflight.require((*MARL_MODULES, *TRAIN_MODULES), "crowdsteer marl-study")
     from ..marl import results, study
 
-    runs = replace(study.MarlStudy(), runs=args.runs, jobs=args.jobs)
+    rows = ("mappo", *(a for a in args.algorithms if a != "mappo"))
+    runs = replace(study.MarlStudy(), runs=args.runs, jobs=args.jobs, algorithms=rows)
     study.train(runs)
     results.main(replace(results.Study(), runs=runs, out=args.out))
     return 0
@@ -267,6 +278,8 @@ def _marl_study(args: argparse.Namespace) -> int:
 
 def _add_marl_study(commands: Commands) -> None:
     from pathlib import Path
+
+    from ..marl import STUDY_ALGORITHMS
 
     p = commands.add(
         "marl-study",
@@ -279,6 +292,13 @@ def _add_marl_study(commands: Commands) -> None:
     )
     p.add_argument("--runs", type=Path, default=Path("runs/marl"), help="folder of the runs")
     p.add_argument("--out", type=Path, default=Path("docs"), help="folder of the files written")
+    p.add_argument(
+        "--algorithms",
+        nargs="+",
+        choices=STUDY_ALGORITHMS,
+        default=["mappo", "ippo", "ippo_dagger"],
+        help="the BenchMARL rows (MAPPO always: the critic is chosen on its runs)",
+    )
     p.add_argument("--jobs", type=ca.int_at_least(1), default=2, help="trainings at a time")
 
 

@@ -20,3 +20,11 @@ TASKS = ("circle_crossing", "corridor", "crossing_flows", "bottleneck", "crowdna
 PRIOR_NAMES = ("residual", "warm_start", "dagger", "none")
 """The priors of the BenchMARL priors study (``priors_benchmarl.PRIORS``; ``crowdsteer
 marl-benchmarl-priors --prior``)."""
+
+SHAPING_VARIANTS = ("direct", "cosine", "potential", "residual")
+"""The shared-PPO variants of the shaping study, PPO alone first (``shaping_study.VARIANTS``;
+``crowdsteer marl-shaping --variants``)."""
+
+STUDY_ALGORITHMS = ("mappo", "ippo", "masac", "ippo_dagger")
+"""The BenchMARL rows the MARL study can train and score (``study.ALGORITHMS``; ``crowdsteer
+marl-study --algorithms``)."""

@@ -56,7 +56,6 @@ class Study:
     """What the study scores, on which episodes, and where its files go."""
 
     tasks: tuple[str, ...] = TASKS
-    algorithms: tuple[str, ...] = ("mappo", "ippo", "masac", DAGGER_LABEL)
     seeds: tuple[int, ...] = (0, 1, 2)
     runs: MarlStudy = MarlStudy()
     baselines: tuple[str, ...] = ("right_of_way", "orca", "social_force", "cardioid", "goal_seek")
@@ -157,7 +156,7 @@ def evaluate_study(study: Study = STUDY) -> tuple[dict[str, Any], dict[str, Any]
         summary[task], outcomes_by_run[task], cpu[task] = {}, {}, {}
         task_curves = curves[task] = {}
         entries: list[tuple[str, int, Any, dict | None]] = []
-        for label in study.algorithms:
+        for label in study.runs.algorithms:
             for seed in study.seeds:
                 run = folders[(label, task, seed)]
                 folder = experiment_folder(run)
@@ -334,7 +333,7 @@ def plot_curves(doc: dict[str, Any], summary: dict[str, Any], study: Study = STU
     for col, task in enumerate(study.tasks):
         n_l = task_kwargs(task)["n_learners"]
         ax_ret, ax_succ = axes[0, col], axes[1, col]
-        for algo in study.algorithms:
+        for algo in study.runs.algorithms:
             steps, returns, success = [], [], []
             for seed in study.seeds:
                 record = doc[ENV_NAME][task].get(algo, {}).get(f"seed_{seed}")

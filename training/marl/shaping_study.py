@@ -38,6 +38,7 @@ import numpy as np
 
 from crowdsteer.training.evaluation.metrics import difference_interval
 
+from . import SHAPING_VARIANTS
 from .priors_study import (
     PriorsStudy,
     choose_reference,
@@ -49,7 +50,7 @@ from .priors_study import (
     train_command,
 )
 
-VARIANTS = ("direct", "cosine", "potential", "residual")
+VARIANTS = SHAPING_VARIANTS
 """PPO alone first: every other variant is compared with it."""
 
 
@@ -59,11 +60,20 @@ class ShapingStudy:
 
     tasks: tuple[str, ...] = ("circle_crossing", "corridor", "crossing_flows")
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    variants: tuple[str, ...] = VARIANTS
+    """The variants trained; ``direct`` (PPO alone, the comparison) always among them."""
     effect: float = 0.05
     power: float = 0.8
     runs: Path = PriorsStudy.runs
     out: Path = Path("docs/marl_shaping.json")
     jobs: int = 2
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.variants) - set(VARIANTS))
+        if unknown or "direct" not in self.variants:
+            raise ValueError(
+                f"variants={list(self.variants)} must include 'direct' and be among {VARIANTS}"
+            )
 
 
 def seeds_for_power(a: list[float], b: list[float], effect: float, power: float) -> int:
@@ -92,13 +102,13 @@ def study_task(task: str, study: ShapingStudy) -> dict[str, Any]:
     train_all(
         [
             (study.runs / run_name(task, v, s), train_command(task, v, reference, s, plan))
-            for v in VARIANTS
+            for v in study.variants
             for s in study.seeds
         ],
         study.jobs,
     )
     per_seed: dict[str, dict[str, dict[str, float]]] = {}
-    for v in VARIANTS:
+    for v in study.variants:
         per_seed[v] = {}
         for s in study.seeds:
             folder = study.runs / run_name(task, v, s)
@@ -107,7 +117,7 @@ def study_task(task: str, study: ShapingStudy) -> dict[str, Any]:
             cpu = json.loads((folder / "cpu.json").read_text())["cpu_s"]
             per_seed[v][str(s)] = {"speed": learning_speed(folder), "final": final, "cpu_s": cpu}
     compared: dict[str, Any] = {}
-    for v in VARIANTS:
+    for v in study.variants:
         row: dict[str, Any] = {}
         for key in ("speed", "final"):
             values = [per_seed[v][str(s)][key] for s in study.seeds]

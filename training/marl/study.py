@@ -11,13 +11,14 @@ seeds 0-2; ``experiment=crowdsteer_cpu``). One setting is open, and chosen on va
    scored on the validation episodes (world seeds 200000-200199); the value with the higher
    success pooled over every task and seed is chosen once, for MAPPO and for MASAC
    (``critic.json`` in the runs folder).
-2. MASAC trains with the chosen critic. IPPO and IPPO from the DAgger warm start are the runs of
-   the BenchMARL priors study (``priors_benchmarl``: the same command lines, ``DAGGER`` rounds
-   chosen on validation there); shared PPO the ``direct`` runs of ``priors_study``'s command.
+2. MASAC, when asked for (``MarlStudy.algorithms``), trains with the chosen critic; it costs four
+   times MAPPO's CPU time and learns nothing at this budget (``docs/marl.md``). IPPO and IPPO
+   from the DAgger warm start are the runs of the BenchMARL priors study (``priors_benchmarl``:
+   the same command lines, ``DAGGER`` rounds chosen on validation there); shared PPO the
+   ``direct`` runs of ``priors_study``'s command.
 3. ``results`` then scores each run's final checkpoint once on the held-out episodes.
 
-    crowdsteer marl-study                 # train what is missing, choose the critic
-    python -m crowdsteer.training.marl.results   # score, write the docs' files
+    crowdsteer marl-study    # train what is missing, choose the critic, score, write the files
 
 Finished runs are kept: a stopped study goes on where it stopped.
 """
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import TASKS
+from . import STUDY_ALGORITHMS, TASKS
 from .priors_benchmarl import (
     PRIORS,
     BenchmarlPriors,
@@ -54,17 +55,31 @@ PPO_LABEL = "ppo_shared"
 """Shared-policy PPO (``crowdsteer train``, Stable-Baselines3) in the study's files."""
 
 
+ALGORITHMS = STUDY_ALGORITHMS
+"""The BenchMARL rows the study can train and score."""
+if DAGGER_LABEL not in ALGORITHMS:  # pragma: no cover
+    raise ImportError(f"{DAGGER_LABEL} is not among STUDY_ALGORITHMS {ALGORITHMS}")
+
+
 @dataclass(frozen=True)
 class MarlStudy:
     """What the study trains and where its runs live."""
 
     tasks: tuple[str, ...] = TASKS
     seeds: tuple[int, ...] = (0, 1, 2)
+    algorithms: tuple[str, ...] = ("mappo", "ippo", DAGGER_LABEL)
+    """Its BenchMARL rows (``ALGORITHMS``; MASAC is left out by default: see ``docs/marl.md``).
+    MAPPO is always trained, as the critic is chosen on its runs."""
     runs: Path = Path("runs/marl")
     priors_runs: Path = BenchmarlPriors.runs
     ppo_runs: Path = Path("runs/marl_priors")
     references: Path = BenchmarlPriors.references
     jobs: int = 2
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.algorithms) - set(ALGORITHMS))
+        if unknown:
+            raise ValueError(f"algorithms {unknown} are unknown; choose among {ALGORITHMS}")
 
 
 def references(study: MarlStudy) -> dict[str, str]:
@@ -91,7 +106,7 @@ def run_folders(study: MarlStudy, critic: str) -> dict[tuple[str, str, int], Pat
                 folders[(algorithm, task, seed)] = folder
             folders[("ippo", task, seed)] = priors_run_folder(task, seed, ippo)
             folders[(DAGGER_LABEL, task, seed)] = priors_run_folder(task, seed, dagger)
-    return folders
+    return {key: folder for key, folder in folders.items() if key[0] in study.algorithms}
 
 
 def ppo_folder(task: str, seed: int, study: MarlStudy) -> Path:
@@ -156,7 +171,7 @@ def train(study: MarlStudy) -> str:
     train_all(mappo, study.jobs, benchmarl_done)
     critic = choose_critic(study)["chosen"]
     masac = []
-    for seed in study.seeds:
+    for seed in study.seeds if "masac" in study.algorithms else ():
         for task in study.tasks:
             folder = centralised_folder("masac", critic, task, seed, study)
             masac.append(
@@ -169,7 +184,8 @@ def train(study: MarlStudy) -> str:
         for task in study.tasks
     ]
     ippo = []
-    for prior in ("none", "dagger"):
+    chosen = {"none": "ippo", "dagger": DAGGER_LABEL}
+    for prior in (p for p in ("none", "dagger") if chosen[p] in study.algorithms):
         priors = BenchmarlPriors(prior=prior, runs=study.priors_runs)
         for seed in study.seeds:
             for task in study.tasks:

@@ -55,9 +55,10 @@ def test_the_figure_is_drawn_from_the_document_alone(tmp_path):
     pytest.importorskip("matplotlib")  # the train extra's
     study = Study(
         tasks=("corridor",),
-        algorithms=("mappo", "masac"),
         seeds=(0, 1),
-        runs=MarlStudy(runs=tmp_path / "no_runs"),  # read nowhere: the folders do not exist
+        runs=MarlStudy(
+            runs=tmp_path / "no_runs", algorithms=("mappo", "masac")
+        ),  # read nowhere: the folders do not exist
         out=tmp_path,
     )
     path = plot_curves(*_documents("corridor"), study)

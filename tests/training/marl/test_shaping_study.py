@@ -54,3 +54,12 @@ def test_the_published_differences_are_those_of_the_per_seed_figures():
     page = (DOC.parent / "marl.md").read_text()
     for line in markdown_table(doc).splitlines()[2:]:
         assert line in page
+
+
+def test_the_variants_trained_always_include_ppo_alone():
+    from crowdsteer.training.marl.shaping_study import ShapingStudy
+
+    assert ShapingStudy(variants=("direct", "potential")).variants == ("direct", "potential")
+    for bad in (("potential",), ("direct", "shaped")):
+        with pytest.raises(ValueError, match="must include 'direct'"):
+            ShapingStudy(variants=bad)

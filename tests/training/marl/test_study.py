@@ -17,7 +17,9 @@ DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 def test_every_run_of_the_table_has_one_folder(tmp_path):
-    marl = study.MarlStudy(runs=tmp_path / "marl", priors_runs=tmp_path / "priors")
+    marl = study.MarlStudy(
+        runs=tmp_path / "marl", priors_runs=tmp_path / "priors", algorithms=study.ALGORITHMS
+    )
     folders = study.run_folders(marl, "per_learner")
     labels = {"mappo", "ippo", "masac", study.DAGGER_LABEL}
     assert set(folders) == {(a, t, s) for a in labels for t in TASKS for s in (0, 1, 2)}
@@ -54,6 +56,7 @@ def test_the_critic_is_chosen_on_validation_then_masac_trains_with_it(tmp_path, 
         runs=tmp_path / "marl",
         priors_runs=tmp_path / "p",
         ppo_runs=tmp_path / "ppo",
+        algorithms=study.ALGORITHMS,
     )
     trained: list[list[tuple[Path, list]]] = []
     monkeypatch.setattr(study, "train_all", lambda runs, jobs, done=None: trained.append(runs))
@@ -73,6 +76,17 @@ def test_the_critic_is_chosen_on_validation_then_masac_trains_with_it(tmp_path, 
     assert [folder for folder, _ in ppo] == [tmp_path / "ppo" / "direct_corridor_0"]
     dagger = [cmd for folder, cmd in rest if folder.name.startswith("ippo_dagger")]
     assert any("+warm_start.dagger_rounds=" in a for a in dagger[0])
+
+
+def test_masac_is_trained_only_when_asked_and_unknown_rows_are_refused(tmp_path):
+    marl = study.MarlStudy(runs=tmp_path, priors_runs=tmp_path / "p")
+    assert {label for label, _, _ in study.run_folders(marl, "shared")} == {
+        "mappo",
+        "ippo",
+        study.DAGGER_LABEL,
+    }
+    with pytest.raises(ValueError, match=r"algorithms \['qmix'\] are unknown"):
+        study.MarlStudy(algorithms=("mappo", "qmix"))
 
 
 def test_the_critic_must_be_chosen_before_scoring(tmp_path):
