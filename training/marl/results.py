@@ -289,6 +289,27 @@ def best_rows_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def critic_table(summary: dict[str, Any]) -> str:
+    """MAPPO's validation success with each critic setting: per task (each seed's final
+    checkpoint) and pooled over every task and seed, and the setting chosen."""
+    critics = summary["critic"]["critics"]
+    names = list(critics)
+    lines = ["| task | " + " | ".join(f"{c} critic, per seed" for c in names) + " |"]
+    lines.append("|:--|" + ":--|" * len(names))
+    tasks = dict.fromkeys(run.rsplit("_", 1)[0] for run in critics[names[0]]["per_run"])
+    for task in tasks:
+        cells = []
+        for c in names:
+            runs = critics[c]["per_run"]
+            cells.append(
+                " / ".join(f"{v:.3f}" for k, v in runs.items() if k.rsplit("_", 1)[0] == task)
+            )
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    pooled = " | ".join(f"**{_ci(critics[c]['validation']['success_rate'])}**" for c in names)
+    lines.append(f"| pooled (chosen: {summary['critic']['chosen']}) | {pooled} |")
+    return "\n".join(lines)
+
+
 def cpu_table(summary: dict[str, Any]) -> str:
     """Per task and learned row: each seed's CPU seconds, and the study's total per row."""
     labels = [label for label in LEARNED if label in next(iter(summary["cpu_s"].values()))]
@@ -393,6 +414,7 @@ def main(study: Study = STUDY) -> None:
     print(f"wrote {RESULTS_FILE}, {SUMMARY_FILE} and {figure} in {study.out}")
     print(markdown_table(summary))
     print(best_rows_table(summary))
+    print(critic_table(summary))
     print(cpu_table(summary))
 
 

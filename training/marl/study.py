@@ -10,7 +10,7 @@ seeds 0-2; ``experiment=crowdsteer_cpu``). One setting is open, and chosen on va
    its own (``per_learner``). MAPPO trains with both (``CRITICS``); each run's final checkpoint is
    scored on the validation episodes (world seeds 200000-200199); the value with the higher
    success pooled over every task and seed is chosen once, for MAPPO and for MASAC
-   (``critic.json`` in the runs folder).
+   (``critic.json`` in the runs folder; the choice, once made, is kept).
 2. MASAC, when asked for (``MarlStudy.algorithms``), trains with the chosen critic; it costs four
    times MAPPO's CPU time and learns nothing at this budget (``docs/marl.md``). IPPO and IPPO
    from the DAgger warm start are the runs of the BenchMARL priors study (``priors_benchmarl``:
@@ -169,7 +169,8 @@ def train(study: MarlStudy) -> str:
         for critic, option in CRITICS.items()
     ]
     train_all(mappo, study.jobs, benchmarl_done)
-    critic = choose_critic(study)["chosen"]
+    made = (study.runs / CRITIC_FILE).is_file()  # a choice once made is kept
+    critic = chosen_critic(study) if made else choose_critic(study)["chosen"]
     masac = []
     for seed in study.seeds if "masac" in study.algorithms else ():
         for task in study.tasks:

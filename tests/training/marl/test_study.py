@@ -110,3 +110,17 @@ def test_a_learned_row_is_at_or_above_the_best_baseline_on_every_task():
     for table in (markdown_table, best_rows_table, cpu_table):
         for line in table(summary).splitlines()[2:]:
             assert line in page
+
+
+def test_a_critic_choice_once_made_is_kept(tmp_path, monkeypatch):
+    marl = study.MarlStudy(
+        tasks=("corridor",),
+        seeds=(0,),
+        runs=tmp_path,
+        priors_runs=tmp_path / "p",
+        ppo_runs=tmp_path,
+    )
+    (tmp_path / study.CRITIC_FILE).write_text('{"chosen": "shared"}')
+    monkeypatch.setattr(study, "train_all", lambda runs, jobs, done=None: None)
+    monkeypatch.setattr(study, "choose_critic", lambda s: pytest.fail("chosen again"))
+    assert study.train(marl) == "shared"
