@@ -100,14 +100,19 @@ SUMMARY = DOCS / "marl_summary.json"
 @pytest.mark.skipif(not SUMMARY.is_file(), reason="the study is not published")
 def test_a_learned_row_is_at_or_above_the_best_baseline_on_every_task():
     pytest.importorskip("torchrl")
-    from crowdsteer.training.marl.results import best_rows_table, cpu_table, markdown_table
+    from crowdsteer.training.marl.results import (
+        best_rows_table,
+        cpu_table,
+        critic_table,
+        markdown_table,
+    )
 
     summary = json.loads(SUMMARY.read_text())
     assert set(summary["tasks"]) == set(TASKS)
     rows = best_rows_table(summary).splitlines()[2:]
     assert len(rows) == len(TASKS) and all(r.endswith("| yes |") for r in rows)
     page = (DOCS / "marl.md").read_text()
-    for table in (markdown_table, best_rows_table, cpu_table):
+    for table in (markdown_table, best_rows_table, critic_table, cpu_table):
         for line in table(summary).splitlines()[2:]:
             assert line in page
 
