@@ -19,6 +19,7 @@ from crowdsteer.training.rl.mix import (  # noqa: E402
     SCENARIO_MIX,
     TEACHERS,
     MixEntry,
+    best_teachers,
     make_mixed_env,
 )
 
@@ -256,3 +257,20 @@ def test_shipped_generalist_loads_by_name_and_beats_its_reference():
     learned = evaluate(policy, scenario="corridor", episodes=30, seed=50_000, **kw)
     reference = evaluate("cardioid", scenario="corridor", episodes=30, seed=50_000, **kw)
     assert learned["success_rate"].mean > reference["success_rate"].mean + 0.3
+
+
+def test_a_scene_teacher_can_be_replaced_for_the_best_warm_start(tmp_path):
+    assert generalist.teacher_overrides(["path_course=social_force"]) == {
+        "path_course": "social_force"
+    }
+    slots = ["corridor", "path_course", "two_walkers"]
+    chosen = {**TEACHERS, **generalist.teacher_overrides(["path_course=social_force"])}
+    expected = [TEACHERS["corridor"], "social_force", TEACHERS["two_walkers"]]
+    assert best_teachers(slots, chosen) == expected
+    for bad in ("path_course", "hall=cardioid", "path_course=teleport"):
+        with pytest.raises(ValueError, match="must be SCENE=BASELINE"):
+            generalist.teacher_overrides([bad])
+    with pytest.raises(ValueError, match="--bc-from best only"):
+        generalist.train(
+            generalist.Args(bc_from="cardioid", bc_teacher=["corridor=orca"], out=str(tmp_path))
+        )

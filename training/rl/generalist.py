@@ -32,7 +32,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 from ..support.options import arg, literal_value
 from .callbacks import EvalCallback, LossCheckCallback, ProgressBarCallback, TimeLimitCallback
-from .mix import SCENARIO_MIX, best_teachers, make_mixed_env, mix_evaluation
+from .mix import SCENARIO_MIX, TEACHERS, best_teachers, make_mixed_env, mix_evaluation
 from .runs import check_run_args, save_run, start_run, write_json
 from .runs import check_same_run as check_same_run_options
 
@@ -53,6 +53,9 @@ class Args:
     bc_steps: int = arg(40_000, "demonstration samples to collect")
     bc_epochs: int = arg(20, "epochs of supervised pre-training")
     bc_dagger_rounds: int = arg(0, "DAgger rounds after the clone: it drives, the baseline labels")
+    bc_teacher: list[str] = arg(
+        [], "with --bc-from best: SCENE=BASELINE replacing a scene's teacher"
+    )
     env: list[str] = arg([], "more config entries as KEY=VALUE (e.g. reward_progress=0.2)")
     # environment and run
     worlds_per_env: int = arg(8, "worlds of each (scene, behaviour) sub-environment")
@@ -164,12 +167,32 @@ def check_same_run(args: Args, run_dir: Path) -> None:
     check_same_run_options(run_dir, run_record(args))
 
 
+def teacher_overrides(entries: list[str]) -> dict[str, str]:
+    """``SCENE=BASELINE`` entries as a mapping, each scene one of the mix's and each baseline a
+    scripted one."""
+    from crowdsteer.baselines.policies import list_policies
+
+    out = {}
+    for entry in entries:
+        scene, sep, name = entry.partition("=")
+        if not sep or scene not in TEACHERS or name not in list_policies():
+            raise ValueError(
+                f"bc_teacher={entry!r} must be SCENE=BASELINE with SCENE one of {sorted(TEACHERS)}"
+                f" and BASELINE one of {sorted(list_policies())}"
+            )
+        out[scene] = name
+    return out
+
+
 def train(args: Args) -> int:
     """Train, evaluate and save one run; returns the exit status (1 on non-finite losses)."""
 
     from .resume import ResumeCheckpoints, resume_run
 
     check_run_args(args)
+    if args.bc_teacher and args.bc_from != "best":
+        raise ValueError(f"bc_teacher={args.bc_teacher} replaces teachers of --bc-from best only")
+    teacher_overrides(args.bc_teacher)  # refused before anything runs
     config = mix_config(args)
     if args.bc_from and config.get("action_mode") == "residual":
         raise ValueError(
@@ -215,7 +238,12 @@ def train(args: Args) -> int:
     if args.bc_from and not args.resume:
         from .bc import behaviour_clone
 
-        teachers = best_teachers(venv.slot_scenarios) if args.bc_from == "best" else args.bc_from
+        chosen = teacher_overrides(args.bc_teacher)
+        teachers = (
+            best_teachers(venv.slot_scenarios, {**TEACHERS, **chosen})
+            if args.bc_from == "best"
+            else args.bc_from
+        )
         bc = behaviour_clone(
             model, env, teachers, args.bc_steps, args.bc_epochs, dagger_rounds=args.bc_dagger_rounds
         )
