@@ -98,3 +98,44 @@ def test_the_names_offered_are_the_registries():
     registered = (scenario_names(), PRESETS, list_policies(), SHIPPED_MODELS, NAMED_SCENES)
     for names_offered, names_registered in zip(offered, registered, strict=True):
         assert names_offered == tuple(names_registered)
+
+
+def _options_dataclasses() -> list[type]:
+    """Every options dataclass of the training package whose fields carry help (``arg``), from
+    the modules this install can import."""
+    import dataclasses
+    import importlib
+    import pkgutil
+
+    import crowdsteer.training as training
+
+    found = {}
+    for info in pkgutil.walk_packages(training.__path__, "crowdsteer.training."):
+        if info.name.endswith("__main__"):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an extra this install lacks
+            continue
+        for obj in vars(module).values():
+            if (
+                dataclasses.is_dataclass(obj)
+                and isinstance(obj, type)
+                and obj.__module__ == info.name
+                and any("help" in f.metadata for f in dataclasses.fields(obj))
+            ):
+                found[f"{obj.__module__}.{obj.__qualname__}"] = obj
+    return [found[k] for k in sorted(found)]
+
+
+def test_every_options_dataclass_prints_its_help(capsys):
+    from crowdsteer.training.cli.dataclass_flags import parse_dataclass
+    from crowdsteer.training.realism.recorded import ReproduceArgs
+
+    classes = _options_dataclasses()
+    assert ReproduceArgs in classes  # its help says "95 % intervals", which argparse formats
+    for cls in classes:
+        with pytest.raises(SystemExit) as ended:
+            parse_dataclass(cls, ["--help"], prog="crowdsteer x")
+        assert ended.value.code == 0, cls
+        assert "usage: crowdsteer x" in capsys.readouterr().out, cls

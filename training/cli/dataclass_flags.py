@@ -36,7 +36,8 @@ def parse_dataclass(cls: type, argv: Sequence[str] | None = None, prog: str | No
         flag = "--" + f.name.replace("_", "-")
         tp, optional = _field_type(hints[f.name])
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        help_text = f"{f.metadata.get('help', '')} (default: {default!r})"
+        # argparse %-formats help strings: a "95 % interval" would read "% i" as a conversion
+        help_text = f"{f.metadata.get('help', '')} (default: {default!r})".replace("%", "%%")
         if tp is bool:
             parser.add_argument(
                 flag, action=argparse.BooleanOptionalAction, default=default, help=help_text
