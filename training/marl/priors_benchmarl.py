@@ -36,6 +36,7 @@ from . import PRIOR_NAMES
 from .priors_study import (
     PriorsStudy,
     ci_text,
+    cpu_seconds,
     episodes,
     estimates,
     run_tasks,
@@ -166,8 +167,7 @@ def study_task(task: str, study: BenchmarlPriors) -> dict[str, Any]:
     for seed in study.seeds:
         folder = run_folder(task, seed, study)
         eps = episodes(acting_policy(final_checkpoint_of(folder)), task, *held)
-        cpu = json.loads((folder / "cpu.json").read_text())["cpu_s"]
-        per_seed[str(seed)] = {"held_out": estimates(eps), "cpu_s": cpu}
+        per_seed[str(seed)] = {"held_out": estimates(eps), "cpu_s": cpu_seconds(folder)}
         pooled += eps
     return {"reference": reference, "per_seed": per_seed, "held_out": estimates(pooled)}
 

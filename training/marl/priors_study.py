@@ -142,6 +142,11 @@ def train_all(
             time.sleep(poll_s)
 
 
+def cpu_seconds(folder: Path) -> float:
+    """A finished run's CPU seconds, as ``train_all`` wrote them to its ``cpu.json``."""
+    return json.loads((folder / "cpu.json").read_text())["cpu_s"]
+
+
 def _finished(folder: Path) -> bool:
     return (folder / "model.zip").is_file() and (folder / "cpu.json").is_file()
 
@@ -198,8 +203,10 @@ def study_task(task: str, study: PriorsStudy) -> dict[str, Any]:
             folder = study.runs / run_name(task, variant, seed)
             eps = episodes(str(folder / "model.zip"), task, *val)
             pooled += eps
-            cpu = json.loads((folder / "cpu.json").read_text())["cpu_s"]
-            runs[variant]["per_seed"][str(seed)] = {"validation": estimates(eps), "cpu_s": cpu}
+            runs[variant]["per_seed"][str(seed)] = {
+                "validation": estimates(eps),
+                "cpu_s": cpu_seconds(folder),
+            }
         runs[variant]["validation"] = estimates(pooled)
     chosen = max(VARIANTS, key=lambda v: runs[v]["validation"]["success_rate"]["mean"])
     held = (study.held_out_seed, study.held_out_episodes)

@@ -39,15 +39,8 @@ from crowdsteer.training.evaluation.evaluate import evaluate
 from crowdsteer.training.evaluation.metrics import aggregate, seed_interval
 
 from . import TASKS, task_files
-from .study import (
-    CRITIC_FILE,
-    DAGGER_LABEL,
-    PPO_LABEL,
-    MarlStudy,
-    chosen_critic,
-    ppo_folder,
-    run_folders,
-)
+from .priors_study import ci_text, cpu_seconds
+from .study import ALGORITHMS, PPO_LABEL, MarlStudy, critic_record, ppo_folder, run_folders
 from .tasks import ENV_NAME, TaskConfig
 
 
@@ -144,8 +137,8 @@ def evaluate_study(study: Study = STUDY) -> tuple[dict[str, Any], dict[str, Any]
     """The study's marl-eval document and its summary (see the module's docstring)."""
     from .policy import acting_policy
 
-    critic = chosen_critic(study.runs)
-    folders = run_folders(study.runs, critic)
+    critic = critic_record(study.runs)
+    folders = run_folders(study.runs, critic["chosen"])
     doc: dict[str, Any] = {ENV_NAME: {}}
     summary: dict[str, Any] = {}
     curves: dict[str, Any] = {}
@@ -167,16 +160,14 @@ def evaluate_study(study: Study = STUDY) -> tuple[dict[str, Any], dict[str, Any]
                 # its collected batches' success rates, kept for the figure
                 rates = _read_scalar(folder, SUCCESS_SCALAR)[:, 1].tolist()
                 task_curves.setdefault(label, {})[str(seed)] = rates
-                cpu_s = json.loads((run / "cpu.json").read_text())["cpu_s"]
-                cpu[task].setdefault(label, {})[str(seed)] = cpu_s
+                cpu[task].setdefault(label, {})[str(seed)] = cpu_seconds(run)
         for seed in study.seeds:
             run = ppo_folder(task, seed, study.runs)
             entries.append((PPO_LABEL, seed, str(run / "model.zip"), None))
             evals = json.loads((run / "evals.json").read_text())  # its periodic evaluations
             ppo_curve = [[e["timesteps"], e["success_rate"]] for e in evals]
             task_curves.setdefault(PPO_LABEL, {})[str(seed)] = ppo_curve
-            cpu_s = json.loads((run / "cpu.json").read_text())["cpu_s"]
-            cpu[task].setdefault(PPO_LABEL, {})[str(seed)] = cpu_s
+            cpu[task].setdefault(PPO_LABEL, {})[str(seed)] = cpu_seconds(run)
         entries += [(name, 0, name, None) for name in study.baselines]
         pooled: dict[str, list[dict]] = {}
         for label, seed, policy, record in entries:
@@ -200,9 +191,8 @@ def evaluate_study(study: Study = STUDY) -> tuple[dict[str, Any], dict[str, Any]
                 k: _estimate(per_episode, k)
                 for k in ("success_rate", "collision_rate", "time_to_goal")
             }
-    critic_doc = json.loads((study.runs.runs / CRITIC_FILE).read_text())
     return doc, {
-        "critic": critic_doc,
+        "critic": critic,
         "cpu_s": cpu,
         "eval_seed": study.eval_seed,
         "eval_episodes_per_run": study.eval_episodes,
@@ -256,7 +246,7 @@ def markdown_table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-LEARNED = ("mappo", "ippo", "masac", DAGGER_LABEL, PPO_LABEL)
+LEARNED = (*ALGORITHMS, PPO_LABEL)
 """The learned rows of the study's tables (the rest are the scripted baselines)."""
 
 
@@ -283,7 +273,7 @@ def best_rows_table(summary: dict[str, Any]) -> str:
             )
         )
         lines.append(
-            f"| {task} | {best_l} {_ci(learned[best_l])} | {best_b} {_ci(bases[best_b])} "
+            f"| {task} | {best_l} {ci_text(learned[best_l])} | {best_b} {ci_text(bases[best_b])} "
             f"| {verdict} |"
         )
     return "\n".join(lines)
@@ -305,7 +295,7 @@ def critic_table(summary: dict[str, Any]) -> str:
                 " / ".join(f"{v:.3f}" for k, v in runs.items() if k.rsplit("_", 1)[0] == task)
             )
         lines.append(f"| {task} | " + " | ".join(cells) + " |")
-    pooled = " | ".join(f"**{_ci(critics[c]['validation']['success_rate'])}**" for c in names)
+    pooled = " | ".join(f"**{ci_text(critics[c]['validation']['success_rate'])}**" for c in names)
     lines.append(f"| pooled (chosen: {summary['critic']['chosen']}) | {pooled} |")
     return "\n".join(lines)
 
@@ -324,10 +314,6 @@ def cpu_table(summary: dict[str, Any]) -> str:
         lines.append(f"| {task} | " + " | ".join(cells) + " |")
     lines.append("| all runs | " + " | ".join(f"{totals[k]:,.0f}" for k in labels) + " |")
     return "\n".join(lines)
-
-
-def _ci(est: dict[str, float]) -> str:
-    return f"{est['mean']:.3f} [{est['low']:.3f}, {est['high']:.3f}]"
 
 
 def _read_scalar(folder: Path, name: str) -> np.ndarray:

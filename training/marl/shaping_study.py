@@ -42,6 +42,7 @@ from . import SHAPING_VARIANTS
 from .priors_study import (
     PriorsStudy,
     choose_reference,
+    cpu_seconds,
     episodes,
     estimates,
     run_name,
@@ -114,8 +115,11 @@ def study_task(task: str, study: ShapingStudy) -> dict[str, Any]:
             folder = study.runs / run_name(task, v, s)
             scored = estimates(episodes(str(folder / "model.zip"), task, *val))
             final = scored["success_rate"]["mean"]
-            cpu = json.loads((folder / "cpu.json").read_text())["cpu_s"]
-            per_seed[v][str(s)] = {"speed": learning_speed(folder), "final": final, "cpu_s": cpu}
+            per_seed[v][str(s)] = {
+                "speed": learning_speed(folder),
+                "final": final,
+                "cpu_s": cpu_seconds(folder),
+            }
     compared: dict[str, Any] = {}
     for v in study.variants:
         row: dict[str, Any] = {}

@@ -32,13 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from . import STUDY_ALGORITHMS, TASKS
-from .priors_benchmarl import (
-    PRIORS,
-    BenchmarlPriors,
-    benchmarl_command,
-    final_checkpoint_of,
-)
+from .priors_benchmarl import BenchmarlPriors, benchmarl_command, final_checkpoint_of
 from .priors_benchmarl import _done as benchmarl_done
+from .priors_benchmarl import command as priors_command
 from .priors_benchmarl import run_folder as priors_run_folder
 from .priors_study import PriorsStudy, episodes, estimates, train_all, train_command
 
@@ -141,43 +137,43 @@ def choose_critic(study: MarlStudy) -> dict[str, Any]:
     return doc
 
 
-def chosen_critic(study: MarlStudy) -> str:
-    """The critic setting chosen on validation (``choose_critic``)."""
+def critic_record(study: MarlStudy) -> dict[str, Any]:
+    """The critic choice as ``choose_critic`` wrote it: each setting's validation figures and
+    the ``chosen`` one."""
     path = study.runs / CRITIC_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing: the critic is not chosen yet (marl-study)")
-    return json.loads(path.read_text())["chosen"]
+    return json.loads(path.read_text())
+
+
+def chosen_critic(study: MarlStudy) -> str:
+    """The critic setting chosen on validation (``choose_critic``)."""
+    return critic_record(study)["chosen"]
 
 
 def train(study: MarlStudy) -> str:
     """Train every run missing, in the order the choices need: MAPPO with each critic, the
     choice, then MASAC with it, shared PPO and the IPPO runs. Returns the chosen critic."""
     refs = references(study)
+
+    def centralised(algorithm: str, critic: str, task: str, seed: int) -> tuple[Path, list]:
+        folder = centralised_folder(algorithm, critic, task, seed, study)
+        return folder, benchmarl_command(algorithm, task, seed, [CRITICS[critic]], folder)
+
     mappo = [
-        (
-            centralised_folder("mappo", critic, task, seed, study),
-            benchmarl_command(
-                "mappo",
-                task,
-                seed,
-                [option],
-                centralised_folder("mappo", critic, task, seed, study),
-            ),
-        )
+        centralised("mappo", critic, task, seed)
         for seed in study.seeds
         for task in study.tasks
-        for critic, option in CRITICS.items()
+        for critic in CRITICS
     ]
     train_all(mappo, study.jobs, benchmarl_done)
     made = (study.runs / CRITIC_FILE).is_file()  # a choice once made is kept
     critic = chosen_critic(study) if made else choose_critic(study)["chosen"]
-    masac = []
-    for seed in study.seeds if "masac" in study.algorithms else ():
-        for task in study.tasks:
-            folder = centralised_folder("masac", critic, task, seed, study)
-            masac.append(
-                (folder, benchmarl_command("masac", task, seed, [CRITICS[critic]], folder))
-            )
+    masac = [
+        centralised("masac", critic, task, seed)
+        for seed in (study.seeds if "masac" in study.algorithms else ())
+        for task in study.tasks
+    ]
     ppo_study = PriorsStudy(runs=study.ppo_runs)
     ppo = [
         (ppo_folder(task, seed, study), train_command(task, "direct", refs[task], seed, ppo_study))
@@ -191,8 +187,7 @@ def train(study: MarlStudy) -> str:
         for seed in study.seeds:
             for task in study.tasks:
                 folder = priors_run_folder(task, seed, priors)
-                options = PRIORS[prior].options(refs[task])
-                ippo.append((folder, benchmarl_command("ippo", task, seed, options, folder)))
+                ippo.append((folder, priors_command(task, refs[task], seed, priors)))
     train_all(ppo, study.jobs)
     train_all(masac + ippo, study.jobs, benchmarl_done)
     print(f"every run is trained; the critic chosen on validation: {critic}", file=sys.stderr)

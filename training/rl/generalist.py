@@ -192,7 +192,7 @@ def train(args: Args) -> int:
     check_run_args(args)
     if args.bc_teacher and args.bc_from != "best":
         raise ValueError(f"bc_teacher={args.bc_teacher} replaces teachers of --bc-from best only")
-    teacher_overrides(args.bc_teacher)  # refused before anything runs
+    chosen_teachers = teacher_overrides(args.bc_teacher)  # refused before anything runs
     config = mix_config(args)
     if args.bc_from and config.get("action_mode") == "residual":
         raise ValueError(
@@ -238,9 +238,8 @@ def train(args: Args) -> int:
     if args.bc_from and not args.resume:
         from .bc import behaviour_clone
 
-        chosen = teacher_overrides(args.bc_teacher)
         teachers = (
-            best_teachers(venv.slot_scenarios, {**TEACHERS, **chosen})
+            best_teachers(venv.slot_scenarios, {**TEACHERS, **chosen_teachers})
             if args.bc_from == "best"
             else args.bc_from
         )
