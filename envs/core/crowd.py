@@ -41,8 +41,8 @@ from crowdsteer.envs.steering.registry import (
     Body,
     Senses,
     make_dispatch,
+    make_steer_traced,
     senses_buffers,
-    steer_traced,
     with_orca_neighbour_dist,
     with_walker_time_gap,
 )
@@ -390,7 +390,8 @@ def make_crowd_worlds(features: StepFeatures) -> Any:
     periodic_gather = gather_bodies_periodic if periodic_on else None
     periodic_grid_gather = gather_bodies_periodic_grid if periodic_on and grid_on else None
     follow, learner_path = (path_follow_projected_one, _learner_path) if paths_on else (None, None)
-    traced, learner_trace = (steer_traced, _learner_trace) if trace_on else (None, None)
+    traced = make_steer_traced(features.behaviours) if trace_on else None
+    learner_trace = _learner_trace if trace_on else None
     own_orca_dist = with_orca_neighbour_dist if orca_on else None
     sf_on = features.behaviours[SOCIAL_FORCE]
     own_time_gap = with_walker_time_gap if sf_on else None

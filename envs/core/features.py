@@ -10,9 +10,11 @@ specialised step and the general one (:data:`GENERAL`) give the same episodes bi
 
 Which compiled step a simulator runs (:func:`step_mode`, ``CROWDSTEER_STEP``):
 
-- ``auto`` (the default): its own specialised step when a cache holds it, else the general step
-  when a cache holds that (``crowdsteer compile`` builds it, and every configuration can run
-  it), else its own step, compiled now: a fraction of the general step's compile;
+- ``auto`` (the default): its own specialised step when a cache holds it, else a stock step
+  that covers it (:data:`STOCK`: the walkers' step of the default environment, the demo and
+  the quick start) when a cache holds that, else the general step when a cache holds that
+  (``crowdsteer compile --all`` builds it, and every configuration can run it), else its own
+  step, compiled now: a fraction of the general step's compile;
 - ``specialised``: always its own step (compiled if no cache holds it);
 - ``general``: always the general step (one compile serves every configuration of a process).
 """
@@ -26,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..kernels.jit import building, load_cached
-from ..steering.registry import NAMES
+from ..steering.registry import NAMES, RIGHT_OF_WAY
 from .neighbours import DENSE_MAX_BODIES
 
 STEP_ENV = "CROWDSTEER_STEP"
@@ -64,6 +66,37 @@ class StepFeatures(NamedTuple):
 GENERAL = StepFeatures(behaviours=(True,) * len(NAMES))
 """Every feature: the step every configuration can run."""
 
+WALKERS = StepFeatures(
+    behaviours=tuple(i == RIGHT_OF_WAY for i in range(len(NAMES))),
+    periodic=False,
+    grid=False,
+    flock=True,
+    paths=True,
+    trace=True,
+    contact=False,
+    previous_velocity=False,
+    ring=False,
+)
+"""The walkers' step: ``right_of_way`` pedestrians, flock units, waypoint paths and a recorded
+trace. It runs the default environment, the demo and the README's quick start, so ``crowdsteer
+compile`` builds it for them: a third of the general step's compile, and no source of ORCA,
+the social force or the other behaviours."""
+
+STOCK = (WALKERS,)
+"""The steps ``crowdsteer compile`` builds besides the general one, narrowest first: a simulator
+whose features one of them covers (:func:`covers`) runs it when no cache holds its own."""
+
+
+def covers(wider: StepFeatures, features: StepFeatures) -> bool:
+    """Whether a step of ``wider`` runs a simulator of ``features``: it holds every behaviour and
+    feature ``features`` marks (a feature it holds that the simulator lacks is a branch not
+    taken, so the episodes are the same bit for bit)."""
+    walks = all(w or not f for w, f in zip(wider.behaviours, features.behaviours, strict=True))
+    return walks and all(getattr(wider, n) or not getattr(features, n) for n in _FLAGS)
+
+
+_FLAGS = StepFeatures._fields[1:]
+
 
 def step_features(params: Any, state: Any, buffers: Any, behaviours: np.ndarray) -> StepFeatures:
     """The features of a simulator of ``params: StepParams``, ``state: WorldState`` and
@@ -94,12 +127,21 @@ def choose_features(
     kernel_of: Callable[[StepFeatures], Any], features: StepFeatures, args: tuple
 ) -> StepFeatures:
     """The features whose step (``kernel_of(...)``, called with ``args``) a simulator of
-    ``features`` runs (:func:`step_mode`): its own or :data:`GENERAL`. While ``crowdsteer
-    compile`` builds the precompiled folder, ``auto`` means the general step (the one every
-    configuration loads)."""
+    ``features`` runs (:func:`step_mode`): in ``auto``, its own when a cache holds it, else the
+    narrowest :data:`STOCK` step covering it, else :data:`GENERAL`, when a cache holds them;
+    else its own, compiled now. While ``crowdsteer compile`` builds the precompiled folder,
+    ``auto`` means the stock step covering it, else the general step (those every process
+    loads)."""
     mode = step_mode()
-    if mode == "general" or features == GENERAL or (mode == "auto" and building()):
+    if mode == "general" or features == GENERAL:
         return GENERAL
-    if mode == "specialised" or load_cached(kernel_of(features), args):
+    if mode == "specialised":
         return features
+    stock = next((wider for wider in STOCK if covers(wider, features)), None)
+    if building():
+        return GENERAL if stock is None else stock
+    if load_cached(kernel_of(features), args):
+        return features
+    if stock is not None and load_cached(kernel_of(stock), args):
+        return stock
     return GENERAL if load_cached(kernel_of(GENERAL), args) else features

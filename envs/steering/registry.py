@@ -91,6 +91,7 @@ __all__ = [
     "behaviour_id",
     "dispatch",
     "make_dispatch",
+    "make_steer_traced",
     "param_tuple",
     "senses_buffers",
     "steer",
@@ -434,6 +435,30 @@ def steer_traced(beh, me, sense, params):
     vx, vy = steer(beh, me, sense, params)
     record(trace, TRACE_FINAL, vx, vy)
     return vx, vy
+
+
+@functools.cache
+def make_steer_traced(uses: tuple[bool, ...]) -> Any:
+    """:func:`steer_traced` over the behaviours ``uses`` marks (:func:`make_dispatch`): a
+    recording crowd of ``right_of_way`` walkers compiles one behaviour, not every one. Every
+    behaviour marked: :func:`steer_traced` itself."""
+    if all(uses):
+        return steer_traced
+    dispatch_of = make_dispatch(uses)
+
+    def steer_traced_of(beh, me, sense, params):
+        trace = sense.trace
+        if trace.shape[0] > 0:
+            trace[:, :] = 0.0
+            dx, dy = normalize(me.tx - me.px, me.ty - me.py)
+            record(trace, TRACE_TARGET, dx, dy)
+        vx, vy = dispatch_of(beh, me, sense, params)
+        record(trace, TRACE_FINAL, vx, vy)
+        return vx, vy
+
+    walked = ", ".join(name for name, used in zip(NAMES, uses, strict=True) if used)
+    doc = f":func:`steer_traced` over {walked or 'no behaviour'}."
+    return njit(cache=True)(named(steer_traced_of, doc, walked or "none"))
 
 
 def behaviour_id(name: str, parameter: str = "pedestrian_behaviour") -> int:

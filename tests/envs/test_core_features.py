@@ -9,11 +9,15 @@ import pytest
 from crowdsteer.envs import CrowdConfig
 from crowdsteer.envs.api.factory import make_batch
 from crowdsteer.envs.core.batch import CrowdBatch
+from crowdsteer.envs.core import simulator
 from crowdsteer.envs.core.features import (
     GENERAL,
     STEP_ENV,
+    STOCK,
+    WALKERS,
     StepFeatures,
     choose_features,
+    covers,
     step_mode,
 )
 from crowdsteer.envs.core.simulator import SimulationError
@@ -127,15 +131,41 @@ def test_the_step_mode_is_read_from_the_environment(monkeypatch):
         step_mode()
 
 
+def test_the_walkers_step_covers_the_default_and_quick_start_scenes_and_no_orca():
+    assert STOCK == (WALKERS,)
+    for options in ({}, {"n_flock": 3}, {"scenario": "path_course"}, {"scenario": "corridor"}):
+        assert covers(WALKERS, _batch(**options).sim.features())
+    for options in ({"preset": "crowdnav"}, {"scenario": "periodic_corridor"}):
+        assert not covers(WALKERS, _batch(**options).sim.features())
+    assert covers(GENERAL, WALKERS) and not covers(WALKERS, GENERAL)
+    assert covers(WALKERS, DEFAULT._replace(trace=True)) and not covers(DEFAULT, WALKERS)
+    walkers = dependencies(make_step(WALKERS).fused_step.py_func)
+    assert "crowdsteer.envs.steering.orca" not in walkers
+    assert "crowdsteer.envs.steering.social_force" not in walkers
+
+
+def test_while_building_a_covered_configuration_takes_the_stock_step(monkeypatch):
+    monkeypatch.delenv(STEP_ENV, raising=False)
+    monkeypatch.setenv("CROWDSTEER_PRECOMPILING", "1")
+    assert choose_features(lambda f: None, DEFAULT, ()) == WALKERS
+    crowdnav = _batch(preset="crowdnav").sim.features()
+    assert choose_features(lambda f: None, crowdnav, ()) == GENERAL
+    monkeypatch.setenv(STEP_ENV, "specialised")
+    assert choose_features(lambda f: None, DEFAULT, ()) == DEFAULT
+
+
 def _episode(mode: str, monkeypatch, steps: int = 60, **options) -> list[np.ndarray]:
     monkeypatch.setenv(STEP_ENV, mode)
+    if mode == "walkers":  # the stock step, whatever the caches hold
+        monkeypatch.setattr(simulator, "choose_features", lambda kernel_of, f, args: WALKERS)
     batch = _batch(**options)
     rng = np.random.default_rng(1)
     out = []
     for _ in range(steps):
         obs, reward, *_ = batch.step(rng.uniform(-1, 1, (2, batch.num_learners, 2)))
         out += [batch.sim.state.pos.copy(), batch.sim.state.vel.copy(), obs.copy(), reward.copy()]
-    assert batch.sim.running == (GENERAL if mode == "general" else batch.sim.features())
+    expected = {"general": GENERAL, "walkers": WALKERS}.get(mode, batch.sim.features())
+    assert batch.sim.running == expected
     return out
 
 
@@ -145,6 +175,16 @@ def test_the_default_environments_own_step_gives_the_general_steps_episodes(monk
     own = _episode("specialised", monkeypatch)
     general = _episode("general", monkeypatch)
     assert all(np.array_equal(a, b) for a, b in zip(own, general, strict=True))
+
+
+@pytest.mark.parametrize("options", [{}, {"scenario": "path_course", "n_flock": 3}])
+def test_the_walkers_step_gives_the_general_steps_episodes(monkeypatch, options):
+    """A covered configuration on the stock step: the same episodes bit for bit (its extra
+    features are branches not taken)."""
+    walkers = _episode("walkers", monkeypatch, **options)
+    monkeypatch.undo()
+    general = _episode("general", monkeypatch, **options)
+    assert all(np.array_equal(a, b) for a, b in zip(walkers, general, strict=True))
 
 
 def test_a_behaviour_written_by_hand_outside_the_step_is_named(monkeypatch):

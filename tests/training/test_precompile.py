@@ -20,6 +20,7 @@ from crowdsteer.training.cli import main
 from crowdsteer.training.perf import precompile
 from crowdsteer.training.perf.precompile import (
     REFERENCE,
+    REFERENCE_ALL,
     REFERENCE_TOTAL_CPU_S,
     Estimate,
     ProgressBar,
@@ -115,19 +116,52 @@ def test_the_first_step_compiles_each_kernel_once():
 @current
 def test_the_build_runs_every_command_of_the_readme():
     manifest = json.loads((precompiled_dir() / MANIFEST).read_text())
-    parts = set(manifest["parts"])
+    parts = set(manifest["workload"]["parts"])
     for needed in ("explicit scene", "rendering with every overlay", "bench-speed", "step check"):
         assert needed in parts
     assert "scenario circle_crossing" in parts and "baseline orca" in parts
+    assert "quick start: a baseline acts" in parts
 
 
-def test_a_second_build_of_a_current_folder_compiles_nothing():
-    # The README's second set-up command after the first: the same sources and workload.
+def test_the_first_commands_workload_is_part_of_the_whole_one():
+    first = [label for label, _ in precompile._parts(False)]
+    whole = [label for label, _ in precompile._parts(True)]
+    assert first[0] == whole[0] == "default environment"
+    assert set(first) < set(whole) and len(whole) == len(set(whole))
+    assert "preset crowdnav" not in first and "baseline orca" not in first
+    # the whole workload starts the general step's compile second, beside the walkers' step
+    assert whole[1] == "preset crowdnav"
+
+
+def test_every_configuration_of_the_first_commands_workload_runs_the_walkers_step(monkeypatch):
+    """The first command's build compiles the walkers' step and no general one: every
+    configuration it runs must be one the walkers' step covers (kernels loaded, not compiled)."""
+    from crowdsteer.envs.core import simulator
+    from crowdsteer.envs.core.features import GENERAL, WALKERS, covers
+
+    uncovered = []
+
+    def record(kernel_of, features, args):
+        if not covers(WALKERS, features):
+            uncovered.append(features.describe())
+        return GENERAL
+
+    monkeypatch.setattr(simulator, "choose_features", record)
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    for _, run in precompile._parts(False):
+        run()
+    assert uncovered == []
+
+
+@pytest.mark.parametrize("everything", [False, True])
+def test_a_second_build_of_a_current_folder_compiles_nothing(everything):
+    # The README's second set-up command after the first: the same sources, and a workload the
+    # folder already holds.
     current = folder_is_current(precompiled_dir())
     manifest = json.loads((precompiled_dir() / MANIFEST).read_text()) if current else {}
-    if manifest.get("workload") != precompile._workload():
-        pytest.skip("the install's precompiled kernels are not current for this workload")
-    report = build()
+    if not precompile._covers(manifest, True):
+        pytest.skip("the install's precompiled kernels are not current for the whole workload")
+    report = build(everything=everything)
     assert report.compiled == {} and report.kernels == 0
     assert report.held == len(manifest["kernels"]) > 0
     assert json.loads((precompiled_dir() / MANIFEST).read_text()) == manifest  # left as it was
@@ -275,7 +309,9 @@ def test_the_bar_counts_cpu_seconds_and_names_what_each_process_compiles():
 
 def test_the_estimate_is_the_last_build_on_this_machine_else_the_reference(tmp_path):
     assert estimate(tmp_path).parts == REFERENCE
-    assert estimate(tmp_path).total_cpu_s == REFERENCE_TOTAL_CPU_S
+    assert estimate(tmp_path).total_cpu_s == REFERENCE_TOTAL_CPU_S[False]
+    assert estimate(tmp_path, everything=True).parts == REFERENCE_ALL
+    assert estimate(tmp_path, everything=True).total_cpu_s == REFERENCE_TOTAL_CPU_S[True]
     (tmp_path / MANIFEST).write_text(
         json.dumps(
             {
@@ -287,6 +323,7 @@ def test_the_estimate_is_the_last_build_on_this_machine_else_the_reference(tmp_p
     last = estimate(tmp_path)
     assert last.parts == {"default environment": (44.0, 2)}
     assert last.total_cpu_s == 52.5 and "this machine" in last.source
+    assert estimate(tmp_path, everything=True).parts == REFERENCE_ALL  # another workload
 
 
 def test_building_refuses_a_folder_it_did_not_write(tmp_path, capsys):

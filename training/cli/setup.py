@@ -16,10 +16,15 @@ def _compile(args: argparse.Namespace) -> int:
     if args.jobs is not None:
         check_int("--jobs", args.jobs, 1)
     jobs = default_jobs() if args.jobs is None else args.jobs
-    expected = estimate(args.to)
+    expected = estimate(args.to, args.all)
+    what = (
+        "every configuration the package runs (the general step included)"
+        if args.all
+        else "the README's first command, its quick start and the walkers' scenes"
+    )
     print(
-        "crowdsteer compile: compiling the kernels of every configuration the README's commands "
-        f"use, once per install, in {jobs} process{'es' if jobs > 1 else ''}; kernels already "
+        f"crowdsteer compile: compiling the kernels of {what}, once per install, in "
+        f"{jobs} process{'es' if jobs > 1 else ''}; kernels already "
         f"built and current are kept; a build from nothing takes about "
         f"{expected.total_cpu_s:.0f} CPU-seconds (from {expected.source}), more wall time "
         "while other work shares the cores",
@@ -28,7 +33,7 @@ def _compile(args: argparse.Namespace) -> int:
     )
     bar = ProgressBar(expected)
     try:
-        report = build(args.to, progress=bar, jobs=jobs, force=args.force)
+        report = build(args.to, progress=bar, jobs=jobs, force=args.force, everything=args.all)
     finally:
         bar.close()
     if not report.compiled:
@@ -51,10 +56,13 @@ def add_setup_commands(commands: Commands) -> None:
         "compile",
         _compile,
         "compile the kernels ahead of time (once per install; first steps then take < 1 s)",
-        "Runs every form of the environment, each scenario, option and baseline a few steps in\n"
-        "--jobs fresh interpreters and keeps the compiled kernels in the install's precompiled\n"
-        "folder; each kernel is compiled by one of them. Every later process loads them from it,\n"
-        "whatever its NUMBA_CACHE_DIR. Each kernel records the source files it was built from\n"
+        "Runs the README's first command, its quick start and the walkers' scenes (--all: every\n"
+        "form of the environment, each scenario, preset, option and baseline, on the general\n"
+        "step) a few steps each in --jobs fresh interpreters and keeps the compiled kernels in\n"
+        "the install's precompiled folder; each kernel is compiled by one of them. Every later\n"
+        "process loads them from it, whatever its NUMBA_CACHE_DIR; a configuration the build\n"
+        "did not cover compiles its own step on first use (said on stderr). Each kernel records\n"
+        "the source files it was built from\n"
         "(its own module, its callees' and their constants'): after an edit only the kernels\n"
         "built from the edited files are stale (said on stderr) and compile on first use, and\n"
         "the next build compiles only them; an unchanged folder is kept as it is. Another numba\n"
@@ -76,6 +84,12 @@ def add_setup_commands(commands: Commands) -> None:
         default=None,
         metavar="N",
         help="building processes (default: this machine's cores)",
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="also the general step and every scenario, preset, option and baseline (what the "
+        "test suite and sweeps over many configurations use)",
     )
     p.add_argument(
         "--force",

@@ -86,20 +86,20 @@ def _single(**options: Any) -> Callable[[], None]:
     return run
 
 
-def _own_step() -> None:
-    """The default environment on the step compiled for its own features (``features``): what a
-    process runs when the general step is stale (an edit of a behaviour it does not walk)."""
-    from crowdsteer.envs.core.features import STEP_ENV
+def _quick_start() -> None:
+    """The README's quick start: a baseline acting on the learner's observation (its kernel
+    runs first, beside another interpreter compiling the step), then the episode's steps."""
+    import gymnasium
 
-    before = os.environ.get(STEP_ENV)
-    os.environ[STEP_ENV] = "specialised"
-    try:
-        _single()()
-    finally:
-        if before is None:
-            os.environ.pop(STEP_ENV, None)
-        else:
-            os.environ[STEP_ENV] = before
+    import crowdsteer.envs  # noqa: F401  (registers the Gymnasium id)
+    from crowdsteer.baselines import make_policy
+
+    env = gymnasium.make("crowdsteer/CrowdNav-v0", scenario="circle_crossing", n_pedestrians=5)
+    obs, _ = env.reset(seed=0)
+    policy = make_policy("cardioid", config=env.unwrapped.config)
+    for _ in range(STEPS):
+        obs, *_ = env.step(policy.act(obs[None])[0])
+    env.close()
 
 
 def _rendering() -> None:
@@ -125,7 +125,7 @@ def _vector() -> None:
 def _parallel() -> None:
     from crowdsteer.envs import crowd_v0
 
-    env = crowd_v0.parallel_env(n_learners=3)
+    env = crowd_v0.parallel_env(n_learners=4, n_pedestrians=6, n_flock=4, scenario="corridor")
     env.reset(seed=0)
     for _ in range(STEPS):
         if not env.agents:
@@ -190,20 +190,59 @@ def _bench_speed() -> None:
         closed(k)
 
 
-def _parts() -> list[tuple[str, Callable[[], None]]]:
-    """The workload, in order: the default environment first (what a user's first step
-    compiles), then what the others add."""
+STOCK_SCENARIOS = (
+    "circle_crossing",
+    "square_crossing",
+    "corridor",
+    "crossing_flows",
+    "obstacle_field",
+    "bottleneck",
+    "bottleneck_flow",
+    "path_course",
+    "symmetric_obstacles",
+    "two_walkers",
+)
+"""The scenarios whose default crowd the walkers' step runs (``features.WALKERS``: walkers of
+``right_of_way``, paths, flock units, a trace); the others need the general step."""
+
+SCOPE_ENV = "CROWDSTEER_PRECOMPILE_ALL"
+"""``1`` in a building interpreter of ``crowdsteer compile --all``."""
+
+
+def _parts(everything: bool = False) -> list[tuple[str, Callable[[], None]]]:
+    """The workload, in order. Without ``everything``: what the README's first command, its
+    quick start and the walkers' scenes run, all on the walkers' step. With it, first the
+    configuration that compiles the general step (so that one interpreter builds it while
+    another builds the walkers' step), then every scenario, preset, option, crowd behaviour,
+    baseline, the step check and bench-speed."""
+    parts: list[tuple[str, Callable[[], None]]] = [
+        ("default environment", _single()),
+        ("quick start: a baseline acts", _quick_start),
+        ("rendering with every overlay", _rendering),
+        ("PettingZoo parallel env", _parallel),
+        ("PettingZoo AEC env", _aec),
+        ("Gymnasium vector env", _vector),
+        ("explicit scene", _single(scenario=EXPLICIT_SCENE)),
+    ]
+    parts += [(f"scenario {name}", _single(scenario=name)) for name in STOCK_SCENARIOS]
+    if not everything:
+        return parts
+    return [parts[0], *_general_parts(), *parts[1:]]
+
+
+def _general_parts() -> list[tuple[str, Callable[[], None]]]:
+    """What ``--all`` adds: the configurations the general step runs, and the remaining kernels
+    (options, baselines on CrowdNav's preset, the step check, bench-speed)."""
     from crowdsteer.baselines.policies import list_policies
     from crowdsteer.envs import PRESETS, scenario_names
     from crowdsteer.envs.core.config import SHAPING_REFERENCES
 
-    parts: list[tuple[str, Callable[[], None]]] = [
-        ("default environment", _single()),
-        ("default environment, its own step", _own_step),
+    parts = [(f"preset {name}", _single(preset=name)) for name in PRESETS if name != "default"]
+    parts += [
+        (f"scenario {name}", _single(scenario=name))
+        for name in scenario_names()
+        if name not in STOCK_SCENARIOS
     ]
-    parts += [(f"scenario {name}", _single(scenario=name)) for name in scenario_names()]
-    parts.append(("explicit scene", _single(scenario=EXPLICIT_SCENE)))
-    parts += [(f"preset {name}", _single(preset=name)) for name in PRESETS]
     options = {
         "unicycle learners": {"kinematics": "unicycle"},
         "dictionary observations": {"dict_obs": True},
@@ -226,12 +265,6 @@ def _parts() -> list[tuple[str, Callable[[], None]]]:
         (f"crowd {behaviour}", _single(pedestrian_behaviour=behaviour))
         for behaviour in SHAPING_REFERENCES
         if behaviour != "path_follow"
-    ]
-    parts += [
-        ("rendering with every overlay", _rendering),
-        ("Gymnasium vector env", _vector),
-        ("PettingZoo parallel env", _parallel),
-        ("PettingZoo AEC env", _aec),
     ]
     parts += [(f"baseline {policy}", _baseline(policy)) for policy in list_policies()]
     parts += [
@@ -339,7 +372,7 @@ def main() -> None:
     from crowdsteer.envs.kernels.jit import CLAIMS, kernel_dependencies, loaded_kernels
 
     compiled, listener = _listen()
-    parts = _parts()
+    parts = _parts(os.environ.get(SCOPE_ENV) == "1")
     state: dict[str, Any] = {}
     CLAIMS.on_wait = lambda name: (
         state.__setitem__("waiting", name),
@@ -371,20 +404,21 @@ def main() -> None:
 
 # ----------------------------------------------------------------------------- the command side
 REFERENCE = {
-    "default environment": (79.3, 105),
-    "default environment, its own step": (19.5, 6),
-    "shaping": (6.1, 53),
-    "baseline goal_seek": (6.7, 2),
+    "default environment": (27.0, 40),
+    "quick start: a baseline acts": (12.0, 20),
 }
-"""CPU seconds and kernels compiled of the costly configurations in a build from nothing on a
-2-vCPU AMD EPYC (the estimate when this machine has no build of its own yet); each other
-configuration costs about :data:`OTHER` (most compile nothing new)."""
+"""CPU seconds and kernels compiled of the costly configurations in a build of the first
+command's workload from nothing on a 2-vCPU AMD EPYC (the estimate when this machine has no
+build of its own yet); each other configuration costs about :data:`OTHER`."""
+
+REFERENCE_ALL = {**REFERENCE, "preset crowdnav": (70.0, 80), "baseline goal_seek": (6.7, 2)}
+"""The same for the whole workload (``--all``)."""
 
 OTHER = (0.3, 0)
 
-REFERENCE_TOTAL_CPU_S = 129.0
-"""CPU seconds of a whole build from nothing on that machine (all interpreters, imports
-included)."""
+REFERENCE_TOTAL_CPU_S = {False: 50.0, True: 130.0}
+"""CPU seconds of a build from nothing on that machine (all interpreters, imports included):
+the first command's workload (False) and the whole one (True)."""
 
 
 @dataclass
@@ -402,24 +436,28 @@ class Estimate:
         return sum(self.of(label)[0] for label in labels)
 
 
-def estimate(folder: Path | None = None) -> Estimate:
-    """The cost of a build from nothing, from the last such build in ``folder`` (default: the
-    install's) when it recorded one, else from :data:`REFERENCE`."""
+def estimate(folder: Path | None = None, everything: bool = False) -> Estimate:
+    """The cost of a build of the workload (``everything``: the whole one) from nothing, from
+    the last such build in ``folder`` (default: the install's) when it recorded one, else from
+    :data:`REFERENCE` (:data:`REFERENCE_ALL`)."""
     target = Path(folder) if folder is not None else precompiled_dir()
     try:
         manifest = json.loads((target / MANIFEST).read_text())
         if "kernels" in manifest:  # a build that may have kept kernels: its own from nothing
             manifest = manifest["from_scratch"]
-        recorded = {
-            label: (float(part["cpu_s"]), len(part["kernels"]))
-            for label, part in manifest["compiled"].items()
-        }
-        if recorded:
-            total = float(manifest.get("cpu_seconds", sum(c for c, _ in recorded.values())))
-            return Estimate(recorded, "the last build on this machine", total)
+        if bool(manifest.get("everything", False)) == everything:
+            recorded = {
+                label: (float(part["cpu_s"]), len(part["kernels"]))
+                for label, part in manifest["compiled"].items()
+            }
+            if recorded:
+                total = float(manifest.get("cpu_seconds", sum(c for c, _ in recorded.values())))
+                return Estimate(recorded, "the last build on this machine", total)
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    return Estimate(dict(REFERENCE), "a build on a 2-vCPU AMD EPYC", REFERENCE_TOTAL_CPU_S)
+    reference = REFERENCE_ALL if everything else REFERENCE
+    total = REFERENCE_TOTAL_CPU_S[everything]
+    return Estimate(dict(reference), "a build on a 2-vCPU AMD EPYC", total)
 
 
 @dataclass
@@ -472,27 +510,35 @@ def build(
     progress: Progress | None = None,
     jobs: int = 1,
     force: bool = False,
+    everything: bool = False,
 ) -> BuildReport:
     """Fill ``folder`` (see :func:`_build`) with ``jobs`` building interpreters, one build at a
     time: a second build of the same folder, in another process, waits for the first. Kernels
-    already there and current are kept (``force``: the folder is emptied first)."""
+    already there and current are kept (``force``: the folder is emptied first).
+    ``everything``: the whole workload, the general step included (``--all``)."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"--jobs must be an int >= 1, got {jobs!r}")
     target = Path(folder) if folder is not None else precompiled_dir()
     with _locked(target):
-        if not force and _current(target):
-            manifest = _read_json(target / MANIFEST)
-            if manifest.get("workload") == _workload():
-                return _kept(target, manifest)
-        return _build(target, progress, jobs, force)
+        if not force and _current(target, everything):
+            return _kept(target, _read_json(target / MANIFEST))
+        return _build(target, progress, jobs, force, everything)
 
 
-def _workload() -> dict[str, Any]:
+def _workload(everything: bool = False) -> dict[str, Any]:
     """What decides the workload: its configurations' names and this module's source (what
     each configuration runs)."""
     with open(__file__, "rb") as f:
         source = hashlib.sha256(f.read()).hexdigest()
-    return {"parts": [label for label, _ in _parts()], "source": source}
+    return {"parts": [label for label, _ in _parts(everything)], "source": source}
+
+
+def _covers(manifest: dict[str, Any], everything: bool) -> bool:
+    """Whether the build ``manifest`` records ran every configuration of the workload (the
+    whole workload covers the first command's), from this module's source."""
+    done, wanted = manifest.get("workload") or {}, _workload(everything)
+    parts = done.get("parts") or []
+    return done.get("source") == wanted["source"] and set(wanted["parts"]) <= set(parts)
 
 
 def _kept(target: Path, manifest: dict[str, Any]) -> BuildReport:
@@ -511,21 +557,24 @@ def _kept(target: Path, manifest: dict[str, Any]) -> BuildReport:
     )
 
 
-def ensure_current(folder: Path | None = None, jobs: int = 1) -> BuildReport | None:
-    """Build ``folder`` (default: the install's) unless every kernel it holds was compiled from
-    the sources loaded now; None when so. Concurrent callers build it once: the others wait and
-    find it current."""
+def ensure_current(
+    folder: Path | None = None, jobs: int = 1, everything: bool = True
+) -> BuildReport | None:
+    """Build ``folder`` (default: the install's) unless it holds the workload (``everything``:
+    the whole one) and every kernel it holds was compiled from the sources loaded now; None
+    when so. Concurrent callers build it once: the others wait and find it current."""
     target = Path(folder) if folder is not None else precompiled_dir()
     with _locked(target):
-        if _current(target):
+        if _current(target, everything):
             return None
-        return _build(target, None, jobs, False)
+        return _build(target, None, jobs, False, everything)
 
 
-def _current(folder: Path) -> bool:
-    """Whether ``folder`` is current now (checked afresh: another process may have built it)."""
+def _current(folder: Path, everything: bool) -> bool:
+    """Whether ``folder`` holds the workload (``everything``: the whole one) and is current now
+    (checked afresh: another process may have built it)."""
     forget_checks()
-    return folder_is_current(folder)
+    return folder_is_current(folder) and _covers(_read_json(folder / MANIFEST), everything)
 
 
 class _locked:
@@ -617,7 +666,9 @@ class _Worker:
             pass
 
 
-def _build(target: Path, progress: Progress | None, jobs: int, force: bool) -> BuildReport:
+def _build(
+    target: Path, progress: Progress | None, jobs: int, force: bool, everything: bool
+) -> BuildReport:
     """Fill ``target`` by running the workload (``_parts``) in ``jobs`` fresh interpreters that
     compile into it what it does not already hold current, passing their progress lines (each
     with its ``worker``) to ``progress``. Entries are written whole (numba writes a file and
@@ -632,6 +683,7 @@ def _build(target: Path, progress: Progress | None, jobs: int, force: bool) -> B
     env = {
         **os.environ,
         BUILDING_ENV: "1",
+        SCOPE_ENV: "1" if everything else "0",
         PRECOMPILED_DIR_ENV: str(target),
         "SDL_VIDEODRIVER": os.environ.get("SDL_VIDEODRIVER", "dummy"),
     }
@@ -666,16 +718,11 @@ def _build(target: Path, progress: Progress | None, jobs: int, force: bool) -> B
                 progress({**message, "worker": worker.number, "workers": jobs})
             if kind in ("plan", "part") and not worker.busy:
                 idle.append(worker)
-            # the default environment first, alone: every other configuration needs its step
-            # (one kernel, which one interpreter compiles while the others would wait), and its
-            # record is then the first step's compile from nothing
+            # in order, each to the next idle interpreter: the first two build different
+            # steps (the walkers' and the general one, or the step and a baseline's kernel);
+            # an interpreter that needs a kernel another is compiling waits for it
             while idle and labels:
-                if queued and queued[0] == 0:
-                    idle.pop(0).give(queued.pop(0))
-                elif labels[0] in done:
-                    idle.pop(0).give(queued.pop(0) if queued else None)
-                else:
-                    break
+                idle.pop(0).give(queued.pop(0) if queued else None)
         codes = [w.process.wait() for w in workers]
         errors.seek(0)
         stderr = errors.read()
@@ -695,14 +742,21 @@ def _build(target: Path, progress: Progress | None, jobs: int, force: bool) -> B
         "jobs": jobs,
         "seconds": round(seconds, 1),
         "cpu_seconds": round(cpu, 1),
+        "everything": everything,
     }
     # the last build that compiled everything (from an empty folder): the next one's estimate
     scratch = this_build if not earlier.get("kernels") else earlier.get("from_scratch")
+    # the configurations the folder now serves: an earlier build's too when none of its kernels
+    # went stale (then every one of them is still there)
+    workload = _workload(everything)
+    before = earlier.get("workload") or {}
+    if not stale and before.get("source") == workload["source"]:
+        workload["parts"] += [p for p in before.get("parts", []) if p not in workload["parts"]]
     manifest = write_manifest(
         target,
         kernels={**kept, **kernels},
         built_by="crowdsteer compile",
-        workload=_workload(),
+        workload=workload,
         parts=parts,
         **this_build,
         **({"from_scratch": scratch} if scratch else {}),
