@@ -8,8 +8,8 @@ import pytest
 
 from crowdsteer.envs import CrowdConfig
 from crowdsteer.envs.api.factory import make_batch
-from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core import simulator
+from crowdsteer.envs.core.batch import CrowdBatch
 from crowdsteer.envs.core.features import (
     GENERAL,
     STEP_ENV,
