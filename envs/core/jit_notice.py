@@ -28,8 +28,8 @@ PACKAGE = "crowdsteer."
 
 MESSAGE = (
     "crowdsteer: numba is compiling the kernels this configuration needs, once for this machine "
-    "(later processes load them from numba's cache; `crowdsteer compile` builds every kernel "
-    "ahead of time, once per install)"
+    "(later processes load them from numba's cache; `crowdsteer compile --all` builds every "
+    "kernel ahead of time, once per install)"
 )
 
 

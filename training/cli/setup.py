@@ -62,13 +62,13 @@ def add_setup_commands(commands: Commands) -> None:
         "the install's precompiled folder; each kernel is compiled by one of them. Every later\n"
         "process loads them from it, whatever its NUMBA_CACHE_DIR; a configuration the build\n"
         "did not cover compiles its own step on first use (said on stderr). Each kernel records\n"
-        "the source files it was built from\n"
-        "(its own module, its callees' and their constants'): after an edit only the kernels\n"
-        "built from the edited files are stale (said on stderr) and compile on first use, and\n"
-        "the next build compiles only them; an unchanged folder is kept as it is. Another numba\n"
-        "or numpy makes the whole folder stale. CROWDSTEER_PRECOMPILED_DIR names another\n"
-        "folder. It fails when a kernel compiled without reference counting returns arrays or\n"
-        "receives them from a kernel that counts (crowdsteer.envs.kernels.contract).",
+        "the source files it was built from (its own module, its callees' and their\n"
+        "constants'): after an edit only the kernels built from the edited files are stale\n"
+        "(said on stderr) and compile on first use, and the next build compiles only them; an\n"
+        "unchanged folder is kept as it is. Another numba or numpy makes the whole folder\n"
+        "stale. CROWDSTEER_PRECOMPILED_DIR names another folder. It fails when a kernel\n"
+        "compiled without reference counting returns arrays or receives them from a kernel\n"
+        "that counts (crowdsteer.envs.kernels.contract).",
     )
     p.add_argument(
         "--to",

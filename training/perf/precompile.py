@@ -192,6 +192,7 @@ def _bench_speed() -> None:
 
 STOCK_SCENARIOS = (
     "circle_crossing",
+    "crowdnav_circle",
     "square_crossing",
     "corridor",
     "crossing_flows",
