@@ -59,7 +59,7 @@ class Record(event.Listener):
     def on_start(self, ev):
         d = ev.data.get("dispatcher")
         if d is not None and d.py_func.__module__.startswith("crowdsteer."):
-            name = d.py_func.__module__ + "." + d.py_func.__qualname__
+            name = d.py_func.__module__ + "." + d.py_func.__name__
             compiled.append([name, [str(a) for a in ev.data["args"]]])
 
     def on_end(self, ev):

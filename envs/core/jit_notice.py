@@ -39,7 +39,7 @@ def _kernel_name(data: dict | None) -> str | None:
     func = getattr(dispatcher, "py_func", None)
     if func is None:
         return None
-    return f"{func.__module__}.{func.__qualname__}"
+    return f"{func.__module__}.{func.__name__}"
 
 
 class CompileNotice(event.Listener):

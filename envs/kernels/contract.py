@@ -42,7 +42,7 @@ def contract_faults(kernels: Iterable[Dispatcher]) -> tuple[list[str], int]:
     for kernel in kernels:
         if counts_references(kernel):
             continue
-        name = f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__}"
+        name = f"{kernel.py_func.__module__}.{kernel.py_func.__name__}"
         for cres in kernel.overloads.values():
             annotation = cres.type_annotation
             calltypes = getattr(annotation, "calltypes", None)
@@ -63,7 +63,7 @@ def contract_faults(kernels: Iterable[Dispatcher]) -> tuple[list[str], int]:
                 target = callee.dispatcher
                 if counts_references(target) and holds_arrays(signature.return_type):
                     faults.append(
-                        f"{name} receives arrays from {target.py_func.__qualname__}, which counts "
+                        f"{name} receives arrays from {target.py_func.__name__}, which counts "
                         "references: the kernel would never release them (pass the callee a "
                         "buffer to fill instead)"
                     )

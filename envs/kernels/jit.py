@@ -527,7 +527,7 @@ class _Claims:
         except BlockingIOError:
             if self.on_wait is not None:
                 func = cache._py_func  # noqa: SLF001
-                self.on_wait(f"{func.__module__}.{func.__qualname__}")
+                self.on_wait(f"{func.__module__}.{func.__name__}")
             fcntl.flock(lock, fcntl.LOCK_EX)
             data = cache.store.load_overload(sig, target_context)
             if data is not None:
@@ -602,10 +602,19 @@ class TieredCache:
 
 
 def named(function: Callable, doc: str | None = None, variant: str | None = None) -> Callable:
-    """``function`` (defined in a factory) named as a module-level kernel (``__qualname__`` its
-    ``__name__``), for numba's cache files and the names progress shows; with ``doc``, its
-    docstring; ``variant`` tells the factory's kernels apart in manifests (:func:`kernel_name`)."""
+    """``function`` (defined in a factory) named as a module-level kernel: ``__qualname__`` its
+    ``__name__`` and its closure's digest, for numba's cache files and symbols; with ``doc``,
+    its docstring; ``variant`` tells the factory's kernels apart in manifests
+    (:func:`kernel_name`).
+
+    The digest keeps two closures of one factory apart in the machine code: numba names a
+    compiled function by its module, ``__qualname__``, argument types and a counter of the
+    process that compiled it, so two variants compiled in two processes (``world_step`` of two
+    configurations, each loaded from a cache) could get one symbol, and a process that loads
+    both would run the first one's code for the second."""
     function.__qualname__ = function.__name__
+    if function.__closure__:
+        function.__qualname__ += "_" + closure_digest(function)[:16]
     if doc is not None:
         function.__doc__ = doc
     if variant is not None:
@@ -617,7 +626,7 @@ def kernel_name(kernel: Dispatcher) -> str:
     """``module.function`` of a kernel, and ``[variant]`` for one a factory made (``named``)."""
     func = kernel.py_func
     variant = getattr(func, "variant", None)
-    return f"{func.__module__}.{func.__qualname__}" + (f"[{variant}]" if variant else "")
+    return f"{func.__module__}.{func.__name__}" + (f"[{variant}]" if variant else "")
 
 
 def njit(

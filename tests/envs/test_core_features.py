@@ -207,5 +207,17 @@ def test_each_specialised_kernel_has_cache_files_of_its_own():
     names = {base(make_step(f).world_step) for f in (DEFAULT, GENERAL)}
     names.add(base(make_step(DEFAULT._replace(paths=True)).world_step))
     assert len(names) == 3
-    assert all(name.startswith("step.world_step-") for name in names)
+    assert all(name.startswith("step.world_step_") for name in names)
     assert base(make_step(DEFAULT._replace()).world_step) in names
+
+
+def test_two_variants_of_a_factory_kernel_never_share_a_name():
+    """numba names a compiled function by module, ``__qualname__``, argument types and a counter
+    of the compiling process; variants of one factory kernel (``named``) carry their closure's
+    digest, so two compiled in two processes never get one symbol."""
+    variants = [DEFAULT, GENERAL, WALKERS, DEFAULT._replace(previous_velocity=True)]
+    for entry in ("world_step", "fused_step"):
+        names = {getattr(make_step(f), entry).py_func.__qualname__ for f in variants}
+        assert len(names) == len(variants)
+        assert all(name.startswith(entry + "_") for name in names)
+    assert make_step(DEFAULT).fused_step.py_func.__name__ == "fused_step"

@@ -314,7 +314,7 @@ def _listen() -> tuple[list[tuple[str, bool]], Any]:
         def on_start(self, ev: event.Event) -> None:
             depth[0] += 1
             func = getattr(ev.data.get("dispatcher"), "py_func", None)
-            name = "?" if func is None else f"{func.__module__}.{func.__qualname__}"
+            name = "?" if func is None else f"{func.__module__}.{func.__name__}"
             self.stack.append(name)
             if func is None:
                 return

@@ -230,7 +230,7 @@ def test_every_cached_kernel_of_the_package_reads_the_precompiled_folder():
             importlib.import_module(info.name)
     importlib.import_module("crowdsteer.training.perf.ceiling")  # the benchmarks' yardstick
     kernels = {
-        f"{k.py_func.__module__}.{k.py_func.__qualname__}": k
+        f"{k.py_func.__module__}.{k.py_func.__name__}": k
         for k in loaded_kernels()
         if k.py_func.__module__.startswith("crowdsteer.")
     }
