@@ -12,8 +12,9 @@ distance (sums in another order round differently, in the last bits).
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -49,9 +50,9 @@ from crowdsteer.envs.core.layout import (
 )
 from crowdsteer.envs.kernels.bundle import bundle
 from crowdsteer.envs.kernels.geometry import normalize
-from crowdsteer.envs.kernels.jit import njit
+from crowdsteer.envs.kernels.jit import named, njit
 from crowdsteer.envs.steering.path_follow import PathFollowParams, path_follow_projected_one
-from crowdsteer.envs.steering.registry import Body, senses_buffers, steer_traced
+from crowdsteer.envs.steering.registry import NAMES, Body, make_steer_traced, senses_buffers
 
 
 @bundle
@@ -149,54 +150,75 @@ ACTED, NOT_FINITE, OUTSIDE, BAD_ACTION = range(4)
 not finite or outside its bounds (nothing acted), or a non-finite action."""
 
 
-@njit(cache=True, allocates=True)
-def act_from_observations(obs, policy, out, trace):
-    """Actions ``out: (K, 2)`` in [-1, 1] (float32 or float64) of the behaviour
+@functools.cache
+def make_act(uses: tuple[bool, ...]) -> Any:
+    """:func:`act_from_observations` steering through the behaviours ``uses`` marks (one bool
+    per registry id, ``registry.make_steer_traced``): a baseline compiles its own behaviour
+    only (``act_kernel``), not every one."""
+    steer_of = make_steer_traced(uses)
+
+    def act_from_observations(obs, policy, out, trace):
+        c = policy.settings
+        bad, outside = first_bad_entries(obs, policy.low, policy.high)
+        if bad >= 0:
+            return NOT_FINITE, bad
+        if outside >= 0:
+            return OUTSIDE, outside
+        cap = c.n_neighbours + c.n_obstacles + c.n_walls
+        record = trace.shape[1] > 0
+        buf = senses_buffers(cap, record)
+        path = np.zeros((c.n_waypoints + 1, 2))
+        row = np.zeros(obs.shape[1])  # a row in float64 before any arithmetic (float32 sums round)
+        for a in range(obs.shape[0]):
+            for j in range(row.shape[0]):
+                row[j] = obs[a, j]
+            goal_dist, vx, vy, radius, v_pref, hx, hy, n, n_bodies, n_path = _decode(
+                row, c, buf, path
+            )
+            tx = goal_dist
+            ty = 0.0
+            if n_path >= 2:
+                tx, ty, _ = path_follow_projected_one(0.0, 0.0, path, n_path, 0, policy.path)
+            me = Body(0.0, 0.0, vx, vy, hx, hy, tx, ty, radius, v_pref, c.dt, n, n_bodies)
+            wx, wy = steer_of(c.behaviour, me, buf, policy.steering)
+            if record:
+                rows = min(trace.shape[1], buf.trace.shape[0])
+                trace[a, :rows] = buf.trace[:rows]
+            if c.unicycle:
+                speed = math.sqrt(wx * wx + wy * wy)
+                err = math.atan2(hx * wy - hy * wx, hx * wx + hy * wy)  # heading to w, [-pi, pi]
+                ax = 2.0 * speed / v_pref - 1.0
+                ay = err / (c.max_turn_rate * c.dt)
+            else:
+                ax = wx / v_pref
+                ay = wy / v_pref
+            if not (math.isfinite(ax) and math.isfinite(ay)):
+                return BAD_ACTION, a
+            out[a, 0] = min(max(ax, -1.0), 1.0)
+            out[a, 1] = min(max(ay, -1.0), 1.0)
+        return ACTED, -1
+
+    walked = ", ".join(name for name, used in zip(NAMES, uses, strict=True) if used)
+    return njit(cache=True, allocates=True)(named(act_from_observations, _ACT_DOC, walked))
+
+
+_ACT_DOC = """Actions ``out: (K, 2)`` in [-1, 1] (float32 or float64) of the behaviour
     ``policy.settings.behaviour`` for the flat observations ``obs: (K, dim)`` (float32 or
     float64; read as float64, exactly); ``policy``: ``PolicyArgs``; ``trace: (K, T, 2)``
     receives the steering vectors in each goal frame (T = 0: none).
 
     The observations are checked first, in one pass: returns ``(NOT_FINITE, i)`` or ``(OUTSIDE,
     i)`` for the first bad entry (flat index ``i``) and acts on none; otherwise ``(BAD_ACTION,
-    a)`` for the first row whose action is not finite, or ``(ACTED, -1)``.
-    """
-    c = policy.settings
-    bad, outside = first_bad_entries(obs, policy.low, policy.high)
-    if bad >= 0:
-        return NOT_FINITE, bad
-    if outside >= 0:
-        return OUTSIDE, outside
-    cap = c.n_neighbours + c.n_obstacles + c.n_walls
-    record = trace.shape[1] > 0
-    buf = senses_buffers(cap, record)
-    path = np.zeros((c.n_waypoints + 1, 2))
-    row = np.zeros(obs.shape[1])  # a row in float64 before any arithmetic (float32 sums round)
-    for a in range(obs.shape[0]):
-        for j in range(row.shape[0]):
-            row[j] = obs[a, j]
-        goal_dist, vx, vy, radius, v_pref, hx, hy, n, n_bodies, n_path = _decode(row, c, buf, path)
-        tx = goal_dist
-        ty = 0.0
-        if n_path >= 2:
-            tx, ty, _ = path_follow_projected_one(0.0, 0.0, path, n_path, 0, policy.path)
-        me = Body(0.0, 0.0, vx, vy, hx, hy, tx, ty, radius, v_pref, c.dt, n, n_bodies)
-        wx, wy = steer_traced(c.behaviour, me, buf, policy.steering)
-        if record:
-            rows = min(trace.shape[1], buf.trace.shape[0])
-            trace[a, :rows] = buf.trace[:rows]
-        if c.unicycle:
-            speed = math.sqrt(wx * wx + wy * wy)
-            err = math.atan2(hx * wy - hy * wx, hx * wx + hy * wy)  # heading to w, [-pi, pi]
-            ax = 2.0 * speed / v_pref - 1.0
-            ay = err / (c.max_turn_rate * c.dt)
-        else:
-            ax = wx / v_pref
-            ay = wy / v_pref
-        if not (math.isfinite(ax) and math.isfinite(ay)):
-            return BAD_ACTION, a
-        out[a, 0] = min(max(ax, -1.0), 1.0)
-        out[a, 1] = min(max(ay, -1.0), 1.0)
-    return ACTED, -1
+    a)`` for the first row whose action is not finite, or ``(ACTED, -1)``."""
+
+
+def act_kernel(behaviour: int) -> Any:
+    """The acting kernel of a baseline of behaviour id ``behaviour`` (:func:`make_act`)."""
+    return make_act(tuple(i == behaviour for i in range(len(NAMES))))
+
+
+act_from_observations = make_act((True,) * len(NAMES))
+"""The acting kernel over every behaviour: ``behaviour`` chosen per call (``PolicySettings``)."""
 
 
 @njit(cache=True)
@@ -224,5 +246,6 @@ __all__ = [
     "PolicyArgs",
     "PolicySettings",
     "act_from_observations",
+    "act_kernel",
     "first_bad_entries",
 ]

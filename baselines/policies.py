@@ -2,7 +2,7 @@
 
 Every policy maps a stack of flat observations ``(K, obs_dim)`` to actions ``(K, 2)`` in the
 environment's action space, using only what the observation holds (no privileged state), in one
-compiled call (``observed.act_from_observations``) through the same dispatch that steers the
+compiled call (``observed.act_kernel``) through the same dispatch that steers the
 crowd. Trained Stable-Baselines3 models load behind the same ``act`` interface.
 """
 
@@ -33,7 +33,7 @@ from .observed import (
     OUTSIDE,
     PolicyArgs,
     PolicySettings,
-    act_from_observations,
+    act_kernel,
     first_bad_entries,
 )
 
@@ -191,7 +191,8 @@ class SteeringPolicy:
             trace = _NO_TRACE
         entry = self._entries.get(rows.dtype)
         if entry is None:  # typing the parameter tuples on every call would cost more than acting
-            entry = compiled_entry(act_from_observations, rows, self._args, out, trace)
+            kernel = act_kernel(self._args.settings.behaviour)  # its own behaviour only
+            entry = compiled_entry(kernel, rows, self._args, out, trace)
             self._entries[rows.dtype] = entry
         code, where = entry(rows, self._args, out, trace)
         if code != ACTED:

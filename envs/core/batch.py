@@ -110,9 +110,9 @@ class CrowdBatch:
         staged = self.priors.before_step or config.potential is not None
         self._fused = len(self.sim.chunks) == 1 and not staged
         self._fused_params = self.sim.params
-        self._fused_tail = self._fused_arguments()
+        self._fused_tail = self.fused_arguments()
 
-    def _fused_arguments(self) -> tuple:
+    def fused_arguments(self) -> tuple:
         """The fused step's arguments after the actions. Every buffer and bundle in it is made
         once with the batch, so the tuple is built once too, not at every step; only
         ``sim.params`` may be replaced (``_replace``), and the step checks it against
@@ -265,7 +265,7 @@ class CrowdBatch:
     def _advance_fused(self, actions: np.ndarray) -> None:
         a = self._checked_dtype(actions)
         if self._fused_params is not self.sim.params:
-            self._fused_tail = self._fused_arguments()
+            self._fused_tail = self.fused_arguments()
         features = self.sim.features()
         if features is not self._fused_features:  # a step for other features: entries anew
             self._fused_entries.clear()

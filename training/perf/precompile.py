@@ -86,9 +86,27 @@ def _single(**options: Any) -> Callable[[], None]:
     return run
 
 
+def _walkers_step() -> None:
+    """The walkers' step (``features.WALKERS``) of the default environment, compiled from its
+    arguments' types before any episode is drawn: one interpreter builds it from the start
+    while another builds the episode's and the baselines' kernels."""
+    import numpy as np
+
+    from crowdsteer.envs import CrowdConfig
+    from crowdsteer.envs.api.factory import make_batch
+    from crowdsteer.envs.core.features import WALKERS
+    from crowdsteer.envs.core.simulator import compiled_entry
+    from crowdsteer.envs.core.step import step_kernel
+
+    batch = make_batch(CrowdConfig.from_kwargs(), 1)
+    actions = np.zeros((1, batch.num_learners, 2), np.float32)  # what a Box samples
+    compiled_entry(step_kernel("fused_step")(WALKERS), actions, *batch.fused_arguments())
+
+
 def _quick_start() -> None:
-    """The README's quick start: a baseline acting on the learner's observation (its kernel
-    runs first, beside another interpreter compiling the step), then the episode's steps."""
+    """The README's quick start up to its first step: the episode drawn and a baseline acting
+    on the learner's observation, beside the interpreter compiling the step (which the
+    default environment's part then runs)."""
     import gymnasium
 
     import crowdsteer.envs  # noqa: F401  (registers the Gymnasium id)
@@ -96,9 +114,18 @@ def _quick_start() -> None:
 
     env = gymnasium.make("crowdsteer/CrowdNav-v0", scenario="circle_crossing", n_pedestrians=5)
     obs, _ = env.reset(seed=0)
-    policy = make_policy("cardioid", config=env.unwrapped.config)
-    for _ in range(STEPS):
-        obs, *_ = env.step(policy.act(obs[None])[0])
+    make_policy("cardioid", config=env.unwrapped.config).act(obs[None])
+    env.close()
+
+
+def _first_frame() -> None:
+    """A drawn episode rendered before its first step (the renderer's kernels)."""
+    from crowdsteer.envs.api.single import CrowdNavEnv
+    from crowdsteer.envs.core.config import OVERLAYS
+
+    env = CrowdNavEnv(render_mode="rgb_array", render_overlays=OVERLAYS)
+    env.reset(seed=0)
+    env.render()
     env.close()
 
 
@@ -212,15 +239,18 @@ SCOPE_ENV = "CROWDSTEER_PRECOMPILE_ALL"
 
 def _parts(everything: bool = False) -> list[tuple[str, Callable[[], None]]]:
     """The workload, in order. Without ``everything``: what the README's first command, its
-    quick start and the walkers' scenes run, all on the walkers' step. With it, first the
-    configuration that compiles the general step (so that one interpreter builds it while
-    another builds the walkers' step), then every scenario, preset, option, crowd behaviour,
-    baseline, the step check and bench-speed."""
+    quick start and the walkers' scenes run, all on the walkers' step, which the first
+    interpreter compiles from the start while the second builds the episode's and the
+    baseline's kernels. With it, second the configuration that compiles the general step (so
+    that the two interpreters build the two steps at once), then every scenario, preset,
+    option, crowd behaviour, baseline, the step check and bench-speed."""
     parts: list[tuple[str, Callable[[], None]]] = [
-        ("default environment", _single()),
+        ("the walkers' step", _walkers_step),
         ("quick start: a baseline acts", _quick_start),
-        ("rendering with every overlay", _rendering),
+        ("first frame rendered", _first_frame),
         ("PettingZoo parallel env", _parallel),
+        ("default environment", _single()),
+        ("rendering with every overlay", _rendering),
         ("PettingZoo AEC env", _aec),
         ("Gymnasium vector env", _vector),
         ("explicit scene", _single(scenario=EXPLICIT_SCENE)),
@@ -228,7 +258,7 @@ def _parts(everything: bool = False) -> list[tuple[str, Callable[[], None]]]:
     parts += [(f"scenario {name}", _single(scenario=name)) for name in STOCK_SCENARIOS]
     if not everything:
         return parts
-    return [parts[0], *_general_parts(), *parts[1:]]
+    return [parts[0], *_general_parts(), *parts[1:]]  # the general step second
 
 
 def _general_parts() -> list[tuple[str, Callable[[], None]]]:
