@@ -145,7 +145,8 @@ def add_realism_commands(commands: Commands) -> None:
         _reproduce,
         "a recorded experiment rebuilt from its trajectory file, in crowdsteer and JuPedSim",
         "Reads a recording (PeTrack text or the Jülich data archive's HDF5) and its walkable\n"
-        "area (WKT, or the HDF5's), starts every person where the first frame shows them, sends\n"
+        "area (WKT, or the HDF5's), starts every person where and when the recording first\n"
+        "shows them (later entrants walking in at their recorded velocity), sends\n"
         "everybody through the exit line, runs the scene in crowdsteer (--preset) and in\n"
         "JuPedSim's collision-free speed model, and measures the three with the same PedPy\n"
         "calls (N(t) and flow at the line, Voronoi density and speed in the area, per-frame\n"

@@ -9,10 +9,14 @@ that WKT or a declared one (``--geometry``: a WKT polygon or a file holding it).
 
 The reproduction:
 
-- **starts**: each person's position in the run's first frame (everyone must be present there:
-  a walker entering later cannot be placed at the start of a simulation). Recorded positions
-  may lie closer than two bodies or than a body to a wall; ``separate`` moves them apart by the
-  least it can, and the table reports the largest move;
+- **starts**: each person where the recording first shows them, at that time (``entries``): the
+  crowd of the first frame at the start, and a person who enters later (a corridor fed through
+  its entrance) at their first frame, walking at the velocity recorded over their first
+  ``ENTRY_VELOCITY_SECONDS``. Recorded positions may lie closer than two bodies or than a body
+  to a wall; ``separate`` moves the first frame's crowd apart, and each later entrant off the
+  walls, by the least it can, and the table reports the largest move. In a run with entrants,
+  a walker leaves the simulation once past the walkable area (out of the recording's view), as
+  JuPedSim's agents leave at its exit stage;
 - **geometry**: the walkable polygon, extended beyond the exit by an apron (``APRON`` m deep
   along the exit's normal, as wide as the geometry) through which walkers leave; its boundary's
   edges (holes included) are crowdsteer's wall segments and the same polygon is JuPedSim's
@@ -73,6 +77,9 @@ JUPEDSIM_RADIUS = 0.12
 two agents that reach a narrow entrance side by side can hold each other for good: with the
 crowd's 0.16 m, two of them lock in the 0.5 m entrance of the 2018 bottleneck within 10 s and
 most of its 75 walkers never pass; 0.12 m lets the crowd through."""
+
+ENTRY_VELOCITY_SECONDS = 0.5
+"""s: a later entrant enters walking at its recorded velocity over this long."""
 
 STALL_SECONDS = 10.0
 """s: a JuPedSim run stops when no agent has moved more than 1 mm for this long."""
@@ -195,19 +202,21 @@ def parse_area(text: str):
     return shapely.box(x0, y0, x1, y1)
 
 
-def first_positions(traj) -> tuple[np.ndarray, np.ndarray]:
-    """Each person's id and position in the run's first frame: ids (N,) ascending and starts
-    (N, 2) in m. Refuses a run in which somebody enters after the first frame."""
-    df = traj.data
-    first = int(df.frame.min())
-    at_first = df[df.frame == first].sort_values("id")
-    missing = sorted(set(df.id.unique()) - set(at_first.id))
-    if missing:
-        raise UsageError(
-            f"{len(missing)} of {df.id.nunique()} persons enter after the first frame "
-            f"(ids {missing[:5]}...): a reproduction starts everybody in the first frame"
-        )
-    return at_first.id.to_numpy(), at_first[["x", "y"]].to_numpy(float)
+def entries(traj) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Where and when the recording first shows each person: ids (N,) ascending, positions
+    (N, 2) m, times (N,) s after the run's first frame, and velocities (N, 2) m/s over the next
+    ``ENTRY_VELOCITY_SECONDS`` (or the rest of a shorter track; zero for a single point)."""
+    df = traj.data.sort_values(["id", "frame"])
+    fps = float(traj.frame_rate)
+    tracks = df.groupby("id", sort=True)
+    head = tracks.head(1).set_index("id")
+    k = max(int(round(ENTRY_VELOCITY_SECONDS * fps)), 1)
+    later = tracks.head(k + 1).groupby("id", sort=True).tail(1).set_index("id").loc[head.index]
+    xy0, xy1 = head[["x", "y"]].to_numpy(float), later[["x", "y"]].to_numpy(float)
+    frames = (later.frame.to_numpy() - head.frame.to_numpy()).astype(float)
+    vel = np.where(frames[:, None] > 0, (xy1 - xy0) * fps / np.maximum(frames, 1.0)[:, None], 0.0)
+    enter_at = (head.frame.to_numpy() - int(df.frame.min())) / fps
+    return head.index.to_numpy(), xy0, enter_at, vel
 
 
 # --- the scene -----------------------------------------------------------------------------
@@ -275,15 +284,19 @@ def extended_geometry(polygon, frame: ExitFrame, apron: float = APRON):
     return shapely.simplify(merged, 0.0)
 
 
-def goal_slots(frame: ExitFrame, count: int, spacing: float, apron: float = APRON) -> np.ndarray:
+def goal_slots(
+    frame: ExitFrame, count: int, spacing: float, apron: float = APRON, cycle: bool = False
+) -> np.ndarray:
     """``count`` goals (count, 2) on a lattice of ``spacing`` m in the apron's far half, filled
-    from its far edge back."""
+    from its far edge back; ``cycle``: more walkers than slots share them in turn (walkers who
+    leave the simulation once out, a run with entrants)."""
     width = frame.t1 - frame.t0 - spacing
     per_row = max(int(width // spacing) + 1, 1)
     rows = -(-count // per_row)
-    if rows * spacing > apron / 2:
+    fit = per_row * max(int((apron / 2) // spacing), 1)
+    if rows * spacing > apron / 2 and not cycle:
         raise UsageError(f"{count} goals do not fit in the apron's far half; lower the count")
-    k = np.arange(count)
+    k = np.arange(count) % fit if cycle else np.arange(count)
     along = frame.t0 + spacing / 2 + (k % per_row) * spacing
     beyond = frame.far + apron - spacing / 2 - (k // per_row) * spacing
     return frame.middle + along[:, None] * frame.tangent + beyond[:, None] * frame.normal
@@ -301,13 +314,18 @@ def _segment_distance(points: np.ndarray, walls: np.ndarray) -> tuple[np.ndarray
 
 
 def separate(
-    starts: np.ndarray, radius: float, walls: np.ndarray, margin: float = SEPARATION_MARGIN
+    starts: np.ndarray,
+    radius: float,
+    walls: np.ndarray,
+    margin: float = SEPARATION_MARGIN,
+    pairs: bool = True,
 ) -> np.ndarray:
-    """``starts: (N, 2)`` moved apart until no two bodies of ``radius`` overlap and none
-    overlaps a wall of ``walls: (W, 2, 2)``, each with ``margin`` to spare: every overlapping
-    pair is pushed apart by half its overlap each, and a body on a wall out along the wall's
-    normal, repeated until clear (Gauss-Seidel position projection, as position-based crowd
-    solvers resolve contact). Returns the moved starts (N, 2)."""
+    """``starts: (N, 2)`` moved apart until no two bodies of ``radius`` overlap (``pairs``; not
+    for walkers who enter at different times) and none overlaps a wall of ``walls: (W, 2,
+    2)``, each with ``margin`` to spare: every overlapping pair is pushed apart by half its
+    overlap each, and a body on a wall out along the wall's normal, repeated until clear
+    (Gauss-Seidel position projection, as position-based crowd solvers resolve contact).
+    Returns the moved starts (N, 2)."""
     pos = np.array(starts, float)
     need = 2 * radius + margin
     for _ in range(1000):
@@ -315,7 +333,7 @@ def separate(
         gap = pos[:, None] - pos[None]
         dist = np.linalg.norm(gap, axis=-1)
         np.fill_diagonal(dist, np.inf)
-        i, j = np.nonzero(np.triu(dist < need))
+        i, j = np.nonzero(np.triu(dist < need) & pairs)
         if len(i):
             moved = True
             d = dist[i, j]
@@ -344,7 +362,8 @@ class Reproduction:
     """A recording rebuilt as a scene: the recording's ``ids`` (N,) and ``starts`` (N, 2), the
     ``placed`` starts (N, 2) after ``separate``, the walkable ``polygon`` and its ``extended``
     version with the apron, the exit ``frame``, the ``goals`` (N, 2), the crowd's ``radius``
-    and the explicit ``scene`` (crowdsteer's dict)."""
+    and the explicit ``scene`` (crowdsteer's dict); ``enter_at`` (N,) s and ``enter_vel``
+    (N, 2) m/s: when each enters (0: in the first frame) and at what velocity."""
 
     ids: np.ndarray
     starts: np.ndarray
@@ -355,34 +374,57 @@ class Reproduction:
     goals: np.ndarray
     radius: float
     scene: dict[str, Any]
+    enter_at: np.ndarray
+    enter_vel: np.ndarray
+
+    @property
+    def inflow(self) -> bool:
+        """Whether somebody enters after the first frame."""
+        return bool(np.any(self.enter_at > 0))
 
 
 def build_reproduction(traj, polygon, line: np.ndarray, radius: float) -> Reproduction:
     """The recording ``traj`` rebuilt in the walkable ``polygon`` with the exit ``line``, for
     bodies of ``radius`` m."""
-    ids, starts = first_positions(traj)
-    frame = exit_frame(line, polygon, starts)
+    ids, starts, enter_at, enter_vel = entries(traj)
+    first = enter_at == 0
+    frame = exit_frame(line, polygon, starts[first])
     extended = extended_geometry(polygon, frame)
     walls = wall_segments(extended)
-    placed = separate(starts, radius, walls)
-    goals = goal_slots(frame, len(ids), max(2.5 * radius, 0.5))
+    placed = starts.copy()
+    placed[first] = separate(starts[first], radius, walls)
+    if not first.all():
+        placed[~first] = separate(starts[~first], radius, walls, pairs=False)
+    goals = goal_slots(frame, len(ids), max(2.5 * radius, 0.5), cycle=not first.all())
     out_point = frame.point(0.0, frame.far + 0.5)
+    # a later entrant starts on a lattice beside the world (no start may overlap another, and
+    # entrants share their entrance) and is moved to where it enters when it enters
+    x0, y0, x1, y1 = extended.bounds
+    late = np.flatnonzero(~first)
+    side = max(int(np.ceil(np.sqrt(len(late)))), 1)
+    parked = placed.copy()
+    lattice = np.arange(len(late))
+    parked[late] = np.c_[x1 + 2.0 + lattice % side, y0 + lattice // side]
     agents, paths = [], {}
     for k, (p, g) in enumerate(zip(placed, goals, strict=True)):
-        agents.append({"start": p.tolist(), "goal": g.tolist(), "role": "pedestrian"})
+        agents.append({"start": parked[k].tolist(), "goal": g.tolist(), "role": "pedestrian"})
         path = [p, frame.middle, out_point, g]
         keep = [path[0]] + [
             q for q0, q in zip(path[:-1], path[1:], strict=True) if not np.allclose(q0, q)
         ]
         paths[k] = [q.tolist() for q in keep]
-    x0, y0, x1, y1 = extended.bounds
+    if len(late):
+        x1 = max(x1, float(parked[late, 0].max()))
+        y1 = max(y1, float(parked[late, 1].max()))
     scene = {
         "agents": agents,
         "walls": walls.tolist(),
         "paths": paths,
         "bounds": [x0 - 1.0, y0 - 1.0, x1 + 1.0, y1 + 1.0],
     }
-    return Reproduction(ids, starts, placed, polygon, extended, frame, goals, radius, scene)
+    return Reproduction(
+        ids, starts, placed, polygon, extended, frame, goals, radius, scene, enter_at, enter_vel
+    )
 
 
 # --- the two simulations -------------------------------------------------------------------
@@ -411,9 +453,30 @@ class SimulatedRun:
         )
 
 
+def _clear(
+    due: np.ndarray, placed: np.ndarray, pos: np.ndarray, present: np.ndarray, rep: Reproduction
+) -> np.ndarray:
+    """Which walkers marked in ``due: (N,)`` may enter now: their entry point (``placed``) is
+    clear of every walker ``present`` at ``pos`` and of each other, by two bodies (a walker
+    whose place is taken enters as soon as it is free, as at the experiments' entrance)."""
+    take = np.zeros_like(due)
+    need = 2.0 * rep.radius + SEPARATION_MARGIN
+    others = pos[present]
+    for k in np.flatnonzero(due):  # in entry order: an entrant blocks the ones after it
+        if np.all(np.linalg.norm(others - placed[k], axis=1) >= need):
+            take[k] = True
+            others = np.vstack([others, placed[k]])
+    return take
+
+
+def _out(pos: np.ndarray, frame: ExitFrame) -> np.ndarray:
+    """Which walkers of ``pos: (N, 2)`` are beyond the walkable area (into the apron): (N,)."""
+    return (pos - frame.middle) @ frame.normal > frame.far + 0.2
+
+
 def _everybody_out(pos: np.ndarray, frame: ExitFrame) -> bool:
     """Whether every walker of ``pos: (N, 2)`` is beyond the walkable area (into the apron)."""
-    return bool(np.all((pos - frame.middle) @ frame.normal > frame.far + 0.2))
+    return bool(np.all(_out(pos, frame)))
 
 
 def crowd_config(rep: Reproduction, preset: str):
@@ -437,12 +500,29 @@ def run_crowdsteer(rep: Reproduction, preset: str, seed: int, seconds: float) ->
     sim.seed([seed])
     sim.reset_worlds()
     s = sim.state
+    # a later entrant waits outside the world (inactive: nobody senses or meets it) until its
+    # recorded time, then enters where it was first seen, walking as it was recorded
+    enter_step = np.rint(rep.enter_at / config.dt).astype(np.int64)
+    s.active[0, enter_step > 0] = False
+    speed = np.linalg.norm(rep.enter_vel, axis=1, keepdims=True)
+    heading = np.where(speed > 0, rep.enter_vel / np.maximum(speed, 1e-12), s.heading[0])
     pos, present = [s.pos[0].copy()], [s.active[0].copy()]
-    for _ in range(int(round(seconds / config.dt))):
+    due = enter_step > 0
+    for k in range(1, int(round(seconds / config.dt)) + 1):
         sim.step()
+        if rep.inflow:
+            s.active[0, _out(s.pos[0], rep.frame)] = False  # out of the recording's view
+            entering = _clear(due & (enter_step <= k), rep.placed, s.pos[0], s.active[0], rep)
+            due &= ~entering
+            s.active[0, entering] = True
+            s.pos[0, entering] = rep.placed[entering]
+            s.vel[0, entering] = rep.enter_vel[entering]
+            s.heading[0, entering] = heading[entering]
         pos.append(s.pos[0].copy())
         present.append(s.active[0].copy())
-        if _everybody_out(s.pos[0], rep.frame):
+        if rep.inflow and not due.any() and not s.active[0].any():
+            break
+        if not rep.inflow and _everybody_out(s.pos[0], rep.frame):
             break
     return SimulatedRun(np.array(pos), np.array(present), 1.0 / config.dt, s.v_pref[0].copy())
 
@@ -474,24 +554,33 @@ def run_jupedsim(
     sim = jps.Simulation(model=jps.CollisionFreeSpeedModel(), geometry=rep.extended, dt=JUPEDSIM_DT)
     stage = sim.add_exit_stage(exit_area)
     journey = sim.add_journey(jps.JourneyDescription([stage]))
-    ids = [
-        sim.add_agent(
+
+    def add(k: int) -> int:
+        p = rep.placed[k]
+        return sim.add_agent(
             jps.CollisionFreeSpeedModelAgentParameters(
                 position=(float(p[0]), float(p[1])),
-                desired_speed=float(v),
+                desired_speed=float(v_pref[k]),
                 radius=radius,
                 journey_id=journey,
                 stage_id=stage,
             )
         )
-        for p, v in zip(rep.placed, v_pref, strict=True)
-    ]
-    row = {a: k for k, a in enumerate(ids)}
+
+    enter_it = np.rint(rep.enter_at / JUPEDSIM_DT).astype(np.int64)
+    due = np.ones(len(rep.placed), bool)
+    row: dict[int, int] = {}
     every = max(int(round(1.0 / (frame_rate * JUPEDSIM_DT))), 1)
-    n = len(ids)
+    n = len(rep.placed)
     pos, present = [], []
     still, stall = 0, int(round(STALL_SECONDS / (every * JUPEDSIM_DT)))
     for it in range(int(round(seconds / JUPEDSIM_DT)) + 1):
+        if due.any():  # on time, or as soon as its place is clear (``_clear``)
+            now = np.array([a.position for a in sim.agents()]).reshape(-1, 2)
+            present_now = np.ones(len(now), bool)
+            entering = _clear(due & (enter_it <= it), rep.placed, now, present_now, rep)
+            due &= ~entering
+            row.update({add(k): k for k in np.flatnonzero(entering)})
         if it % every == 0:
             p, m = np.full((n, 2), np.nan), np.zeros(n, bool)
             for agent in sim.agents():
@@ -502,7 +591,10 @@ def run_jupedsim(
                 still = still + 1 if moved < 1e-3 else 0
             pos.append(p)
             present.append(m)
-            if sim.agent_count() == 0 or _everybody_out(p[m], f) or still >= stall:
+            waiting = bool(due.any())
+            if not waiting and (sim.agent_count() == 0 or _everybody_out(p[m], f)):
+                break
+            if still >= stall and not (waiting and sim.agent_count() == 0):
                 break
         sim.iterate()
     return SimulatedRun(

@@ -55,7 +55,8 @@ def _archive_hdf5(path: Path) -> Path:
 
 def test_text_run_starts_and_geometry_recovered_exactly():
     traj = recorded.load_run(RUN)
-    ids, starts = recorded.first_positions(traj)
+    ids, starts, when, _ = recorded.entries(traj)
+    assert np.all(when == 0.0)  # everybody in the first frame
     want_ids, want_starts = _first_frame_rows()
     np.testing.assert_array_equal(ids, want_ids)
     np.testing.assert_array_equal(starts, want_starts)
@@ -86,7 +87,8 @@ def test_text_run_starts_and_geometry_recovered_exactly():
 def test_hdf5_run_starts_and_geometry_recovered_exactly(tmp_path):
     path = _archive_hdf5(tmp_path / "fixture.h5")
     traj = recorded.load_run(path)
-    ids, starts = recorded.first_positions(traj)
+    ids, starts, when, _ = recorded.entries(traj)
+    assert np.all(when == 0.0)  # everybody in the first frame
     want_ids, want_starts = _first_frame_rows()
     np.testing.assert_array_equal(ids, want_ids)
     np.testing.assert_array_equal(starts, want_starts)
@@ -96,13 +98,39 @@ def test_hdf5_run_starts_and_geometry_recovered_exactly(tmp_path):
     assert shapely.normalize(polygon).equals_exact(want, tolerance=0.0)
 
 
-def test_late_entrant_is_refused(tmp_path):
+def _late_run(tmp_path, late_frame: int = 25):
+    """The fixture with person 3 first seen at ``late_frame`` (1 s at 25 fps)."""
     rows = _rows()
-    rows = rows[~((rows[:, 0] == 3) & (rows[:, 1] < 5))]  # person 3 appears at frame 5
+    rows = rows[~((rows[:, 0] == 3) & (rows[:, 1] < late_frame))]
     path = tmp_path / "late.txt"
     np.savetxt(path, rows, header="framerate: 25 fps\nid frame x/m y/m z/m")
-    with pytest.raises(ValueError, match="enter after the first frame"):
-        recorded.first_positions(recorded.load_run(path))
+    return recorded.load_run(path), rows
+
+
+def test_a_late_entrant_is_recovered_where_and_when_it_is_first_seen(tmp_path):
+    traj, rows = _late_run(tmp_path)
+    ids, where, when, vel = recorded.entries(traj)
+    late = rows[rows[:, 0] == 3]
+    k = int(np.flatnonzero(ids == 3)[0])
+    np.testing.assert_array_equal(where[k], late[0, 2:4])  # first seen there, exactly
+    assert when[k] == 1.0 and np.all(np.delete(when, k) == 0.0)
+    steps = int(round(recorded.ENTRY_VELOCITY_SECONDS * 25))
+    np.testing.assert_allclose(vel[k], (late[steps, 2:4] - late[0, 2:4]) * 25 / steps)
+
+
+def test_a_late_entrant_enters_the_simulation_where_and_when_it_was_first_seen(tmp_path):
+    traj, rows = _late_run(tmp_path)
+    polygon = recorded.load_geometry(str(WKT))
+    rep = recorded.build_reproduction(traj, polygon, LINE, radius=0.16)
+    assert rep.inflow
+    k = int(np.flatnonzero(rep.ids == 3)[0])
+    assert not polygon.buffer(1.0).contains(shapely.Point(rep.scene["agents"][k]["start"]))
+    run = recorded.run_crowdsteer(rep, "realistic_crowd", seed=0, seconds=20.0)
+    step = int(round(1.0 * run.frame_rate))  # its first frame, 1 s in
+    assert not run.present[: step - 1, k].any() and run.present[step, k]
+    np.testing.assert_allclose(run.pos[step, k], rep.placed[k])  # on time (its place free)
+    through = run.present.any(axis=0)
+    assert through.all() and not run.present[-1].any()  # everybody entered, and left once out
 
 
 def test_overlapping_starts_are_separated():
