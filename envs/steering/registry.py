@@ -423,18 +423,28 @@ def steer(beh, me, sense, params):
     return dispatch(beh, me, sense, params)
 
 
-@njit(cache=True)
-def steer_traced(beh, me, sense, params):
-    """:func:`steer`; when ``sense`` keeps a trace, it is cleared first and receives the target
-    direction and the final desired velocity too."""
-    trace = sense.trace
-    if trace.shape[0] > 0:
-        trace[:, :] = 0.0
-        dx, dy = normalize(me.tx - me.px, me.ty - me.py)
-        record(trace, TRACE_TARGET, dx, dy)
-    vx, vy = steer(beh, me, sense, params)
-    record(trace, TRACE_FINAL, vx, vy)
-    return vx, vy
+def _traced(steer_of: Any, walked: str | None) -> Any:
+    """The traced steering through ``steer_of`` (a dispatch): when ``sense`` keeps a trace, it
+    is cleared first and receives the target direction and the final desired velocity too;
+    ``walked`` names the behaviours for manifests (None: every one)."""
+
+    def steer_traced(beh, me, sense, params):
+        trace = sense.trace
+        if trace.shape[0] > 0:
+            trace[:, :] = 0.0
+            dx, dy = normalize(me.tx - me.px, me.ty - me.py)
+            record(trace, TRACE_TARGET, dx, dy)
+        vx, vy = steer_of(beh, me, sense, params)
+        record(trace, TRACE_FINAL, vx, vy)
+        return vx, vy
+
+    doc = f":func:`steer` over {walked}, traced" if walked else ":func:`steer`, traced"
+    return njit(cache=True)(named(steer_traced, doc + " (``registry._traced``).", walked))
+
+
+steer_traced = _traced(steer, None)
+""":func:`steer`; when ``sense`` keeps a trace, it is cleared first and receives the target
+direction and the final desired velocity too."""
 
 
 @functools.cache
@@ -444,21 +454,8 @@ def make_steer_traced(uses: tuple[bool, ...]) -> Any:
     behaviour marked: :func:`steer_traced` itself."""
     if all(uses):
         return steer_traced
-    dispatch_of = make_dispatch(uses)
-
-    def steer_traced_of(beh, me, sense, params):
-        trace = sense.trace
-        if trace.shape[0] > 0:
-            trace[:, :] = 0.0
-            dx, dy = normalize(me.tx - me.px, me.ty - me.py)
-            record(trace, TRACE_TARGET, dx, dy)
-        vx, vy = dispatch_of(beh, me, sense, params)
-        record(trace, TRACE_FINAL, vx, vy)
-        return vx, vy
-
     walked = ", ".join(name for name, used in zip(NAMES, uses, strict=True) if used)
-    doc = f":func:`steer_traced` over {walked or 'no behaviour'}."
-    return njit(cache=True)(named(steer_traced_of, doc, walked or "none"))
+    return _traced(make_dispatch(uses), walked or "none")
 
 
 def behaviour_id(name: str, parameter: str = "pedestrian_behaviour") -> int:
