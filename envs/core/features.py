@@ -79,7 +79,7 @@ WALKERS = StepFeatures(
 )
 """The walkers' step: ``right_of_way`` pedestrians, flock units, waypoint paths and a recorded
 trace. It runs the default environment, the demo and the README's quick start, so ``crowdsteer
-compile`` builds it for them: a third of the general step's compile, and no source of ORCA,
+compile`` builds it for them: two fifths of the general step's compile, and no source of ORCA,
 the social force or the other behaviours."""
 
 STOCK = (WALKERS,)

@@ -2,10 +2,11 @@
 
 numba compiles a kernel the first time it is called, so without this every fresh install, clone,
 container or empty ``NUMBA_CACHE_DIR`` spends up to about a minute of CPU time in its first step.
-This module runs, in a fresh interpreter, the code paths of every command the README shows (each
-form of the environment, scenario, option and baseline, an explicit scene, rendering, the
-evaluation and the speed benchmark's own kernels), a few steps each, and that interpreter writes
-every kernel it compiles into the install's precompiled folder (see
+This module runs, in fresh interpreters, the code paths of the README's first command, its quick
+start and the walkers' scenes on the walkers' step (``features.WALKERS``), or with ``--all`` also
+every form of the environment, scenario, preset, option and baseline, the step check and the
+speed benchmark's own kernels on the general step, a few steps each, and they write every
+kernel they compile into the install's precompiled folder (see
 :mod:`crowdsteer.envs.kernels.jit`); every later process, in any numba cache directory, loads them
 from there. What the workload does not reach (a rare option's signature) still compiles on first
 use, into numba's own cache.
