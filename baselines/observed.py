@@ -52,7 +52,13 @@ from crowdsteer.envs.kernels.bundle import bundle
 from crowdsteer.envs.kernels.geometry import normalize
 from crowdsteer.envs.kernels.jit import named, njit
 from crowdsteer.envs.steering.path_follow import PathFollowParams, path_follow_projected_one
-from crowdsteer.envs.steering.registry import NAMES, Body, make_steer_traced, senses_buffers
+from crowdsteer.envs.steering.registry import (
+    NAMES,
+    Body,
+    behaviour_names,
+    make_steer_traced,
+    senses_buffers,
+)
 
 
 @bundle
@@ -134,7 +140,7 @@ def _decode(row, c, sense, path):
 
 @bundle
 class PolicyArgs(NamedTuple):
-    """What :func:`act_from_observations` reads besides the observations: the ``settings``,
+    """What :func:`act_kernel`'s kernel reads besides the observations: the ``settings``,
     every behaviour's parameters in registry order (``steering``), path following's (``path``),
     and the observation's bounds ``low, high: (dim,)`` (empty: not checked)."""
 
@@ -146,15 +152,16 @@ class PolicyArgs(NamedTuple):
 
 
 ACTED, NOT_FINITE, OUTSIDE, BAD_ACTION = range(4)
-"""What :func:`act_from_observations` returns first: every row acted, or an observation entry
-not finite or outside its bounds (nothing acted), or a non-finite action."""
+"""What an acting kernel (:func:`act_kernel`) returns first: every row acted, or an observation
+entry not finite or outside its bounds (nothing acted), or a non-finite action."""
 
 
 @functools.cache
-def make_act(uses: tuple[bool, ...]) -> Any:
-    """:func:`act_from_observations` steering through the behaviours ``uses`` marks (one bool
-    per registry id, ``registry.make_steer_traced``): a baseline compiles its own behaviour
-    only (``act_kernel``), not every one."""
+def act_kernel(behaviour: int) -> Any:
+    """The acting kernel of the baselines of behaviour id ``behaviour``: it steers through that
+    behaviour only (``registry.make_steer_traced``), so a baseline compiles its own behaviour,
+    not every one (its calls are faster too)."""
+    uses = tuple(i == behaviour for i in range(len(NAMES)))
     steer_of = make_steer_traced(uses)
 
     def act_from_observations(obs, policy, out, trace):
@@ -198,8 +205,9 @@ def make_act(uses: tuple[bool, ...]) -> Any:
             out[a, 1] = min(max(ay, -1.0), 1.0)
         return ACTED, -1
 
-    walked = ", ".join(name for name, used in zip(NAMES, uses, strict=True) if used)
-    return njit(cache=True, allocates=True)(named(act_from_observations, _ACT_DOC, walked))
+    return njit(cache=True, allocates=True)(
+        named(act_from_observations, _ACT_DOC, behaviour_names(uses))
+    )
 
 
 _ACT_DOC = """Actions ``out: (K, 2)`` in [-1, 1] (float32 or float64) of the behaviour
@@ -210,15 +218,6 @@ _ACT_DOC = """Actions ``out: (K, 2)`` in [-1, 1] (float32 or float64) of the beh
     The observations are checked first, in one pass: returns ``(NOT_FINITE, i)`` or ``(OUTSIDE,
     i)`` for the first bad entry (flat index ``i``) and acts on none; otherwise ``(BAD_ACTION,
     a)`` for the first row whose action is not finite, or ``(ACTED, -1)``."""
-
-
-def act_kernel(behaviour: int) -> Any:
-    """The acting kernel of a baseline of behaviour id ``behaviour`` (:func:`make_act`)."""
-    return make_act(tuple(i == behaviour for i in range(len(NAMES))))
-
-
-act_from_observations = make_act((True,) * len(NAMES))
-"""The acting kernel over every behaviour: ``behaviour`` chosen per call (``PolicySettings``)."""
 
 
 @njit(cache=True)
@@ -245,7 +244,6 @@ __all__ = [
     "OUTSIDE",
     "PolicyArgs",
     "PolicySettings",
-    "act_from_observations",
     "act_kernel",
     "first_bad_entries",
 ]

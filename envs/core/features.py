@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..kernels.jit import building, load_cached
-from ..steering.registry import NAMES, RIGHT_OF_WAY
+from ..steering.registry import NAMES, RIGHT_OF_WAY, behaviour_names
 from .neighbours import DENSE_MAX_BODIES
 
 STEP_ENV = "CROWDSTEER_STEP"
@@ -58,9 +58,8 @@ class StepFeatures(NamedTuple):
 
     def describe(self) -> str:
         """The features present, in words (``right_of_way; paths``)."""
-        walked = [name for name, used in zip(NAMES, self.behaviours, strict=True) if used]
         rest = [name for name in self._fields[1:] if getattr(self, name)]
-        return "; ".join([", ".join(walked) or "no behaviour", *rest])
+        return "; ".join([behaviour_names(self.behaviours) or "no behaviour", *rest])
 
 
 GENERAL = StepFeatures(behaviours=(True,) * len(NAMES))

@@ -89,6 +89,7 @@ __all__ = [
     "Body",
     "Senses",
     "behaviour_id",
+    "behaviour_names",
     "dispatch",
     "make_dispatch",
     "make_steer_traced",
@@ -320,6 +321,12 @@ PARAMETERS: dict[str, Behaviour] = {b.name: b for b in (*BEHAVIOURS, *SUPPORT)}
 """Every parameter set by the name ``steering_params`` takes: the behaviours' and ``SUPPORT``'s."""
 
 
+def behaviour_names(uses: tuple[bool, ...]) -> str:
+    """The names of the behaviours ``uses`` marks (one bool per id, registry order), joined by
+    ", " ("" for none): what a factory's kernel is named after."""
+    return ", ".join(name for name, used in zip(NAMES, uses, strict=True) if used)
+
+
 @functools.cache
 def make_dispatch(uses: tuple[bool, ...]) -> Any:
     """The dispatch over the behaviours whose ids ``uses`` marks (one bool per id, registry
@@ -454,8 +461,7 @@ def make_steer_traced(uses: tuple[bool, ...]) -> Any:
     behaviour marked: :func:`steer_traced` itself."""
     if all(uses):
         return steer_traced
-    walked = ", ".join(name for name, used in zip(NAMES, uses, strict=True) if used)
-    return _traced(make_dispatch(uses), walked or "none")
+    return _traced(make_dispatch(uses), behaviour_names(uses) or "none")
 
 
 def behaviour_id(name: str, parameter: str = "pedestrian_behaviour") -> int:

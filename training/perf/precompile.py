@@ -436,19 +436,26 @@ def main() -> None:
 
 # ----------------------------------------------------------------------------- the command side
 REFERENCE = {
-    "default environment": (27.0, 40),
-    "quick start: a baseline acts": (12.0, 20),
+    "the walkers' step": (21.5, 35),
+    "quick start: a baseline acts": (11.4, 85),
+    "first frame rendered": (2.3, 8),
+    "PettingZoo parallel env": (1.8, 14),
 }
 """CPU seconds and kernels compiled of the costly configurations in a build of the first
 command's workload from nothing on a 2-vCPU AMD EPYC (the estimate when this machine has no
 build of its own yet); each other configuration costs about :data:`OTHER`."""
 
-REFERENCE_ALL = {**REFERENCE, "preset crowdnav": (70.0, 80), "baseline goal_seek": (6.7, 2)}
+REFERENCE_ALL = {
+    "preset crowdnav": (63.9, 73),
+    "the walkers' step": (27.4, 43),
+    "baseline goal_seek": (10.0, 50),
+    "shaping": (6.3, 61),
+}
 """The same for the whole workload (``--all``)."""
 
 OTHER = (0.3, 0)
 
-REFERENCE_TOTAL_CPU_S = {False: 50.0, True: 130.0}
+REFERENCE_TOTAL_CPU_S = {False: 42.0, True: 132.0}
 """CPU seconds of a build from nothing on that machine (all interpreters, imports included):
 the first command's workload (False) and the whole one (True)."""
 

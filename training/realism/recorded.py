@@ -453,16 +453,14 @@ class SimulatedRun:
         )
 
 
-def _clear(
-    due: np.ndarray, placed: np.ndarray, pos: np.ndarray, present: np.ndarray, rep: Reproduction
-) -> np.ndarray:
-    """Which walkers marked in ``due: (N,)`` may enter now: their entry point (``placed``) is
-    clear of every walker ``present`` at ``pos`` and of each other, by two bodies (a walker
-    whose place is taken enters as soon as it is free, as at the experiments' entrance)."""
-    take = np.zeros_like(due)
-    need = 2.0 * rep.radius + SEPARATION_MARGIN
-    others = pos[present]
-    for k in np.flatnonzero(due):  # in entry order: an entrant blocks the ones after it
+def _clear(ready: np.ndarray, placed: np.ndarray, others: np.ndarray, radius: float) -> np.ndarray:
+    """Which walkers marked in ``ready: (N,)`` may enter now: their entry point (``placed: (N,
+    2)``) is clear of every walker present at ``others: (M, 2)`` and of each other, by two
+    bodies of ``radius`` (a walker whose place is taken enters as soon as it is free, as at the
+    experiments' entrance)."""
+    take = np.zeros_like(ready)
+    need = 2.0 * radius + SEPARATION_MARGIN
+    for k in np.flatnonzero(ready):  # in entry order: an entrant blocks the ones after it
         if np.all(np.linalg.norm(others - placed[k], axis=1) >= need):
             take[k] = True
             others = np.vstack([others, placed[k]])
@@ -512,12 +510,14 @@ def run_crowdsteer(rep: Reproduction, preset: str, seed: int, seconds: float) ->
         sim.step()
         if rep.inflow:
             s.active[0, _out(s.pos[0], rep.frame)] = False  # out of the recording's view
-            entering = _clear(due & (enter_step <= k), rep.placed, s.pos[0], s.active[0], rep)
-            due &= ~entering
-            s.active[0, entering] = True
-            s.pos[0, entering] = rep.placed[entering]
-            s.vel[0, entering] = rep.enter_vel[entering]
-            s.heading[0, entering] = heading[entering]
+            ready = due & (enter_step <= k)
+            if ready.any():
+                entering = _clear(ready, rep.placed, s.pos[0, s.active[0]], rep.radius)
+                due &= ~entering
+                s.active[0, entering] = True
+                s.pos[0, entering] = rep.placed[entering]
+                s.vel[0, entering] = rep.enter_vel[entering]
+                s.heading[0, entering] = heading[entering]
         pos.append(s.pos[0].copy())
         present.append(s.active[0].copy())
         if rep.inflow and not due.any() and not s.active[0].any():
@@ -575,10 +575,10 @@ def run_jupedsim(
     pos, present = [], []
     still, stall = 0, int(round(STALL_SECONDS / (every * JUPEDSIM_DT)))
     for it in range(int(round(seconds / JUPEDSIM_DT)) + 1):
-        if due.any():  # on time, or as soon as its place is clear (``_clear``)
+        ready = due & (enter_it <= it)
+        if ready.any():  # on time, or as soon as its place is clear (``_clear``)
             now = np.array([a.position for a in sim.agents()]).reshape(-1, 2)
-            present_now = np.ones(len(now), bool)
-            entering = _clear(due & (enter_it <= it), rep.placed, now, present_now, rep)
+            entering = _clear(ready, rep.placed, now, rep.radius)
             due &= ~entering
             row.update({add(k): k for k in np.flatnonzero(entering)})
         if it % every == 0:
